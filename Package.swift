@@ -1,0 +1,62 @@
+// swift-tools-version: 6.1
+// The AppConfig render engine: compiles Apple managed app configuration specs and renders them for
+// whole fleets. See README.md for the commands and DESIGN notes for the data flow.
+import PackageDescription
+
+let package = Package(
+    name: "appconfig",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "appconfig", targets: ["appconfig"]),
+        .library(name: "AppConfigSpec", targets: ["AppConfigSpec"]),
+    ],
+    dependencies: [
+        // The only third-party package: the command line. Everything else is the toolchain and
+        // three Debian C libraries (libplist, libldap, libpcre2), declared as system libraries below.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // MARK: System-library shims: module.modulemap + shim.h, found through pkg-config.
+        .systemLibrary(
+            name: "CPlist",
+            pkgConfig: "libplist-2.0",
+            providers: [.apt(["libplist-dev"]), .brew(["libplist"])]
+        ),
+        .systemLibrary(
+            name: "CLDAP",
+            pkgConfig: "ldap",
+            providers: [.apt(["libldap2-dev"]), .brew(["openldap"])]
+        ),
+        .systemLibrary(
+            name: "CPCRE2",
+            pkgConfig: "libpcre2-8",
+            providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
+        ),
+
+        // MARK: Small wrappers that keep the unsafe C calls in one place each.
+        /// Reads property lists through libplist into a Swift value (admin values files, test oracle).
+        .target(name: "LibPlist", dependencies: ["CPlist"]),
+        /// PCRE2 patterns: compiled once, matched by the spec linter and (later) the VM.
+        .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
+
+        // MARK: The engine.
+        /// XML -> Spec model, every rule of the AppConfig reference, admin values, diagnostics.
+        .target(name: "AppConfigSpec", dependencies: ["AppConfigPattern", "LibPlist"]),
+
+        // MARK: Command line: a testable library of commands and a thin @main.
+        .target(
+            name: "AppConfigCLI",
+            dependencies: [
+                "AppConfigSpec",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "appconfig", dependencies: ["AppConfigCLI"]),
+
+        // MARK: Tests.
+        /// Paths to the fixtures and to ../shared/corpus (absent in a user's clone: tests skip).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigSpec", "TestSupport", "LibPlist"]),
+        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "TestSupport"]),
+    ]
+)

@@ -1,0 +1,52 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `appconfig` command: subcommands over the engine's public APIs.
+public struct AppConfigCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "appconfig",
+        abstract: "Renders Apple managed app configuration (AppConfig specs) for whole fleets.",
+        version: "0.1.0",
+        subcommands: [LintCommand.self]
+    )
+
+    public init() {}
+
+    /// Exit statuses shared by every subcommand (scripts depend on them).
+    public enum Status {
+        public static let ok: Int32 = 0
+        public static let failed: Int32 = 1
+        public static let usage: Int32 = 2
+    }
+
+    /// Runs the command line and returns the exit status, mapping argument errors to 2 (the
+    /// ArgumentParser default is 64, EX_USAGE; our interface promises 2).
+    public static func run(_ arguments: [String]) -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            return Status.ok
+        } catch let exit as ExitCode {
+            return exit.rawValue
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                print(message)
+                return Status.ok
+            }
+            writeStandardError(message + "\n")
+            return code == .validationFailure ? Status.usage : code.rawValue
+        }
+    }
+}
+
+/// Writes to standard error unbuffered, so that messages interleave correctly with stdout.
+func writeStandardError(_ text: String) {
+    var bytes = Array(text.utf8)
+    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}

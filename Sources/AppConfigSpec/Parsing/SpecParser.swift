@@ -1,0 +1,546 @@
+import AppConfigPattern
+
+/// How strictly a spec is read.
+public struct SpecOptions: Sendable {
+    /// Unknown elements and attributes, and keyNames with characters the reference does not allow,
+    /// become warnings instead of errors (real specs have both).
+    public var lenient = false
+    public var limits = XMLReader.Limits()
+
+    public init(lenient: Bool = false) { self.lenient = lenient }
+}
+
+/// A spec as far as it could be read, and everything found wrong with it.
+public struct SpecParseResult: Sendable {
+    /// Nil only when the XML is not well-formed or the root is not an AppConfig root.
+    public var spec: Spec?
+    public var diagnostics: [Diagnostic]
+
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+}
+
+/// XML -> `Spec`, checking every rule of the AppConfig reference (chapter 3) on the way. It does not
+/// stop at the first problem: one run reports them all.
+public enum SpecParser {
+    public static let rootNames = ["managedAppConfiguration", "managedApplicationConfiguration"]
+    public static let versionKey = "ManagedAppConfigurationVersion"
+
+    public static func parse(_ bytes: [UInt8], file: String, options: SpecOptions = SpecOptions()) -> SpecParseResult {
+        let root: XMLElement
+        do {
+            root = try XMLReader.parse(bytes, file: file, limits: options.limits)
+        } catch {
+            return SpecParseResult(spec: nil, diagnostics: [error.diagnostic])
+        }
+        var builder = SpecBuilder(file: file, checker: ContentChecker(lenient: options.lenient), lenient: options.lenient)
+        let spec = builder.build(root)
+        return SpecParseResult(spec: spec, diagnostics: builder.checker.log.sorted)
+    }
+}
+
+/// The walk over the XML tree. Each element has one method that checks its content model, its
+/// attributes and its values, and returns the model piece.
+struct SpecBuilder {
+    let file: String
+    var checker: ContentChecker
+    let lenient: Bool
+
+    private mutating func report(_ code: DiagnosticCode, _ severity: Diagnostic.Severity? = nil,
+                                 at location: SourceLocation, _ message: String, hint: String? = nil) {
+        checker.log.append(Diagnostic(code, severity, at: location, message, hint: hint))
+    }
+
+    mutating func build(_ root: XMLElement) -> Spec? {
+        guard SpecParser.rootNames.contains(root.name) else {
+            report(.structureRoot, at: root.location,
+                   "the root element is <\(root.name)>; an AppConfig spec starts with <managedAppConfiguration>")
+            return nil
+        }
+        checker.attributes(of: root, allowed: []) { $0.hasPrefix("xmlns") || $0.hasPrefix("xsi:") }
+        let children = checker.children(of: root, [
+            .one("version"), .one("bundleId"), .one("dict"), .optional("presentation"),
+            // The SpecCreator XSD adds an optional <license> of free text; it has no effect.
+            .optional("license"),
+        ])
+        let version = children["version"]?.first.flatMap { parseVersion($0) } ?? 0
+        let bundleId = children["bundleId"]?.first.map { parseBundleId($0) } ?? ""
+        let keys = children["dict"]?.first.map { parseDict($0) } ?? []
+        var spec = Spec(file: file, rootName: root.name, version: version, bundleId: bundleId, keys: keys)
+        if let presentation = children["presentation"]?.first {
+            spec.presentation = parsePresentation(presentation, keys: keys)
+        }
+        if let license = children["license"]?.first { _ = checker.textContent(of: license) }
+        return spec
+    }
+
+    // MARK: Header
+
+    /// An integer of 1 to 5 digits, at least 1 (the reference; the XSD's xs:int totalDigits 5, minInclusive 1).
+    private mutating func parseVersion(_ element: XMLElement) -> Int? {
+        checker.attributes(of: element, allowed: [])
+        let text = checker.textContent(of: element).trimmingXMLWhitespace
+        guard (1...5).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let v = Int(text), v >= 1 else {
+            report(.versionInvalid, at: element.location, "version \"\(text)\" is not an integer of 1 to 5 digits (1 to 99999)")
+            return nil
+        }
+        return v
+    }
+
+    /// Letters and digits in at least two parts joined by `.`, `-` or `+` (the SpecCreator XSD's pattern).
+    private mutating func parseBundleId(_ element: XMLElement) -> String {
+        checker.attributes(of: element, allowed: [])
+        let text = checker.textContent(of: element).trimmingXMLWhitespace
+        if !Self.isBundleId(text) {
+            report(.bundleIdInvalid, at: element.location, "bundleId \"\(text)\" is not a bundle identifier",
+                   hint: "letters and digits in parts separated by '.', such as com.example.app")
+        }
+        return text
+    }
+
+    static func isBundleId(_ s: String) -> Bool {
+        var parts = 0
+        var run = 0
+        for c in s.unicodeScalars {
+            if c.isASCII && (c.properties.isAlphabetic || ("0"..."9").contains(c)) {
+                run += 1
+            } else if c == "." || c == "-" || c == "+" {
+                guard run > 0 else { return false }
+                parts += 1
+                run = 0
+            } else {
+                return false
+            }
+        }
+        return run > 0 && parts >= 1
+    }
+
+    // MARK: Keys
+
+    private mutating func parseDict(_ dict: XMLElement) -> [Key] {
+        checker.attributes(of: dict, allowed: [])
+        let names = KeyType.allCases.map(\.rawValue)
+        _ = checker.children(of: dict, names.map { .any($0) }, ordered: false)
+        var keys: [Key] = []
+        var seen: [String: SourceLocation] = [:]
+        for element in dict.elements {
+            guard let type = KeyType(rawValue: element.name) else { continue }  // reported above
+            guard let key = parseKey(element, type: type) else { continue }
+            if let first = seen[key.name] {
+                report(.keyNameDuplicate, at: key.location,
+                       "keyName \"\(key.name)\" is already used by the key at line \(first.line)")
+            } else {
+                seen[key.name] = key.location
+            }
+            keys.append(key)
+        }
+        if keys.isEmpty && dict.elements.allSatisfy({ KeyType(rawValue: $0.name) == nil }) {
+            report(.dictEmpty, at: dict.location, "<dict> holds no key; a spec needs at least one")
+        }
+        return keys
+    }
+
+    private mutating func parseKey(_ element: XMLElement, type: KeyType) -> Key? {
+        checker.attributes(of: element, allowed: ["keyName"], required: ["keyName"])
+        guard let nameAttribute = element.attribute("keyName") else { return nil }
+        let name = nameAttribute.value
+        checkKeyName(name, at: nameAttribute.location)
+        let children = checker.children(of: element, [.optional("defaultValue"), .optional("constraint")])
+        var key = Key(name: name, type: type, location: element.location)
+        key.constraint = children["constraint"]?.first.map { parseConstraint($0, type: type) }
+        key.defaultValue = children["defaultValue"]?.first.flatMap { parseDefault($0, type: type) }
+        if let constraint = key.constraint, let literals = key.defaultValue?.literals {
+            for reason in constraint.violations(of: literals, keyType: type) {
+                report(.defaultBreaksConstraint, at: key.defaultValue!.location,
+                       "the default of \"\(name)\" breaks its own constraint: \(reason)")
+            }
+        }
+        return key
+    }
+
+    /// Letters, digits, space, `_` and `-` (the reference's words: "alphanumeric characters").
+    /// Letters and digits of any script count as alphanumeric.
+    private mutating func checkKeyName(_ name: String, at location: SourceLocation) {
+        if name == SpecParser.versionKey {
+            report(.keyNameReserved, at: location,
+                   "keyName \"\(name)\" is reserved: the plist already carries the spec's version under it")
+            return
+        }
+        if name.isEmpty {
+            report(.keyNameCharacters, at: location, "keyName is empty")
+            return
+        }
+        let bad = name.filter { !($0.isLetter || $0.isNumber || $0 == " " || $0 == "_" || $0 == "-") }
+        if !bad.isEmpty {
+            let shown = Array(Set(bad)).sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+            report(.keyNameCharacters, lenient ? .warning : .error, at: location,
+                   "keyName \"\(name)\" has \(shown); only letters, digits, space, '_' and '-' are allowed",
+                   hint: lenient ? nil : "rename the key, or lint with --lenient to accept it with a warning")
+        }
+    }
+
+    // MARK: Default values
+
+    /// What a defaultValue may hold depends on the key type (the reference's defaultValue table).
+    private mutating func parseDefault(_ element: XMLElement, type: KeyType) -> AssignedValue? {
+        checker.attributes(of: element, allowed: [])
+        _ = checker.children(of: element, [.any("value"), .any("userVariable"), .any("deviceVariable")], ordered: false)
+        let items = element.elements.filter { ["value", "userVariable", "deviceVariable"].contains($0.name) }
+        if items.isEmpty {
+            report(.defaultEmpty, at: element.location, "<defaultValue> holds no <value>",
+                   hint: "remove the empty <defaultValue>, or give it a value")
+            return nil
+        }
+        if !type.isArray && items.count > 1 {
+            report(.defaultCount, at: items[1].location, "a \(type.rawValue) key takes one default value, not \(items.count)")
+        }
+        var out: [AssignedValue.Item] = []
+        for item in type.isArray ? items : [items[0]] {
+            if item.name == "value" {
+                checker.attributes(of: item, allowed: [])
+                let text = checker.textContent(of: item)
+                if let value = type.elementType.parse(text) {
+                    out.append(.init(.literal(value), at: item.location))
+                } else {
+                    report(.defaultType, at: item.location,
+                           "default \"\(text.trimmingXMLWhitespace)\" is not \(Self.article(type.elementType))",
+                           hint: Self.literalHint(type.elementType))
+                }
+            } else if let variable = parseVariable(item, keyType: type) {
+                out.append(.init(.template(StringTemplate(parts: [.variable(variable)])), at: item.location))
+            }
+        }
+        return out.isEmpty ? nil : AssignedValue(items: out, location: element.location)
+    }
+
+    private mutating func parseVariable(_ element: XMLElement, keyType: KeyType) -> Variable? {
+        checker.attributes(of: element, allowed: ["value"], required: ["value"])
+        _ = checker.textContent(of: element)
+        guard keyType.acceptsVariables else {
+            report(.defaultVariableNotAllowed, at: element.location,
+                   "a \(keyType.rawValue) key cannot take a <\(element.name)>; only string and stringArray keys can")
+            return nil
+        }
+        guard let attribute = element.attribute("value") else { return nil }
+        let name = attribute.value.trimmingXMLWhitespace
+        let wantsUser = element.name == "userVariable"
+        guard let (variable, canonical) = Variable.named(name) else {
+            let pool = wantsUser ? UserVariable.allCases.map(\.rawValue) : DeviceVariable.allCases.map(\.rawValue)
+            report(.variableUnknown, at: attribute.location, "\"\(name)\" is not a \(wantsUser ? "user" : "device") variable",
+                   hint: ContentChecker.suggestion(for: name, among: pool).map { "did you mean \"\($0)\"?" }
+                       ?? "one of: " + pool.joined(separator: ", "))
+            return nil
+        }
+        switch (variable, wantsUser) {
+        case (.user, false), (.device, true):
+            let other = wantsUser ? "deviceVariable" : "userVariable"
+            report(.variableUnknown, at: attribute.location,
+                   "\"\(name)\" is a \(wantsUser ? "device" : "user") variable, not a \(wantsUser ? "user" : "device") one",
+                   hint: "write <\(other) value=\"\(variable)\"/>")
+            return nil
+        default:
+            break
+        }
+        if !canonical {
+            report(.variableSpelling, at: attribute.location,
+                   "variable \"\(name)\" is spelt \"\(variable)\" in the reference; accepted as \"\(variable)\"")
+        }
+        return variable
+    }
+
+    static func article(_ type: ScalarType) -> String {
+        switch type {
+        case .integer: "an integer"
+        case .float: "a float"
+        case .date: "an ISO-8601 date"
+        case .boolean: "a boolean"
+        case .string: "a string"
+        }
+    }
+
+    static func literalHint(_ type: ScalarType) -> String? {
+        switch type {
+        case .integer: "a whole number such as 42 or -7, within 64 bits"
+        case .float: "a decimal number such as 1.5 or 2e-3"
+        case .date: "such as 2015-07-25, 2015-07-25T21:19Z or 2015-07-25T22:12:52+00:00"
+        case .boolean: "true or false"
+        case .string: nil
+        }
+    }
+
+    // MARK: Constraints
+
+    private mutating func parseConstraint(_ element: XMLElement, type: KeyType) -> Constraint {
+        checker.attributes(of: element, allowed: ["nullable", "min", "max", "pattern"])
+        var constraint = Constraint(location: element.location)
+        if let a = element.attribute("nullable") {
+            switch a.value.trimmingXMLWhitespace {
+            case "true": constraint.nullable = true
+            case "false": constraint.nullable = false
+            default: report(.constraintNullable, at: a.location, "nullable \"\(a.value)\" is neither true nor false")
+            }
+        }
+        for name in ["min", "max"] {
+            guard let a = element.attribute(name) else { continue }
+            guard type != .boolean else {
+                report(.constraintAttributeNotAllowed, at: a.location, "a boolean key takes no '\(name)'")
+                continue
+            }
+            guard let bound = Self.parseBound(a.value, type: type) else {
+                report(.constraintBound, at: a.location, "\(name) \"\(a.value)\" is not \(Self.boundDescription(type))")
+                continue
+            }
+            if name == "min" { constraint.min = bound } else { constraint.max = bound }
+        }
+        if let lo = constraint.min, let hi = constraint.max, Self.exceeds(lo, hi) {
+            report(.constraintRange, at: element.attribute("min")!.location, "min \(lo) is greater than max \(hi)")
+        }
+        if let a = element.attribute("pattern") {
+            if type.elementType != .string {
+                report(.constraintAttributeNotAllowed, at: a.location,
+                       "'pattern' is allowed only on string and stringArray keys, not on \(type.rawValue)")
+            } else {
+                constraint.pattern = a.value
+                do {
+                    constraint.compiledPattern = try Pattern(a.value)
+                } catch {
+                    report(.constraintPattern, at: a.location,
+                           "pattern does not compile: \(error.message) (at offset \(error.offset))")
+                }
+                if constraint.min != nil || constraint.max != nil {
+                    report(.constraintPatternIgnoresBounds, at: a.location,
+                           "min and max are ignored when a pattern is given (the reference says so)")
+                }
+            }
+        }
+        let children = checker.children(of: element, [.optional("values")])
+        if let values = children["values"]?.first {
+            if type == .boolean || type == .date {
+                report(.constraintValuesNotAllowed, at: values.location, "a \(type.rawValue) key takes no <values>")
+            } else {
+                constraint.values = parseValues(values, type: type)
+            }
+        }
+        return constraint
+    }
+
+    private mutating func parseValues(_ element: XMLElement, type: KeyType) -> [ScalarValue] {
+        checker.attributes(of: element, allowed: [])
+        let children = checker.children(of: element, [.oneOrMore("value")])
+        var out: [ScalarValue] = []
+        for item in children["value"] ?? [] {
+            checker.attributes(of: item, allowed: [])
+            let text = checker.textContent(of: item)
+            guard let value = type.elementType.parse(text) else {
+                report(.constraintValueType, at: item.location,
+                       "value \"\(text.trimmingXMLWhitespace)\" is not \(Self.article(type.elementType))",
+                       hint: Self.literalHint(type.elementType))
+                continue
+            }
+            if out.contains(value) {
+                report(.constraintValueDuplicate, at: item.location, "value \(value) is listed twice")
+            } else {
+                out.append(value)
+            }
+        }
+        return out
+    }
+
+    static func parseBound(_ text: String, type: KeyType) -> Constraint.Bound? {
+        let t = text.trimmingXMLWhitespace
+        switch type {
+        case .string, .stringArray, .integerArray, .floatArray:
+            guard let n = ScalarType.parseInteger(t), n >= 0, let i = Int(exactly: n) else { return nil }
+            return .count(i)
+        case .integer: return ScalarType.parseInteger(t).map(Constraint.Bound.integer)
+        case .float: return ScalarType.parseFloat(t).map(Constraint.Bound.float)
+        case .date: return ISO8601.parse(t).map(Constraint.Bound.date)
+        case .boolean: return nil
+        }
+    }
+
+    static func boundDescription(_ type: KeyType) -> String {
+        switch type {
+        case .string: "a character count (a whole number, 0 or more)"
+        case .stringArray, .integerArray, .floatArray: "an element count (a whole number, 0 or more)"
+        default: article(type.elementType)
+        }
+    }
+
+    static func exceeds(_ a: Constraint.Bound, _ b: Constraint.Bound) -> Bool {
+        switch (a, b) {
+        case (.count(let x), .count(let y)): x > y
+        case (.integer(let x), .integer(let y)): x > y
+        case (.float(let x), .float(let y)): x > y
+        case (.date(let x), .date(let y)): x > y
+        default: false
+        }
+    }
+
+    // MARK: Presentation
+
+    private mutating func parsePresentation(_ element: XMLElement, keys: [Key]) -> Presentation {
+        checker.attributes(of: element, allowed: ["defaultLocale"], required: ["defaultLocale"])
+        let defaultLocale = element.attribute("defaultLocale")?.value.trimmingXMLWhitespace ?? ""
+        if let a = element.attribute("defaultLocale") { checkLanguageCode(defaultLocale, at: a.location) }
+        _ = checker.children(of: element, [.any("field"), .any("fieldGroup")], ordered: false)
+        var context = PresentationContext(keys: keys, defaultLocale: defaultLocale)
+        var items: [Presentation.Item] = []
+        for child in element.elements {
+            if child.name == "field" {
+                items.append(.field(parseField(child, context: &context)))
+            } else if child.name == "fieldGroup" {
+                items.append(.group(parseFieldGroup(child, context: &context)))
+            }
+        }
+        return Presentation(defaultLocale: defaultLocale, items: items, location: element.location)
+    }
+
+    struct PresentationContext {
+        var keys: [Key]
+        var defaultLocale: String
+        var fieldsSeen: [String: SourceLocation] = [:]
+    }
+
+    private mutating func parseFieldGroup(_ element: XMLElement, context: inout PresentationContext) -> FieldGroup {
+        checker.attributes(of: element, allowed: [])
+        let children = checker.children(of: element, [.one("name"), .oneOrMore("field")])
+        let name = children["name"]?.first.map { parseLocalized($0, context: context) } ?? LocalizedText(entries: [])
+        let fields = (children["field"] ?? []).map { parseField($0, context: &context) }
+        return FieldGroup(name: name, fields: fields, location: element.location)
+    }
+
+    private mutating func parseField(_ element: XMLElement, context: inout PresentationContext) -> Field {
+        checker.attributes(of: element, allowed: ["keyName", "type"], required: ["keyName", "type"])
+        let children = checker.children(of: element, [.optional("label"), .optional("description"), .optional("options")])
+        let keyName = element.attribute("keyName")?.value ?? ""
+        var type: FieldType?
+        if let a = element.attribute("type") {
+            type = FieldType(rawValue: a.value.trimmingXMLWhitespace)
+            if type == nil {
+                report(.fieldType, at: a.location, "field type \"\(a.value)\" is not one of "
+                       + FieldType.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+        }
+        let key = context.keys.first { $0.name == keyName }
+        if element.attribute("keyName") != nil {
+            if key == nil {
+                let hint = ContentChecker.suggestion(for: keyName, among: context.keys.map(\.name)).map { "did you mean \"\($0)\"?" }
+                report(.fieldUnknownKey, at: element.attribute("keyName")!.location,
+                       "field names key \"\(keyName)\", which the dict does not define", hint: hint)
+            } else if let first = context.fieldsSeen[keyName] {
+                report(.fieldDuplicate, at: element.location,
+                       "key \"\(keyName)\" already has a field at line \(first.line)")
+            }
+            context.fieldsSeen[keyName] = context.fieldsSeen[keyName] ?? element.location
+        }
+        if let key, let type {
+            checkFieldType(type, key: key, at: element.location)
+        }
+        var field = Field(keyName: keyName, type: type, options: [], location: element.location)
+        field.label = children["label"]?.first.map { parseLocalized($0, context: context) }
+        field.description = children["description"]?.first.map { parseLocalized($0, context: context) }
+        if let options = children["options"]?.first {
+            field.options = parseOptions(options, key: key, context: context)
+        }
+        return field
+    }
+
+    private mutating func checkFieldType(_ type: FieldType, key: Key, at location: SourceLocation) {
+        let suits: Bool
+        switch type {
+        case .checkbox: suits = key.type == .boolean
+        case .datetime: suits = key.type == .date
+        case .list, .multiselect: suits = key.type.isArray
+        case .hidden, .input, .select: suits = true
+        }
+        if !suits {
+            report(.fieldTypeMismatch, at: location,
+                   "a \(type.rawValue) field does not suit \(key.type.rawValue) key \"\(key.name)\"")
+        }
+        if type == .hidden && key.defaultValue == nil {
+            report(.hiddenWithoutDefault, at: location,
+                   "hidden field for \"\(key.name)\", whose key has no default: the admin cannot set it",
+                   hint: "give the key a <defaultValue>")
+        }
+    }
+
+    private mutating func parseOptions(_ element: XMLElement, key: Key?, context: PresentationContext) -> [FieldOption] {
+        checker.attributes(of: element, allowed: [])
+        let children = checker.children(of: element, [.oneOrMore("option")])
+        var out: [FieldOption] = []
+        for item in children["option"] ?? [] {
+            checker.attributes(of: item, allowed: ["value", "selected"], required: ["value"])
+            var selected = false
+            if let a = item.attribute("selected") {
+                switch a.value.trimmingXMLWhitespace {
+                case "true": selected = true
+                case "false": selected = false
+                default: report(.optionSelected, at: a.location, "selected \"\(a.value)\" is neither true nor false")
+                }
+            }
+            let value = item.attribute("value")?.value ?? ""
+            if let key, let a = item.attribute("value") {
+                checkOptionValue(value, key: key, at: a.location)
+            }
+            let text = parseLocalized(item, context: context)
+            out.append(FieldOption(value: value, selected: selected, text: text, location: item.location))
+        }
+        return out
+    }
+
+    /// An option's value must be one of the key's constraint values (compared as the key's type,
+    /// so that option "15" matches integer value 15 and option "1.50" float value 1.5).
+    private mutating func checkOptionValue(_ value: String, key: Key, at location: SourceLocation) {
+        guard let allowed = key.constraint?.values else {
+            report(.optionValue, at: location,
+                   "option \"\(value)\" for key \"\(key.name)\", which has no <values> to choose from")
+            return
+        }
+        let typed = key.type.elementType.parse(value)
+        if typed == nil || !allowed.contains(typed!) {
+            report(.optionValue, at: location,
+                   "option \"\(value)\" is not one of the values of \"\(key.name)\": "
+                   + allowed.map(\.description).joined(separator: ", "))
+        }
+    }
+
+    /// label, description, name and option: one or more `language` elements.
+    private mutating func parseLocalized(_ element: XMLElement, context: PresentationContext) -> LocalizedText {
+        if element.name != "option" { checker.attributes(of: element, allowed: []) }
+        let children = checker.children(of: element, [.oneOrMore("language")])
+        var entries: [LocalizedText.Entry] = []
+        for language in children["language"] ?? [] {
+            checker.attributes(of: language, allowed: ["value"], required: ["value"])
+            let text = checker.textContent(of: language)
+            guard let code = language.attribute("value") else { continue }
+            checkLanguageCode(code.value, at: code.location)
+            entries.append(.init(language: code.value.trimmingXMLWhitespace, text: text))
+        }
+        let text = LocalizedText(entries: entries)
+        let wanted = LocalizedText.normalize(context.defaultLocale)
+        if !entries.isEmpty, !context.defaultLocale.isEmpty,
+           !entries.contains(where: { LocalizedText.normalize($0.language) == wanted }) {
+            report(.languageNoDefaultLocale, at: element.location,
+                   "<\(element.name)> has no <language value=\"\(context.defaultLocale)\">, the presentation's defaultLocale",
+                   hint: "the reference asks for a language element that exactly matches defaultLocale")
+        }
+        return text
+    }
+
+    /// `xx` or `xx-YY` (xs:language); `en_US` is accepted with a warning (the reference's examples use it).
+    private mutating func checkLanguageCode(_ code: String, at location: SourceLocation) {
+        let parts = code.trimmingXMLWhitespace.split(separator: "-", omittingEmptySubsequences: false)
+            .flatMap { $0.split(separator: "_", omittingEmptySubsequences: false) }
+        let wellFormed = !parts.isEmpty && parts.allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+            && parts[0].allSatisfy(\.isLetter)
+        if !wellFormed {
+            report(.languageCode, at: location, "\"\(code)\" is not a language code such as en or en-US")
+        } else if code.contains("_") {
+            report(.languageCode, at: location, "\"\(code)\" separates language and region with '_'; the schema's form is \"\(code.replacingUnderscores)\"")
+        }
+    }
+}
+
+extension String {
+    var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }) }
+}

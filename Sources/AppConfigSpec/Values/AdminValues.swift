@@ -1,0 +1,241 @@
+import LibPlist
+
+/// A values file's content before it is typed against the spec: what JSON and plists share.
+struct RawValue {
+    struct Member {
+        var key: String
+        var keyLocation: SourceLocation
+        var value: RawValue
+    }
+
+    indirect enum Kind {
+        case string(String)
+        case integer(Int64)
+        case real(Double)
+        case boolean(Bool)
+        case date(PlistDate)
+        case data
+        case array([RawValue])
+        case dictionary([Member])
+        case null
+    }
+
+    var kind: Kind
+    var location: SourceLocation
+
+    init(_ kind: Kind, at location: SourceLocation) {
+        self.kind = kind
+        self.location = location
+    }
+
+    var typeName: String {
+        switch kind {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .real: "a real number"
+        case .boolean: "a boolean"
+        case .date: "a date"
+        case .data: "data"
+        case .array: "an array"
+        case .dictionary: "a dictionary"
+        case .null: "null"
+        }
+    }
+}
+
+/// The administrator's values for one deployment: they override the spec's defaults.
+public struct AdminValues: Sendable {
+    public enum Entry: Sendable {
+        case value(AssignedValue)
+        /// `null` in JSON: leave the key out even though the spec has a default.
+        case omitted(SourceLocation)
+    }
+
+    public var file: String
+    public var entries: [String: Entry]
+
+    public init(file: String, entries: [String: Entry]) {
+        self.file = file
+        self.entries = entries
+    }
+}
+
+public struct AdminValuesResult: Sendable {
+    public var values: AdminValues
+    public var diagnostics: [Diagnostic]
+
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+}
+
+/// Reads a values file (JSON, or an XML or binary plist through libplist) and types it against the
+/// spec: a dictionary from keyName to a value of the key's type; for string and stringArray keys a
+/// template in which `$(name)` stands for a variable and `$$` for a literal `$`.
+public enum AdminValuesReader {
+    public static func read(_ bytes: [UInt8], file: String, spec: Spec) -> AdminValuesResult {
+        var log = DiagnosticLog()
+        let start = SourceLocation(file: file, line: 1, column: 1)
+        guard let raw = decode(bytes, file: file, log: &log) else {
+            return AdminValuesResult(values: AdminValues(file: file, entries: [:]), diagnostics: log.sorted)
+        }
+        guard case .dictionary(let members) = raw.kind else {
+            log.report(.valuesRoot, at: start, "a values file holds a dictionary from keyName to value, not \(raw.typeName)")
+            return AdminValuesResult(values: AdminValues(file: file, entries: [:]), diagnostics: log.sorted)
+        }
+        var typer = ValueTyper(log: log)
+        var entries: [String: AdminValues.Entry] = [:]
+        for member in members {
+            guard let key = spec.key(named: member.key) else {
+                let hint = ContentChecker.suggestion(for: member.key, among: spec.keys.map(\.name)).map { "did you mean \"\($0)\"?" }
+                typer.log.report(.valuesUnknownKey, at: member.keyLocation,
+                                 "the spec defines no key \"\(member.key)\"", hint: hint)
+                continue
+            }
+            if case .null = member.value.kind {
+                entries[key.name] = .omitted(member.keyLocation)
+            } else if let value = typer.assign(member.value, to: key) {
+                entries[key.name] = .value(value)
+            }
+        }
+        return AdminValuesResult(values: AdminValues(file: file, entries: entries), diagnostics: typer.log.sorted)
+    }
+
+    /// JSON by its first character; plists by libplist. XML plists are also walked by our XML
+    /// reader to find where each key stands (libplist gives no positions).
+    static func decode(_ bytes: [UInt8], file: String, log: inout DiagnosticLog) -> RawValue? {
+        let start = SourceLocation(file: file, line: 1, column: 1)
+        let first = bytes.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }.first
+        if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+            do {
+                return try JSONReader.parse(bytes, file: file)
+            } catch {
+                log.append(error.diagnostic)
+                return nil
+            }
+        }
+        guard LibPlist.isBinary(bytes) || first == UInt8(ascii: "<") else {
+            log.report(.valuesSyntax, at: start, "not JSON and not a property list")
+            return nil
+        }
+        let plist: PlistValue
+        do {
+            plist = try LibPlist.decode(bytes)
+        } catch {
+            log.report(.valuesSyntax, at: start, error.message)
+            return nil
+        }
+        let keyLocations = LibPlist.isBinary(bytes) ? [:] : xmlPlistKeyLocations(bytes, file: file)
+        return raw(plist, at: start, keyLocations: keyLocations)
+    }
+
+    private static func raw(_ value: PlistValue, at location: SourceLocation, keyLocations: [String: SourceLocation]) -> RawValue {
+        switch value {
+        case .string(let s): return RawValue(.string(s), at: location)
+        case .integer(let i): return RawValue(.integer(i), at: location)
+        case .real(let d): return RawValue(.real(d), at: location)
+        case .boolean(let b): return RawValue(.boolean(b), at: location)
+        case .date(let d): return RawValue(.date(PlistDate(secondsSince2001: d)), at: location)
+        case .data, .uid: return RawValue(.data, at: location)
+        case .array(let items): return RawValue(.array(items.map { raw($0, at: location, keyLocations: [:]) }), at: location)
+        case .dictionary(let pairs):
+            return RawValue(.dictionary(pairs.map { pair in
+                let at = keyLocations[pair.key] ?? location
+                return RawValue.Member(key: pair.key, keyLocation: at, value: raw(pair.value, at: at, keyLocations: [:]))
+            }), at: location)
+        }
+    }
+
+    /// Where each `<key>` of the top-level dict of an XML plist stands.
+    private static func xmlPlistKeyLocations(_ bytes: [UInt8], file: String) -> [String: SourceLocation] {
+        guard let root = try? XMLReader.parse(bytes, file: file, allowingPlainDoctype: true),
+              let dict = root.elements.first(where: { $0.name == "dict" }) else { return [:] }
+        var out: [String: SourceLocation] = [:]
+        for key in dict.elements where key.name == "key" { out[key.text] = out[key.text] ?? key.location }
+        return out
+    }
+}
+
+/// Types raw values against a key, reporting each mismatch where it stands.
+struct ValueTyper {
+    var log: DiagnosticLog
+
+    mutating func assign(_ raw: RawValue, to key: Key) -> AssignedValue? {
+        let rawItems: [RawValue]
+        if key.type.isArray {
+            guard case .array(let items) = raw.kind else {
+                log.report(.valuesType, at: raw.location, "\"\(key.name)\" is a \(key.type.rawValue) key; the value is \(raw.typeName), not an array")
+                return nil
+            }
+            rawItems = items
+        } else {
+            rawItems = [raw]
+        }
+        var items: [AssignedValue.Item] = []
+        var failed = false
+        for item in rawItems {
+            if let typed = self.item(item, key: key) { items.append(typed) } else { failed = true }
+        }
+        guard !failed else { return nil }
+        let value = AssignedValue(items: items, location: raw.location)
+        if let constraint = key.constraint {
+            var reasons: [String] = []
+            if key.type.isArray, let reason = constraint.countViolation(items.count) { reasons.append(reason) }
+            for item in items {
+                if case .literal(let v) = item.content, let reason = constraint.violation(of: v, keyType: key.type) {
+                    reasons.append(reason)
+                }
+            }
+            for reason in reasons {
+                log.report(.valuesConstraint, at: raw.location, "the value of \"\(key.name)\" breaks its constraint: \(reason)")
+            }
+        }
+        return value
+    }
+
+    private mutating func item(_ raw: RawValue, key: Key) -> AssignedValue.Item? {
+        let type = key.type.elementType
+        switch (type, raw.kind) {
+        case (.string, .string(let s)):
+            switch StringTemplate.parse(s) {
+            case .success(let (template, nonCanonical)):
+                for name in nonCanonical {
+                    log.report(.variableSpelling, at: raw.location,
+                               "variable \"\(name)\" is spelt \"\(Variable.named(name)!.variable)\" in the reference")
+                }
+                return AssignedValue.Item(template: template, at: raw.location)
+            case .failure(let error):
+                report(error, in: s, at: raw.location, key: key)
+                return nil
+            }
+        case (.integer, .integer(let i)): return .init(.literal(.integer(i)), at: raw.location)
+        case (.float, .integer(let i)): return .init(.literal(.float(Double(i))), at: raw.location)
+        case (.float, .real(let d)): return .init(.literal(.float(d)), at: raw.location)
+        case (.boolean, .boolean(let b)): return .init(.literal(.boolean(b)), at: raw.location)
+        case (.date, .date(let d)): return .init(.literal(.date(d)), at: raw.location)
+        case (.date, .string(let s)):
+            if let d = ISO8601.parse(s) { return .init(.literal(.date(d)), at: raw.location) }
+            log.report(.valuesType, at: raw.location, "\"\(s)\" for date key \"\(key.name)\" is not an ISO-8601 date",
+                       hint: SpecBuilder.literalHint(.date))
+            return nil
+        default:
+            log.report(.valuesType, at: raw.location,
+                       "\"\(key.name)\" takes \(SpecBuilder.article(type))\(key.type.isArray ? " in each element" : ""); the value is \(raw.typeName)")
+            return nil
+        }
+    }
+
+    private mutating func report(_ error: StringTemplate.ParseError, in text: String, at location: SourceLocation, key: Key) {
+        switch error {
+        case .loneDollar(let offset):
+            log.report(.valuesTemplate, at: location, "\"\(key.name)\": '$' at offset \(offset) starts no variable",
+                       hint: "write $(name) for a variable, $$ for a literal $")
+        case .unterminated(let offset):
+            log.report(.valuesTemplate, at: location, "\"\(key.name)\": '$(' at offset \(offset) is not closed by ')'")
+        case .emptyName(let offset):
+            log.report(.valuesTemplate, at: location, "\"\(key.name)\": '$()' at offset \(offset) names no variable")
+        case .unknownVariable(let name, _):
+            let hint = ContentChecker.suggestion(for: name, among: Variable.allNames).map { "did you mean $(\($0))?" }
+                ?? "user and device variables: " + Variable.allNames.joined(separator: ", ") + "; inventory columns: $(device.<Column>)"
+            log.report(.valuesVariableUnknown, at: location, "\"\(key.name)\": $(\(name)) is not a user or device variable", hint: hint)
+        }
+    }
+}

@@ -1,0 +1,188 @@
+/// A JSON reader (RFC 8259) that keeps the line and column of every value, so that a values-file
+/// diagnostic points at the entry. Foundation's JSONSerialization gives no positions.
+struct JSONReader {
+    struct Failure: Error {
+        var diagnostic: Diagnostic
+    }
+
+    private let bytes: [UInt8]
+    private let file: String
+    private var pos = 0
+    private var line = 1
+    private var lineStart = 0
+    private let maxDepth = 128
+
+    static func parse(_ bytes: [UInt8], file: String) throws(Failure) -> RawValue {
+        var reader = JSONReader(bytes: bytes, file: file)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.pos = 3; reader.lineStart = 3 }
+        reader.skipWhitespace()
+        let value = try reader.value(depth: 0)
+        reader.skipWhitespace()
+        guard reader.pos == bytes.count else { throw reader.fail("unexpected content after the JSON value") }
+        return value
+    }
+
+    private init(bytes: [UInt8], file: String) {
+        self.bytes = bytes
+        self.file = file
+    }
+
+    private var here: SourceLocation {
+        var column = 1
+        for i in lineStart..<pos where bytes[i] & 0xC0 != 0x80 { column += 1 }
+        return SourceLocation(file: file, line: line, column: column)
+    }
+
+    private func fail(_ message: String) -> Failure {
+        Failure(diagnostic: Diagnostic(.valuesSyntax, at: here, message))
+    }
+
+    private var peek: UInt8? { pos < bytes.count ? bytes[pos] : nil }
+
+    private mutating func skipWhitespace() {
+        while let b = peek, b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D {
+            if b == 0x0A { line += 1; lineStart = pos + 1 }
+            pos += 1
+        }
+    }
+
+    private mutating func literal(_ word: String) -> Bool {
+        let u = Array(word.utf8)
+        guard bytes.count - pos >= u.count, Array(bytes[pos..<(pos + u.count)]) == u else { return false }
+        pos += u.count
+        return true
+    }
+
+    private mutating func value(depth: Int) throws(Failure) -> RawValue {
+        guard depth < maxDepth else { throw fail("JSON nests deeper than \(maxDepth) levels") }
+        let location = here
+        guard let b = peek else { throw fail("unexpected end of JSON") }
+        switch b {
+        case UInt8(ascii: "{"):
+            pos += 1
+            var members: [RawValue.Member] = []
+            skipWhitespace()
+            if peek == UInt8(ascii: "}") { pos += 1; return RawValue(.dictionary(members), at: location) }
+            while true {
+                skipWhitespace()
+                let keyLocation = here
+                guard peek == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let key = try string()
+                skipWhitespace()
+                guard peek == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
+                pos += 1
+                skipWhitespace()
+                let item = try value(depth: depth + 1)
+                members.append(.init(key: key, keyLocation: keyLocation, value: item))
+                skipWhitespace()
+                if peek == UInt8(ascii: ",") { pos += 1; continue }
+                if peek == UInt8(ascii: "}") { pos += 1; break }
+                throw fail("expected ',' or '}'")
+            }
+            return RawValue(.dictionary(members), at: location)
+        case UInt8(ascii: "["):
+            pos += 1
+            var items: [RawValue] = []
+            skipWhitespace()
+            if peek == UInt8(ascii: "]") { pos += 1; return RawValue(.array(items), at: location) }
+            while true {
+                skipWhitespace()
+                items.append(try value(depth: depth + 1))
+                skipWhitespace()
+                if peek == UInt8(ascii: ",") { pos += 1; continue }
+                if peek == UInt8(ascii: "]") { pos += 1; break }
+                throw fail("expected ',' or ']'")
+            }
+            return RawValue(.array(items), at: location)
+        case UInt8(ascii: "\""):
+            return RawValue(.string(try string()), at: location)
+        case UInt8(ascii: "t") where literal("true"): return RawValue(.boolean(true), at: location)
+        case UInt8(ascii: "f") where literal("false"): return RawValue(.boolean(false), at: location)
+        case UInt8(ascii: "n") where literal("null"): return RawValue(.null, at: location)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return RawValue(try number(), at: location)
+        default:
+            throw fail("unexpected character '\(Character(Unicode.Scalar(b)))'")
+        }
+    }
+
+    private mutating func number() throws(Failure) -> RawValue.Kind {
+        let start = pos
+        var integral = true
+        func digits() -> Int {
+            var n = 0
+            while let b = peek, b >= 0x30 && b <= 0x39 { pos += 1; n += 1 }
+            return n
+        }
+        if peek == UInt8(ascii: "-") { pos += 1 }
+        guard digits() > 0 else { throw fail("malformed number") }
+        if peek == UInt8(ascii: ".") {
+            pos += 1
+            integral = false
+            guard digits() > 0 else { throw fail("malformed number") }
+        }
+        if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
+            pos += 1
+            integral = false
+            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { pos += 1 }
+            guard digits() > 0 else { throw fail("malformed number") }
+        }
+        let text = String(decoding: bytes[start..<pos], as: UTF8.self)
+        if integral, let i = Int64(text) { return .integer(i) }
+        guard let d = Double(text), d.isFinite else { throw fail("number \(text) is out of range") }
+        return .real(d)
+    }
+
+    private mutating func string() throws(Failure) -> String {
+        pos += 1  // opening quote
+        var out: [UInt8] = []
+        while true {
+            guard let b = peek else { throw fail("unterminated string") }
+            pos += 1
+            switch b {
+            case UInt8(ascii: "\""):
+                guard let s = String(validating: out, as: UTF8.self) else {
+                    throw fail("string is not valid UTF-8")
+                }
+                return s
+            case UInt8(ascii: "\\"):
+                guard let e = peek else { throw fail("unterminated escape") }
+                pos += 1
+                switch e {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard literal("\\u") else { throw fail("unpaired surrogate in \\u escape") }
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate in \\u escape") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let u = Unicode.Scalar(scalar) else { throw fail("unpaired surrogate in \\u escape") }
+                    out.append(contentsOf: Array(String(Character(u)).utf8))
+                default:
+                    throw fail("unknown escape '\\\(Character(Unicode.Scalar(e)))'")
+                }
+            case 0x00..<0x20:
+                throw fail("control character in a string; escape it")
+            default:
+                out.append(b)
+            }
+        }
+    }
+
+    private mutating func hex4() throws(Failure) -> UInt32 {
+        guard bytes.count - pos >= 4,
+              let v = UInt32(String(decoding: bytes[pos..<(pos + 4)], as: UTF8.self), radix: 16)
+        else { throw fail("malformed \\u escape") }
+        pos += 4
+        return v
+    }
+}

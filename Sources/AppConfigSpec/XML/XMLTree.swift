@@ -1,0 +1,54 @@
+/// The parsed XML of a spec: elements, attributes and text with their source locations.
+/// Comments and processing instructions are dropped; adjacent text and CDATA are merged.
+public struct XMLElement: Sendable {
+    public var name: String
+    public var attributes: [XMLAttribute]
+    public var children: [XMLNode]
+    public var location: SourceLocation
+
+    public func attribute(_ name: String) -> XMLAttribute? { attributes.first { $0.name == name } }
+
+    /// Child elements only, in document order.
+    public var elements: [XMLElement] {
+        children.compactMap { if case .element(let e) = $0 { e } else { nil } }
+    }
+
+    /// The concatenated text directly inside this element (not inside its children).
+    public var text: String {
+        children.reduce(into: "") { if case .text(let t, _) = $1 { $0 += t } }
+    }
+
+    /// Text pieces that are not pure XML white space, with where they start.
+    public var significantText: [(String, SourceLocation)] {
+        children.compactMap {
+            if case .text(let t, let loc) = $0, !t.allSatisfy(\.isXMLWhitespace) { (t, loc) } else { nil }
+        }
+    }
+}
+
+public struct XMLAttribute: Sendable {
+    public var name: String
+    public var value: String
+    /// Where the attribute's name starts.
+    public var location: SourceLocation
+}
+
+public enum XMLNode: Sendable {
+    case element(XMLElement)
+    case text(String, SourceLocation)
+}
+
+extension Character {
+    /// XML's S production: space, tab, CR, LF (not every Unicode space).
+    var isXMLWhitespace: Bool { self == " " || self == "\t" || self == "\n" || self == "\r" || self == "\r\n" }
+}
+
+extension String {
+    /// Trims XML white space only, as XSD's whitespace="collapse" does at the ends.
+    var trimmingXMLWhitespace: String {
+        var s = Substring(self)
+        while let f = s.first, f.isXMLWhitespace { s.removeFirst() }
+        while let l = s.last, l.isXMLWhitespace { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,7 @@
+#ifndef CLDAP_SHIM_H
+#define CLDAP_SHIM_H
+// Only the non-deprecated _ext API is used (ldap_initialize, ldap_sasl_bind_s, ldap_search_ext):
+// LDAP_DEPRECATED stays unset on purpose.
+#include <lber.h>
+#include <ldap.h>
+#endif
