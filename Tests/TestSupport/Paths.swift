@@ -1,1 +1,73 @@
-public enum TestSupportPlaceholder {}
+import Foundation
+
+/// Where the tests find the repository's fixtures, the shared public corpus and the built binary.
+public enum Paths {
+    /// The package root, from this file's place in Tests/TestSupport.
+    public static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    public static func fixture(_ relative: String) -> String { root.appendingPathComponent("Fixtures/\(relative)").path }
+
+    /// `../shared/corpus` beside the checkout; nil in a user's clone, where corpus tests skip.
+    public static let corpus: URL? = {
+        let url = root.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }()
+
+    public static var hasCorpus: Bool { corpus != nil }
+
+    public static func corpusFile(_ relative: String) -> String? { corpus?.appendingPathComponent(relative).path }
+
+    /// The `appconfig` executable that `swift build` put beside the test bundle.
+    public static var appconfigBinary: String {
+        let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundleDir, bundleDir.deletingLastPathComponent(), root.appendingPathComponent(".build/debug")] {
+            let path = candidate.appendingPathComponent("appconfig").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return root.appendingPathComponent(".build/debug/appconfig").path
+    }
+
+    /// A fresh temporary directory, removed by the caller when done.
+    public static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// Runs a program and captures its output (for the binary's end-to-end tests and the oracles).
+public struct ProcessResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+public func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    // Read both pipes before waiting, so a chatty child cannot block on a full pipe.
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ProcessResult(status: process.terminationStatus,
+                         stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Finds a program on PATH (python3, xmllint), or nil.
+public func which(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}

@@ -18,10 +18,14 @@ public struct XMLElement: Sendable {
         children.reduce(into: "") { if case .text(let t, _) = $1 { $0 += t } }
     }
 
-    /// Text pieces that are not pure XML white space, with where they start.
+    /// Text pieces that are not pure XML white space, with where their first visible character stands.
     public var significantText: [(String, SourceLocation)] {
         children.compactMap {
-            if case .text(let t, let loc) = $0, !t.allSatisfy(\.isXMLWhitespace) { (t, loc) } else { nil }
+            guard case .text(let t, var loc) = $0, !t.allSatisfy(\.isXMLWhitespace) else { return nil }
+            for c in t.prefix(while: \.isXMLWhitespace) {
+                if c == "\n" { loc.line += 1; loc.column = 1 } else { loc.column += 1 }
+            }
+            return (t, loc)
         }
     }
 }
