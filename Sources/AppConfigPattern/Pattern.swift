@@ -11,6 +11,11 @@ public final class Pattern: @unchecked Sendable {
     public struct CompileError: Error, Equatable, Sendable {
         public var message: String
         public var offset: Int
+
+        public init(message: String, offset: Int) {
+            self.message = message
+            self.offset = offset
+        }
     }
 
     public enum MatchResult: Equatable, Sendable {
