@@ -42,12 +42,18 @@ let package = Package(
         // MARK: The engine.
         /// XML -> Spec model, every rule of the AppConfig reference, admin values, diagnostics.
         .target(name: "AppConfigSpec", dependencies: ["AppConfigPattern", "LibPlist"]),
+        /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
+        .target(name: "AppConfigCompiler", dependencies: ["AppConfigSpec", "AppConfigPattern"]),
+        /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
+        .target(name: "AppConfigRender", dependencies: ["AppConfigCompiler", "AppConfigPattern"]),
 
         // MARK: Command line: a testable library of commands and a thin @main.
         .target(
             name: "AppConfigCLI",
             dependencies: [
                 "AppConfigSpec",
+                "AppConfigCompiler",
+                "AppConfigRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -57,6 +63,8 @@ let package = Package(
         /// Paths to the fixtures and to ../shared/corpus (absent in a user's clone: tests skip).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigSpec", "TestSupport", "LibPlist"]),
+        .testTarget(name: "AppConfigRenderTests",
+                    dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "TestSupport"]),
     ]
 )

@@ -121,6 +121,16 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// A malformed template: `$(` without `)`, an empty name, a lone `$`.
     case valuesTemplate = "values.template"
 
+    // MARK: Compilation (spec + values -> program)
+    /// A literal that is not of its key's type (a model built in code; the parsers refuse it earlier).
+    case compileType = "compile.type"
+    /// A variable in a key whose type cannot hold one.
+    case compileVariableNotAllowed = "compile.variable-not-allowed"
+    /// The value a key would get (the admin's, else the default) breaks the key's constraint.
+    case compileLiteralBreaksConstraint = "compile.literal-breaks-constraint"
+    /// A missing-value policy names a key the spec does not define.
+    case compileUnknownPolicyKey = "compile.unknown-policy-key"
+
     /// Problems that make a spec unusable are errors; advice and tolerated deviations are warnings.
     public var defaultSeverity: Diagnostic.Severity {
         switch self {

@@ -30,20 +30,23 @@ public enum ISO8601 {
         guard let year = digits(4), take("-"), let month = digits(2), take("-"), let day = digits(2),
               (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
-        var seconds = Double(daysFromCivil(year: year, month: month, day: day)) * 86_400
-        if s.isEmpty { return PlistDate(secondsSince2001: seconds - unixToPlistEpoch) }
+        // Whole microseconds, divided once at the end: the same double Python's
+        // timedelta.total_seconds() gives, so binary dates equal plistlib's to the bit.
+        var micros = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400_000_000
+        if s.isEmpty { return date(micros) }
 
         guard take("T"), let hour = digits(2), take(":"), let minute = digits(2), hour < 24, minute < 60
         else { return nil }
-        var second = 0.0
+        micros += Int64(hour * 3600 + minute * 60) * 1_000_000
         if take(":") {
             guard let whole = digits(2), whole < 60 else { return nil }
-            second = Double(whole)
+            micros += Int64(whole) * 1_000_000
             if take(".") || take(",") {
-                var scale = 0.1
+                // Digits past the sixth (below a microsecond) are dropped, as Python's datetime does.
+                var scale: Int64 = 100_000
                 var any = false
                 while let b = s.first, b >= 0x30 && b <= 0x39 {
-                    second += Double(b - 0x30) * scale
+                    micros += Int64(b - 0x30) * scale
                     scale /= 10
                     any = true
                     s.removeFirst()
@@ -51,7 +54,6 @@ public enum ISO8601 {
                 guard any else { return nil }
             }
         }
-        seconds += Double(hour * 3600 + minute * 60) + second
 
         if take("Z") {
             // UTC
@@ -67,11 +69,16 @@ public enum ISO8601 {
                 om = m
             }
             guard om < 60 else { return nil }
-            let offset = Double(oh * 3600 + om * 60)
-            seconds += sign == UInt8(ascii: "+") ? -offset : offset
+            let offset = Int64(oh * 3600 + om * 60) * 1_000_000
+            micros += sign == UInt8(ascii: "+") ? -offset : offset
         }
         guard s.isEmpty else { return nil }
-        return PlistDate(secondsSince2001: seconds - unixToPlistEpoch)
+        return date(micros)
+    }
+
+    /// Microseconds since 1970 -> seconds since 2001, one correctly rounded division.
+    static func date(_ unixMicros: Int64) -> PlistDate {
+        PlistDate(secondsSince2001: Double(unixMicros - 978_307_200_000_000) / 1_000_000)
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` in UTC, whole seconds (what every plist writer puts in XML).

@@ -1,0 +1,161 @@
+import AppConfigSpec
+
+/// The byte-level rules of the two plist formats, as Python's plistlib writes them (the layout the
+/// output contract promises). Used at compile time for constants and by the emitters per device.
+public enum PlistEncoding {
+    public static let xmlHeader = Array("""
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+
+        """.utf8)
+    public static let xmlFooter = Array("</dict>\n</plist>\n".utf8)
+
+    // MARK: Binary
+
+    /// An object's marker with its count: `token|count` below 15, else `token|0xF` and an integer.
+    public static func sizeHeaderLength(_ count: Int) -> Int {
+        if count < 15 { return 1 }
+        if count < 1 << 8 { return 3 }
+        if count < 1 << 16 { return 4 }
+        if count < 1 << 32 { return 6 }
+        return 10
+    }
+
+    @inline(__always)
+    public static func writeSizeHeader(token: UInt8, count: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        if count < 15 { p[0] = token | UInt8(count); return 1 }
+        p[0] = token | 0x0F
+        if count < 1 << 8 { p[1] = 0x10; p[2] = UInt8(count); return 3 }
+        if count < 1 << 16 { p[1] = 0x11; writeBigEndian(UInt64(count), width: 2, to: p + 2); return 4 }
+        if count < 1 << 32 { p[1] = 0x12; writeBigEndian(UInt64(count), width: 4, to: p + 2); return 6 }
+        p[1] = 0x13
+        writeBigEndian(UInt64(count), width: 8, to: p + 2)
+        return 10
+    }
+
+    @inline(__always)
+    public static func writeBigEndian(_ value: UInt64, width: Int, to p: UnsafeMutablePointer<UInt8>) {
+        var v = value
+        var i = width - 1
+        while i >= 0 {
+            p[i] = UInt8(truncatingIfNeeded: v)
+            v >>= 8
+            i -= 1
+        }
+    }
+
+    /// plistlib's `_count_to_size`: the width of references and offsets.
+    public static func byteWidth(for count: Int) -> Int {
+        if count < 1 << 8 { return 1 }
+        if count < 1 << 16 { return 2 }
+        if count < 1 << 32 { return 4 }
+        return 8
+    }
+
+    static func bigEndian(_ value: UInt64, width: Int) -> [UInt8] {
+        (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64(width - 1 - $0))) }
+    }
+
+    /// The bplist object of a scalar: smallest integer width (negatives as 8 bytes), 8-byte reals,
+    /// dates as float64 seconds since 2001, ASCII strings as 0x5X, others UTF-16BE as 0x6X.
+    public static func binaryObject(_ value: ScalarValue) -> [UInt8] {
+        switch value {
+        case .boolean(let b): return [b ? 0x09 : 0x08]
+        case .integer(let i):
+            if i < 0 { return [0x13] + bigEndian(UInt64(bitPattern: i), width: 8) }
+            if i < 1 << 8 { return [0x10] + bigEndian(UInt64(i), width: 1) }
+            if i < 1 << 16 { return [0x11] + bigEndian(UInt64(i), width: 2) }
+            if i < 1 << 32 { return [0x12] + bigEndian(UInt64(i), width: 4) }
+            return [0x13] + bigEndian(UInt64(i), width: 8)
+        case .float(let d): return [0x23] + bigEndian(d.bitPattern, width: 8)
+        case .date(let d): return [0x33] + bigEndian(d.secondsSince2001.bitPattern, width: 8)
+        case .string(let s):
+            let utf8 = Array(s.utf8)
+            var header = [UInt8](repeating: 0, count: 10)
+            if utf8.allSatisfy({ $0 < 0x80 }) {
+                let n = header.withUnsafeMutableBufferPointer { writeSizeHeader(token: 0x50, count: utf8.count, to: $0.baseAddress!) }
+                return Array(header[0..<n]) + utf8
+            }
+            let units = Array(s.utf16)
+            let n = header.withUnsafeMutableBufferPointer { writeSizeHeader(token: 0x60, count: units.count, to: $0.baseAddress!) }
+            return Array(header[0..<n]) + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+        }
+    }
+
+    // MARK: XML
+
+    /// The XML element of a scalar, without indentation; nil when a string holds a character XML 1.0
+    /// cannot carry.
+    public static func xmlElement(_ value: ScalarValue) -> [UInt8]? {
+        switch value {
+        case .boolean(let b): return Array((b ? "<true/>" : "<false/>").utf8)
+        case .integer(let i): return Array("<integer>\(i)</integer>".utf8)
+        case .float(let d): return Array("<real>\(pythonRepr(d))</real>".utf8)
+        case .date(let d): return Array("<date>\(ISO8601.format(d))</date>".utf8)
+        case .string(let s):
+            guard let escaped = xmlEscaped(Array(s.utf8)) else { return nil }
+            return Array("<string>".utf8) + escaped + Array("</string>".utf8)
+        }
+    }
+
+    /// `&amp; &lt; &gt;` as plistlib writes them. A carriage return is written `&#13;`: plistlib
+    /// turns it into a line feed, which would change the value (a documented difference). Nil when
+    /// the text holds a character XML 1.0 forbids (C0 controls other than tab, LF, CR; U+FFFE/U+FFFF).
+    public static func xmlEscaped(_ utf8: [UInt8]) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count)
+        var i = 0
+        while i < utf8.count {
+            let b = utf8[i]
+            switch b {
+            case UInt8(ascii: "&"): out += Array("&amp;".utf8)
+            case UInt8(ascii: "<"): out += Array("&lt;".utf8)
+            case UInt8(ascii: ">"): out += Array("&gt;".utf8)
+            case 0x0D: out += Array("&#13;".utf8)
+            case 0x09, 0x0A: out.append(b)
+            case 0x00..<0x20: return nil
+            case 0xEF where i + 2 < utf8.count && utf8[i + 1] == 0xBF && (utf8[i + 2] == 0xBE || utf8[i + 2] == 0xBF):
+                return nil
+            default: out.append(b)
+            }
+            i += 1
+        }
+        return out
+    }
+
+    /// Python's `repr(float)`: the shortest digits that read back to the same double (Swift's
+    /// `description` finds the same digits), laid out as Python does: positional when the decimal
+    /// exponent is in [-4, 16), with `.0` on whole numbers; otherwise `d.ddde+XX`.
+    public static func pythonRepr(_ d: Double) -> String {
+        if d.isNaN { return "nan" }
+        if d.isInfinite { return d < 0 ? "-inf" : "inf" }
+        if d == 0 { return d.sign == .minus ? "-0.0" : "0.0" }
+        let text = Swift.abs(d).description
+        var mantissa = Substring(text)
+        var exponent = 0
+        if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            mantissa = text[..<e]
+            exponent = Int(text[text.index(after: e)...])!
+        }
+        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
+        let integerPart = parts[0]
+        let fraction = parts.count > 1 ? parts[1] : ""
+        var digits = Array(integerPart + fraction)
+        var point = integerPart.count + exponent  // value = 0.d1d2... x 10^point
+        while digits.first == "0" { digits.removeFirst(); point -= 1 }
+        while digits.last == "0" { digits.removeLast() }
+        let sign = d < 0 ? "-" : ""
+        let n = digits.count
+        if point > -4 && point <= 16 {
+            if point <= 0 { return sign + "0." + String(repeating: "0", count: -point) + String(digits) }
+            if point >= n { return sign + String(digits) + String(repeating: "0", count: point - n) + ".0" }
+            return sign + String(digits[0..<point]) + "." + String(digits[point...])
+        }
+        let e = point - 1
+        let mant = n == 1 ? String(digits) : String(digits[0]) + "." + String(digits[1...])
+        let expDigits = String(Swift.abs(e))
+        return sign + mant + "e" + (e < 0 ? "-" : "+") + (expDigits.count < 2 ? "0" : "") + expDigits
+    }
+}

@@ -1,0 +1,147 @@
+import AppConfigPattern
+import AppConfigSpec
+
+/// What to do when a variable a key needs is missing or empty for a device.
+public enum MissingValuePolicy: String, Sendable, CaseIterable {
+    /// The device fails with `device.missing-variable` (the default for keys that are not nullable).
+    case fail
+    /// The key is left out of that device's plist (the default for `nullable="true"` keys).
+    case omit
+    /// The variable counts as the empty string; the key's checks still apply.
+    case empty
+}
+
+/// A compiled spec + admin values: immutable, shared by every render thread.
+public struct Program: Sendable {
+    public var instructions: [Instruction]
+    /// Scalar values and key names, pre-encoded for both formats.
+    public var constants: [Constant]
+    /// Literal parts of templates, as UTF-8.
+    public var texts: [[UInt8]]
+    /// The variables the program reads; a device row gives one value per slot.
+    public var slots: [Variable]
+    public var patterns: [Pattern]
+    /// Allowed values of dynamic strings, as UTF-8.
+    public var valueSets: [ValueSet]
+    public var keys: [KeyInfo]
+    /// Item addresses of each array (for the binary emitter's references).
+    public var arrays: [[Int]]
+    /// Constant strings by content, for the binary writer's "equal strings stored once".
+    public var stringClasses: StringClassTable
+    /// Dedup classes among constants (equal constants share one); dynamic strings get more per device.
+    public var constantClassCount: Int
+    public var dynamicStringCount: Int
+    public var metadata: Metadata
+
+    public struct Metadata: Sendable {
+        public var bundleId: String
+        public var version: Int
+        /// FNV-1a 64 of everything the program renders from: instructions, constants, texts,
+        /// slots, patterns, value sets and policies (so a cosmetic change to the spec keeps it).
+        public var hash: UInt64
+        public var hashHex: String {
+            let h = String(hash, radix: 16)
+            return String(repeating: "0", count: 16 - h.count) + h
+        }
+    }
+}
+
+/// A scalar constant: its value, its XML element and its binary object.
+public struct Constant: Sendable {
+    public var value: ScalarValue
+    /// `<integer>20</integer>`, no indentation; nil when XML 1.0 cannot carry the value (U+0001...).
+    public var xml: [UInt8]?
+    /// The bplist object (marker and payload).
+    public var binary: [UInt8]
+    /// Equal constants (as plistlib compares them: type and value) share a class.
+    public var dedupClass: Int
+}
+
+public struct KeyInfo: Sendable {
+    public var name: String
+    public var type: KeyType
+    /// `\t<key>NAME</key>\n`, escaped.
+    public var xmlLine: [UInt8]
+    /// The constant holding the name (binary dedup with equal string values).
+    public var nameConstant: Int
+    public var policy: MissingValuePolicy
+    public var startAddress: Int
+    /// The address of this key's `endKey`.
+    public var endAddress: Int
+}
+
+/// A set of allowed strings, hashed for a membership test without allocation.
+public struct ValueSet: Sendable {
+    public var values: [[UInt8]]
+    public var display: [String]
+
+    public func contains(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        values.contains { v in v.count == bytes.count && v.withUnsafeBufferPointer { memoryEqual($0, bytes) } }
+    }
+}
+
+/// Constant strings by content: FNV-1a hash, open addressing. Read-only after compilation.
+public struct StringClassTable: Sendable {
+    public struct Entry: Sendable {
+        public var hash: UInt64
+        public var dedupClass: Int
+        public var constant: Int
+    }
+
+    var slots: [Entry?]
+    var mask: Int
+
+    init(capacity: Int) {
+        var size = 8
+        while size < capacity * 2 { size <<= 1 }
+        slots = Array(repeating: nil, count: size)
+        mask = size - 1
+    }
+
+    mutating func insert(_ entry: Entry, bytes: [UInt8], constants: [Constant]) {
+        var i = Int(truncatingIfNeeded: entry.hash) & mask
+        while let existing = slots[i] {
+            if existing.hash == entry.hash, case .string(let s)? = Optional(constants[existing.constant].value),
+               Array(s.utf8) == bytes { return }
+            i = (i + 1) & mask
+        }
+        slots[i] = entry
+    }
+
+    /// The class of a constant string equal to these bytes, if any.
+    public func dedupClass(of bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, constants: [Constant]) -> Int? {
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while let entry = slots[i] {
+            if entry.hash == hash, case .string(let s) = constants[entry.constant].value {
+                var copy = s
+                if copy.withUTF8({ $0.count == bytes.count && memoryEqual($0, bytes) }) { return entry.dedupClass }
+            }
+            i = (i + 1) & mask
+        }
+        return nil
+    }
+}
+
+/// FNV-1a 64: small, no setup, good enough for short strings and a program fingerprint.
+@inline(__always)
+public func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
+    var h = seed
+    for b in bytes {
+        h ^= UInt64(b)
+        h &*= 0x0000_0100_0000_01B3
+    }
+    return h
+}
+
+@inline(__always)
+public func memoryEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
+    return memcmp(pa, pb, a.count) == 0
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

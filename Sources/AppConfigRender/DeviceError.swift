@@ -1,0 +1,59 @@
+import AppConfigSpec
+
+/// Why one device could not be rendered. Nothing of its plist is kept: a device renders whole or not
+/// at all.
+public struct DeviceError: Error, Sendable, CustomStringConvertible {
+    /// Stable codes: reports and scripts match on them.
+    public enum Code: String, Sendable, CaseIterable {
+        /// A variable the key needs is missing or empty and the key's policy is `fail`.
+        case missingVariable = "device.missing-variable"
+        /// The resolved string does not match the key's pattern.
+        case pattern = "device.pattern"
+        /// PCRE2's match or depth limit was hit: no verdict, so no plist.
+        case patternLimit = "device.pattern-limit"
+        /// The resolved string's length (UTF-16 code units) is outside the key's min/max.
+        case length = "device.length"
+        /// The resolved string is not one of the key's values.
+        case valueNotAllowed = "device.value-not-allowed"
+        /// XML output, and the value holds a character XML 1.0 cannot carry (U+0001 from a directory).
+        case xmlCharacter = "device.xml-character"
+        /// A variable's bytes are not valid UTF-8.
+        case invalidUTF8 = "device.invalid-utf8"
+    }
+
+    public var code: Code
+    /// The keyName.
+    public var key: String
+    /// The variable concerned: the missing one, or the first of the value's template.
+    public var variable: Variable?
+    /// The resolved value, when there is one (reports may redact it).
+    public var value: String?
+    /// Where the variable's value came from (CSV line, DN), filled in by the caller.
+    public var source: String?
+    public var message: String
+
+    public var description: String {
+        var s = "\(code.rawValue): key \"\(key)\""
+        if let variable { s += ", variable \(variable)" }
+        if let source { s += ", from \(source)" }
+        return s + ": " + message
+    }
+}
+
+/// One variable's value for one device: UTF-8 bytes in the caller's buffers (the inventory and
+/// directory tables), borrowed for the duration of one render. `count < 0` means missing.
+public struct SlotValue {
+    public var start: UnsafePointer<UInt8>?
+    public var count: Int
+
+    public init(start: UnsafePointer<UInt8>?, count: Int) {
+        self.start = start
+        self.count = count
+    }
+
+    public static var missing: SlotValue { SlotValue(start: nil, count: -1) }
+}
+
+public enum OutputFormat: String, Sendable, CaseIterable {
+    case binary, xml
+}

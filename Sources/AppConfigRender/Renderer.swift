@@ -1,0 +1,510 @@
+import AppConfigCompiler
+import AppConfigPattern
+import AppConfigSpec
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A resolved dynamic string of the current device: where its bytes are and what a scan found.
+struct DynamicString {
+    var start: Int32 = 0
+    var count: Int32 = 0
+    var utf16Count: Int32 = 0
+    var isASCII = true
+    /// Holds `& < > \r`: the XML emitter escapes it byte by byte; otherwise one copy.
+    var needsEscape = false
+    /// Holds a character XML 1.0 cannot carry.
+    var xmlInvalid = false
+    var hash: UInt64 = 0
+    /// The first slot its template reads (for error messages), or -1.
+    var firstSlot: Int32 = -1
+}
+
+/// Renders one device at a time: the VM (resolve and check) and the emitter of its format, with
+/// every buffer owned here and reused, so that the per-device path allocates nothing once warm.
+/// One per thread; the `ProgramImage` is shared.
+public final class Renderer {
+    public let image: ProgramImage
+    public let format: OutputFormat
+    private let program: Program
+
+    /// The rendered plist of the last device; valid until the next render.
+    private var output: ByteBuffer
+    /// Bytes of the dynamic strings of the current device.
+    private var text: ByteBuffer
+    private let strings: UnsafeMutableBufferPointer<DynamicString>
+    private let presentKeys: UnsafeMutableBufferPointer<Int32>
+    private var presentCount = 0
+    // Binary numbering: per instruction its object's index; per dedup class a stamp and an index.
+    private let refAt: UnsafeMutableBufferPointer<Int32>
+    private let classStamp: UnsafeMutableBufferPointer<UInt32>
+    private let classIndex: UnsafeMutableBufferPointer<Int32>
+    private let dynamicClass: UnsafeMutableBufferPointer<Int32>
+    private let objectKind: UnsafeMutableBufferPointer<UInt8>
+    private let objectArgument: UnsafeMutableBufferPointer<Int32>
+    private let objectOffset: UnsafeMutableBufferPointer<Int>
+    private var generation: UInt32 = 0
+    private let patternScratch = Pattern.Scratch()
+
+    public init(image: ProgramImage, format: OutputFormat) {
+        self.image = image
+        self.format = format
+        program = image.program
+        let p = image.program
+        func buffer<T>(_ count: Int, _ value: T) -> UnsafeMutableBufferPointer<T> {
+            let b = UnsafeMutableBufferPointer<T>.allocate(capacity: max(count, 1))
+            b.initialize(repeating: value)
+            return b
+        }
+        // At most one object per instruction, plus the root.
+        let maxObjects = p.instructions.count + 1
+        output = ByteBuffer(capacity: 4096)
+        text = ByteBuffer(capacity: 1024)
+        strings = buffer(p.dynamicStringCount, DynamicString())
+        presentKeys = buffer(p.keys.count, 0)
+        refAt = buffer(p.instructions.count, 0)
+        classStamp = buffer(p.constantClassCount + p.dynamicStringCount, 0)
+        classIndex = buffer(p.constantClassCount + p.dynamicStringCount, 0)
+        dynamicClass = buffer(p.dynamicStringCount, 0)
+        objectKind = buffer(maxObjects, 0)
+        objectArgument = buffer(maxObjects, 0)
+        objectOffset = buffer(maxObjects, 0)
+    }
+
+    deinit {
+        output.free(); text.free()
+        strings.deallocate(); presentKeys.deallocate(); refAt.deallocate()
+        classStamp.deallocate(); classIndex.deallocate(); dynamicClass.deallocate()
+        objectKind.deallocate(); objectArgument.deallocate(); objectOffset.deallocate()
+    }
+
+    /// Renders one device. The returned bytes live in this renderer's buffer and are valid until
+    /// the next call; on error nothing of the device is kept. `source` names where a variable's
+    /// value came from; it is called only when there is an error to report.
+    /// Performance-critical: the fleet's hot loop.
+    @inline(never)
+    public func render(_ values: UnsafeBufferPointer<SlotValue>,
+                       source: (Variable) -> String? = { _ in nil }) throws(DeviceError) -> UnsafeRawBufferPointer {
+        precondition(values.count == image.slotCount, "a device row needs one value per slot")
+        if var error = resolve(values) {
+            if let v = error.variable { error.source = source(v) }
+            throw error
+        }
+        output.count = 0
+        switch format {
+        case .xml:
+            if var error = emitXML() {
+                if let v = error.variable { error.source = source(v) }
+                throw error
+            }
+        case .binary:
+            emitBinary()
+        }
+        return output.bytes
+    }
+
+    // MARK: The VM: resolve variables, build dynamic strings, run the checks
+
+    private func resolve(_ values: UnsafeBufferPointer<SlotValue>) -> DeviceError? {
+        text.count = 0
+        presentCount = 0
+        let code = image.instructions
+        var pc = 0
+        var key = 0
+        var current = 0
+        while true {
+            let instruction = Instruction(rawValue: code[pc])
+            switch instruction.opcode {
+            case .key:
+                key = instruction.operand
+            case .endKey:
+                presentKeys[presentCount] = Int32(key)
+                presentCount += 1
+            case .stringBegin:
+                current = instruction.operand
+                strings[current] = DynamicString(start: Int32(text.count))
+            case .literal:
+                text.append(image.bytes(image.texts[instruction.operand]))
+            case .variable:
+                let slot = instruction.operand
+                if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
+                let value = values[slot]
+                if value.count > 0, let start = value.start {
+                    text.append(UnsafeBufferPointer(start: start, count: value.count))
+                } else {
+                    switch image.keyPolicy[key] {
+                    case .fail:
+                        return DeviceError(code: .missingVariable, key: program.keys[key].name, variable: program.slots[slot],
+                                           message: "$(\(program.slots[slot])) is \(value.count == 0 ? "empty" : "missing") for this device")
+                    case .omit:
+                        pc = Int(image.keyEnd[key]) + 1
+                        continue
+                    case .empty:
+                        break
+                    }
+                }
+            case .stringEnd:
+                if let error = scan(current, key: key) { return error }
+            case .checkLength:
+                let (lo, hi) = instruction.operands
+                let n = Int(strings[current].utf16Count)
+                if n < lo || (hi != Instruction.noBound && n > hi) {
+                    let bound = n < lo ? "fewer than min \(lo)" : "more than max \(hi)"
+                    return checkError(.length, current, key, "has \(n) characters (UTF-16 units), \(bound)")
+                }
+            case .checkPattern:
+                let pattern = program.patterns[instruction.operand]
+                switch pattern.search(stringBytes(current), scratch: patternScratch) {
+                case .match: break
+                case .noMatch: return checkError(.pattern, current, key, "does not match pattern \(pattern.source)")
+                case .failed(let why): return checkError(.patternLimit, current, key, "could not be checked against \(pattern.source): \(why)")
+                }
+            case .checkValues:
+                let set = program.valueSets[instruction.operand]
+                if !set.contains(stringBytes(current)) {
+                    return checkError(.valueNotAllowed, current, key, "is not one of " + set.display.map { "\"\($0)\"" }.joined(separator: ", "))
+                }
+            case .halt:
+                return nil
+            case .constant, .arrayBegin, .arrayEnd:
+                break
+            }
+            pc += 1
+        }
+    }
+
+    @inline(__always)
+    private func stringBytes(_ d: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: text.base + Int(strings[d].start), count: Int(strings[d].count))
+    }
+
+    private func checkError(_ code: DeviceError.Code, _ d: Int, _ key: Int, _ what: String) -> DeviceError {
+        let value = String(decoding: stringBytes(d), as: UTF8.self)
+        let slot = Int(strings[d].firstSlot)
+        return DeviceError(code: code, key: program.keys[key].name, variable: slot >= 0 ? program.slots[slot] : nil,
+                           value: value, message: "\"\(value)\" \(what)")
+    }
+
+    /// One pass over a finished string: valid UTF-8, its UTF-16 length, ASCII or not, whether XML
+    /// needs escapes or cannot carry it; and its hash for the binary writer's dedup.
+    private func scan(_ d: Int, key: Int) -> DeviceError? {
+        let start = Int(strings[d].start)
+        let n = text.count - start
+        let p = text.base + start
+        var i = 0
+        var utf16 = 0
+        var ascii = true, escape = false, invalid = false
+        while i < n {
+            let b = p[i]
+            if b < 0x80 {
+                if b < 0x20 {
+                    if b == 0x0D { escape = true } else if b != 0x09 && b != 0x0A { invalid = true }
+                } else if b == 0x26 || b == 0x3C || b == 0x3E {
+                    escape = true
+                }
+                utf16 += 1
+                i += 1
+                continue
+            }
+            ascii = false
+            let length: Int, minimum: UInt32
+            var scalar: UInt32
+            switch b {
+            case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(b & 0x1F)
+            case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(b & 0x0F)
+            case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(b & 0x07)
+            default: return utf8Error(d, key: key)
+            }
+            if i + length > n { return utf8Error(d, key: key) }
+            for k in 1..<length {
+                let c = p[i + k]
+                if c & 0xC0 != 0x80 { return utf8Error(d, key: key) }
+                scalar = scalar << 6 | UInt32(c & 0x3F)
+            }
+            if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { return utf8Error(d, key: key) }
+            if scalar == 0xFFFE || scalar == 0xFFFF { invalid = true }
+            utf16 += length == 4 ? 2 : 1
+            i += length
+        }
+        strings[d].count = Int32(n)
+        strings[d].utf16Count = Int32(utf16)
+        strings[d].isASCII = ascii
+        strings[d].needsEscape = escape
+        strings[d].xmlInvalid = invalid
+        if format == .xml {
+            if invalid { return checkError(.xmlCharacter, d, key, "holds a character XML 1.0 cannot carry") }
+        } else {
+            strings[d].hash = fnv1a(UnsafeBufferPointer(start: p, count: n))
+        }
+        return nil
+    }
+
+    private func utf8Error(_ d: Int, key: Int) -> DeviceError {
+        let slot = Int(strings[d].firstSlot)
+        return DeviceError(code: .invalidUTF8, key: program.keys[key].name, variable: slot >= 0 ? program.slots[slot] : nil,
+                           message: "the value is not valid UTF-8")
+    }
+
+    // MARK: XML emitter
+
+    private static let arrayOpen = Array("\t<array>\n".utf8)
+    private static let arrayClose = Array("\t</array>\n".utf8)
+    private static let arrayEmpty = Array("\t<array/>\n".utf8)
+    private static let stringOpen = Array("<string>".utf8)
+    private static let stringClose = Array("</string>\n".utf8)
+
+    /// plistlib's layout: the header, `<dict>`, a tab-indented `<key>` line and value per key.
+    private func emitXML() -> DeviceError? {
+        output.append(PlistEncoding.xmlHeader)
+        let code = image.instructions
+        for k in 0..<presentCount {
+            let key = Int(presentKeys[k])
+            output.append(image.bytes(image.keyXML[key]))
+            var pc = Int(image.keyStart[key]) + 1
+            var depth = 1
+            var emptyArray = false
+            walk: while true {
+                let instruction = Instruction(rawValue: code[pc])
+                switch instruction.opcode {
+                case .constant:
+                    let range = image.constantXML[instruction.operand]
+                    if range.count < 0 {
+                        return DeviceError(code: .xmlCharacter, key: program.keys[key].name,
+                                           message: "the value holds a character XML 1.0 cannot carry")
+                    }
+                    output.appendTabs(depth)
+                    output.append(image.bytes(range))
+                    output.append(0x0A)
+                case .arrayBegin:
+                    emptyArray = instruction.operands.0 == 0
+                    output.append(emptyArray ? Self.arrayEmpty : Self.arrayOpen)
+                    depth = 2
+                case .arrayEnd:
+                    if !emptyArray { output.append(Self.arrayClose) }
+                    depth = 1
+                case .stringBegin:
+                    output.appendTabs(depth)
+                    output.append(Self.stringOpen)
+                    appendEscaped(instruction.operand)
+                    output.append(Self.stringClose)
+                case .endKey:
+                    break walk
+                default:
+                    break
+                }
+                pc += 1
+            }
+        }
+        output.append(PlistEncoding.xmlFooter)
+        return nil
+    }
+
+    private func appendEscaped(_ d: Int) {
+        let bytes = stringBytes(d)
+        guard strings[d].needsEscape else { output.append(bytes); return }
+        for b in bytes {
+            switch b {
+            case 0x26: output.append(ascii: "&amp;")
+            case 0x3C: output.append(ascii: "&lt;")
+            case 0x3E: output.append(ascii: "&gt;")
+            case 0x0D: output.append(ascii: "&#13;")
+            default: output.append(b)
+            }
+        }
+    }
+
+    // MARK: Binary emitter
+
+    private enum ObjectKind: UInt8 { case root, constant, dynamic, array }
+
+    /// plistlib's layout: objects numbered depth-first (root, keys, then values), equal scalars
+    /// stored once, offsets and references as narrow as the sizes allow. Three passes over this
+    /// device's objects: number, size, write; one reservation, no other allocation.
+    private func emitBinary() {
+        generation &+= 1
+        if generation == 0 {  // wrapped: stamps from 2^32 devices ago could collide
+            classStamp.update(repeating: 0)
+            generation = 1
+        }
+        var objects = 1
+        objectKind[0] = ObjectKind.root.rawValue
+
+        @inline(__always) func assign(_ cls: Int, _ kind: ObjectKind, _ argument: Int) -> Int32 {
+            if classStamp[cls] == generation { return classIndex[cls] }
+            classStamp[cls] = generation
+            classIndex[cls] = Int32(objects)
+            objectKind[objects] = kind.rawValue
+            objectArgument[objects] = Int32(argument)
+            objects += 1
+            return Int32(objects - 1)
+        }
+
+        // 1. Number: the keys, then each value depth-first.
+        for k in 0..<presentCount {
+            let key = Int(presentKeys[k])
+            let c = Int(image.keyNameConstant[key])
+            refAt[Int(image.keyStart[key])] = assign(Int(image.constantClass[c]), .constant, c)
+        }
+        let code = image.instructions
+        var assignedDynamic = 0
+        for k in 0..<presentCount {
+            let key = Int(presentKeys[k])
+            var pc = Int(image.keyStart[key]) + 1
+            let end = Int(image.keyEnd[key])
+            while pc < end {
+                let instruction = Instruction(rawValue: code[pc])
+                switch instruction.opcode {
+                case .constant:
+                    let c = instruction.operand
+                    refAt[pc] = assign(Int(image.constantClass[c]), .constant, c)
+                case .arrayBegin:
+                    objectKind[objects] = ObjectKind.array.rawValue
+                    objectArgument[objects] = Int32(pc)
+                    refAt[pc] = Int32(objects)
+                    objects += 1
+                case .stringBegin:
+                    let d = instruction.operand
+                    let cls = dedupClass(ofDynamic: d, assignedBefore: assignedDynamic)
+                    dynamicClass[assignedDynamic] = Int32(d)
+                    assignedDynamic += 1
+                    refAt[pc] = assign(cls, .dynamic, d)
+                default:
+                    break
+                }
+                pc += 1
+            }
+        }
+
+        // 2. Size: the reference width follows the object count, the offset width the offset table's place.
+        let refSize = PlistEncoding.byteWidth(for: objects)
+        var size = 8
+        for o in 0..<objects { size += objectSize(o, refSize: refSize) }
+        let offsetTableOffset = size
+        let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
+        let total = offsetTableOffset + objects * offsetSize + 32
+
+        // 3. Write.
+        output.reserve(total)
+        let base = output.base
+        var p = base
+        for b in "bplist00".utf8 { p.pointee = b; p += 1 }
+        for o in 0..<objects {
+            objectOffset[o] = p - base
+            p = writeObject(o, at: p, refSize: refSize)
+        }
+        for o in 0..<objects {
+            PlistEncoding.writeBigEndian(UInt64(objectOffset[o]), width: offsetSize, to: p)
+            p += offsetSize
+        }
+        // Trailer: 5 unused bytes, sort version 0, the two widths, object count, top object, table offset.
+        for _ in 0..<6 { p.pointee = 0; p += 1 }
+        p[0] = UInt8(offsetSize); p[1] = UInt8(refSize); p += 2
+        PlistEncoding.writeBigEndian(UInt64(objects), width: 8, to: p); p += 8
+        PlistEncoding.writeBigEndian(0, width: 8, to: p); p += 8
+        PlistEncoding.writeBigEndian(UInt64(offsetTableOffset), width: 8, to: p); p += 8
+        assert(p - base == total, "size pass and write pass disagree")
+        output.count = total
+    }
+
+    /// A dynamic string's dedup class: a constant string's when equal to one, an earlier dynamic
+    /// string's of this device when equal to it, else its own.
+    private func dedupClass(ofDynamic d: Int, assignedBefore: Int) -> Int {
+        let bytes = stringBytes(d)
+        let hash = strings[d].hash
+        if let cls = program.stringClasses.dedupClass(of: bytes, hash: hash, constants: program.constants) { return cls }
+        for i in 0..<assignedBefore {
+            let other = Int(dynamicClass[i])
+            if strings[other].hash == hash && memoryEqual(stringBytes(other), bytes) {
+                return program.constantClassCount + other
+            }
+        }
+        return program.constantClassCount + d
+    }
+
+    private func objectSize(_ o: Int, refSize: Int) -> Int {
+        let argument = Int(objectArgument[o])
+        switch ObjectKind(rawValue: objectKind[o])! {
+        case .root:
+            return PlistEncoding.sizeHeaderLength(presentCount) + 2 * presentCount * refSize
+        case .constant:
+            return Int(image.constantBinary[argument].count)
+        case .dynamic:
+            let s = strings[argument]
+            let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
+            return PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
+        case .array:
+            let n = Instruction(rawValue: image.instructions[argument]).operands.0
+            return PlistEncoding.sizeHeaderLength(n) + n * refSize
+        }
+    }
+
+    private func writeObject(_ o: Int, at start: UnsafeMutablePointer<UInt8>, refSize: Int) -> UnsafeMutablePointer<UInt8> {
+        var p = start
+        let argument = Int(objectArgument[o])
+        switch ObjectKind(rawValue: objectKind[o])! {
+        case .root:
+            p += PlistEncoding.writeSizeHeader(token: 0xD0, count: presentCount, to: p)
+            for k in 0..<presentCount {
+                PlistEncoding.writeBigEndian(UInt64(refAt[Int(image.keyStart[Int(presentKeys[k])])]), width: refSize, to: p)
+                p += refSize
+            }
+            for k in 0..<presentCount {
+                PlistEncoding.writeBigEndian(UInt64(refAt[Int(image.keyStart[Int(presentKeys[k])]) + 1]), width: refSize, to: p)
+                p += refSize
+            }
+        case .constant:
+            let bytes = image.bytes(image.constantBinary[argument])
+            p.update(from: bytes.baseAddress!, count: bytes.count)
+            p += bytes.count
+        case .dynamic:
+            let s = strings[argument]
+            let bytes = stringBytes(argument)
+            if s.isASCII {
+                p += PlistEncoding.writeSizeHeader(token: 0x50, count: bytes.count, to: p)
+                if let b = bytes.baseAddress { p.update(from: b, count: bytes.count) }
+                p += bytes.count
+            } else {
+                p += PlistEncoding.writeSizeHeader(token: 0x60, count: Int(s.utf16Count), to: p)
+                p = writeUTF16BigEndian(bytes, to: p)
+            }
+        case .array:
+            let (n, array) = Instruction(rawValue: image.instructions[argument]).operands
+            p += PlistEncoding.writeSizeHeader(token: 0xA0, count: n, to: p)
+            let first = Int(image.arrayStart[array])
+            for i in 0..<n {
+                PlistEncoding.writeBigEndian(UInt64(refAt[Int(image.arrayItems[first + i])]), width: refSize, to: p)
+                p += refSize
+            }
+        }
+        return p
+    }
+
+    /// Transcodes validated UTF-8 to UTF-16 big-endian (surrogate pairs above U+FFFF).
+    private func writeUTF16BigEndian(_ bytes: UnsafeBufferPointer<UInt8>, to start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var p = start
+        var i = 0
+        let n = bytes.count
+        @inline(__always) func put(_ unit: UInt32) {
+            p[0] = UInt8(truncatingIfNeeded: unit >> 8)
+            p[1] = UInt8(truncatingIfNeeded: unit)
+            p += 2
+        }
+        while i < n {
+            let b = UInt32(bytes[i])
+            if b < 0x80 {
+                put(b); i += 1
+            } else if b < 0xE0 {
+                put((b & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F)); i += 2
+            } else if b < 0xF0 {
+                put((b & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F)); i += 3
+            } else {
+                let scalar = (b & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6 | UInt32(bytes[i + 3] & 0x3F)
+                let v = scalar - 0x10000
+                put(0xD800 | (v >> 10)); put(0xDC00 | (v & 0x3FF)); i += 4
+            }
+        }
+        return p
+    }
+}
