@@ -13,7 +13,9 @@ public indirect enum PlistValue: Equatable, Sendable {
     case integer(Int64)
     case real(Double)
     case boolean(Bool)
-    /// Seconds since 2001-01-01T00:00:00Z.
+    /// Seconds since 2001-01-01T00:00:00Z. libplist 2.2 reads dates as int32 seconds and a
+    /// microsecond part whose sign it drops: a date before 2001 with a fraction reads wrong, and
+    /// dates beyond 1933...2069 overflow.
     case date(Double)
     case data([UInt8])
     case array([PlistValue])
