@@ -12,6 +12,15 @@ public struct Spec: Sendable {
     public var keys: [Key]
     public var presentation: Presentation?
 
+    public init(file: String, rootName: String, version: Int, bundleId: String, keys: [Key], presentation: Presentation? = nil) {
+        self.file = file
+        self.rootName = rootName
+        self.version = version
+        self.bundleId = bundleId
+        self.keys = keys
+        self.presentation = presentation
+    }
+
     public func key(named name: String) -> Key? { keys.first { $0.name == name } }
 }
 
@@ -22,6 +31,15 @@ public struct Key: Sendable {
     public var location: SourceLocation
     public var defaultValue: AssignedValue?
     public var constraint: Constraint?
+
+    public init(name: String, type: KeyType, location: SourceLocation, defaultValue: AssignedValue? = nil,
+                constraint: Constraint? = nil) {
+        self.name = name
+        self.type = type
+        self.location = location
+        self.defaultValue = defaultValue
+        self.constraint = constraint
+    }
 
     /// The key may be left out of a device's plist when its value is missing.
     public var isNullable: Bool { constraint?.nullable ?? false }
@@ -102,6 +120,17 @@ public struct Constraint: Sendable {
     public var compiledPattern: Pattern?
     public var values: [ScalarValue]?
     public var location: SourceLocation
+
+    public init(nullable: Bool = false, min: Bound? = nil, max: Bound? = nil, pattern: String? = nil,
+                compiledPattern: Pattern? = nil, values: [ScalarValue]? = nil, location: SourceLocation) {
+        self.nullable = nullable
+        self.min = min
+        self.max = max
+        self.pattern = pattern
+        self.compiledPattern = compiledPattern
+        self.values = values
+        self.location = location
+    }
 }
 
 /// The presentation element: how the admin console shows the keys.
