@@ -229,16 +229,9 @@ struct ProgramBuilder {
     }
 
     func finish() -> Program {
-        var table = StringClassTable(capacity: constants.count)
-        for (i, c) in constants.enumerated() {
-            guard case .string(let s) = c.value, constantIndex[DedupKey(c.value)] == i else { continue }
-            let bytes = Array(s.utf8)
-            let hash = bytes.withUnsafeBufferPointer { fnv1a($0) }
-            table.insert(.init(hash: hash, dedupClass: c.dedupClass, constant: i), bytes: bytes, constants: constants)
-        }
         var program = Program(instructions: instructions, constants: constants, texts: texts, slots: slots,
                                patterns: patterns, valueSets: valueSets, keys: keys, arrays: arrays,
-                               stringClasses: table, constantClassCount: constantIndex.count,
+                               constantClassCount: constantIndex.count,
                                dynamicStringCount: dynamicStrings,
                                metadata: .init(bundleId: spec.bundleId, version: spec.version, hash: 0))
         program.metadata.hash = Self.fingerprint(program)

@@ -26,8 +26,6 @@ public struct Program: Sendable {
     public var keys: [KeyInfo]
     /// Item addresses of each array (for the binary emitter's references).
     public var arrays: [[Int]]
-    /// Constant strings by content, for the binary writer's "equal strings stored once".
-    public var stringClasses: StringClassTable
     /// Dedup classes among constants (equal constants share one); dynamic strings get more per device.
     public var constantClassCount: Int
     public var dynamicStringCount: Int
@@ -77,48 +75,6 @@ public struct ValueSet: Sendable {
 
     public func contains(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         values.contains { v in v.count == bytes.count && v.withUnsafeBufferPointer { memoryEqual($0, bytes) } }
-    }
-}
-
-/// Constant strings by content: FNV-1a hash, open addressing. Read-only after compilation.
-public struct StringClassTable: Sendable {
-    public struct Entry: Sendable {
-        public var hash: UInt64
-        public var dedupClass: Int
-        public var constant: Int
-    }
-
-    var slots: [Entry?]
-    var mask: Int
-
-    init(capacity: Int) {
-        var size = 8
-        while size < capacity * 2 { size <<= 1 }
-        slots = Array(repeating: nil, count: size)
-        mask = size - 1
-    }
-
-    mutating func insert(_ entry: Entry, bytes: [UInt8], constants: [Constant]) {
-        var i = Int(truncatingIfNeeded: entry.hash) & mask
-        while let existing = slots[i] {
-            if existing.hash == entry.hash, case .string(let s)? = Optional(constants[existing.constant].value),
-               Array(s.utf8) == bytes { return }
-            i = (i + 1) & mask
-        }
-        slots[i] = entry
-    }
-
-    /// The class of a constant string equal to these bytes, if any.
-    public func dedupClass(of bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, constants: [Constant]) -> Int? {
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while let entry = slots[i] {
-            if entry.hash == hash, case .string(let s) = constants[entry.constant].value {
-                var copy = s
-                if copy.withUTF8({ $0.count == bytes.count && memoryEqual($0, bytes) }) { return entry.dedupClass }
-            }
-            i = (i + 1) & mask
-        }
-        return nil
     }
 }
 

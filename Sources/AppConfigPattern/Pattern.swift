@@ -70,12 +70,16 @@ public final class Pattern: @unchecked Sendable {
         deinit { pcre2_match_data_free_8(matchData) }
     }
 
-    /// Searches UTF-8 bytes (not NUL-terminated) for the pattern.
-    public func search(_ subject: UnsafeBufferPointer<UInt8>, scratch: Scratch) -> MatchResult {
+    /// Searches UTF-8 bytes (not NUL-terminated) for the pattern. With `validatedUTF8` the caller
+    /// promises valid UTF-8 and PCRE2 skips its own check (and takes its JIT fast path).
+    public func search(_ subject: UnsafeBufferPointer<UInt8>, scratch: Scratch, validatedUTF8: Bool = false) -> MatchResult {
         // An empty buffer may have a nil base address; PCRE2 wants a pointer either way.
         let rc: Int32 = withUnsafePointer(to: 0 as UInt8) { empty in
             let base = subject.baseAddress ?? empty
-            return pcre2_match_8(code, base, subject.count, 0, 0, scratch.matchData, context)
+            if validatedUTF8 && isJITCompiled {
+                return pcre2_jit_match_8(code, base, subject.count, 0, 0, scratch.matchData, context)
+            }
+            return pcre2_match_8(code, base, subject.count, 0, validatedUTF8 ? PCRE2_NO_UTF_CHECK : 0, scratch.matchData, context)
         }
         if rc >= 0 { return .match }
         if rc == PCRE2_ERROR_NOMATCH { return .noMatch }

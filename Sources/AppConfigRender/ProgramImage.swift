@@ -28,6 +28,14 @@ public final class ProgramImage: @unchecked Sendable {
     /// Item addresses of all arrays, back to back; `arrayItems[arrayStart[a] ..< + count]`.
     let arrayItems: UnsafeMutableBufferPointer<Int32>
     let arrayStart: UnsafeMutableBufferPointer<Int32>
+    /// Constant strings by content (open addressing on FNV-1a): the dedup class of a resolved
+    /// string equal to one. Empty slots have class -1.
+    let stringClassHash: UnsafeMutableBufferPointer<UInt64>
+    let stringClassId: UnsafeMutableBufferPointer<Int32>
+    let stringClassBytes: UnsafeMutableBufferPointer<PoolRange>
+    let stringClassMask: Int
+    /// The patterns, unretained: the program holds them for the image's lifetime.
+    let patterns: UnsafeMutableBufferPointer<Unmanaged<Pattern>>
 
     public var slotCount: Int { program.slots.count }
 
@@ -62,7 +70,40 @@ public final class ProgramImage: @unchecked Sendable {
         }
         arrayItems = buffer(items)
         arrayStart = buffer(starts)
+
+        var size = 8
+        while size < program.constants.count * 2 { size <<= 1 }
+        var hashes = [UInt64](repeating: 0, count: size)
+        var ids = [Int32](repeating: -1, count: size)
+        var ranges = [PoolRange](repeating: PoolRange(start: 0, count: 0), count: size)
+        var seenClasses = Set<Int>()
+        for c in program.constants {
+            guard case .string(let text) = c.value, seenClasses.insert(c.dedupClass).inserted else { continue }
+            let bytes = Array(text.utf8)
+            let hash = bytes.withUnsafeBufferPointer { fnv1a($0) }
+            var i = Int(truncatingIfNeeded: hash) & (size - 1)
+            while ids[i] >= 0 { i = (i + 1) & (size - 1) }
+            hashes[i] = hash
+            ids[i] = Int32(c.dedupClass)
+            ranges[i] = add(bytes)
+        }
+        stringClassHash = buffer(hashes)
+        stringClassId = buffer(ids)
+        stringClassBytes = buffer(ranges)
+        stringClassMask = size - 1
+        patterns = buffer(program.patterns.map { Unmanaged.passUnretained($0) })
         self.pool = buffer(pool)
+    }
+
+    /// The dedup class of the constant string equal to these bytes, or -1.
+    @inline(__always)
+    func constantStringClass(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
+        var i = Int(truncatingIfNeeded: hash) & stringClassMask
+        while stringClassId[i] >= 0 {
+            if stringClassHash[i] == hash && memoryEqual(self.bytes(stringClassBytes[i]), bytes) { return Int(stringClassId[i]) }
+            i = (i + 1) & stringClassMask
+        }
+        return -1
     }
 
     deinit {
@@ -70,6 +111,7 @@ public final class ProgramImage: @unchecked Sendable {
         constantXML.deallocate(); constantBinary.deallocate(); constantClass.deallocate()
         keyXML.deallocate(); keyNameConstant.deallocate(); keyPolicy.deallocate()
         keyStart.deallocate(); keyEnd.deallocate(); arrayItems.deallocate(); arrayStart.deallocate()
+        stringClassHash.deallocate(); stringClassId.deallocate(); stringClassBytes.deallocate(); patterns.deallocate()
     }
 
     @inline(__always)

@@ -30,13 +30,20 @@ public final class Renderer {
     public let format: OutputFormat
     private let program: Program
 
-    /// The rendered plist of the last device; valid until the next render.
-    private var output: ByteBuffer
-    /// Bytes of the dynamic strings of the current device.
-    private var text: ByteBuffer
+    /// The mutable part of a render, moved into a local for the duration of one device and passed
+    /// `inout`: class properties would cost a dynamic exclusivity check on every access.
+    struct State {
+        /// The rendered plist; valid until the next render.
+        var output: ByteBuffer
+        /// Bytes of the dynamic strings of the current device.
+        var text: ByteBuffer
+        var presentCount = 0
+        var generation: UInt32 = 0
+    }
+
+    private var saved: State
     private let strings: UnsafeMutableBufferPointer<DynamicString>
     private let presentKeys: UnsafeMutableBufferPointer<Int32>
-    private var presentCount = 0
     // Binary numbering: per instruction its object's index; per dedup class a stamp and an index.
     private let refAt: UnsafeMutableBufferPointer<Int32>
     private let classStamp: UnsafeMutableBufferPointer<UInt32>
@@ -45,7 +52,6 @@ public final class Renderer {
     private let objectKind: UnsafeMutableBufferPointer<UInt8>
     private let objectArgument: UnsafeMutableBufferPointer<Int32>
     private let objectOffset: UnsafeMutableBufferPointer<Int>
-    private var generation: UInt32 = 0
     private let patternScratch = Pattern.Scratch()
 
     public init(image: ProgramImage, format: OutputFormat) {
@@ -60,8 +66,7 @@ public final class Renderer {
         }
         // At most one object per instruction, plus the root.
         let maxObjects = p.instructions.count + 1
-        output = ByteBuffer(capacity: 4096)
-        text = ByteBuffer(capacity: 1024)
+        saved = State(output: ByteBuffer(capacity: 4096), text: ByteBuffer(capacity: 1024))
         strings = buffer(p.dynamicStringCount, DynamicString())
         presentKeys = buffer(p.keys.count, 0)
         refAt = buffer(p.instructions.count, 0)
@@ -74,7 +79,7 @@ public final class Renderer {
     }
 
     deinit {
-        output.free(); text.free()
+        saved.output.free(); saved.text.free()
         strings.deallocate(); presentKeys.deallocate(); refAt.deallocate()
         classStamp.deallocate(); classIndex.deallocate(); dynamicClass.deallocate()
         objectKind.deallocate(); objectArgument.deallocate(); objectOffset.deallocate()
@@ -88,28 +93,28 @@ public final class Renderer {
     public func render(_ values: UnsafeBufferPointer<SlotValue>,
                        source: (Variable) -> String? = { _ in nil }) throws(DeviceError) -> UnsafeRawBufferPointer {
         precondition(values.count == image.slotCount, "a device row needs one value per slot")
-        if var error = resolve(values) {
+        var state = saved
+        defer { saved = state }
+        var failure = resolve(values, &state)
+        if failure == nil {
+            state.output.count = 0
+            switch format {
+            case .xml: failure = emitXML(&state)
+            case .binary: emitBinary(&state)
+            }
+        }
+        if var error = failure {
             if let v = error.variable { error.source = source(v) }
             throw error
         }
-        output.count = 0
-        switch format {
-        case .xml:
-            if var error = emitXML() {
-                if let v = error.variable { error.source = source(v) }
-                throw error
-            }
-        case .binary:
-            emitBinary()
-        }
-        return output.bytes
+        return state.output.bytes
     }
 
     // MARK: The VM: resolve variables, build dynamic strings, run the checks
 
-    private func resolve(_ values: UnsafeBufferPointer<SlotValue>) -> DeviceError? {
-        text.count = 0
-        presentCount = 0
+    private func resolve(_ values: UnsafeBufferPointer<SlotValue>, _ state: inout State) -> DeviceError? {
+        state.text.count = 0
+        state.presentCount = 0
         let code = image.instructions
         var pc = 0
         var key = 0
@@ -120,19 +125,19 @@ public final class Renderer {
             case .key:
                 key = instruction.operand
             case .endKey:
-                presentKeys[presentCount] = Int32(key)
-                presentCount += 1
+                presentKeys[state.presentCount] = Int32(key)
+                state.presentCount += 1
             case .stringBegin:
                 current = instruction.operand
-                strings[current] = DynamicString(start: Int32(text.count))
+                strings[current] = DynamicString(start: Int32(state.text.count))
             case .literal:
-                text.append(image.bytes(image.texts[instruction.operand]))
+                state.text.append(image.bytes(image.texts[instruction.operand]))
             case .variable:
                 let slot = instruction.operand
                 if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
                 let value = values[slot]
                 if value.count > 0, let start = value.start {
-                    text.append(UnsafeBufferPointer(start: start, count: value.count))
+                    state.text.append(UnsafeBufferPointer(start: start, count: value.count))
                 } else {
                     switch image.keyPolicy[key] {
                     case .fail:
@@ -146,25 +151,30 @@ public final class Renderer {
                     }
                 }
             case .stringEnd:
-                if let error = scan(current, key: key) { return error }
+                if let error = scan(current, key: key, state.text) { return error }
             case .checkLength:
                 let (lo, hi) = instruction.operands
                 let n = Int(strings[current].utf16Count)
                 if n < lo || (hi != Instruction.noBound && n > hi) {
                     let bound = n < lo ? "fewer than min \(lo)" : "more than max \(hi)"
-                    return checkError(.length, current, key, "has \(n) characters (UTF-16 units), \(bound)")
+                    return checkError(.length, current, key, state.text, "has \(n) characters (UTF-16 units), \(bound)")
                 }
             case .checkPattern:
-                let pattern = program.patterns[instruction.operand]
-                switch pattern.search(stringBytes(current), scratch: patternScratch) {
+                let pattern = image.patterns[instruction.operand]
+                let result = pattern._withUnsafeGuaranteedRef {
+                    $0.search(stringBytes(current, state.text), scratch: patternScratch, validatedUTF8: true)
+                }
+                switch result {
                 case .match: break
-                case .noMatch: return checkError(.pattern, current, key, "does not match pattern \(pattern.source)")
-                case .failed(let why): return checkError(.patternLimit, current, key, "could not be checked against \(pattern.source): \(why)")
+                case .noMatch:
+                    return checkError(.pattern, current, key, state.text, "does not match pattern \(pattern.takeUnretainedValue().source)")
+                case .failed(let why):
+                    return checkError(.patternLimit, current, key, state.text, "could not be checked against \(pattern.takeUnretainedValue().source): \(why)")
                 }
             case .checkValues:
                 let set = program.valueSets[instruction.operand]
-                if !set.contains(stringBytes(current)) {
-                    return checkError(.valueNotAllowed, current, key, "is not one of " + set.display.map { "\"\($0)\"" }.joined(separator: ", "))
+                if !set.contains(stringBytes(current, state.text)) {
+                    return checkError(.valueNotAllowed, current, key, state.text, "is not one of " + set.display.map { "\"\($0)\"" }.joined(separator: ", "))
                 }
             case .halt:
                 return nil
@@ -176,67 +186,82 @@ public final class Renderer {
     }
 
     @inline(__always)
-    private func stringBytes(_ d: Int) -> UnsafeBufferPointer<UInt8> {
+    private func stringBytes(_ d: Int, _ text: ByteBuffer) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: text.base + Int(strings[d].start), count: Int(strings[d].count))
     }
 
-    private func checkError(_ code: DeviceError.Code, _ d: Int, _ key: Int, _ what: String) -> DeviceError {
-        let value = String(decoding: stringBytes(d), as: UTF8.self)
+    private func checkError(_ code: DeviceError.Code, _ d: Int, _ key: Int, _ text: ByteBuffer, _ what: String) -> DeviceError {
+        let value = String(decoding: stringBytes(d, text), as: UTF8.self)
         let slot = Int(strings[d].firstSlot)
         return DeviceError(code: code, key: program.keys[key].name, variable: slot >= 0 ? program.slots[slot] : nil,
                            value: value, message: "\"\(value)\" \(what)")
     }
 
+    /// What a byte needs beyond being copied: 0 plain ASCII; 1 XML escape (`& < > \r`); 2 a control
+    /// XML 1.0 forbids; 3 the lead or continuation byte of a multi-byte character.
+    private static let byteClass: [UInt8] = (0...255).map { b -> UInt8 in
+        switch b {
+        case 0x26, 0x3C, 0x3E, 0x0D: 1
+        case 0x09, 0x0A: 0
+        case 0..<0x20: 2
+        case 0x80...: 3
+        default: 0
+        }
+    }
+
     /// One pass over a finished string: valid UTF-8, its UTF-16 length, ASCII or not, whether XML
-    /// needs escapes or cannot carry it; and its hash for the binary writer's dedup.
-    private func scan(_ d: Int, key: Int) -> DeviceError? {
+    /// needs escapes or cannot carry it; and, for binary, its hash for the writer's dedup.
+    private func scan(_ d: Int, key: Int, _ text: ByteBuffer) -> DeviceError? {
         let start = Int(strings[d].start)
         let n = text.count - start
         let p = text.base + start
         var i = 0
         var utf16 = 0
         var ascii = true, escape = false, invalid = false
-        while i < n {
-            let b = p[i]
-            if b < 0x80 {
-                if b < 0x20 {
-                    if b == 0x0D { escape = true } else if b != 0x09 && b != 0x0A { invalid = true }
-                } else if b == 0x26 || b == 0x3C || b == 0x3E {
-                    escape = true
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        let hashing = format == .binary
+        Self.byteClass.withUnsafeBufferPointer { classes in
+            while i < n {
+                let b = p[i]
+                if hashing { hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+                switch classes[Int(b)] {
+                case 0: utf16 += 1; i += 1; continue
+                case 1: escape = true; utf16 += 1; i += 1; continue
+                case 2: invalid = true; utf16 += 1; i += 1; continue
+                default: break
                 }
-                utf16 += 1
-                i += 1
-                continue
+                // A multi-byte character: decode and validate it, hashing its continuation bytes.
+                ascii = false
+                let length: Int, minimum: UInt32
+                var scalar: UInt32
+                switch b {
+                case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(b & 0x1F)
+                case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(b & 0x0F)
+                case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(b & 0x07)
+                default: i = -1; return
+                }
+                if i + length > n { i = -1; return }
+                for k in 1..<length {
+                    let c = p[i + k]
+                    if c & 0xC0 != 0x80 { i = -1; return }
+                    if hashing { hash = (hash ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
+                    scalar = scalar << 6 | UInt32(c & 0x3F)
+                }
+                if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { i = -1; return }
+                if scalar == 0xFFFE || scalar == 0xFFFF { invalid = true }
+                utf16 += length == 4 ? 2 : 1
+                i += length
             }
-            ascii = false
-            let length: Int, minimum: UInt32
-            var scalar: UInt32
-            switch b {
-            case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(b & 0x1F)
-            case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(b & 0x0F)
-            case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(b & 0x07)
-            default: return utf8Error(d, key: key)
-            }
-            if i + length > n { return utf8Error(d, key: key) }
-            for k in 1..<length {
-                let c = p[i + k]
-                if c & 0xC0 != 0x80 { return utf8Error(d, key: key) }
-                scalar = scalar << 6 | UInt32(c & 0x3F)
-            }
-            if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { return utf8Error(d, key: key) }
-            if scalar == 0xFFFE || scalar == 0xFFFF { invalid = true }
-            utf16 += length == 4 ? 2 : 1
-            i += length
         }
+        if i < 0 { return utf8Error(d, key: key) }
         strings[d].count = Int32(n)
         strings[d].utf16Count = Int32(utf16)
         strings[d].isASCII = ascii
         strings[d].needsEscape = escape
         strings[d].xmlInvalid = invalid
-        if format == .xml {
-            if invalid { return checkError(.xmlCharacter, d, key, "holds a character XML 1.0 cannot carry") }
-        } else {
-            strings[d].hash = fnv1a(UnsafeBufferPointer(start: p, count: n))
+        strings[d].hash = hash
+        if format == .xml && invalid {
+            return checkError(.xmlCharacter, d, key, text, "holds a character XML 1.0 cannot carry")
         }
         return nil
     }
@@ -256,12 +281,12 @@ public final class Renderer {
     private static let stringClose = Array("</string>\n".utf8)
 
     /// plistlib's layout: the header, `<dict>`, a tab-indented `<key>` line and value per key.
-    private func emitXML() -> DeviceError? {
-        output.append(PlistEncoding.xmlHeader)
+    private func emitXML(_ state: inout State) -> DeviceError? {
+        state.output.append(PlistEncoding.xmlHeader)
         let code = image.instructions
-        for k in 0..<presentCount {
+        for k in 0..<state.presentCount {
             let key = Int(presentKeys[k])
-            output.append(image.bytes(image.keyXML[key]))
+            state.output.append(image.bytes(image.keyXML[key]))
             var pc = Int(image.keyStart[key]) + 1
             var depth = 1
             var emptyArray = false
@@ -274,21 +299,21 @@ public final class Renderer {
                         return DeviceError(code: .xmlCharacter, key: program.keys[key].name,
                                            message: "the value holds a character XML 1.0 cannot carry")
                     }
-                    output.appendTabs(depth)
-                    output.append(image.bytes(range))
-                    output.append(0x0A)
+                    state.output.appendTabs(depth)
+                    state.output.append(image.bytes(range))
+                    state.output.append(0x0A)
                 case .arrayBegin:
                     emptyArray = instruction.operands.0 == 0
-                    output.append(emptyArray ? Self.arrayEmpty : Self.arrayOpen)
+                    state.output.append(emptyArray ? Self.arrayEmpty : Self.arrayOpen)
                     depth = 2
                 case .arrayEnd:
-                    if !emptyArray { output.append(Self.arrayClose) }
+                    if !emptyArray { state.output.append(Self.arrayClose) }
                     depth = 1
                 case .stringBegin:
-                    output.appendTabs(depth)
-                    output.append(Self.stringOpen)
-                    appendEscaped(instruction.operand)
-                    output.append(Self.stringClose)
+                    state.output.appendTabs(depth)
+                    state.output.append(Self.stringOpen)
+                    appendEscaped(instruction.operand, &state)
+                    state.output.append(Self.stringClose)
                 case .endKey:
                     break walk
                 default:
@@ -297,20 +322,20 @@ public final class Renderer {
                 pc += 1
             }
         }
-        output.append(PlistEncoding.xmlFooter)
+        state.output.append(PlistEncoding.xmlFooter)
         return nil
     }
 
-    private func appendEscaped(_ d: Int) {
-        let bytes = stringBytes(d)
-        guard strings[d].needsEscape else { output.append(bytes); return }
+    private func appendEscaped(_ d: Int, _ state: inout State) {
+        let bytes = stringBytes(d, state.text)
+        guard strings[d].needsEscape else { state.output.append(bytes); return }
         for b in bytes {
             switch b {
-            case 0x26: output.append(ascii: "&amp;")
-            case 0x3C: output.append(ascii: "&lt;")
-            case 0x3E: output.append(ascii: "&gt;")
-            case 0x0D: output.append(ascii: "&#13;")
-            default: output.append(b)
+            case 0x26: state.output.append(ascii: "&amp;")
+            case 0x3C: state.output.append(ascii: "&lt;")
+            case 0x3E: state.output.append(ascii: "&gt;")
+            case 0x0D: state.output.append(ascii: "&#13;")
+            default: state.output.append(b)
             }
         }
     }
@@ -322,12 +347,15 @@ public final class Renderer {
     /// plistlib's layout: objects numbered depth-first (root, keys, then values), equal scalars
     /// stored once, offsets and references as narrow as the sizes allow. Three passes over this
     /// device's objects: number, size, write; one reservation, no other allocation.
-    private func emitBinary() {
-        generation &+= 1
-        if generation == 0 {  // wrapped: stamps from 2^32 devices ago could collide
+    private func emitBinary(_ state: inout State) {
+        state.generation &+= 1
+        if state.generation == 0 {  // wrapped: stamps from 2^32 devices ago could collide
             classStamp.update(repeating: 0)
-            generation = 1
+            state.generation = 1
         }
+        let generation = state.generation
+        let presentCount = state.presentCount
+        let text = state.text
         var objects = 1
         objectKind[0] = ObjectKind.root.rawValue
 
@@ -366,7 +394,7 @@ public final class Renderer {
                     objects += 1
                 case .stringBegin:
                     let d = instruction.operand
-                    let cls = dedupClass(ofDynamic: d, assignedBefore: assignedDynamic)
+                    let cls = dedupClass(ofDynamic: d, assignedBefore: assignedDynamic, text)
                     dynamicClass[assignedDynamic] = Int32(d)
                     assignedDynamic += 1
                     refAt[pc] = assign(cls, .dynamic, d)
@@ -380,23 +408,22 @@ public final class Renderer {
         // 2. Size: the reference width follows the object count, the offset width the offset table's place.
         let refSize = PlistEncoding.byteWidth(for: objects)
         var size = 8
-        for o in 0..<objects { size += objectSize(o, refSize: refSize) }
+        for o in 0..<objects { size += objectSize(o, refSize: refSize, presentCount: presentCount) }
         let offsetTableOffset = size
         let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
         let total = offsetTableOffset + objects * offsetSize + 32
 
         // 3. Write.
-        output.reserve(total)
-        let base = output.base
+        state.output.reserve(total)
+        let base = state.output.base
         var p = base
         for b in "bplist00".utf8 { p.pointee = b; p += 1 }
         for o in 0..<objects {
             objectOffset[o] = p - base
-            p = writeObject(o, at: p, refSize: refSize)
+            p = writeObject(o, at: p, refSize: refSize, presentCount: presentCount, text)
         }
         for o in 0..<objects {
-            PlistEncoding.writeBigEndian(UInt64(objectOffset[o]), width: offsetSize, to: p)
-            p += offsetSize
+            Self.writeWidth(objectOffset[o], offsetSize, &p)
         }
         // Trailer: 5 unused bytes, sort version 0, the two widths, object count, top object, table offset.
         for _ in 0..<6 { p.pointee = 0; p += 1 }
@@ -405,62 +432,67 @@ public final class Renderer {
         PlistEncoding.writeBigEndian(0, width: 8, to: p); p += 8
         PlistEncoding.writeBigEndian(UInt64(offsetTableOffset), width: 8, to: p); p += 8
         assert(p - base == total, "size pass and write pass disagree")
-        output.count = total
+        state.output.count = total
+    }
+
+    /// A reference or offset of 1, 2, 4 or 8 bytes, big-endian; the narrow cases first.
+    @inline(__always)
+    private static func writeWidth(_ value: Int, _ width: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
+        switch width {
+        case 1: p[0] = UInt8(truncatingIfNeeded: value)
+        case 2: p[0] = UInt8(truncatingIfNeeded: value >> 8); p[1] = UInt8(truncatingIfNeeded: value)
+        default: PlistEncoding.writeBigEndian(UInt64(value), width: width, to: p)
+        }
+        p += width
     }
 
     /// A dynamic string's dedup class: a constant string's when equal to one, an earlier dynamic
     /// string's of this device when equal to it, else its own.
-    private func dedupClass(ofDynamic d: Int, assignedBefore: Int) -> Int {
-        let bytes = stringBytes(d)
+    private func dedupClass(ofDynamic d: Int, assignedBefore: Int, _ text: ByteBuffer) -> Int {
+        let bytes = stringBytes(d, text)
         let hash = strings[d].hash
-        if let cls = program.stringClasses.dedupClass(of: bytes, hash: hash, constants: program.constants) { return cls }
+        let constant = image.constantStringClass(bytes, hash: hash)
+        if constant >= 0 { return constant }
         for i in 0..<assignedBefore {
             let other = Int(dynamicClass[i])
-            if strings[other].hash == hash && memoryEqual(stringBytes(other), bytes) {
+            if strings[other].hash == hash && memoryEqual(stringBytes(other, text), bytes) {
                 return program.constantClassCount + other
             }
         }
         return program.constantClassCount + d
     }
 
-    private func objectSize(_ o: Int, refSize: Int) -> Int {
+    private func objectSize(_ o: Int, refSize: Int, presentCount: Int) -> Int {
         let argument = Int(objectArgument[o])
-        switch ObjectKind(rawValue: objectKind[o])! {
-        case .root:
-            return PlistEncoding.sizeHeaderLength(presentCount) + 2 * presentCount * refSize
-        case .constant:
+        switch objectKind[o] {
+        case ObjectKind.constant.rawValue:
             return Int(image.constantBinary[argument].count)
-        case .dynamic:
+        case ObjectKind.dynamic.rawValue:
             let s = strings[argument]
             let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
             return PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
-        case .array:
+        case ObjectKind.array.rawValue:
             let n = Instruction(rawValue: image.instructions[argument]).operands.0
             return PlistEncoding.sizeHeaderLength(n) + n * refSize
+        default:  // root
+            return PlistEncoding.sizeHeaderLength(presentCount) + 2 * presentCount * refSize
         }
     }
 
-    private func writeObject(_ o: Int, at start: UnsafeMutablePointer<UInt8>, refSize: Int) -> UnsafeMutablePointer<UInt8> {
+    private func writeObject(_ o: Int, at start: UnsafeMutablePointer<UInt8>, refSize: Int, presentCount: Int,
+                             _ text: ByteBuffer) -> UnsafeMutablePointer<UInt8> {
         var p = start
         let argument = Int(objectArgument[o])
-        switch ObjectKind(rawValue: objectKind[o])! {
-        case .root:
-            p += PlistEncoding.writeSizeHeader(token: 0xD0, count: presentCount, to: p)
-            for k in 0..<presentCount {
-                PlistEncoding.writeBigEndian(UInt64(refAt[Int(image.keyStart[Int(presentKeys[k])])]), width: refSize, to: p)
-                p += refSize
-            }
-            for k in 0..<presentCount {
-                PlistEncoding.writeBigEndian(UInt64(refAt[Int(image.keyStart[Int(presentKeys[k])]) + 1]), width: refSize, to: p)
-                p += refSize
-            }
-        case .constant:
-            let bytes = image.bytes(image.constantBinary[argument])
-            p.update(from: bytes.baseAddress!, count: bytes.count)
-            p += bytes.count
-        case .dynamic:
+        switch objectKind[o] {
+        case ObjectKind.constant.rawValue:
+            // Constants are a few bytes: a loop beats a call to memcpy.
+            let range = image.constantBinary[argument]
+            let source = image.pool.baseAddress! + Int(range.start)
+            for i in 0..<Int(range.count) { p[i] = source[i] }
+            p += Int(range.count)
+        case ObjectKind.dynamic.rawValue:
             let s = strings[argument]
-            let bytes = stringBytes(argument)
+            let bytes = stringBytes(argument, text)
             if s.isASCII {
                 p += PlistEncoding.writeSizeHeader(token: 0x50, count: bytes.count, to: p)
                 if let b = bytes.baseAddress { p.update(from: b, count: bytes.count) }
@@ -469,13 +501,20 @@ public final class Renderer {
                 p += PlistEncoding.writeSizeHeader(token: 0x60, count: Int(s.utf16Count), to: p)
                 p = writeUTF16BigEndian(bytes, to: p)
             }
-        case .array:
+        case ObjectKind.array.rawValue:
             let (n, array) = Instruction(rawValue: image.instructions[argument]).operands
             p += PlistEncoding.writeSizeHeader(token: 0xA0, count: n, to: p)
             let first = Int(image.arrayStart[array])
             for i in 0..<n {
-                PlistEncoding.writeBigEndian(UInt64(refAt[Int(image.arrayItems[first + i])]), width: refSize, to: p)
-                p += refSize
+                Self.writeWidth(Int(refAt[Int(image.arrayItems[first + i])]), refSize, &p)
+            }
+        default:  // root
+            p += PlistEncoding.writeSizeHeader(token: 0xD0, count: presentCount, to: p)
+            for k in 0..<presentCount {
+                Self.writeWidth(Int(refAt[Int(image.keyStart[Int(presentKeys[k])])]), refSize, &p)
+            }
+            for k in 0..<presentCount {
+                Self.writeWidth(Int(refAt[Int(image.keyStart[Int(presentKeys[k])]) + 1]), refSize, &p)
             }
         }
         return p

@@ -1,0 +1,134 @@
+import AppConfigCompiler
+import AppConfigRender
+import AppConfigSpec
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `appconfig bench SPEC [--values FILE] [--devices N] [--format F]`: renders synthetic devices in
+/// memory on one thread and prints devices per second: the quick figure for the VM and emitters
+/// (the benchmark harness in Benchmarks/ measures more, with baselines).
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Render synthetic devices in memory on one thread and report devices per second."
+    )
+
+    @Argument(help: "The spec file (XML).")
+    var spec: String
+
+    @Option(help: "An admin values file.")
+    var values: String?
+
+    @Option(help: "How many devices to render per format.")
+    var devices = 1_000_000
+
+    @Option(help: "Formats to measure: binary, xml (repeatable; default both).")
+    var format: [OutputFormat] = []
+
+    @OptionGroup var policy: PolicyOptions
+
+    func run() throws {
+        let program = try policy.compile(spec: spec, values: values)
+        let fleet = SyntheticFleet(slots: program.slots, count: min(devices, 100_000))
+        let image = ProgramImage(program)
+        print("spec \(spec)\(values.map { " + \($0)" } ?? ""): \(program.keys.count) keys, \(program.slots.count) variables per device "
+              + "(\(program.slots.map(\.description).joined(separator: ", "))), \(devices) devices, 1 thread")
+        for f in format.isEmpty ? OutputFormat.allCases : format {
+            let renderer = Renderer(image: image, format: f)
+            var bytes = 0
+            var failures = 0
+            var firstFailure: String?
+            // Warm up: buffers reach their size, caches fill.
+            for i in 0..<min(1000, fleet.count) { _ = try? fleet.withDevice(i) { try renderer.render($0) } }
+            let start = monotonicSeconds()
+            for i in 0..<devices {
+                do {
+                    bytes &+= try fleet.withDevice(i % fleet.count) { try renderer.render($0).count }
+                } catch {
+                    failures += 1
+                    if firstFailure == nil { firstFailure = "\(error)" }
+                }
+            }
+            let seconds = monotonicSeconds() - start
+            let rate = Double(devices) / seconds
+            print("\(f.rawValue.padding(6)) \(formatRate(rate)) devices/s  \(String(format1: seconds * 1e9 / Double(devices))) ns/device  "
+                  + "\(bytes / max(devices - failures, 1)) bytes/device  \(failures) failed")
+            if let firstFailure { print("  first failure: \(firstFailure)") }
+        }
+    }
+}
+
+/// Devices with distinct, valid-looking values for every slot, laid out as the batch will lay
+/// them out: one byte buffer and a range per slot.
+struct SyntheticFleet {
+    let count: Int
+    let slotCount: Int
+    private let bytes: [UInt8]
+    private let ranges: [(Int, Int)]
+
+    init(slots: [Variable], count: Int) {
+        self.count = count
+        slotCount = slots.count
+        var bytes: [UInt8] = []
+        var ranges: [(Int, Int)] = []
+        for i in 0..<count {
+            for slot in slots {
+                let value = Self.value(of: slot, device: i)
+                ranges.append((bytes.count, value.utf8.count))
+                bytes += Array(value.utf8)
+            }
+        }
+        self.bytes = bytes
+        self.ranges = ranges
+    }
+
+    static func value(of v: Variable, device i: Int) -> String {
+        switch v {
+        case .user(.cn): "User \(i)"
+        case .user(.displayName): "User \(i), Engineering"
+        case .user(.ou): "Unit\(i % 50)"
+        case .user(.emailAddress), .user(.upn), .user(.userName): "user\(i)x@company.com"
+        case .user(.emailAddressLocalPart), .user(.sAMAccountName): "user\(i)"
+        case .user(.emailAddressDomain): "company.com"
+        case .device(.serialNumber): "C02" + String(i, radix: 36, uppercase: true)
+        case .device(.udid): String(repeating: "0", count: 8) + String(i, radix: 16)
+        default: "value\(i)"
+        }
+    }
+
+    func withDevice<R>(_ i: Int, _ body: (UnsafeBufferPointer<SlotValue>) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBufferPointer { base in
+            try withUnsafeTemporaryAllocation(of: SlotValue.self, capacity: max(slotCount, 1)) { slots in
+                for s in 0..<slotCount {
+                    let (start, length) = ranges[i * slotCount + s]
+                    slots[s] = SlotValue(start: base.baseAddress! + start, count: length)
+                }
+                return try body(UnsafeBufferPointer(start: slots.baseAddress, count: slotCount))
+            }
+        }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
+func formatRate(_ r: Double) -> String {
+    r >= 1e6 ? String(format1: r / 1e6) + " M" : r >= 1e3 ? String(format1: r / 1e3) + " k" : String(format1: r) + " "
+}
+
+extension String {
+    /// One decimal place, without Foundation's locale-dependent formatting.
+    init(format1 value: Double) {
+        let tenths = Int((value * 10).rounded())
+        self = "\(tenths / 10).\(abs(tenths % 10))"
+    }
+
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
