@@ -1,0 +1,48 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `appconfig compile` through the built binary: the listing, a one-device preview, exit statuses.
+@Suite("appconfig compile, end to end")
+struct CompileCommandTests {
+    let example = Paths.fixture("reference/example.xml")
+    let benchValues = Paths.fixture("reference/bench-values.json")
+
+    @Test func disassembly() throws {
+        let r = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", benchValues, "--disasm"])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("; com.myCompany.myApp version 123, hash "))
+        #expect(r.stdout.contains("0049  literal      t1 \"CN=\"\n0050  variable     s2 $(cn)\n"))
+        #expect(r.stdout.hasSuffix("halt\n"))
+    }
+
+    @Test("a preview renders one device exactly as plistlib would write it")
+    func preview() throws {
+        let r = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", benchValues, "--format", "xml",
+                                                       "--var", "cn=Jane & Co", "--var", "ou=EMEA",
+                                                       "--var", "emailAddress=jdoe@company.com", "--var", "serialNumber=C02ABC"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("\t<key>strkey1</key>\n\t<string>CN=Jane &amp; Co,OU=EMEA</string>\n"))
+        #expect(r.stdout.contains("\t<key>strarraykey1</key>\n\t<array>\n\t\t<string>jdoe@company.com</string>\n\t\t<string>C02ABCX@company.com</string>\n\t</array>\n"))
+    }
+
+    @Test("a failing device: its error on stderr, status 1, nothing on stdout")
+    func failingDevice() throws {
+        let r = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", benchValues,
+                                                       "--var", "cn=Jane", "--var", "ou=EMEA", "--var", "serialNumber=C02ABC"])
+        #expect(r.status == 1)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr == "appconfig: device.missing-variable: key \"strarraykey1\", variable emailAddress, from --var: $(emailAddress) is missing for this device\n")
+    }
+
+    @Test func statuses() throws {
+        #expect(try runProcess(Paths.appconfigBinary, ["compile", "/nonexistent.xml"]).status == 2)
+        #expect(try runProcess(Paths.appconfigBinary, ["compile", example, "--missing", "sometimes"]).status == 2)
+        let corpusMac = Paths.corpusFile("specs/jamf-AppConfig-Generator/mac.xml")
+        if let corpusMac {
+            let r = try runProcess(Paths.appconfigBinary, ["compile", corpusMac, "--lenient"])
+            #expect(r.status == 1)
+            #expect(r.stderr.contains("[compile.literal-breaks-constraint]"))
+        }
+    }
+}
