@@ -44,6 +44,8 @@ let package = Package(
         .target(name: "AppConfigSpec", dependencies: ["AppConfigPattern", "LibPlist"]),
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
         .target(name: "AppConfigCompiler", dependencies: ["AppConfigSpec", "AppConfigPattern"]),
+        /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join.
+        .target(name: "AppConfigSources", dependencies: ["AppConfigSpec", "CLDAP"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigCompiler", "AppConfigPattern"]),
 
@@ -54,6 +56,7 @@ let package = Package(
                 "AppConfigSpec",
                 "AppConfigCompiler",
                 "AppConfigRender",
+                "AppConfigSources",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -65,6 +68,7 @@ let package = Package(
         .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigSpec", "TestSupport", "LibPlist"]),
         .testTarget(name: "AppConfigRenderTests",
                     dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
+        .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigSources", "AppConfigSpec", "TestSupport"]),
         .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "TestSupport"]),
     ]
 )

@@ -11,7 +11,7 @@ public struct AppConfigCommand: ParsableCommand {
         commandName: "appconfig",
         abstract: "Renders Apple managed app configuration (AppConfig specs) for whole fleets.",
         version: "0.1.0",
-        subcommands: [LintCommand.self, CompileCommand.self, BenchCommand.self]
+        subcommands: [LintCommand.self, CompileCommand.self, SourcesCommand.self, BenchCommand.self]
     )
 
     public init() {}

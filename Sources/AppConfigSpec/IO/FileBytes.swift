@@ -37,3 +37,30 @@ public func readFileBytes(_ path: String, limit: Int = 1 << 30) throws(FileReadE
     }
     return bytes
 }
+
+/// Reads a whole file into a new buffer of exactly its size (one allocation, no copy); the caller
+/// owns the buffer and deallocates it.
+public func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(FileReadError) -> UnsafeMutableBufferPointer<UInt8> {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
+    if (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(path: path, reason: "is a directory") }
+    let size = Int(info.st_size)
+    if size > limit { throw FileReadError(path: path, reason: "larger than \(limit) bytes") }
+    let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(size, 1))
+    var filled = 0
+    while filled < size {
+        let n = read(fd, buffer.baseAddress! + filled, size - filled)
+        if n < 0 {
+            if errno == EINTR { continue }
+            let reason = String(cString: strerror(errno))
+            buffer.deallocate()
+            throw FileReadError(path: path, reason: reason)
+        }
+        if n == 0 { break }
+        filled += n
+    }
+    return UnsafeMutableBufferPointer(rebasing: buffer[0..<filled])
+}

@@ -1,0 +1,85 @@
+import AppConfigSources
+import ArgumentParser
+import Foundation
+
+/// LDAP / Active Directory options. The password comes from an environment variable or a file,
+/// never from the command line (where `ps` and shell history would show it).
+struct LDAPOptions: ParsableArguments {
+    @Option(name: .customLong("ldap-base"), help: "The search base, e.g. DC=corp,DC=example.")
+    var base: String?
+
+    @Option(name: .customLong("ldap-bind-dn"), help: "The DN to bind as (default: anonymous).")
+    var bindDN: String?
+
+    @Option(name: .customLong("ldap-password-env"), help: "The environment variable that holds the bind password.")
+    var passwordEnv: String?
+
+    @Option(name: .customLong("ldap-password-file"), help: "A file that holds the bind password (one line).")
+    var passwordFile: String?
+
+    @Option(name: .customLong("ldap-filter"), help: "The filter selecting users.")
+    var filter: String = "(objectClass=person)"
+
+    @Option(name: .customLong("ldap-scope"), help: "base, one or sub.")
+    var scope: LDAPConfiguration.Scope = .sub
+
+    @Option(name: .customLong("ldap-page-size"), help: "Entries per page (RFC 2696 paged results).")
+    var pageSize: Int = 1000
+
+    @Flag(name: .customLong("ldap-starttls"), help: "Upgrade an ldap:// connection with StartTLS.")
+    var startTLS = false
+
+    @Option(name: .customLong("ldap-ca-file"), help: "PEM certificates to trust for ldaps:// and StartTLS.")
+    var caFile: String?
+
+    @Flag(name: .customLong("ldap-insecure"), help: "Do not verify the server's certificate (prints a warning).")
+    var insecure = false
+
+    @Option(name: .customLong("ldap-timeout"), help: "Network timeout in seconds.")
+    var timeout: Double = 10
+
+    @Option(name: .customLong("ldap-retries"), help: "Attempts after the first when the server is down or busy.")
+    var retries: Int = 4
+
+    @Option(name: .customLong("ldap-targeted"), help: "Look up only the inventory's users: auto (at most 2000 distinct keys), always or never.")
+    var targeted: LDAPConfiguration.Targeting = .auto
+
+    func configuration(url: String) throws -> LDAPConfiguration {
+        guard let base else { throw ValidationError("an LDAP directory needs --ldap-base") }
+        var c = LDAPConfiguration(url: url, base: base)
+        c.bindDN = bindDN
+        c.filter = filter
+        c.scope = scope
+        c.pageSize = pageSize
+        c.startTLS = startTLS
+        c.caFile = caFile
+        c.insecure = insecure
+        c.networkTimeout = timeout
+        c.retries = retries
+        c.targeting = targeted
+        if passwordEnv != nil && passwordFile != nil { throw ValidationError("give --ldap-password-env or --ldap-password-file, not both") }
+        if let name = passwordEnv {
+            guard let value = ProcessInfo.processInfo.environment[name] else {
+                throw ValidationError("--ldap-password-env: the environment variable \(name) is not set")
+            }
+            c.password = Secret(value)
+        } else if let path = passwordFile {
+            guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
+                throw ValidationError("--ldap-password-file: cannot read \(path)")
+            }
+            while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+            c.password = Secret(text)
+        }
+        if bindDN != nil && c.password == nil { throw ValidationError("--ldap-bind-dn needs --ldap-password-env or --ldap-password-file") }
+        return c
+    }
+
+    func load(url: String, map: AttributeMap, referencedKeys: () -> [String]) throws -> UserTable {
+        let c = try configuration(url: url)
+        if c.insecure { writeStandardError("appconfig: warning: --ldap-insecure: the server's certificate is not verified\n") }
+        return try LDAPDirectory.load(c, map: map, referencedKeys: referencedKeys)
+    }
+}
+
+extension LDAPConfiguration.Scope: ExpressibleByArgument {}
+extension LDAPConfiguration.Targeting: ExpressibleByArgument {}

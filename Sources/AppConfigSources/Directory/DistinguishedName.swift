@@ -1,0 +1,129 @@
+/// A distinguished name parsed per RFC 4514: RDNs from the leaf to the root, each with one or more
+/// attribute-value pairs (`+` joins a multi-valued RDN). Values are unescaped (`\,` `\+` `\"` `\\`
+/// `\<` `\>` `\;` `\=` `\ ` `\#` and hex pairs such as `\2C` or `\C3\A9`). Spaces around `,`, `+` and
+/// `=` are tolerated, as older (RFC 1779 / 2253) writers and the AppConfig reference's sample put them.
+public struct DistinguishedName: Sendable, Equatable {
+    public struct Attribute: Sendable, Equatable {
+        /// As written (`CN`, `ou`, `2.5.4.3`).
+        public var type: String
+        public var value: String
+    }
+
+    /// Leaf first: `CN=Jane Doe,OU=NA,OU=Users,DC=corp` has four RDNs, CN first.
+    public var rdns: [[Attribute]]
+
+    public struct ParseError: Error, Equatable, Sendable {
+        public var message: String
+        /// Offset in UTF-8 bytes.
+        public var offset: Int
+    }
+
+    public init(parsing text: String) throws(ParseError) {
+        let s = Array(text.utf8)
+        var i = 0
+        var rdns: [[Attribute]] = []
+        func skipSpaces() { while i < s.count && s[i] == 0x20 { i += 1 } }
+        if s.allSatisfy({ $0 == 0x20 }) { self.rdns = []; return }  // the root DSE
+        while true {
+            var rdn: [Attribute] = []
+            while true {
+                skipSpaces()
+                let typeStart = i
+                while i < s.count && s[i] != UInt8(ascii: "=") && s[i] != UInt8(ascii: ",") && s[i] != UInt8(ascii: "+") { i += 1 }
+                var type = String(decoding: s[typeStart..<i], as: UTF8.self)
+                while type.hasSuffix(" ") { type.removeLast() }
+                guard i < s.count, s[i] == UInt8(ascii: "="), !type.isEmpty,
+                      type.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x2E })
+                else { throw ParseError(message: "expected an attribute type and '='", offset: typeStart) }
+                i += 1
+                skipSpaces()
+                let value = try Self.value(s, &i)
+                rdn.append(Attribute(type: type, value: value))
+                guard i < s.count, s[i] == UInt8(ascii: "+") else { break }
+                i += 1
+            }
+            rdns.append(rdn)
+            guard i < s.count else { break }
+            guard s[i] == UInt8(ascii: ",") || s[i] == UInt8(ascii: ";") else {
+                throw ParseError(message: "expected ',' between RDNs", offset: i)
+            }
+            i += 1
+        }
+        self.rdns = rdns
+    }
+
+    /// One attribute value, up to an unescaped `,` `+` `;` or the end; trailing unescaped spaces dropped.
+    private static func value(_ s: [UInt8], _ i: inout Int) throws(ParseError) -> String {
+        var out: [UInt8] = []
+        if i < s.count && s[i] == UInt8(ascii: "#") {
+            // A BER-encoded value in hex: kept as written (no AppConfig variable reads one).
+            let start = i
+            while i < s.count && s[i] != UInt8(ascii: ",") && s[i] != UInt8(ascii: "+") && s[i] != UInt8(ascii: ";") { i += 1 }
+            return String(decoding: s[start..<i], as: UTF8.self)
+        }
+        if i < s.count && s[i] == UInt8(ascii: "\"") {
+            // RFC 1779's quoted value.
+            let start = i
+            i += 1
+            while i < s.count && s[i] != UInt8(ascii: "\"") {
+                if s[i] == UInt8(ascii: "\\") && i + 1 < s.count { i += 1 }
+                out.append(s[i])
+                i += 1
+            }
+            guard i < s.count else { throw ParseError(message: "unterminated quoted value", offset: start) }
+            i += 1
+            while i < s.count && s[i] == 0x20 { i += 1 }
+            return String(decoding: out, as: UTF8.self)
+        }
+        var keep = 0  // length of out up to the last escaped or non-space byte
+        while i < s.count {
+            let c = s[i]
+            if c == UInt8(ascii: ",") || c == UInt8(ascii: "+") || c == UInt8(ascii: ";") { break }
+            if c == UInt8(ascii: "\\") {
+                guard i + 1 < s.count else { throw ParseError(message: "a '\\' ends the DN", offset: i) }
+                if let hi = hexValue(s[i + 1]), i + 2 < s.count, let lo = hexValue(s[i + 2]) {
+                    out.append(hi << 4 | lo)
+                    i += 3
+                } else if "\"+,;<>\\=# ".utf8.contains(s[i + 1]) {
+                    out.append(s[i + 1])
+                    i += 2
+                } else {
+                    throw ParseError(message: "invalid escape '\\\(Character(Unicode.Scalar(s[i + 1])))'", offset: i)
+                }
+                keep = out.count
+                continue
+            }
+            out.append(c)
+            if c != 0x20 { keep = out.count }
+            i += 1
+        }
+        guard let value = String(validating: out[..<keep], as: UTF8.self) else {
+            throw ParseError(message: "the value's escapes are not UTF-8", offset: i)
+        }
+        return value
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+
+    /// The `cn` variable: the CN of the leaf-most RDN that has one.
+    public var commonName: String? { first("cn", fromLeaf: true) }
+
+    /// The `ou` variable: the OU nearest the domain components (the reference's sample:
+    /// `CN=Jane Doe, OU=NA,OU=Users, OU=XY, DC=myCompany, DC=com` gives `XY`).
+    public var organizationalUnit: String? { first("ou", fromLeaf: false) }
+
+    private func first(_ type: String, fromLeaf: Bool) -> String? {
+        let ordered = fromLeaf ? rdns : rdns.reversed()
+        for rdn in ordered {
+            if let a = rdn.first(where: { $0.type.lowercased() == type }) { return a.value }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,198 @@
+import AppConfigSpec
+
+/// Which directory attributes feed the user variables. Each variable takes the first attribute of
+/// its list that an entry has, so one map serves Active Directory (`sAMAccountName`,
+/// `userPrincipalName`, `mail`, `displayName`, `givenName`, `sn`, `preferredLanguage`) and OpenLDAP
+/// inetOrgPerson (`uid`, `mail`, `cn`...). A multi-valued attribute gives its first value.
+/// `dn`, `cn` and `ou` come from the entry's DN; `emailAddressLocalPart`/`Domain` split
+/// `emailAddress` at its last `@`; `userName` is the UPN, else the mail address.
+public struct AttributeMap: Sendable {
+    public var sources: [UserVariable: [String]] = [
+        .sAMAccountName: ["sAMAccountName", "uid"],
+        .upn: ["userPrincipalName"],
+        .emailAddress: ["mail"],
+        .displayName: ["displayName", "cn"],
+        .firstName: ["givenName"],
+        .lastName: ["sn"],
+        .locale: ["preferredLanguage"],
+    ]
+    /// The attribute a device's user key is matched against (`--user-attribute`), case-insensitively.
+    public var joinAttribute = "mail"
+
+    public init() {}
+
+    /// `--attribute variable=attr` overrides one variable's source.
+    public mutating func set(_ variable: UserVariable, to attribute: String) { sources[variable] = [attribute] }
+
+    /// Every attribute an entry must deliver, lowercased (what an LDAP search asks for).
+    public var requestedAttributes: [String] {
+        var names = Set(sources.values.flatMap { $0 }.map { $0.lowercased() })
+        names.insert(joinAttribute.lowercased())
+        return names.sorted()
+    }
+}
+
+/// Users with their 13 variables resolved once at load, in one byte buffer, and an index from the
+/// join attribute (case-insensitive) to the user. Values are pointers into the table's buffer,
+/// valid for its lifetime.
+public final class UserTable: @unchecked Sendable {
+    public let source: String
+    public let count: Int
+    public let problems: [SourceProblem]
+    private let pool: UnsafeMutableBufferPointer<UInt8>
+    /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
+    private let ranges: [UInt32]
+    private let index: [Int32]
+    private let indexHashes: [UInt64]
+    static let stride = UserVariable.allCases.count + 1
+    static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
+
+    init(source: String, pool bytes: [UInt8], ranges: [UInt32], problems: [SourceProblem]) {
+        self.source = source
+        pool = .allocate(capacity: max(bytes.count, 1))
+        _ = pool.initialize(from: bytes)
+        self.ranges = ranges
+        count = ranges.count / (2 * Self.stride)
+        var problems = problems
+        // The join index: open addressing over user numbers, keys folded to lower case.
+        var size = 16
+        while size < count * 2 { size <<= 1 }
+        var index = [Int32](repeating: -1, count: size)
+        var hashes = [UInt64](repeating: 0, count: size)
+        let base = pool.baseAddress!
+        func key(_ u: Int) -> UnsafeBufferPointer<UInt8>? {
+            let i = (u * Self.stride + Self.stride - 1) * 2
+            return ranges[i + 1] == .max ? nil : UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1]))
+        }
+        for u in 0..<count {
+            guard let k = key(u), !k.isEmpty else { continue }
+            let h = hashBytes(k, foldCase: true)
+            var i = Int(truncatingIfNeeded: h) & (size - 1)
+            var duplicate = false
+            while index[i] >= 0 {
+                if hashes[i] == h, let other = key(Int(index[i])), bytesEqual(other, k, foldCase: true) { duplicate = true; break }
+                i = (i + 1) & (size - 1)
+            }
+            if duplicate {
+                problems.append(SourceProblem(.userDuplicateKey, at: source,
+                                              "two users have the join key \"\(String(decoding: k, as: UTF8.self))\"; the first is used"))
+                continue
+            }
+            index[i] = Int32(u)
+            hashes[i] = h
+        }
+        self.index = index
+        indexHashes = hashes
+        self.problems = problems
+    }
+
+    deinit { pool.deallocate() }
+
+    /// A user variable's value, or nil when the entry has none.
+    @inline(__always)
+    public func value(user: Int, _ variable: UserVariable) -> UnsafeBufferPointer<UInt8>? {
+        let i = (user * Self.stride + Self.variableIndex[variable]!) * 2
+        guard ranges[i + 1] != .max else { return nil }
+        return UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
+    }
+
+    public func string(user: Int, _ variable: UserVariable) -> String? {
+        value(user: user, variable).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The user whose join attribute equals this key (ASCII case-insensitively).
+    public func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !key.isEmpty else { return nil }
+        let h = hashBytes(key, foldCase: true)
+        let mask = index.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        while index[i] >= 0 {
+            let u = Int(index[i])
+            let j = (u * Self.stride + Self.stride - 1) * 2
+            if indexHashes[i] == h,
+               bytesEqual(UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[j]), count: Int(ranges[j + 1])), key, foldCase: true) {
+                return u
+            }
+            i = (i + 1) & mask
+        }
+        return nil
+    }
+
+    public func user(forKey key: String) -> Int? {
+        var k = key
+        return k.withUTF8 { user(forKey: $0) }
+    }
+}
+
+/// Collects entries (from LDIF or LDAP pages) into a `UserTable`. `mark`/`rollback` let a retried
+/// LDAP search drop what a failed attempt delivered, so nothing is duplicated or half-taken.
+public struct UserTableBuilder {
+    public let source: String
+    public let map: AttributeMap
+    private var pool: [UInt8] = []
+    private var ranges: [UInt32] = []
+    public private(set) var problems: [SourceProblem] = []
+    private let wanted: [String: Int]  // lowercased attribute -> position in the per-entry value list
+
+    public init(source: String, map: AttributeMap) {
+        self.source = source
+        self.map = map
+        wanted = Dictionary(uniqueKeysWithValues: map.requestedAttributes.enumerated().map { ($1, $0) })
+    }
+
+    public var count: Int { ranges.count / (2 * UserTable.stride) }
+
+    /// The attributes to collect per entry, lowercased, in the order `add` expects them.
+    public var attributeOrder: [String] { map.requestedAttributes }
+
+    public struct Mark { fileprivate var pool: Int, ranges: Int, problems: Int }
+
+    public func mark() -> Mark { Mark(pool: pool.count, ranges: ranges.count, problems: problems.count) }
+
+    public mutating func rollback(to mark: Mark) {
+        pool.removeSubrange(mark.pool...)
+        ranges.removeSubrange(mark.ranges...)
+        problems.removeSubrange(mark.problems...)
+    }
+
+    public mutating func report(_ problem: SourceProblem) { problems.append(problem) }
+
+    /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil.
+    public mutating func add(dn: String, values: [[UInt8]?], location: String) {
+        let parsed: DistinguishedName
+        do {
+            parsed = try DistinguishedName(parsing: dn)
+        } catch {
+            problems.append(SourceProblem(.ldifDN, at: location, "DN \"\(dn)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
+            return
+        }
+        func attribute(_ names: [String]) -> [UInt8]? {
+            for name in names { if let i = wanted[name.lowercased()], let v = values[i] { return v } }
+            return nil
+        }
+        var variables = [[UInt8]?](repeating: nil, count: UserVariable.allCases.count)
+        func set(_ v: UserVariable, _ value: [UInt8]?) { variables[UserTable.variableIndex[v]!] = value }
+        for (variable, names) in map.sources { set(variable, attribute(names)) }
+        set(.dn, Array(dn.utf8))
+        set(.cn, parsed.commonName.map { Array($0.utf8) } ?? attribute(["cn"]))
+        set(.ou, parsed.organizationalUnit.map { Array($0.utf8) })
+        let mail = variables[UserTable.variableIndex[.emailAddress]!]
+        if let mail, let at = mail.lastIndex(of: UInt8(ascii: "@")) {
+            set(.emailAddressLocalPart, Array(mail[..<at]))
+            set(.emailAddressDomain, Array(mail[(at + 1)...]))
+        }
+        set(.userName, variables[UserTable.variableIndex[.upn]!] ?? mail)
+        for value in variables + [attribute([map.joinAttribute])] {
+            if let value {
+                ranges.append(UInt32(pool.count))
+                ranges.append(UInt32(value.count))
+                pool += value
+            } else {
+                ranges.append(0)
+                ranges.append(.max)
+            }
+        }
+    }
+
+    public func finish() -> UserTable { UserTable(source: source, pool: pool, ranges: ranges, problems: problems) }
+}

@@ -1,0 +1,177 @@
+/// RFC 4180 records from a byte buffer: quoted fields, doubled quotes, CRLF or LF, newlines inside
+/// quotes. A quoted field is unescaped in place (its bytes only ever shrink), so every field is a
+/// plain range of the buffer and nothing is copied.
+struct CSVScanner {
+    struct Record {
+        /// The line the record starts on.
+        var line: Int
+        /// A problem that makes the whole record unusable.
+        var error: (SourceProblem.Code, String)?
+    }
+
+    let bytes: UnsafeMutableBufferPointer<UInt8>
+    let delimiter: UInt8
+    var position = 0
+    var line = 1
+
+    init(bytes: UnsafeMutableBufferPointer<UInt8>, delimiter: UInt8) {
+        self.bytes = bytes
+        self.delimiter = delimiter
+    }
+
+    /// The next record's fields as (offset, length), or nil at the end of the input.
+    /// Performance-critical: every byte of the inventory passes through here once.
+    mutating func next(into fields: inout FieldBuffer) -> Record? {
+        fields.count = 0
+        let n = bytes.count
+        guard position < n else { return nil }
+        let b = bytes.baseAddress!
+        let quote = UInt8(ascii: "\"")
+        let start = position
+        var record = Record(line: line)
+        var p = position
+        // Any byte >= 0x80 in the record: only then is it checked as UTF-8.
+        var high: UInt64 = 0
+        let delimiterWord = UInt64(delimiter) &* 0x0101_0101_0101_0101
+        while true {
+            if p < n && b[p] == quote {
+                // A quoted field: copy down over the opening quote and every doubled quote.
+                let quoteLine = line
+                p += 1
+                let fieldStart = p
+                var out = p
+                while true {
+                    guard p < n else {
+                        position = n
+                        record.error = (.csvUnterminatedQuote, "the quoted field opened on line \(quoteLine) is never closed")
+                        return record
+                    }
+                    let c = b[p]
+                    if c == quote {
+                        if p + 1 < n && b[p + 1] == quote { b[out] = quote; out += 1; p += 2; continue }
+                        p += 1
+                        break
+                    }
+                    if c == 0x0A { line += 1 }
+                    high |= UInt64(c)
+                    b[out] = c
+                    out += 1
+                    p += 1
+                }
+                fields.append(fieldStart, out - fieldStart)
+                if p < n && b[p] != delimiter && b[p] != 0x0A && b[p] != 0x0D {
+                    record.error = (.csvTextAfterQuote, "text after the closing quote of field \(fields.count)")
+                    while p < n && b[p] != 0x0A { p += 1 }
+                }
+            } else {
+                let fieldStart = p
+                // Eight bytes at a time: the first delimiter, LF or CR is the lowest set byte of
+                // the match mask (SWAR "has zero byte"; false positives only follow a true one).
+                while p + 8 <= n {
+                    let w = UnsafeRawPointer(b + p).loadUnaligned(as: UInt64.self)
+                    let m = Self.zeroBytes(w ^ delimiterWord) | Self.zeroBytes(w ^ 0x0A0A_0A0A_0A0A_0A0A) | Self.zeroBytes(w ^ 0x0D0D_0D0D_0D0D_0D0D)
+                    if m != 0 {
+                        let k = m.trailingZeroBitCount / 8
+                        high |= w & (k == 0 ? 0 : (UInt64.max >> UInt64(64 - 8 * k)))
+                        p += k
+                        break
+                    }
+                    high |= w
+                    p += 8
+                }
+                while p < n {
+                    let c = b[p]
+                    if c == delimiter || c == 0x0A || c == 0x0D { break }
+                    high |= UInt64(c)
+                    p += 1
+                }
+                fields.append(fieldStart, p - fieldStart)
+            }
+            if p >= n { break }
+            let c = b[p]
+            p += 1
+            if c == delimiter { continue }
+            if c == 0x0D && p < n && b[p] == 0x0A { p += 1 }
+            line += 1
+            break
+        }
+        position = p
+        if record.error == nil, high & 0x8080_8080_8080_8080 != 0, let bad = firstInvalidUTF8(b + start, p - start) {
+            var badLine = record.line
+            for i in start..<(start + bad) where b[i] == 0x0A { badLine += 1 }
+            record.error = (.csvInvalidUTF8, "invalid UTF-8 (byte 0x\(String(b[start + bad], radix: 16, uppercase: true)))"
+                            + (badLine != record.line ? " on line \(badLine)" : ""))
+        }
+        return record
+    }
+}
+
+/// A record's fields, (offset, length) pairs in memory owned here and reused record after record.
+struct FieldBuffer: ~Copyable {
+    private(set) var storage: UnsafeMutablePointer<Int>
+    private var capacity: Int
+    var count = 0
+
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        storage = .allocate(capacity: 2 * capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    @inline(__always)
+    mutating func append(_ offset: Int, _ length: Int) {
+        if count == capacity {
+            let bigger = UnsafeMutablePointer<Int>.allocate(capacity: 4 * capacity)
+            bigger.update(from: storage, count: 2 * count)
+            storage.deallocate()
+            storage = bigger
+            capacity *= 2
+        }
+        storage[2 * count] = offset
+        storage[2 * count + 1] = length
+        count += 1
+    }
+
+    @inline(__always) func offset(_ i: Int) -> Int { storage[2 * i] }
+    @inline(__always) func length(_ i: Int) -> Int { storage[2 * i + 1] }
+}
+
+extension CSVScanner {
+    /// 0x80 in each byte of `v` that is zero (and possibly in bytes above the first zero).
+    @inline(__always)
+    static func zeroBytes(_ v: UInt64) -> UInt64 {
+        (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080
+    }
+}
+
+/// The offset of the first byte that does not start a valid UTF-8 sequence, or nil. ASCII runs
+/// are skipped eight bytes at a time.
+func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
+    var i = 0
+    while i < n {
+        if i + 8 <= n {
+            let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+            if word & 0x8080_8080_8080_8080 == 0 { i += 8; continue }
+        }
+        let b = p[i]
+        if b < 0x80 { i += 1; continue }
+        let length: Int, minimum: UInt32
+        var scalar: UInt32
+        switch b {
+        case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(b & 0x1F)
+        case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(b & 0x0F)
+        case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(b & 0x07)
+        default: return i
+        }
+        if i + length > n { return i }
+        for k in 1..<length {
+            let c = p[i + k]
+            if c & 0xC0 != 0x80 { return i }
+            scalar = scalar << 6 | UInt32(c & 0x3F)
+        }
+        if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { return i }
+        i += length
+    }
+    return nil
+}

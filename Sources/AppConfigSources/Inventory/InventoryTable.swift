@@ -1,0 +1,248 @@
+import AppConfigSpec
+
+/// How to read an inventory export.
+public struct InventoryOptions: Sendable {
+    /// `,` by default; `;` and tab occur in real exports.
+    public var delimiter: UInt8 = UInt8(ascii: ",")
+    /// The column that names a device (default: UDID, else Serial Number).
+    public var deviceKeyColumn: String?
+    /// The column that joins a device to its user (default: Email Address, else Username).
+    public var userKeyColumn: String?
+    /// `--map variable=Column`: overrides the built-in aliases.
+    public var columnMap: [DeviceVariable: String] = [:]
+    /// Columns to keep besides the mapped variables and the two keys (for `$(device.<Column>)`);
+    /// nil keeps every column.
+    public var extraColumns: [String]?
+    /// A bad row fails the load instead of being reported and skipped.
+    public var strict = false
+
+    public init() {}
+}
+
+/// An inventory CSV in memory: the file's bytes (quoted fields unescaped in place) and, per row,
+/// byte ranges of the kept columns. No per-field allocation; values are read as pointers into the
+/// table's own buffer, valid for its lifetime.
+public final class InventoryTable: @unchecked Sendable {
+    public let file: String
+    /// Column names as written, trimmed of spaces.
+    public let header: [String]
+    /// Header indices of the kept columns, in header order.
+    public let keptColumns: [Int]
+    /// The kept-column slot of each device variable that maps to a column.
+    public let variableSlots: [DeviceVariable: Int]
+    public let deviceKeySlot: Int
+    public let userKeySlot: Int?
+    public private(set) var problems: [SourceProblem] = []
+    public private(set) var rowCount = 0
+    /// Bytes read, for throughput figures.
+    public let byteCount: Int
+
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
+    /// Per row, per kept slot: offset and length (UInt32 each) into `bytes`.
+    private var ranges: [UInt32] = []
+    private var lines: [UInt32] = []
+
+    deinit { UnsafeMutableBufferPointer(start: bytes.baseAddress, count: max(bytes.count, 1)).deallocate() }
+
+    /// The value of a kept slot in a row; empty when the field is empty.
+    @inline(__always)
+    public func value(row: Int, slot: Int) -> UnsafeBufferPointer<UInt8> {
+        let i = (row * keptColumns.count + slot) * 2
+        return UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
+    }
+
+    public func string(row: Int, slot: Int) -> String { String(decoding: value(row: row, slot: slot), as: UTF8.self) }
+
+    /// The line a row starts on (1-based, the header is line 1).
+    public func line(of row: Int) -> Int { Int(lines[row]) }
+
+    public func location(of row: Int) -> String { "\(file):\(lines[row])" }
+
+    /// The kept slot of a column by name (trimmed, case-insensitive), if kept.
+    public func slot(ofColumn name: String) -> Int? {
+        guard let column = ColumnNames.index(of: name, in: header) else { return nil }
+        return keptColumns.firstIndex(of: column)
+    }
+
+    public func deviceKey(_ row: Int) -> String { string(row: row, slot: deviceKeySlot) }
+
+    public static func load(_ path: String, options: InventoryOptions = InventoryOptions()) throws -> InventoryTable {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        do { buffer = try readFileIntoBuffer(path, limit: Int(UInt32.max) - 1) } catch { throw SourceError("\(error)") }
+        return try InventoryTable(taking: buffer, file: path, options: options)
+    }
+
+    public convenience init(bytes data: [UInt8], file: String, options: InventoryOptions = InventoryOptions()) throws {
+        guard data.count < Int(UInt32.max) else { throw SourceError("\(file): larger than 4 GiB") }
+        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(data.count, 1))
+        _ = buffer.initialize(from: data)
+        try self.init(taking: UnsafeMutableBufferPointer(rebasing: buffer[0..<data.count]), file: file, options: options)
+    }
+
+    /// Takes ownership of `buffer` (allocated with `allocate`; freed with the table).
+    init(taking buffer: UnsafeMutableBufferPointer<UInt8>, file: String, options: InventoryOptions) throws {
+        self.file = file
+        byteCount = buffer.count
+        bytes = buffer
+        let data = UnsafeBufferPointer(buffer)
+        var scanner = CSVScanner(bytes: buffer, delimiter: options.delimiter)
+        if data.starts(with: [0xEF, 0xBB, 0xBF]) { scanner.position = 3 }
+
+        // The header row.
+        var fields = FieldBuffer()
+        guard let headerRecord = scanner.next(into: &fields) else {
+            throw SourceError("\(file):1: no header row", problems: [SourceProblem(.csvNoHeader, at: "\(file):1", "the file is empty")])
+        }
+        if let error = headerRecord.error { throw SourceError("\(file):\(headerRecord.line): header: \(error.1)") }
+        let base = bytes.baseAddress!
+        let header = (0..<fields.count).map { ColumnNames.trimmed(String(decoding: UnsafeBufferPointer(start: base + fields.offset($0), count: fields.length($0)), as: UTF8.self)) }
+        self.header = header
+        var problems: [SourceProblem] = []
+        for (i, name) in header.enumerated() where !name.isEmpty {
+            if let first = header[..<i].firstIndex(where: { $0.lowercased() == name.lowercased() }) {
+                problems.append(SourceProblem(.csvDuplicateColumn, at: "\(file):1",
+                                              "column \"\(name)\" appears twice (columns \(first + 1) and \(i + 1)); the first is used"))
+            }
+        }
+
+        // Which columns to keep: mapped variables, the keys, and the extras (or all).
+        func column(_ name: String, _ what: String) throws -> Int {
+            guard let c = ColumnNames.index(of: name, in: header) else {
+                throw SourceError("\(file): no column \"\(name)\" (\(what)); columns: " + header.filter { !$0.isEmpty }.joined(separator: ", "),
+                                  problems: [SourceProblem(.csvUnknownColumn, at: "\(file):1", "no column \"\(name)\" for \(what)")])
+            }
+            return c
+        }
+        var variableColumns: [DeviceVariable: Int] = [:]
+        for v in DeviceVariable.allCases {
+            if let name = options.columnMap[v] { variableColumns[v] = try column(name, "--map \(v.rawValue)") }
+            else if let c = ColumnNames.column(for: v, in: header) { variableColumns[v] = c }
+        }
+        let deviceKeyColumn: Int
+        if let name = options.deviceKeyColumn { deviceKeyColumn = try column(name, "--device-key") }
+        else if let c = variableColumns[.udid] ?? variableColumns[.serialNumber] { deviceKeyColumn = c }
+        else { throw SourceError("\(file): no UDID or Serial Number column to name devices; give --device-key COLUMN") }
+        var userKeyColumn: Int?
+        if let name = options.userKeyColumn { userKeyColumn = try column(name, "--user-key") }
+        else { userKeyColumn = ColumnNames.index(of: "Email Address", in: header) ?? ColumnNames.index(of: "Username", in: header) }
+        var kept = Set(variableColumns.values)
+        kept.insert(deviceKeyColumn)
+        if let userKeyColumn { kept.insert(userKeyColumn) }
+        if let extras = options.extraColumns {
+            for name in extras { kept.insert(try column(name, "$(device.\(name))")) }
+        } else {
+            kept.formUnion(header.indices)
+        }
+        let keptColumns = kept.sorted()
+        self.keptColumns = keptColumns
+        variableSlots = variableColumns.mapValues { keptColumns.firstIndex(of: $0)! }
+        deviceKeySlot = keptColumns.firstIndex(of: deviceKeyColumn)!
+        userKeySlot = userKeyColumn.map { keptColumns.firstIndex(of: $0)! }
+
+        // The rows.
+        let keptIndex: [Int] = (0..<header.count).map { keptColumns.firstIndex(of: $0) ?? -1 }
+        var keys = KeyIndex()
+        var rowRanges = [UInt32](repeating: 0, count: keptColumns.count * 2)
+        ranges.reserveCapacity(data.count / 64 * keptColumns.count)
+        while let record = scanner.next(into: &fields) {
+            var location: String { "\(file):\(record.line)" }
+            if let (code, message) = record.error {
+                problems.append(SourceProblem(code, at: location, message))
+                if options.strict { break }
+                continue
+            }
+            if fields.count == 1 && fields.length(0) == 0 && header.count > 1 { continue }  // a blank line holds no device
+            guard fields.count == header.count else {
+                problems.append(SourceProblem(.csvFieldCount, at: location, "the row has \(fields.count) fields; the header has \(header.count)"))
+                if options.strict { break }
+                continue
+            }
+            for c in 0..<fields.count where keptIndex[c] >= 0 {
+                rowRanges[keptIndex[c] * 2] = UInt32(fields.offset(c))
+                rowRanges[keptIndex[c] * 2 + 1] = UInt32(fields.length(c))
+            }
+            let key = UnsafeBufferPointer(start: bytes.baseAddress! + Int(rowRanges[deviceKeySlot * 2]), count: Int(rowRanges[deviceKeySlot * 2 + 1]))
+            if key.isEmpty {
+                problems.append(SourceProblem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
+                if options.strict { break }
+                continue
+            }
+            if let first = keys.insert(key, row: rowCount, lookup: { self.keyOf(row: $0, slot: self.deviceKeySlot, ranges: self.ranges) }) {
+                problems.append(SourceProblem(.csvDuplicateDeviceKey, at: location,
+                                              "device key \"\(String(decoding: key, as: UTF8.self))\" is also on line \(lines[first]); this row is skipped"))
+                if options.strict { break }
+                continue
+            }
+            ranges += rowRanges
+            lines.append(UInt32(record.line))
+            rowCount += 1
+        }
+        self.problems = problems
+        if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {
+            throw SourceError("\(first)", problems: problems)
+        }
+    }
+
+    private func keyOf(row: Int, slot: Int, ranges: [UInt32]) -> UnsafeBufferPointer<UInt8> {
+        let i = (row * keptColumns.count + slot) * 2
+        return UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
+    }
+}
+
+/// Device keys seen so far, by content: open addressing over row numbers, no per-key allocation.
+struct KeyIndex {
+    private var slots = [Int32](repeating: -1, count: 1024)
+    private var hashes = [UInt64](repeating: 0, count: 1024)
+    private var count = 0
+
+    /// Inserts the key of `row`; returns the earlier row with the same key, if any.
+    mutating func insert(_ key: UnsafeBufferPointer<UInt8>, row: Int, lookup: (Int) -> UnsafeBufferPointer<UInt8>) -> Int? {
+        if (count + 1) * 2 > slots.count { grow(lookup: lookup) }
+        let h = hashBytes(key)
+        var i = Int(truncatingIfNeeded: h) & (slots.count - 1)
+        while slots[i] >= 0 {
+            if hashes[i] == h, bytesEqual(lookup(Int(slots[i])), key) { return Int(slots[i]) }
+            i = (i + 1) & (slots.count - 1)
+        }
+        slots[i] = Int32(row)
+        hashes[i] = h
+        count += 1
+        return nil
+    }
+
+    private mutating func grow(lookup: (Int) -> UnsafeBufferPointer<UInt8>) {
+        let oldSlots = slots, oldHashes = hashes
+        slots = [Int32](repeating: -1, count: oldSlots.count * 2)
+        hashes = [UInt64](repeating: 0, count: oldSlots.count * 2)
+        for (j, row) in oldSlots.enumerated() where row >= 0 {
+            var i = Int(truncatingIfNeeded: oldHashes[j]) & (slots.count - 1)
+            while slots[i] >= 0 { i = (i + 1) & (slots.count - 1) }
+            slots[i] = row
+            hashes[i] = oldHashes[j]
+        }
+    }
+}
+
+@inline(__always)
+func hashBytes(_ bytes: UnsafeBufferPointer<UInt8>, foldCase: Bool = false) -> UInt64 {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for var b in bytes {
+        if foldCase && b >= 0x41 && b <= 0x5A { b |= 0x20 }
+        h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3
+    }
+    return h
+}
+
+@inline(__always)
+func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldCase: Bool = false) -> Bool {
+    guard a.count == b.count else { return false }
+    for i in 0..<a.count {
+        var x = a[i], y = b[i]
+        if foldCase {
+            if x >= 0x41 && x <= 0x5A { x |= 0x20 }
+            if y >= 0x41 && y <= 0x5A { y |= 0x20 }
+        }
+        if x != y { return false }
+    }
+    return true
+}

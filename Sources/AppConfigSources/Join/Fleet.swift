@@ -1,0 +1,99 @@
+import AppConfigSpec
+
+/// The inventory joined to the directory: each device row knows its user (or that it has none),
+/// and any variable of a device reads as bytes in the tables' buffers.
+public final class Fleet: @unchecked Sendable {
+    public let inventory: InventoryTable
+    public let users: UserTable?
+    /// Per row, its user or -1.
+    private let userOfRow: [Int32]
+    /// Devices whose user was not found, or whose user key is empty: they keep their device
+    /// variables, and the program's missing-value policy decides about the rest.
+    public let problems: [SourceProblem]
+    public var deviceCount: Int { inventory.rowCount }
+    public let matchedCount: Int
+
+    public init(inventory: InventoryTable, users: UserTable?) {
+        self.inventory = inventory
+        self.users = users
+        var userOfRow = [Int32](repeating: -1, count: inventory.rowCount)
+        var problems: [SourceProblem] = []
+        var matched = 0
+        if let users, let keySlot = inventory.userKeySlot {
+            let column = inventory.header[inventory.keptColumns[keySlot]]
+            for row in 0..<inventory.rowCount {
+                let key = inventory.value(row: row, slot: keySlot)
+                if key.isEmpty {
+                    problems.append(SourceProblem(.userKeyEmpty, at: inventory.location(of: row),
+                                                  "device \(inventory.deviceKey(row)): the user key column \"\(column)\" is empty"))
+                } else if let u = users.user(forKey: key) {
+                    userOfRow[row] = Int32(u)
+                    matched += 1
+                } else {
+                    problems.append(SourceProblem(.userNotFound, at: inventory.location(of: row),
+                                                  "device \(inventory.deviceKey(row)): no user has \(String(decoding: key, as: UTF8.self)) in the directory (\(users.source))"))
+                }
+            }
+        }
+        self.userOfRow = userOfRow
+        self.problems = problems
+        matchedCount = matched
+    }
+
+    public func user(ofRow row: Int) -> Int? { userOfRow[row] >= 0 ? Int(userOfRow[row]) : nil }
+
+    /// Where each variable of a program reads from, decided once.
+    public struct SlotPlan: Sendable {
+        enum Source: Sendable {
+            case column(Int)
+            case user(UserVariable)
+            case none
+        }
+        let sources: [Source]
+        public let variables: [Variable]
+    }
+
+    /// A plan for these variables. A `$(device.<Column>)` naming no column is an error here, before
+    /// any device is rendered; a device variable with no column in this inventory is missing for every device.
+    public func plan(for variables: [Variable]) throws -> SlotPlan {
+        let sources: [SlotPlan.Source] = try variables.map { v in
+            switch v {
+            case .device(let d):
+                return inventory.variableSlots[d].map { .column($0) } ?? .none
+            case .deviceAttribute(let name):
+                guard let slot = inventory.slot(ofColumn: name) else {
+                    throw SourceError("$(device.\(name)): \(inventory.file) has no column \"\(name)\"")
+                }
+                return .column(slot)
+            case .user(let u):
+                return users == nil ? .none : .user(u)
+            }
+        }
+        return SlotPlan(sources: sources, variables: variables)
+    }
+
+    /// Calls `body(slot, bytes)` for each planned variable of a row; nil bytes = missing.
+    @inline(__always)
+    public func forEachValue(row: Int, plan: SlotPlan, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
+        let user = userOfRow[row]
+        for (slot, source) in plan.sources.enumerated() {
+            switch source {
+            case .column(let c): body(slot, inventory.value(row: row, slot: c))
+            case .user(let v): body(slot, user >= 0 ? users!.value(user: Int(user), v) : nil)
+            case .none: body(slot, nil)
+            }
+        }
+    }
+
+    /// Where a variable's value for a row came from, for error messages: the CSV line for device
+    /// variables, the user's DN for user variables.
+    public func source(of variable: Variable, row: Int) -> String {
+        switch variable {
+        case .device, .deviceAttribute:
+            return inventory.location(of: row)
+        case .user:
+            guard let u = user(ofRow: row), let users else { return "\(inventory.location(of: row)) (no user)" }
+            return users.string(user: u, .dn) ?? users.source
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import AppConfigSpec
+import CLDAP
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A password, held apart so that it never reaches a description, a log or a report.
+public struct Secret: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    fileprivate let value: [UInt8]
+    public init(_ value: String) { self.value = Array(value.utf8) }
+    public var description: String { "<redacted>" }
+    public var debugDescription: String { "<redacted>" }
+}
+
+/// How to reach and read an LDAP / Active Directory server.
+public struct LDAPConfiguration: Sendable {
+    public enum Scope: String, Sendable, CaseIterable { case base, one, sub }
+    public enum Targeting: String, Sendable, CaseIterable { case auto, always, never }
+
+    public var url: String
+    /// Nil: an anonymous bind.
+    public var bindDN: String?
+    public var password: Secret?
+    public var startTLS = false
+    /// Certificates to trust (PEM); the system's otherwise.
+    public var caFile: String?
+    /// Skip certificate verification (a warning is printed by the CLI).
+    public var insecure = false
+    public var base: String
+    public var scope: Scope = .sub
+    public var filter = "(objectClass=person)"
+    public var pageSize = 1000
+    public var networkTimeout = 10.0
+    public var operationTimeout = 120.0
+    /// Attempts after the first, with exponential backoff from `backoff` seconds.
+    public var retries = 4
+    public var backoff = 0.5
+    /// Look the inventory's users up by key in chunks of OR filters instead of reading the whole
+    /// subtree. `auto`: when there are at most `targetedLimit` distinct keys.
+    public var targeting: Targeting = .auto
+    public var targetedLimit = 2_000
+    public var chunkSize = 100
+
+    public init(url: String, base: String) {
+        self.url = url
+        self.base = base
+    }
+}
+
+/// An LDAP failure in the library's words, never with the password.
+public struct LDAPError: Error, Sendable, CustomStringConvertible {
+    public var code: Int32
+    public var message: String
+    /// A retry may help (server down, busy, unavailable, timed out).
+    public var isTransient: Bool {
+        [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR, LDAP_TIMEOUT, LDAP_BUSY, LDAP_UNAVAILABLE].contains(code)
+    }
+    public var description: String { message }
+}
+
+/// Reads users from LDAP into a `UserTable`: paged (RFC 2696), retried without duplicating or
+/// losing entries, or targeted at the inventory's users.
+public enum LDAPDirectory {
+    public struct Progress: Sendable {
+        public var pages: Int
+        public var entries: Int
+        public var attempt: Int
+    }
+
+    /// `referencedKeys` is called only to decide on (and run) targeted mode. `onPage` is called
+    /// after each page has been added (tests use it to stop the server mid-search).
+    public static func load(_ config: LDAPConfiguration, map: AttributeMap, referencedKeys: () -> [String] = { [] },
+                            onPage: (Progress) -> Void = { _ in }) throws -> UserTable {
+        var builder = UserTableBuilder(source: config.url, map: map)
+        var keys: [String] = []
+        if config.targeting != .never {
+            var seen = Set<String>()
+            keys = referencedKeys().filter { !$0.isEmpty && seen.insert($0.lowercased()).inserted }
+        }
+        let targeted = config.targeting == .always || (config.targeting == .auto && !keys.isEmpty && keys.count <= config.targetedLimit)
+        let filters: [String]
+        if targeted {
+            filters = stride(from: 0, to: keys.count, by: config.chunkSize).map { start in
+                let chunk = keys[start..<min(start + config.chunkSize, keys.count)]
+                return "(&\(config.filter)(|" + chunk.map { "(\(map.joinAttribute)=\(escapeFilterValue($0)))" }.joined() + "))"
+            }
+        } else {
+            filters = [config.filter]
+        }
+        var progress = Progress(pages: 0, entries: 0, attempt: 1)
+        let mark = builder.mark()
+        var delay = config.backoff
+        while true {
+            do {
+                let connection = try LDAPConnection(config)
+                for filter in filters {
+                    try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder, pageSize: config.pageSize) { dn, values in
+                        builder.add(dn: dn, values: values, location: "\(config.url) \(dn)")
+                        progress.entries += 1
+                    } pageDone: {
+                        progress.pages += 1
+                        onPage(progress)
+                    }
+                }
+                return builder.finish()
+            } catch let error as LDAPError where error.isTransient && progress.attempt <= config.retries {
+                // Whatever this attempt delivered is dropped: the next one starts the search over.
+                builder.rollback(to: mark)
+                progress.entries = 0
+                progress.attempt += 1
+                usleep(useconds_t(delay * 1_000_000))
+                delay *= 2
+            } catch let error as LDAPError {
+                throw SourceError("\(config.url): \(error.message)" + (error.isTransient ? " (after \(progress.attempt) attempts)" : ""))
+            }
+        }
+    }
+
+    /// RFC 4515: `*`, `(`, `)`, `\` and NUL become `\2a`, `\28`, `\29`, `\5c`, `\00`.
+    public static func escapeFilterValue(_ value: String) -> String {
+        var out: [UInt8] = []
+        for u in value.utf8 {
+            switch u {
+            case UInt8(ascii: "*"): out += Array("\\2a".utf8)
+            case UInt8(ascii: "("): out += Array("\\28".utf8)
+            case UInt8(ascii: ")"): out += Array("\\29".utf8)
+            case UInt8(ascii: "\\"): out += Array("\\5c".utf8)
+            case 0: out += Array("\\00".utf8)
+            default: out.append(u)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// One libldap session: options, TLS, bind, paged search. Every C pointer stays in here.
+final class LDAPConnection {
+    private let ld: OpaquePointer
+    private let config: LDAPConfiguration
+
+    init(_ config: LDAPConfiguration) throws {
+        self.config = config
+        var handle: OpaquePointer?
+        let rc = ldap_initialize(&handle, config.url)
+        guard rc == LDAP_SUCCESS, let handle else { throw LDAPError(code: rc, message: "cannot use \(config.url): \(String(cString: ldap_err2string(rc)))") }
+        ld = handle
+        var version: Int32 = LDAP_VERSION3
+        ldap_set_option(ld, LDAP_OPT_PROTOCOL_VERSION, &version)
+        ldap_set_option(ld, LDAP_OPT_REFERRALS, nil)  // LDAP_OPT_OFF: AD's referrals are not followed
+        var network = timeval(tv_sec: Int(config.networkTimeout), tv_usec: 0)
+        ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &network)
+        var operation = timeval(tv_sec: Int(config.operationTimeout), tv_usec: 0)
+        ldap_set_option(ld, LDAP_OPT_TIMEOUT, &operation)
+        var require: Int32 = config.insecure ? LDAP_OPT_X_TLS_NEVER : LDAP_OPT_X_TLS_DEMAND
+        ldap_set_option(ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &require)
+        if let ca = config.caFile { ldap_set_option(ld, LDAP_OPT_X_TLS_CACERTFILE, ca) }
+        var newContext: Int32 = 0
+        ldap_set_option(ld, LDAP_OPT_X_TLS_NEWCTX, &newContext)
+        if config.startTLS {
+            try check(ldap_start_tls_s(ld, nil, nil), "StartTLS")
+        }
+        try bind()
+    }
+
+    deinit { ldap_unbind_ext_s(ld, nil, nil) }
+
+    private func bind() throws {
+        var secret = config.password?.value ?? []
+        defer { for i in secret.indices { secret[i] = 0 } }
+        let rc: Int32 = secret.withUnsafeMutableBufferPointer { bytes in
+            var credential = berval(bv_len: ber_len_t(bytes.count), bv_val: bytes.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) })
+            return ldap_sasl_bind_s(ld, config.bindDN, nil, &credential, nil, nil, nil)
+        }
+        if rc == LDAP_INVALID_CREDENTIALS {
+            throw LDAPError(code: rc, message: "bind as \(config.bindDN ?? "anonymous") refused: invalid credentials (check the bind DN and the password's source)")
+        }
+        try check(rc, "bind as \(config.bindDN ?? "anonymous")")
+    }
+
+    /// The library's message and, where the server or TLS layer said more, that too.
+    private func check(_ rc: Int32, _ what: String) throws {
+        guard rc != LDAP_SUCCESS else { return }
+        var diagnostic: UnsafeMutablePointer<CChar>?
+        ldap_get_option(ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diagnostic)
+        var message = "\(what): \(String(cString: ldap_err2string(rc)))"
+        if let diagnostic {
+            let text = String(cString: diagnostic)
+            if !text.isEmpty { message += " (\(text))" }
+            ldap_memfree(diagnostic)
+        }
+        throw LDAPError(code: rc, message: message)
+    }
+
+    /// Searches page by page (the paged-results control marked critical, so a server that cannot
+    /// page refuses rather than truncates), calling `entry` for each entry and `pageDone` per page.
+    func pagedSearch(filter: String, attributes: [String], pageSize: Int,
+                     entry: (String, [[UInt8]?]) -> Void, pageDone: () -> Void) throws {
+        var cookie = berval(bv_len: 0, bv_val: nil)
+        defer { if cookie.bv_val != nil { ber_memfree(cookie.bv_val) } }
+        var attributePointers: [UnsafeMutablePointer<CChar>?] = attributes.map { strdup($0) } + [nil]
+        defer { attributePointers.forEach { free($0) } }
+        let scope: Int32 = switch config.scope {
+        case .base: LDAP_SCOPE_BASE
+        case .one: LDAP_SCOPE_ONELEVEL
+        case .sub: LDAP_SCOPE_SUBTREE
+        }
+        repeat {
+            var control: UnsafeMutablePointer<LDAPControl>?
+            try check(ldap_create_page_control(ld, ber_int_t(pageSize), &cookie, 1, &control), "paged results control")
+            defer { ldap_control_free(control) }
+            var serverControls: [UnsafeMutablePointer<LDAPControl>?] = [control, nil]
+            var timeout = timeval(tv_sec: Int(config.operationTimeout), tv_usec: 0)
+            var result: OpaquePointer?
+            let rc = ldap_search_ext_s(ld, config.base, scope, filter, &attributePointers, 0, &serverControls, nil, &timeout, LDAP_NO_LIMIT, &result)
+            defer { if let result { ldap_msgfree(result) } }
+            if rc == LDAP_SIZELIMIT_EXCEEDED {
+                throw LDAPError(code: rc, message: "the server's size limit cut the search short even though it was paged; nothing from it is used")
+            }
+            try check(rc, "search under \(config.base) for \(filter)")
+            guard let result else { throw LDAPError(code: LDAP_OTHER, message: "the search returned no result") }
+
+            var message = ldap_first_entry(ld, result)
+            while let m = message {
+                var dn = ""
+                if let raw = ldap_get_dn(ld, m) {
+                    dn = String(cString: raw)
+                    ldap_memfree(raw)
+                }
+                let values: [[UInt8]?] = attributes.map { name in
+                    guard let list = ldap_get_values_len(ld, m, name) else { return nil }
+                    defer { ldap_value_free_len(list) }
+                    guard let first = list[0] else { return nil }
+                    let v = first.pointee
+                    guard let p = v.bv_val else { return [] }
+                    return Array(UnsafeRawBufferPointer(start: p, count: Int(v.bv_len)))
+                }
+                entry(dn, values)
+                message = ldap_next_entry(ld, m)
+            }
+
+            var code: Int32 = 0
+            var responseControls: UnsafeMutablePointer<UnsafeMutablePointer<LDAPControl>?>?
+            try check(ldap_parse_result(ld, result, &code, nil, nil, nil, &responseControls, 0), "reading the search result")
+            defer { if let responseControls { ldap_controls_free(responseControls) } }
+            try check(code, "search under \(config.base)")
+            guard let pageResponse = ldap_control_find(LDAP_CONTROL_PAGEDRESULTS, responseControls, nil) else {
+                throw LDAPError(code: LDAP_NOT_SUPPORTED, message: "the server did not answer the paged-results control")
+            }
+            if cookie.bv_val != nil { ber_memfree(cookie.bv_val); cookie = berval(bv_len: 0, bv_val: nil) }
+            var estimate: ber_int_t = 0
+            try check(ldap_parse_pageresponse_control(ld, pageResponse, &estimate, &cookie), "reading the paged-results cookie")
+            pageDone()
+        } while cookie.bv_len > 0
+    }
+}
