@@ -1,5 +1,6 @@
 import AppConfigSpec
 import CLDAP
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -54,8 +55,12 @@ public struct LDAPError: Error, Sendable, CustomStringConvertible {
     public var code: Int32
     public var message: String
     /// A retry may help (server down, busy, unavailable, timed out).
-    public var isTransient: Bool {
-        [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR, LDAP_TIMEOUT, LDAP_BUSY, LDAP_UNAVAILABLE].contains(code)
+    public var isTransient: Bool
+
+    init(code: Int32, message: String, transient: Bool? = nil) {
+        self.code = code
+        self.message = message
+        isTransient = transient ?? [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR, LDAP_TIMEOUT, LDAP_BUSY, LDAP_UNAVAILABLE].contains(code)
     }
     public var description: String { message }
 }
@@ -113,7 +118,8 @@ public enum LDAPDirectory {
                 usleep(useconds_t(delay * 1_000_000))
                 delay *= 2
             } catch let error as LDAPError {
-                throw SourceError("\(config.url): \(error.message)" + (error.isTransient ? " (after \(progress.attempt) attempts)" : ""))
+                let attempts = progress.attempt == 1 ? "1 attempt" : "\(progress.attempt) attempts"
+                throw SourceError("\(config.url): \(error.message)" + (error.isTransient ? " (after \(attempts))" : ""))
             }
         }
     }
@@ -158,10 +164,50 @@ final class LDAPConnection {
         if let ca = config.caFile { ldap_set_option(ld, LDAP_OPT_X_TLS_CACERTFILE, ca) }
         var newContext: Int32 = 0
         ldap_set_option(ld, LDAP_OPT_X_TLS_NEWCTX, &newContext)
-        if config.startTLS {
-            try check(ldap_start_tls_s(ld, nil, nil), "StartTLS")
+        do {
+            if config.startTLS {
+                try check(ldap_start_tls_s(ld, nil, nil), "StartTLS")
+            }
+            try bind()
+        } catch let error as LDAPError where (config.startTLS || config.url.hasPrefix("ldaps://"))
+            && [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR].contains(error.code) {
+            // libldap reports a failed certificate check as "Can't contact LDAP server". If the port
+            // answers TCP, the TLS handshake is what failed: say so, and do not retry it.
+            guard let (host, port) = Self.hostAndPort(config.url), Self.tcpReachable(host: host, port: port) else { throw error }
+            throw LDAPError(code: LDAP_CONNECT_ERROR, message: "TLS handshake with \(host):\(port) failed: the server's certificate "
+                            + "could not be verified (is it signed by a CA in --ldap-ca-file, and does it name \(host)?). "
+                            + "--ldap-insecure skips the check", transient: false)
         }
-        try bind()
+    }
+
+    /// Host and port of an ldap:// or ldaps:// URL (default ports 389 and 636).
+    static func hostAndPort(_ url: String) -> (String, Int)? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...].prefix { $0 != "/" }
+        let tls = url.hasPrefix("ldaps")
+        if let colon = rest.lastIndex(of: ":"), !rest.hasPrefix("[") || rest[..<colon].hasSuffix("]") {
+            return (String(rest[..<colon]).trimmingCharacters(in: ["[", "]"]), Int(rest[rest.index(after: colon)...]) ?? (tls ? 636 : 389))
+        }
+        return (rest.isEmpty ? "localhost" : String(rest), tls ? 636 : 389)
+    }
+
+    /// Whether a TCP connection to host:port opens.
+    static func tcpReachable(host: String, port: Int) -> Bool {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0 else { return false }
+        defer { freeaddrinfo(list) }
+        var node = list
+        while let info = node {
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            if fd >= 0 {
+                defer { close(fd) }
+                if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return true }
+            }
+            node = info.pointee.ai_next
+        }
+        return false
     }
 
     deinit { ldap_unbind_ext_s(ld, nil, nil) }
