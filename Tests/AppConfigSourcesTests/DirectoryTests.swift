@@ -1,0 +1,163 @@
+import AppConfigSources
+import AppConfigSpec
+import Foundation
+import TestSupport
+import Testing
+
+/// DNs (RFC 4514), LDIF (RFC 2849), derived user variables and the join.
+@Suite("Directory: DNs, LDIF, user variables, the join")
+struct DirectoryTests {
+    @Test(arguments: [
+        ("CN=Jane Doe, OU=NA,OU=Users, OU=XY, DC=myCompany, DC=com", "Jane Doe", "XY"),   // the reference's sample
+        ("CN=Doe\\, Jane,OU=Sales,DC=corp,DC=example", "Doe, Jane", "Sales"),
+        ("cn=Rossi\\2C Ngozi 7,ou=Red,ou=Sales,ou=Americas,dc=corp,dc=example", "Rossi, Ngozi 7", "Americas"),
+        ("CN=Ren\\C3\\A9e\\20,OU=R\\26D,DC=x", "Renée ", "R&D"),
+        ("CN=a\\+b+UID=42,OU=\\#1 team ,DC=x", "a+b", "#1 team"),
+        ("UID=jdoe+CN=John,DC=x", "John", nil),
+        ("CN=\\<tag\\> \\\"q\\\" \\;\\=\\\\,DC=x", "<tag> \"q\" ;=\\", nil),
+        ("CN=\"Doe, Jane\",O=Example", "Doe, Jane", nil),
+    ] as [(String, String, String?)])
+    func dn(text: String, cn: String, ou: String?) throws {
+        let dn = try DistinguishedName(parsing: text)
+        #expect(dn.commonName == cn)
+        #expect(dn.organizationalUnit == ou)
+    }
+
+    @Test func multiValuedRDN() throws {
+        let dn = try DistinguishedName(parsing: "CN=a\\+b+UID=42,OU=x")
+        #expect(dn.rdns.count == 2)
+        #expect(dn.rdns[0].map(\.type) == ["CN", "UID"])
+        #expect(dn.rdns[0].map(\.value) == ["a+b", "42"])
+    }
+
+    @Test(arguments: [("CN=x,OU", 5), ("=x", 0), ("CN=x\\", 4), ("CN=x\\zz", 4), ("CN=x;;", 5)])
+    func badDN(text: String, offset: Int) {
+        #expect { try DistinguishedName(parsing: text) } throws: { ($0 as? DistinguishedName.ParseError)?.offset == offset }
+    }
+
+    static let ldif = """
+        version: 1
+        # a comment
+        dn: dc=corp,dc=example
+        objectClass: domain
+        dc: corp
+
+        dn: CN=Doe\\, Jane,OU=Field,OU=EMEA,DC=corp,DC=example
+        objectClass: user
+        cn: Doe, Jane
+        sAMAccountName: jdoe
+        userPrincipalName: Jane.Doe@Corp.Example
+        mail: jane.doe@corp.example
+        mail: second@corp.example
+        givenName: Jane
+        sn: Doe
+        displayName:: WmXDqyAmIDxDbz4=
+        description: a long line that is
+          folded in two
+        preferredLanguage: de-DE
+
+        dn: uid=bob,ou=People,dc=corp,dc=example
+        objectClass: inetOrgPerson
+        uid: bob
+        cn: Bob Builder
+        sn: Builder
+        mail: bob@corp.example
+
+        """
+
+    @Test("LDIF: derived variables, base64, folding, first of several values, non-people passed over")
+    func ldifUsers() throws {
+        let users = LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
+        #expect(users.problems.isEmpty)
+        #expect(users.count == 2)
+        let jane = try #require(users.user(forKey: "JANE.DOE@corp.example"))
+        let expected: [UserVariable: String] = [
+            .dn: "CN=Doe\\, Jane,OU=Field,OU=EMEA,DC=corp,DC=example", .cn: "Doe, Jane", .ou: "EMEA",
+            .sAMAccountName: "jdoe", .upn: "Jane.Doe@Corp.Example", .emailAddress: "jane.doe@corp.example",
+            .emailAddressLocalPart: "jane.doe", .emailAddressDomain: "corp.example", .userName: "Jane.Doe@Corp.Example",
+            .firstName: "Jane", .lastName: "Doe", .displayName: "Zeë & <Co>", .locale: "de-DE",
+        ]
+        for v in UserVariable.allCases { #expect(users.string(user: jane, v) == expected[v], "\(v)") }
+        let bob = try #require(users.user(forKey: "bob@corp.example"))
+        #expect(users.string(user: bob, .sAMAccountName) == "bob")   // uid, the inetOrgPerson spelling
+        #expect(users.string(user: bob, .displayName) == "Bob Builder")  // cn when there is no displayName
+        #expect(users.string(user: bob, .userName) == "bob@corp.example")  // no UPN: the mail address
+        #expect(users.string(user: bob, .ou) == "People")
+        #expect(users.string(user: bob, .upn) == nil)
+    }
+
+    @Test("--user-attribute: the join can use sAMAccountName (case-insensitively) or any attribute")
+    func joinAttribute() throws {
+        var map = AttributeMap()
+        map.joinAttribute = "sAMAccountName"
+        let users = LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif", map: map)
+        #expect(users.user(forKey: "JDOE") != nil)
+        #expect(users.user(forKey: "bob") == nil)  // sAMAccountName only: bob has uid, not sAMAccountName
+    }
+
+    struct Bad: CustomTestStringConvertible, Sendable {
+        var name: String
+        var ldif: String
+        var problems: [SourceProblem]
+        var users: Int
+        var testDescription: String { name }
+    }
+
+    @Test(arguments: [
+        Bad(name: "a change record", ldif: "dn: cn=a,dc=x\nchangetype: modify\nreplace: mail\nmail: a@x\n\ndn: cn=b,dc=x\nmail: b@x\n",
+            problems: [SourceProblem(.ldifChangeRecord, at: "h.ldif:2", "change records (changetype: modify) are not supported; give the directory's content")], users: 1),
+        Bad(name: "a URL value", ldif: "dn: cn=a,dc=x\nmail:< file:///etc/passwd\n\ndn: cn=b,dc=x\nmail: b@x\n",
+            problems: [SourceProblem(.ldifURLValue, at: "h.ldif:2", "mail takes its value from a URL (\":<\"), which is not supported")], users: 1),
+        Bad(name: "bad base64", ldif: "dn: cn=a,dc=x\nmail:: ***\n",
+            problems: [SourceProblem(.ldifBase64, at: "h.ldif:2", "the base64 value of mail is not valid base64")], users: 0),
+        Bad(name: "no colon", ldif: "dn: cn=a,dc=x\njust text\n",
+            problems: [SourceProblem(.ldifSyntax, at: "h.ldif:2", "expected \"attribute: value\"")], users: 0),
+        Bad(name: "no dn", ldif: "mail: a@x\n",
+            problems: [SourceProblem(.ldifSyntax, at: "h.ldif:1", "an entry starts with \"dn:\", not \"mail:\"")], users: 0),
+        Bad(name: "a DN that does not parse", ldif: "\n\ndn: cn=a,ou\nmail: a@x\n",
+            problems: [SourceProblem(.ldifDN, at: "h.ldif:3", "DN \"cn=a,ou\" is not valid (expected an attribute type and '=' at offset 5); entry skipped")], users: 0),
+        Bad(name: "a duplicate DN", ldif: "dn: cn=a,dc=x\nmail: a@x\n\ndn: CN=A,DC=X\nmail: b@x\n",
+            problems: [SourceProblem(.ldifDuplicateDN, at: "h.ldif:4", "DN \"CN=A,DC=X\" appears again; this entry is skipped")], users: 1),
+        Bad(name: "a duplicate join key", ldif: "dn: cn=a,dc=x\nmail: a@x\n\ndn: cn=b,dc=x\nmail: A@X\n",
+            problems: [SourceProblem(.userDuplicateKey, at: "h.ldif", "two users have the join key \"A@X\"; the first is used")], users: 2),
+    ])
+    func badLDIF(_ bad: Bad) {
+        let users = LDIFReader.read(Array(bad.ldif.utf8), file: "h.ldif")
+        #expect(users.problems == bad.problems)
+        #expect(users.count == bad.users)
+    }
+
+    @Test("invalid UTF-8 in a value")
+    func invalidUTF8() {
+        let users = LDIFReader.read(Array("dn: cn=a,dc=x\nmail: caf".utf8) + [0xE9] + Array("\n".utf8), file: "h.ldif")
+        #expect(users.problems == [SourceProblem(.ldifInvalidUTF8, at: "h.ldif:2", "the value of mail is not valid UTF-8")])
+    }
+
+    @Test("the AD-shaped users of the public corpus", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
+    func corpus() throws {
+        let users = try LDIFReader.load(try #require(Paths.corpusFile("ldif/users/dwimberger-ldap-ad-it/users.ldif")))
+        #expect(users.problems.isEmpty, "\(users.problems)")
+        #expect(users.count > 0)
+    }
+
+    @Test("the join: users found by key, missing users reported with the CSV line, device variables kept")
+    func join() throws {
+        let inventory = try InventoryTable(bytes: Array("UDID,Email Address,Serial Number,Building\nU1,JANE.DOE@corp.example,S1,HQ\nU2,gone@corp.example,S2,Annex\nU3,,S3,HQ\n".utf8), file: "inv.csv")
+        let users = LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
+        let fleet = Fleet(inventory: inventory, users: users)
+        #expect(fleet.matchedCount == 1)
+        #expect(fleet.problems.map(\.code) == [.userNotFound, .userKeyEmpty])
+        #expect(fleet.problems.map(\.location) == ["inv.csv:3", "inv.csv:4"])
+        let plan = try fleet.plan(for: [.user(.cn), .device(.serialNumber), .deviceAttribute("Building"), .device(.imei)])
+        func values(_ row: Int) -> [String?] {
+            var out = [String?](repeating: nil, count: 4)
+            fleet.forEachValue(row: row, plan: plan) { slot, bytes in out[slot] = bytes.map { String(decoding: $0, as: UTF8.self) } }
+            return out
+        }
+        #expect(values(0) == ["Doe, Jane", "S1", "HQ", nil])
+        #expect(values(1) == [nil, "S2", "Annex", nil])
+        #expect(fleet.source(of: .user(.cn), row: 0) == "CN=Doe\\, Jane,OU=Field,OU=EMEA,DC=corp,DC=example")
+        #expect(fleet.source(of: .device(.serialNumber), row: 1) == "inv.csv:3")
+        #expect(throws: SourceError.self) { try fleet.plan(for: [.deviceAttribute("Nope")]) }
+    }
+}

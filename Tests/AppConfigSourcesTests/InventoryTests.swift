@@ -1,0 +1,127 @@
+import AppConfigSources
+import AppConfigSpec
+import TestSupport
+import Testing
+
+/// The inventory CSV reader: RFC 4180, Jamf column names, keys, and every bad row with its line.
+@Suite("Inventory CSV")
+struct InventoryTests {
+    func table(_ text: String, _ configure: (inout InventoryOptions) -> Void = { _ in }) throws -> InventoryTable {
+        var options = InventoryOptions()
+        configure(&options)
+        return try InventoryTable(bytes: Array(text.utf8), file: "inv.csv", options: options)
+    }
+
+    @Test("quotes, doubled quotes, newlines inside quotes, CRLF and LF, a BOM, a trailing line break")
+    func rfc4180() throws {
+        let t = try table("\u{FEFF}UDID,Serial Number,Notes\r\nU1,S1,\"a, \"\"quoted\"\"\r\nvalue\"\nU2,S2,plain\r\nU3,S3,\"\"\n")
+        #expect(t.rowCount == 3)
+        #expect(t.problems.isEmpty)
+        let notes = try #require(t.slot(ofColumn: "notes"))
+        #expect(t.string(row: 0, slot: notes) == "a, \"quoted\"\r\nvalue")
+        #expect(t.string(row: 1, slot: notes) == "plain")
+        #expect(t.string(row: 2, slot: notes) == "")
+        #expect((0..<3).map { t.line(of: $0) } == [2, 4, 5])
+        #expect(t.deviceKey(2) == "U3")
+    }
+
+    @Test("semicolon and tab delimiters")
+    func delimiters() throws {
+        let semi = try table("UDID;Model\nU1;iPad14,5\n") { $0.delimiter = UInt8(ascii: ";") }
+        #expect(semi.string(row: 0, slot: semi.variableSlots[.model]!) == "iPad14,5")
+        let tab = try table("UDID\tModel\nU1\tiPhone 15\n") { $0.delimiter = 0x09 }
+        #expect(tab.string(row: 0, slot: tab.variableSlots[.model]!) == "iPhone 15")
+    }
+
+    @Test("Jamf export headers map to device variables without configuration; --map overrides")
+    func mapping() throws {
+        let t = try table(" UDID ,Serial Number,Wi-Fi MAC Address,IMEI,ICCID,MEID,Device Phone Number,Model,Asset Tag\nu,s,w,i,c,m,p,mo,a\n")
+        let expected: [DeviceVariable: String] = [.udid: "u", .serialNumber: "s", .wifiMacAddress: "w", .imei: "i", .iccid: "c",
+                                                  .meid: "m", .phoneNumber: "p", .model: "mo"]
+        for (v, value) in expected { #expect(t.string(row: 0, slot: t.variableSlots[v]!) == value, "\(v)") }
+        #expect(t.variableSlots[.imsi] == nil)
+        let mapped = try table("UDID,Asset Tag,Serial Number\nu,a,s\n") { $0.columnMap[.serialNumber] = "asset tag" }
+        #expect(mapped.string(row: 0, slot: mapped.variableSlots[.serialNumber]!) == "a")
+    }
+
+    @Test("the device key: UDID, else Serial Number, else --device-key")
+    func deviceKey() throws {
+        #expect(try table("Serial Number,UDID\ns,u\n").deviceKey(0) == "u")
+        #expect(try table("Serial Number,Name\ns,n\n").deviceKey(0) == "s")
+        #expect(try table("Name,Asset Tag\nn,a\n") { $0.deviceKeyColumn = "Asset Tag" }.deviceKey(0) == "a")
+        #expect(throws: SourceError.self) { try table("Name,Asset Tag\nn,a\n") }
+        #expect(throws: SourceError.self) { try table("UDID\nu\n") { $0.deviceKeyColumn = "Nope" } }
+    }
+
+    struct Bad: CustomTestStringConvertible, Sendable {
+        var name: String
+        var bytes: [UInt8]
+        var problems: [SourceProblem]
+        var rows: Int
+        var testDescription: String { name }
+    }
+
+    @Test(arguments: [
+        Bad(name: "unterminated quote", bytes: Array("UDID,Notes\nU1,ok\nU2,\"never\nclosed\n".utf8),
+            problems: [SourceProblem(.csvUnterminatedQuote, at: "inv.csv:3", "the quoted field opened on line 3 is never closed")], rows: 1),
+        Bad(name: "wrong field count", bytes: Array("UDID,Notes\nU1,a,b\nU2,c\nU3\n".utf8),
+            problems: [SourceProblem(.csvFieldCount, at: "inv.csv:2", "the row has 3 fields; the header has 2"),
+                       SourceProblem(.csvFieldCount, at: "inv.csv:4", "the row has 1 fields; the header has 2")], rows: 1),
+        Bad(name: "invalid UTF-8", bytes: Array("UDID,Notes\nU1,ok\nU2,caf".utf8) + [0xE9] + Array("\nU3,fine\n".utf8),
+            problems: [SourceProblem(.csvInvalidUTF8, at: "inv.csv:3", "invalid UTF-8 (byte 0xE9)")], rows: 2),
+        Bad(name: "text after a closing quote", bytes: Array("UDID,Notes\nU1,\"a\"b\nU2,c\n".utf8),
+            problems: [SourceProblem(.csvTextAfterQuote, at: "inv.csv:2", "text after the closing quote of field 2")], rows: 1),
+        Bad(name: "duplicate device key: both lines named", bytes: Array("UDID,Notes\nU1,a\nU2,b\nU1,c\n".utf8),
+            problems: [SourceProblem(.csvDuplicateDeviceKey, at: "inv.csv:4", "device key \"U1\" is also on line 2; this row is skipped")], rows: 2),
+        Bad(name: "empty device key", bytes: Array("UDID,Notes\n,a\nU2,b\n".utf8),
+            problems: [SourceProblem(.csvEmptyDeviceKey, at: "inv.csv:2", "the device key column \"UDID\" is empty")], rows: 1),
+        Bad(name: "duplicate column", bytes: Array("UDID,Notes, notes\nU1,a,b\n".utf8),
+            problems: [SourceProblem(.csvDuplicateColumn, at: "inv.csv:1", "column \"notes\" appears twice (columns 2 and 3); the first is used")], rows: 1),
+    ])
+    func badRows(_ bad: Bad) throws {
+        let t = try InventoryTable(bytes: bad.bytes, file: "inv.csv")
+        #expect(t.problems == bad.problems)
+        #expect(t.rowCount == bad.rows)
+    }
+
+    @Test("--strict fails on the first bad row, naming it")
+    func strict() throws {
+        #expect {
+            try table("UDID,Notes\nU1,a\nU2\n") { $0.strict = true }
+        } throws: { error in
+            (error as? SourceError)?.problems.map(\.code) == [.csvFieldCount] && "\(error)".hasPrefix("inv.csv:3: csv.field-count")
+        }
+    }
+
+    @Test("only the columns needed are kept, and an unknown one is named")
+    func extraColumns() throws {
+        let t = try table("UDID,Asset Tag,Building,Notes\nu,a,b,n\n") { $0.extraColumns = ["Building"] }
+        #expect(t.keptColumns.map { t.header[$0] } == ["UDID", "Building"])
+        #expect(t.string(row: 0, slot: t.slot(ofColumn: "building")!) == "b")
+        #expect(throws: SourceError.self) { try table("UDID\nu\n") { $0.extraColumns = ["Nope"] } }
+    }
+
+    @Test("the Jamf exports in the public corpus", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
+    func corpus() throws {
+        let dir = "inventory/jamf-reports-community/"
+        let builtin = try InventoryTable.load(try #require(Paths.corpusFile(dir + "jamf1128_mobile_builtin@a226472a.csv")))
+        #expect(builtin.header.count == 107)
+        #expect(builtin.rowCount == 4)
+        #expect(builtin.problems.isEmpty)
+        #expect(builtin.deviceKey(0) == "FIXTURE-UDID-FXTRM0000001")
+        #expect(builtin.string(row: 0, slot: builtin.variableSlots[.serialNumber]!) == "FXTRM0000001")
+        #expect(builtin.string(row: 1, slot: builtin.variableSlots[.model]!) == "iPad (10th generation)")
+        #expect(builtin.string(row: 0, slot: builtin.userKeySlot!) == "user1@example.org")
+
+        let export = try InventoryTable.load(try #require(Paths.corpusFile(dir + "jamf1128_mobile_exportonly@c444c5e8.csv")))
+        #expect(export.header.count == 124)
+        #expect(export.header.contains("Application Version"))  // " Application Version" trimmed
+        // Rows without a UDID cannot be named: reported, not dropped silently; one duplicate column.
+        #expect(export.problems.map(\.code).filter { $0 == .csvDuplicateColumn }.count == 1)
+        #expect(export.rowCount + export.problems.filter { $0.code == .csvEmptyDeviceKey }.count == 16)
+
+        let harbor = try InventoryTable.load(try #require(Paths.corpusFile(dir + "harbor_mobile_insights_all_devices.csv")))
+        #expect(harbor.header.count == 33)
+        #expect(harbor.rowCount + harbor.problems.filter { $0.code == .csvEmptyDeviceKey || $0.code == .csvDuplicateDeviceKey }.count == 227)
+    }
+}
