@@ -66,7 +66,7 @@ struct InventoryTests {
             problems: [SourceProblem(.csvUnterminatedQuote, at: "inv.csv:3", "the quoted field opened on line 3 is never closed")], rows: 1),
         Bad(name: "wrong field count", bytes: Array("UDID,Notes\nU1,a,b\nU2,c\nU3\n".utf8),
             problems: [SourceProblem(.csvFieldCount, at: "inv.csv:2", "the row has 3 fields; the header has 2"),
-                       SourceProblem(.csvFieldCount, at: "inv.csv:4", "the row has 1 fields; the header has 2")], rows: 1),
+                       SourceProblem(.csvFieldCount, at: "inv.csv:4", "the row has 1 field; the header has 2")], rows: 1),
         Bad(name: "invalid UTF-8", bytes: Array("UDID,Notes\nU1,ok\nU2,caf".utf8) + [0xE9] + Array("\nU3,fine\n".utf8),
             problems: [SourceProblem(.csvInvalidUTF8, at: "inv.csv:3", "invalid UTF-8 (byte 0xE9)")], rows: 2),
         Bad(name: "text after a closing quote", bytes: Array("UDID,Notes\nU1,\"a\"b\nU2,c\n".utf8),

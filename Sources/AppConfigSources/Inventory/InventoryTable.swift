@@ -153,7 +153,7 @@ public final class InventoryTable: @unchecked Sendable {
             }
             if fields.count == 1 && fields.length(0) == 0 && header.count > 1 { continue }  // a blank line holds no device
             guard fields.count == header.count else {
-                problems.append(SourceProblem(.csvFieldCount, at: location, "the row has \(fields.count) fields; the header has \(header.count)"))
+                problems.append(SourceProblem(.csvFieldCount, at: location, "the row has \(fields.count) field\(fields.count == 1 ? "" : "s"); the header has \(header.count)"))
                 if options.strict { break }
                 continue
             }
