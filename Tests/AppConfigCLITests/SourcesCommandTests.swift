@@ -1,0 +1,70 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `appconfig sources` through the built binary: counts, problems, exit statuses, and a password
+/// that appears nowhere.
+@Suite("appconfig sources, end to end", .serialized)
+struct SourcesCommandTests {
+    @Test("the demo fixtures: every device accounted for, missing users listed with their CSV line, status 3")
+    func demo() throws {
+        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", Paths.fixture("demo/inventory.csv"),
+                                                       "--directory", Paths.fixture("demo/directory.ldif"), "--show-problems", "1"])
+        #expect(r.status == 3, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[0].hasPrefix("inventory \(Paths.fixture("demo/inventory.csv")): 1000 devices, 0 problems, 276"))
+        #expect(lines[1].hasPrefix("directory \(Paths.fixture("demo/directory.ldif")): 900 users, 0 problems"))
+        #expect(lines[2].hasPrefix("join: 989 of 1000 devices found their user, 11 did not"))
+        #expect(lines[3].hasPrefix("  \(Paths.fixture("demo/inventory.csv")):66: join.user-not-found: device "))
+        #expect(lines[4] == "  ... and 10 more")
+    }
+
+    @Test func missingInventory() throws {
+        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", "/nonexistent.csv"])
+        #expect(r.status == 1)
+        #expect(r.stderr == "appconfig: cannot read /nonexistent.csv: No such file or directory\n")
+    }
+
+    @Test("LDAP: a wrong password from the environment gives one clear line and never shows the password",
+          .enabled(if: LDAPTestServer.available, "slapd is needed"))
+    func ldapPassword() throws {
+        let server = try LDAPTestServer(users: 300)
+        defer { try? server.stop() }
+        let wrong = "not-\(UUID().uuidString)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
+        process.arguments = ["sources", "--inventory", server.inventory, "--directory", server.url, "--ldap-base", server.base,
+                             "--ldap-bind-dn", server.bindDN, "--ldap-password-env", "TEST_LDAP_PASSWORD"]
+        process.environment = ["TEST_LDAP_PASSWORD": wrong]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(stderr == "appconfig: \(server.url): bind as \(server.bindDN) refused: invalid credentials (check the bind DN and the password's source)\n")
+        #expect(!stdout.contains(wrong) && !stderr.contains(wrong))
+        #expect(!((try? String(contentsOfFile: server.directory + "/slapd.log", encoding: .utf8)) ?? "").contains(wrong))
+
+        // The right password from a file: all 300 users, every device joined.
+        let ok = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", server.inventory, "--directory", server.url,
+                                                        "--ldap-base", server.base, "--ldap-bind-dn", server.bindDN,
+                                                        "--ldap-password-file", server.passwordFile, "--ldap-targeted", "never"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains(": 300 users, 0 problems"))
+        #expect(ok.stdout.contains("join: 300 of 300 devices found their user, 0 did not"))
+        #expect(!ok.stdout.contains(server.password) && !ok.stderr.contains(server.password))
+    }
+
+    @Test("a bind DN without a password source is a usage error; there is no password option")
+    func noPasswordOnTheCommandLine() throws {
+        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", Paths.fixture("demo/inventory.csv"),
+                                                       "--directory", "ldap://127.0.0.1:1", "--ldap-base", "dc=x", "--ldap-bind-dn", "cn=a"])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("--ldap-bind-dn needs --ldap-password-env or --ldap-password-file"))
+        let help = try runProcess(Paths.appconfigBinary, ["sources", "--help"])
+        #expect(!help.stdout.contains("--ldap-password ") && !help.stdout.contains("--password"))
+    }
+}
