@@ -19,47 +19,68 @@ public struct DistinguishedName: Sendable, Equatable {
     }
 
     public init(parsing text: String) throws(ParseError) {
-        let s = Array(text.utf8)
-        var i = 0
         var rdns: [[Attribute]] = []
+        try Self.scan(Array(text.utf8)) { type, value, newRDN in
+            let attribute = Attribute(type: String(decoding: type, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+            if newRDN { rdns.append([attribute]) } else { rdns[rdns.count - 1].append(attribute) }
+        }
+        self.rdns = rdns
+    }
+
+    /// The `cn` (leaf-most CN) and `ou` (OU nearest the domain components) of a DN, as bytes,
+    /// without building the whole parsed DN: the user table derives both for every entry.
+    static func commonNameAndUnit(_ dn: [UInt8]) throws(ParseError) -> (cn: [UInt8]?, ou: [UInt8]?) {
+        var cn: [UInt8]?, ou: [UInt8]?
+        try scan(dn) { type, value, _ in
+            if type.count == 2 {
+                let t0 = type[type.startIndex] | 0x20, t1 = type[type.startIndex + 1] | 0x20
+                if t0 == UInt8(ascii: "c") && t1 == UInt8(ascii: "n") && cn == nil { cn = value }
+                if t0 == UInt8(ascii: "o") && t1 == UInt8(ascii: "u") { ou = value }  // the last one wins: nearest the DCs
+            }
+        }
+        return (cn, ou)
+    }
+
+    /// Walks a DN, calling `visit(type, value, startsNewRDN)` for each attribute, leaf first.
+    static func scan(_ s: [UInt8], visit: (ArraySlice<UInt8>, [UInt8], Bool) -> Void) throws(ParseError) {
+        var i = 0
         func skipSpaces() { while i < s.count && s[i] == 0x20 { i += 1 } }
-        if s.allSatisfy({ $0 == 0x20 }) { self.rdns = []; return }  // the root DSE
+        if s.allSatisfy({ $0 == 0x20 }) { return }  // the root DSE
         while true {
-            var rdn: [Attribute] = []
+            var newRDN = true
             while true {
                 skipSpaces()
                 let typeStart = i
                 while i < s.count && s[i] != UInt8(ascii: "=") && s[i] != UInt8(ascii: ",") && s[i] != UInt8(ascii: "+") { i += 1 }
-                var type = String(decoding: s[typeStart..<i], as: UTF8.self)
-                while type.hasSuffix(" ") { type.removeLast() }
+                var typeEnd = i
+                while typeEnd > typeStart && s[typeEnd - 1] == 0x20 { typeEnd -= 1 }
+                let type = s[typeStart..<typeEnd]
                 guard i < s.count, s[i] == UInt8(ascii: "="), !type.isEmpty,
-                      type.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x2E })
+                      type.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x2E })
                 else { throw ParseError(message: "expected an attribute type and '='", offset: typeStart) }
                 i += 1
                 skipSpaces()
-                let value = try Self.value(s, &i)
-                rdn.append(Attribute(type: type, value: value))
+                visit(type, try value(s, &i), newRDN)
+                newRDN = false
                 guard i < s.count, s[i] == UInt8(ascii: "+") else { break }
                 i += 1
             }
-            rdns.append(rdn)
             guard i < s.count else { break }
             guard s[i] == UInt8(ascii: ",") || s[i] == UInt8(ascii: ";") else {
                 throw ParseError(message: "expected ',' between RDNs", offset: i)
             }
             i += 1
         }
-        self.rdns = rdns
     }
 
     /// One attribute value, up to an unescaped `,` `+` `;` or the end; trailing unescaped spaces dropped.
-    private static func value(_ s: [UInt8], _ i: inout Int) throws(ParseError) -> String {
+    private static func value(_ s: [UInt8], _ i: inout Int) throws(ParseError) -> [UInt8] {
         var out: [UInt8] = []
         if i < s.count && s[i] == UInt8(ascii: "#") {
             // A BER-encoded value in hex: kept as written (no AppConfig variable reads one).
             let start = i
             while i < s.count && s[i] != UInt8(ascii: ",") && s[i] != UInt8(ascii: "+") && s[i] != UInt8(ascii: ";") { i += 1 }
-            return String(decoding: s[start..<i], as: UTF8.self)
+            return Array(s[start..<i])
         }
         if i < s.count && s[i] == UInt8(ascii: "\"") {
             // RFC 1779's quoted value.
@@ -73,7 +94,7 @@ public struct DistinguishedName: Sendable, Equatable {
             guard i < s.count else { throw ParseError(message: "unterminated quoted value", offset: start) }
             i += 1
             while i < s.count && s[i] == 0x20 { i += 1 }
-            return String(decoding: out, as: UTF8.self)
+            return out
         }
         var keep = 0  // length of out up to the last escaped or non-space byte
         while i < s.count {
@@ -97,10 +118,11 @@ public struct DistinguishedName: Sendable, Equatable {
             if c != 0x20 { keep = out.count }
             i += 1
         }
-        guard let value = String(validating: out[..<keep], as: UTF8.self) else {
+        out.removeSubrange(keep...)
+        guard String(validating: out, as: UTF8.self) != nil else {
             throw ParseError(message: "the value's escapes are not UTF-8", offset: i)
         }
-        return value
+        return out
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

@@ -6,7 +6,7 @@ import AppConfigSpec
 /// objectClass is person or one of its kinds (organizationalPerson, inetOrgPerson, user), or that
 /// name no objectClass at all; domains, OUs and groups are passed over.
 public enum LDIFReader {
-    static let personClasses: Set<String> = ["person", "organizationalperson", "inetorgperson", "user"]
+    static let personClasses: [StaticString] = ["person", "organizationalperson", "inetorgperson", "user"]
 
     public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws -> UserTable {
         let bytes: [UInt8]
@@ -16,28 +16,38 @@ public enum LDIFReader {
 
     public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap()) -> UserTable {
         var builder = UserTableBuilder(source: file, map: map)
-        let order = builder.attributeOrder
-        let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
-        var seenDNs = Set<String>()
+        // Attribute names compared as lowercased bytes: a short list, no String per line.
+        let wanted = builder.attributeOrder.map { Array($0.utf8) }
+        // Duplicate DNs: FNV hashes of the lowercased DN; a hit is checked byte for byte.
+        var seenDNs: [UInt64: [Int]] = [:]
+        var dnsByIndex: [[UInt8]] = []
 
         var entryLine = 0
-        var dn: String?
-        var values = [[UInt8]?](repeating: nil, count: order.count)
+        var dn: [UInt8]?
+        var values = [[UInt8]?](repeating: nil, count: wanted.count)
         var rejected = false
         var sawObjectClass = false, isPerson = false
 
         func finishEntry() {
             defer {
                 dn = nil; rejected = false; sawObjectClass = false; isPerson = false
-                values = [[UInt8]?](repeating: nil, count: order.count)
+                for i in values.indices { values[i] = nil }
             }
             guard let dn, !rejected, isPerson || !sawObjectClass else { return }
-            let location = "\(file):\(entryLine)"
-            if !seenDNs.insert(dn.lowercased()).inserted {
-                builder.report(SourceProblem(.ldifDuplicateDN, at: location, "DN \"\(dn)\" appears again; this entry is skipped"))
+            var location: String { "\(file):\(entryLine)" }
+            guard let text = String(validating: dn, as: UTF8.self) else {
+                builder.report(SourceProblem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
                 return
             }
-            builder.add(dn: dn, values: values, location: location)
+            let lowered = dn.map(asciiLower)
+            let hash = lowered.withUnsafeBufferPointer { hashBytes($0) }
+            if let earlier = seenDNs[hash], earlier.contains(where: { dnsByIndex[$0] == lowered }) {
+                builder.report(SourceProblem(.ldifDuplicateDN, at: location, "DN \"\(text)\" appears again; this entry is skipped"))
+                return
+            }
+            seenDNs[hash, default: []].append(dnsByIndex.count)
+            dnsByIndex.append(lowered)
+            builder.add(dn: text, values: values, location: location)
         }
 
         func problem(_ code: SourceProblem.Code, _ line: Int, _ message: String) {
@@ -54,61 +64,89 @@ public enum LDIFReader {
                 problem(.ldifSyntax, number, "expected \"attribute: value\"")
                 continue
             }
-            let name = String(decoding: line[..<colon], as: UTF8.self)
-            let lower = name.lowercased()
+            let name = line[..<colon]
             // The value: ": text", ":: base64" or ":< URL".
             var rest = line[(colon + 1)...]
-            var value: [UInt8]
+            var value: ArraySlice<UInt8>
+            var decoded: [UInt8]?
             if rest.first == UInt8(ascii: ":") {
                 rest = rest.dropFirst().drop { $0 == 0x20 }
-                guard let decoded = Base64.decode(rest) else {
-                    problem(.ldifBase64, number, "the base64 value of \(name) is not valid base64")
+                guard let d = Base64.decode(rest) else {
+                    problem(.ldifBase64, number, "the base64 value of \(String(decoding: name, as: UTF8.self)) is not valid base64")
                     continue
                 }
-                value = decoded
+                decoded = d
+                value = d[...]
             } else if rest.first == UInt8(ascii: "<") {
-                problem(.ldifURLValue, number, "\(name) takes its value from a URL (\":<\"), which is not supported")
+                problem(.ldifURLValue, number, "\(String(decoding: name, as: UTF8.self)) takes its value from a URL (\":<\"), which is not supported")
                 continue
             } else {
-                value = Array(rest.drop { $0 == 0x20 })
+                value = rest.drop { $0 == 0x20 }
             }
-            if first && lower == "version" { first = false; continue }
+            _ = decoded
+            if first && equalsLower(name, "version") { first = false; continue }
             first = false
             if dn == nil {
-                guard lower == "dn" else {
-                    if !rejected { problem(.ldifSyntax, number, "an entry starts with \"dn:\", not \"\(name):\"") }
+                guard equalsLower(name, "dn") else {
+                    if !rejected { problem(.ldifSyntax, number, "an entry starts with \"dn:\", not \"\(String(decoding: name, as: UTF8.self)):\"") }
                     continue
                 }
                 entryLine = number
-                guard let text = String(validating: value, as: UTF8.self) else {
-                    problem(.ldifInvalidUTF8, number, "the DN is not valid UTF-8")
-                    dn = ""
-                    continue
-                }
-                dn = text
+                dn = Array(value)
                 continue
             }
-            if lower == "changetype" {
+            if equalsLower(name, "objectclass") {
+                sawObjectClass = true
+                if personClasses.contains(where: { equalsLower(value, $0) }) { isPerson = true }
+                continue
+            }
+            if equalsLower(name, "changetype") {
                 problem(.ldifChangeRecord, number, "change records (changetype: \(String(decoding: value, as: UTF8.self))) are not supported; give the directory's content")
                 continue
             }
-            if lower == "objectclass" {
-                sawObjectClass = true
-                if personClasses.contains(String(decoding: value, as: UTF8.self).lowercased()) { isPerson = true }
-                continue
-            }
-            let attribute = lower.split(separator: ";", maxSplits: 1).first.map(String.init) ?? lower
-            guard let i = position[attribute] else { continue }
+            // Attribute options (";lang-de", ";binary") do not change which attribute it is.
+            let attribute = name.prefix { $0 != UInt8(ascii: ";") }
+            guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { continue }
             if values[i] != nil { continue }  // multi-valued: the first value is kept
-            if String(validating: value, as: UTF8.self) == nil {
-                problem(.ldifInvalidUTF8, number, "the value of \(name) is not valid UTF-8")
+            if firstInvalidUTF8Slice(value) != nil {
+                problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
                 continue
             }
-            values[i] = value
+            values[i] = Array(value)
         }
         finishEntry()
         return builder.finish()
     }
+}
+
+@inline(__always)
+func asciiLower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+
+/// Bytes equal to a lowercase ASCII word, ignoring ASCII case.
+@inline(__always)
+func equalsLower(_ bytes: ArraySlice<UInt8>, _ word: StaticString) -> Bool {
+    guard bytes.count == word.utf8CodeUnitCount else { return false }
+    let w = word.utf8Start
+    var i = 0
+    for b in bytes {
+        if asciiLower(b) != w[i] { return false }
+        i += 1
+    }
+    return true
+}
+
+func equalsLowerBytes(_ bytes: ArraySlice<UInt8>, _ lower: [UInt8]) -> Bool {
+    guard bytes.count == lower.count else { return false }
+    var i = 0
+    for b in bytes {
+        if asciiLower(b) != lower[i] { return false }
+        i += 1
+    }
+    return true
+}
+
+func firstInvalidUTF8Slice(_ s: ArraySlice<UInt8>) -> Int? {
+    s.withUnsafeBufferPointer { firstInvalidUTF8($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count) }
 }
 
 /// LDIF's lines with folding undone (a line starting with one space continues the previous one),
@@ -118,53 +156,67 @@ struct LogicalLines {
     var position = 0
     var line = 0
 
-    mutating func next() -> ([UInt8], Int)? {
+    /// A slice of the input when the line is not folded (the common case); a copy when it is.
+    mutating func next() -> (ArraySlice<UInt8>, Int)? {
         guard position < bytes.count else { return nil }
-        var out = physical()
+        let first = physical()
         let number = line
+        guard position < bytes.count && bytes[position] == 0x20 else { return (first, number) }
+        var out = Array(first)
         while position < bytes.count && bytes[position] == 0x20 {
             position += 1  // the fold's space
             out += physical()
         }
-        return (out, number)
+        return (out[...], number)
     }
 
-    private mutating func physical() -> [UInt8] {
+    private mutating func physical() -> ArraySlice<UInt8> {
         line += 1
         let start = position
         while position < bytes.count && bytes[position] != 0x0A { position += 1 }
         var end = position
         if end > start && bytes[end - 1] == 0x0D { end -= 1 }
         if position < bytes.count { position += 1 }
-        return Array(bytes[start..<end])
+        return bytes[start..<end]
     }
 }
 
-/// Standard base64 (RFC 4648) without line breaks, as LDIF writes it.
+/// Standard base64 (RFC 4648), as LDIF writes it; white space is skipped.
 enum Base64 {
-    static func decode<S: Collection>(_ text: S) -> [UInt8]? where S.Element == UInt8 {
+    /// 0...63 for the alphabet, 64 for '=', 65 for white space, 255 for anything else.
+    private static let table: [UInt8] = (0...255).map { c -> UInt8 in
+        switch c {
+        case 0x41...0x5A: UInt8(c - 0x41)
+        case 0x61...0x7A: UInt8(c - 0x61 + 26)
+        case 0x30...0x39: UInt8(c - 0x30 + 52)
+        case 0x2B: 62
+        case 0x2F: 63
+        case 0x3D: 64
+        case 0x20, 0x0D, 0x0A: 65
+        default: 255
+        }
+    }
+
+    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         var out: [UInt8] = []
+        out.reserveCapacity(text.count * 3 / 4)
         var buffer: UInt32 = 0
         var bits = 0
         var padding = 0
         for c in text {
-            let v: UInt32
-            switch c {
-            case 0x41...0x5A: v = UInt32(c - 0x41)
-            case 0x61...0x7A: v = UInt32(c - 0x61 + 26)
-            case 0x30...0x39: v = UInt32(c - 0x30 + 52)
-            case UInt8(ascii: "+"): v = 62
-            case UInt8(ascii: "/"): v = 63
-            case UInt8(ascii: "="): padding += 1; continue
-            case 0x20, 0x0D, 0x0A: continue
-            default: return nil
-            }
-            if padding > 0 { return nil }
-            buffer = buffer << 6 | v
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            let v = table[Int(c)]
+            if v < 64 {
+                if padding > 0 { return nil }
+                buffer = buffer << 6 | UInt32(v)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                }
+            } else if v == 64 {
+                padding += 1
+            } else if v == 255 {
+                return nil
             }
         }
         guard padding <= 2, bits < 6 else { return nil }

@@ -132,13 +132,22 @@ public struct UserTableBuilder {
     private var pool: [UInt8] = []
     private var ranges: [UInt32] = []
     public private(set) var problems: [SourceProblem] = []
-    private let wanted: [String: Int]  // lowercased attribute -> position in the per-entry value list
+    /// Per user variable fed by attributes: the positions (in `attributeOrder`) to try, in order.
+    private let sourcePositions: [(variable: Int, positions: [Int])]
+    private let joinPosition: Int
+    private static let index = UserTable.variableIndex
 
     public init(source: String, map: AttributeMap) {
         self.source = source
         self.map = map
-        wanted = Dictionary(uniqueKeysWithValues: map.requestedAttributes.enumerated().map { ($1, $0) })
+        let order = map.requestedAttributes
+        func position(_ name: String) -> Int { order.firstIndex(of: name.lowercased())! }
+        sourcePositions = map.sources.map { (Self.index[$0.key]!, $0.value.map(position)) }.sorted { $0.variable < $1.variable }
+        joinPosition = position(map.joinAttribute)
+        cnPosition = order.firstIndex(of: "cn")
     }
+
+    private let cnPosition: Int?
 
     public var count: Int { ranges.count / (2 * UserTable.stride) }
 
@@ -158,31 +167,30 @@ public struct UserTableBuilder {
     public mutating func report(_ problem: SourceProblem) { problems.append(problem) }
 
     /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil.
-    public mutating func add(dn: String, values: [[UInt8]?], location: String) {
-        let parsed: DistinguishedName
+    public mutating func add(dn: String, values: [[UInt8]?], location: @autoclosure () -> String) {
+        let dnBytes = Array(dn.utf8)
+        let cnAndOU: (cn: [UInt8]?, ou: [UInt8]?)
         do {
-            parsed = try DistinguishedName(parsing: dn)
+            cnAndOU = try DistinguishedName.commonNameAndUnit(dnBytes)
         } catch {
-            problems.append(SourceProblem(.ldifDN, at: location, "DN \"\(dn)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
+            problems.append(SourceProblem(.ldifDN, at: location(), "DN \"\(dn)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
             return
         }
-        func attribute(_ names: [String]) -> [UInt8]? {
-            for name in names { if let i = wanted[name.lowercased()], let v = values[i] { return v } }
-            return nil
-        }
         var variables = [[UInt8]?](repeating: nil, count: UserVariable.allCases.count)
-        func set(_ v: UserVariable, _ value: [UInt8]?) { variables[UserTable.variableIndex[v]!] = value }
-        for (variable, names) in map.sources { set(variable, attribute(names)) }
-        set(.dn, Array(dn.utf8))
-        set(.cn, parsed.commonName.map { Array($0.utf8) } ?? attribute(["cn"]))
-        set(.ou, parsed.organizationalUnit.map { Array($0.utf8) })
-        let mail = variables[UserTable.variableIndex[.emailAddress]!]
-        if let mail, let at = mail.lastIndex(of: UInt8(ascii: "@")) {
-            set(.emailAddressLocalPart, Array(mail[..<at]))
-            set(.emailAddressDomain, Array(mail[(at + 1)...]))
+        for (variable, positions) in sourcePositions {
+            for p in positions where values[p] != nil { variables[variable] = values[p]; break }
         }
-        set(.userName, variables[UserTable.variableIndex[.upn]!] ?? mail)
-        for value in variables + [attribute([map.joinAttribute])] {
+        variables[Self.index[.dn]!] = dnBytes
+        variables[Self.index[.cn]!] = cnAndOU.cn ?? cnPosition.flatMap { values[$0] }
+        variables[Self.index[.ou]!] = cnAndOU.ou
+        let mail = variables[Self.index[.emailAddress]!]
+        if let mail, let at = mail.lastIndex(of: UInt8(ascii: "@")) {
+            variables[Self.index[.emailAddressLocalPart]!] = Array(mail[..<at])
+            variables[Self.index[.emailAddressDomain]!] = Array(mail[(at + 1)...])
+        }
+        variables[Self.index[.userName]!] = variables[Self.index[.upn]!] ?? mail
+        variables.append(values[joinPosition])
+        for value in variables {
             if let value {
                 ranges.append(UInt32(pool.count))
                 ranges.append(UInt32(value.count))
