@@ -239,6 +239,39 @@ final class LDAPConnection {
         throw LDAPError(code: rc, message: message)
     }
 
+    /// One entry: its DN and the first value of each wanted attribute, found in one walk over the
+    /// entry's attributes (names compared case-insensitively, options such as ";binary" ignored).
+    private func take(_ m: OpaquePointer, attributes: [UnsafeMutablePointer<CChar>?], count: Int,
+                      entry: (String, [[UInt8]?]) -> Void) {
+        var dn = ""
+        if let raw = ldap_get_dn(ld, m) {
+            dn = String(cString: raw)
+            ldap_memfree(raw)
+        }
+        var values = [[UInt8]?](repeating: nil, count: count)
+        var ber: OpaquePointer?
+        var name = ldap_first_attribute(ld, m, &ber)
+        while let n = name {
+            var length = strcspn(n, ";")
+            if length == 0 { length = strlen(n) }
+            for i in 0..<count where values[i] == nil {
+                guard let wanted = attributes[i], strlen(wanted) == length, strncasecmp(wanted, n, length) == 0 else { continue }
+                if let list = ldap_get_values_len(ld, m, n) {
+                    if let first = list[0] {
+                        let v = first.pointee
+                        values[i] = v.bv_val.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(v.bv_len))) } ?? []
+                    }
+                    ldap_value_free_len(list)
+                }
+                break
+            }
+            ldap_memfree(n)
+            name = ldap_next_attribute(ld, m, ber)
+        }
+        if let ber { ber_free(ber, 0) }
+        entry(dn, values)
+    }
+
     /// Searches page by page (the paged-results control marked critical, so a server that cannot
     /// page refuses rather than truncates), calling `entry` for each entry and `pageDone` per page.
     func pagedSearch(filter: String, attributes: [String], pageSize: Int,
@@ -258,38 +291,40 @@ final class LDAPConnection {
             defer { ldap_control_free(control) }
             var serverControls: [UnsafeMutablePointer<LDAPControl>?] = [control, nil]
             var timeout = timeval(tv_sec: Int(config.operationTimeout), tv_usec: 0)
-            var result: OpaquePointer?
-            let rc = ldap_search_ext_s(ld, config.base, scope, filter, &attributePointers, 0, &serverControls, nil, &timeout, LDAP_NO_LIMIT, &result)
-            defer { if let result { ldap_msgfree(result) } }
-            if rc == LDAP_SIZELIMIT_EXCEEDED {
-                throw LDAPError(code: rc, message: "the server's size limit cut the search short even though it was paged; nothing from it is used")
-            }
-            try check(rc, "search under \(config.base) for \(filter)")
-            guard let result else { throw LDAPError(code: LDAP_OTHER, message: "the search returned no result") }
-
-            var message = ldap_first_entry(ld, result)
-            while let m = message {
-                var dn = ""
-                if let raw = ldap_get_dn(ld, m) {
-                    dn = String(cString: raw)
-                    ldap_memfree(raw)
+            var messageID: Int32 = 0
+            try check(ldap_search_ext(ld, config.base, scope, filter, &attributePointers, 0, &serverControls, nil, &timeout,
+                                      LDAP_NO_LIMIT, &messageID), "search under \(config.base) for \(filter)")
+            // Entries are taken one message at a time as they arrive, while the server prepares the
+            // next: the table fills as the page streams in.
+            var done: OpaquePointer?
+            while done == nil {
+                var message: OpaquePointer?
+                let kind = ldap_result(ld, messageID, LDAP_MSG_ONE, &timeout, &message)
+                if kind <= 0 {
+                    // -1: the connection failed; 0: the operation timed out.
+                    var code: Int32 = LDAP_TIMEOUT
+                    if kind < 0 { ldap_get_option(ld, LDAP_OPT_RESULT_CODE, &code) }
+                    try check(code == LDAP_SUCCESS ? LDAP_SERVER_DOWN : code, "search under \(config.base)")
                 }
-                let values: [[UInt8]?] = attributes.map { name in
-                    guard let list = ldap_get_values_len(ld, m, name) else { return nil }
-                    defer { ldap_value_free_len(list) }
-                    guard let first = list[0] else { return nil }
-                    let v = first.pointee
-                    guard let p = v.bv_val else { return [] }
-                    return Array(UnsafeRawBufferPointer(start: p, count: Int(v.bv_len)))
+                guard let m = message else { continue }
+                if kind == LDAP_RES_SEARCH_ENTRY {
+                    take(m, attributes: attributePointers, count: attributes.count, entry: entry)
+                    ldap_msgfree(m)
+                } else if kind == LDAP_RES_SEARCH_RESULT {
+                    done = m
+                } else {
+                    ldap_msgfree(m)  // references (referrals are off) and the like
                 }
-                entry(dn, values)
-                message = ldap_next_entry(ld, m)
             }
+            defer { ldap_msgfree(done) }
 
             var code: Int32 = 0
             var responseControls: UnsafeMutablePointer<UnsafeMutablePointer<LDAPControl>?>?
-            try check(ldap_parse_result(ld, result, &code, nil, nil, nil, &responseControls, 0), "reading the search result")
+            try check(ldap_parse_result(ld, done, &code, nil, nil, nil, &responseControls, 0), "reading the search result")
             defer { if let responseControls { ldap_controls_free(responseControls) } }
+            if code == LDAP_SIZELIMIT_EXCEEDED {
+                throw LDAPError(code: code, message: "the server's size limit cut the search short even though it was paged; nothing from it is used")
+            }
             try check(code, "search under \(config.base)")
             guard let pageResponse = ldap_control_find(LDAP_CONTROL_PAGEDRESULTS, responseControls, nil) else {
                 throw LDAPError(code: LDAP_NOT_SUPPORTED, message: "the server did not answer the paged-results control")
