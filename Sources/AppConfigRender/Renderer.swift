@@ -232,22 +232,8 @@ public final class Renderer {
                 }
                 // A multi-byte character: decode and validate it, hashing its continuation bytes.
                 ascii = false
-                let length: Int, minimum: UInt32
-                var scalar: UInt32
-                switch b {
-                case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(b & 0x1F)
-                case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(b & 0x0F)
-                case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(b & 0x07)
-                default: i = -1; return
-                }
-                if i + length > n { i = -1; return }
-                for k in 1..<length {
-                    let c = p[i + k]
-                    if c & 0xC0 != 0x80 { i = -1; return }
-                    if hashing { hash = (hash ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
-                    scalar = scalar << 6 | UInt32(c & 0x3F)
-                }
-                if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { i = -1; return }
+                guard let (scalar, length) = decodeUTF8(p, i, n) else { i = -1; return }
+                if hashing { for k in 1..<length { hash = (hash ^ UInt64(p[i + k])) &* 0x0000_0100_0000_01B3 } }
                 if scalar == 0xFFFE || scalar == 0xFFFF { invalid = true }
                 utf16 += length == 4 ? 2 : 1
                 i += length

@@ -1,3 +1,5 @@
+import AppConfigSpec
+
 /// RFC 4180 records from a byte buffer: quoted fields, doubled quotes, CRLF or LF, newlines inside
 /// quotes. A quoted field is unescaped in place (its bytes only ever shrink), so every field is a
 /// plain range of the buffer and nothing is copied.
@@ -154,23 +156,8 @@ func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
             let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
             if word & 0x8080_8080_8080_8080 == 0 { i += 8; continue }
         }
-        let b = p[i]
-        if b < 0x80 { i += 1; continue }
-        let length: Int, minimum: UInt32
-        var scalar: UInt32
-        switch b {
-        case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(b & 0x1F)
-        case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(b & 0x0F)
-        case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(b & 0x07)
-        default: return i
-        }
-        if i + length > n { return i }
-        for k in 1..<length {
-            let c = p[i + k]
-            if c & 0xC0 != 0x80 { return i }
-            scalar = scalar << 6 | UInt32(c & 0x3F)
-        }
-        if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { return i }
+        if p[i] < 0x80 { i += 1; continue }
+        guard let (_, length) = decodeUTF8(p, i, n) else { return i }
         i += length
     }
     return nil

@@ -15,27 +15,9 @@ public struct FileReadError: Error, Sendable, CustomStringConvertible {
 /// Reads a whole file with POSIX calls, so that the error carries errno's reason (Foundation's
 /// `FileManager.contents(atPath:)` only says nil).
 public func readFileBytes(_ path: String, limit: Int = 1 << 30) throws(FileReadError) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
-    if (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(path: path, reason: "is a directory") }
-    if Int(info.st_size) > limit { throw FileReadError(path: path, reason: "larger than \(limit) bytes") }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(Int(info.st_size))
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            throw FileReadError(path: path, reason: String(cString: strerror(errno)))
-        }
-        if n == 0 { break }
-        bytes.append(contentsOf: chunk[0..<n])
-        if bytes.count > limit { throw FileReadError(path: path, reason: "larger than \(limit) bytes") }
-    }
-    return bytes
+    let buffer = try readFileIntoBuffer(path, limit: limit)
+    defer { UnsafeMutableBufferPointer(start: buffer.baseAddress, count: max(buffer.count, 1)).deallocate() }
+    return Array(buffer)
 }
 
 /// Reads a whole file into a new buffer of exactly its size (one allocation, no copy); the caller

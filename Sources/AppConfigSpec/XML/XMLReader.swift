@@ -120,33 +120,21 @@ public struct XMLReader {
     /// One pass over the bytes before parsing: the first invalid UTF-8 sequence or character that
     /// XML 1.0 forbids is reported where it stands, so nothing downstream sees a broken string.
     private mutating func validateCharacters() throws(Failure) {
-        var i = 0
         let n = bytes.count
-        while i < n {
-            let b = bytes[i]
-            var scalar: UInt32
-            var length: Int
-            switch b {
-            case 0x00..<0x80: scalar = UInt32(b); length = 1
-            case 0xC2...0xDF: scalar = UInt32(b & 0x1F); length = 2
-            case 0xE0...0xEF: scalar = UInt32(b & 0x0F); length = 3
-            case 0xF0...0xF4: scalar = UInt32(b & 0x07); length = 4
-            default: throw invalidUTF8(at: i)
+        let found: (offset: Int, scalar: UInt32?)? = bytes.withUnsafeBufferPointer { buffer in
+            guard let p = buffer.baseAddress else { return nil }
+            var i = 0
+            while i < n {
+                guard let (scalar, length) = decodeUTF8(p, i, n) else { return (i, nil) }
+                if !Self.isXMLChar(scalar) { return (i, scalar) }
+                i += length
             }
-            if i + length > n { throw invalidUTF8(at: i) }
-            for k in 1..<max(length, 1) {
-                let c = bytes[i + k]
-                guard c & 0xC0 == 0x80 else { throw invalidUTF8(at: i) }
-                scalar = scalar << 6 | UInt32(c & 0x3F)
-            }
-            let overlong = (length == 3 && scalar < 0x800) || (length == 4 && scalar < 0x10000)
-            if overlong || scalar > 0x10FFFF || (0xD800...0xDFFF).contains(scalar) { throw invalidUTF8(at: i) }
-            if !Self.isXMLChar(scalar) {
-                moveTo(i)
-                throw fail(.xmlSyntax, "character U+\(hex(scalar)) is not allowed in XML 1.0")
-            }
-            i += length
+            return nil
         }
+        guard let (offset, scalar) = found else { return }
+        guard let scalar else { throw invalidUTF8(at: offset) }
+        moveTo(offset)
+        throw fail(.xmlSyntax, "character U+\(hex(scalar)) is not allowed in XML 1.0")
     }
 
     private mutating func invalidUTF8(at offset: Int) -> Failure {

@@ -1,0 +1,24 @@
+/// The scalar that starts at `p[i]` and its length in bytes, or nil when the bytes there are not
+/// valid UTF-8 (a bad lead or continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or
+/// cut short by `n`). The one decoder behind the XML reader, the render scan and the CSV check.
+@inlinable @inline(__always)
+public func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar: UInt32, length: Int)? {
+    let b = p[i]
+    if b < 0x80 { return (UInt32(b), 1) }
+    let length: Int, minimum: UInt32
+    var scalar: UInt32
+    switch b {
+    case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(b & 0x1F)
+    case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(b & 0x0F)
+    case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(b & 0x07)
+    default: return nil
+    }
+    if i + length > n { return nil }
+    for k in 1..<length {
+        let c = p[i + k]
+        if c & 0xC0 != 0x80 { return nil }
+        scalar = scalar << 6 | UInt32(c & 0x3F)
+    }
+    if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { return nil }
+    return (scalar, length)
+}
