@@ -46,6 +46,8 @@ let package = Package(
         .target(name: "AppConfigCompiler", dependencies: ["AppConfigSpec", "AppConfigPattern"]),
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join.
         .target(name: "AppConfigSources", dependencies: ["AppConfigSpec", "CLDAP"]),
+        /// The fleet render: parallel chunks, directory (generation switch) and tar outputs, shards, verify.
+        .target(name: "AppConfigBatch", dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "LibPlist"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigCompiler", "AppConfigPattern"]),
 
@@ -57,6 +59,7 @@ let package = Package(
                 "AppConfigCompiler",
                 "AppConfigRender",
                 "AppConfigSources",
+                "AppConfigBatch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

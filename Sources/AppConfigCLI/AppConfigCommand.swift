@@ -11,7 +11,7 @@ public struct AppConfigCommand: ParsableCommand {
         commandName: "appconfig",
         abstract: "Renders Apple managed app configuration (AppConfig specs) for whole fleets.",
         version: "0.1.0",
-        subcommands: [LintCommand.self, CompileCommand.self, SourcesCommand.self, BenchCommand.self]
+        subcommands: [RenderCommand.self, LintCommand.self, CompileCommand.self, SourcesCommand.self, BenchCommand.self]
     )
 
     public init() {}
@@ -27,7 +27,7 @@ public struct AppConfigCommand: ParsableCommand {
     /// ArgumentParser default is 64, EX_USAGE; our interface promises 2).
     public static func run(_ arguments: [String]) -> Int32 {
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(try RenderCommand.expandJobFile(arguments))
             try command.run()
             return Status.ok
         } catch let exit as ExitCode {

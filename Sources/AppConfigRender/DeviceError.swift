@@ -19,6 +19,9 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case xmlCharacter = "device.xml-character"
         /// A variable's bytes are not valid UTF-8.
         case invalidUTF8 = "device.invalid-utf8"
+        /// `--verify`: libplist read back something other than an independent evaluation expects
+        /// (a bug in the engine, never a problem of the inputs).
+        case verifyMismatch = "device.verify-mismatch"
     }
 
     public var code: Code
@@ -31,6 +34,15 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
     /// Where the variable's value came from (CSV line, DN), filled in by the caller.
     public var source: String?
     public var message: String
+
+    public init(code: Code, key: String, variable: Variable? = nil, value: String? = nil, source: String? = nil, message: String) {
+        self.code = code
+        self.key = key
+        self.variable = variable
+        self.value = value
+        self.source = source
+        self.message = message
+    }
 
     public var description: String {
         var s = "\(code.rawValue): key \"\(key)\""

@@ -1,0 +1,80 @@
+import AppConfigCompiler
+import AppConfigRender
+import AppConfigSpec
+import LibPlist
+
+/// `--verify`: decodes a rendered plist with libplist and compares it with what the program means
+/// for this device, evaluated here the slow, plain way (no emitter code shared), so that a bug in
+/// the fast path shows up as a device error instead of a wrong file.
+struct Verifier {
+    let program: Program
+    let format: OutputFormat
+
+    func check(_ bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<SlotValue>, slotCount: Int) -> DeviceError? {
+        let expected = evaluate(slots)
+        let decoded: PlistValue
+        do {
+            decoded = try LibPlist.decode(Array(bytes))
+        } catch {
+            return DeviceError(code: .verifyMismatch, key: "", message: "libplist cannot read the rendered plist: \(error.message)")
+        }
+        guard decoded != expected else { return nil }
+        if case .dictionary(let got) = decoded, case .dictionary(let want) = expected {
+            for (k, v) in want where got.first(where: { $0.key == k })?.value != v {
+                return DeviceError(code: .verifyMismatch, key: k, message: "libplist reads \(String(describing: got.first { $0.key == k }?.value)), expected \(v)")
+            }
+        }
+        return DeviceError(code: .verifyMismatch, key: "", message: "libplist reads \(decoded), expected \(expected)")
+    }
+
+    /// The device's dictionary: constants as they are, templates joined from the slot values, the
+    /// missing-value policies applied; dates as the format and libplist 2.2 carry them.
+    func evaluate(_ slots: UnsafeBufferPointer<SlotValue>) -> PlistValue {
+        var pairs: [(key: String, value: PlistValue)] = []
+        keys: for key in program.keys {
+            var array: [PlistValue]?
+            var value: PlistValue?
+            var text: [UInt8] = []
+            for pc in (key.startAddress + 1)..<key.endAddress {
+                let instruction = program.instructions[pc]
+                switch instruction.opcode {
+                case .constant:
+                    let v = plist(program.constants[instruction.operand].value)
+                    if array != nil { array!.append(v) } else { value = v }
+                case .arrayBegin: array = []
+                case .arrayEnd: value = .array(array ?? []); array = nil
+                case .stringBegin: text = []
+                case .literal: text += program.texts[instruction.operand]
+                case .variable:
+                    let v = slots[instruction.operand]
+                    if v.count > 0, let start = v.start {
+                        text += UnsafeBufferPointer(start: start, count: v.count)
+                    } else if key.policy == .omit {
+                        continue keys
+                    }
+                case .stringEnd:
+                    let v = PlistValue.string(String(decoding: text, as: UTF8.self))
+                    if array != nil { array!.append(v) } else { value = v }
+                default: break
+                }
+            }
+            if let value { pairs.append((key.name, value)) }
+        }
+        return .dictionary(pairs)
+    }
+
+    private func plist(_ v: ScalarValue) -> PlistValue {
+        switch v {
+        case .string(let s): return .string(s)
+        case .integer(let i): return .integer(i)
+        case .float(let d): return .real(d)
+        case .boolean(let b): return .boolean(b)
+        case .date(let d):
+            let seconds = d.secondsSince2001
+            if format == .xml { return .date(seconds.rounded(.down)) }
+            // libplist 2.2 hands out whole seconds toward zero and a microsecond part without sign.
+            let whole = seconds.rounded(.towardZero)
+            return .date(whole + ((seconds - whole).magnitude * 1_000_000).rounded() / 1_000_000)
+        }
+    }
+}
