@@ -43,6 +43,21 @@ public struct ProcessResult: Sendable {
     public var stderr: String
 }
 
+/// Runs a program and returns its standard output as bytes (for binary output such as a tar stream).
+public func runProcessData(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, data, String(decoding: errData, as: UTF8.self))
+}
+
 public func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)

@@ -193,8 +193,8 @@ struct RenderCommand: ParsableCommand {
         var tokens: [String] = []
         for (key, value) in object.sorted(by: { $0.key < $1.key }) {
             let option = "--" + key
-            // JSON true/false arrive as Bool, numbers as Int or Double (NSNumber elsewhere).
-            if type(of: value) == Bool.self {
+            // JSON true/false arrive as Bool, or as __NSCFBoolean from corelibs Foundation on Linux.
+            if type(of: value) == Bool.self || String(describing: type(of: value)).hasSuffix("Boolean") {
                 if value as! Bool { tokens.append(option) }
                 continue
             }

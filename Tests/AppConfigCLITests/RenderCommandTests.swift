@@ -1,0 +1,310 @@
+import AppConfigBatch
+import Foundation
+import LibPlist
+import TestSupport
+import Testing
+
+/// `appconfig render` through the built binary: decoded contents, the error file, exit statuses,
+/// shards, interruption, hostile device keys, unwritable outputs.
+@Suite("appconfig render, end to end", .serialized)
+struct RenderCommandTests {
+    static let demo = ["--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                       "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+
+    func render(_ arguments: [String]) throws -> ProcessResult {
+        try runProcess(Paths.appconfigBinary, ["render"] + arguments)
+    }
+
+    func relative(_ key: String) -> String {
+        var k = key
+        return k.withUTF8 { OutputNames.relativePath($0) }
+    }
+
+    /// The first device of the demo inventory, as its CSV row and its LDIF entry say.
+    static let firstDevice = "A8B14A37-9FAD6EA111EF0B59"
+    static func firstDeviceExpected(xml: Bool) -> PlistValue {
+        let pairs: [(String, PlistValue)] = [
+            ("ManagedAppConfigurationVersion", .integer(7)),
+            ("allowedDomains", .array([.string("northwind.example"), .string("corp.example"), .string("partners.northwind.example")])),
+            ("deviceSerial", .string("7X4X9Q34WXN6")),
+            ("deviceUDID", .string(firstDevice)),
+            ("displayName", .string("Olusegun Ødegaard (Sales <North>)")),
+            ("licenseExpiry", .date(851_990_399)),
+            ("mapZoomLevels", .array([.real(10.5), .real(14)])),
+            ("offlineMode", .boolean(true)),
+            ("photoQuality", .real(0.8)),
+            ("region", .string("Americas")),
+            ("retryBackoffSeconds", .array([.integer(1), .integer(5), .integer(30)])),
+            ("serverURL", .string("https://Americas.fs.northwind.example/tenant/u0000000")),
+            ("syncIntervalMinutes", .integer(30)),
+            ("theme", .string("system")),
+            ("userEmail", .string("u0000000@corp.example")),
+        ]
+        return .dictionary(pairs.map { (key: $0.0, value: $0.1) })
+    }
+
+    @Test("the demo, both formats, to a folder: exact contents, the error file, status 3", arguments: ["binary", "xml"])
+    func demoToFolder(format: String) throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, report = dir.appendingPathComponent("report").path
+        let r = try render(Self.demo + ["--format", format, "--out", out, "--report", report])
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("rendered 975 of 1000 devices (\(format)) to \(out) in "))
+        #expect(r.stdout.contains("; 25 failed, 0 skipped\nerrors: device.missing-variable 15, device.pattern 10, join.user-not-found 15\n"))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: out + "/" + relative(Self.firstDevice)))
+        #expect(try LibPlist.decode(Array(bytes)) == Self.firstDeviceExpected(xml: format == "xml"))
+        #expect(bytes.starts(with: format == "xml" ? Array("<?xml".utf8) : Array("bplist00".utf8)))
+        // Every rendered device has a file; the failed ones have none.
+        let files = try FileManager.default.subpathsOfDirectory(atPath: out + "/").filter { $0.hasSuffix(".plist") }
+        #expect(files.count == 975)
+        // The error file: each failed device with its key, variable, value and source.
+        let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(errors.count == 25 + 15)
+        #expect(errors.first == #"{"code":"device.missing-variable","device":"070AA671-7E505868A60C485F","key":"allowedDomains","message":"$(emailAddressDomain) is missing for this device","source":"\#(Paths.fixture("demo/inventory.csv")):85 (no user)","variable":"emailAddressDomain"}"#)
+        #expect(errors.contains { $0.contains(#""code":"device.pattern","device":"46C85FFB-D4E67C37061C2B02","key":"deviceSerial""#)
+                                  && $0.contains(#""source":"\#(Paths.fixture("demo/inventory.csv")):136","value":"3wwh42-3tllp3","variable":"serialNumber""#) })
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as? [String: Any]
+        let devices = try #require(summary?["devices"] as? [String: Int])
+        #expect(devices == ["inventoryRows": 1000, "inShard": 1000, "rendered": 975, "failed": 25, "skipped": 0, "usersNotFound": 15])
+        #expect(summary?["published"] as? Bool == true)
+    }
+
+    @Test("the demo as a tar: the same files, in device-key order, read by Python's tarfile")
+    func demoToTar() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tar = dir.appendingPathComponent("fleet.tar").path, out = dir.appendingPathComponent("out").path
+        #expect(try render(Self.demo + ["--format", "xml", "--tar", tar]).status == 3)
+        #expect(try render(Self.demo + ["--format", "xml", "--out", out]).status == 3)
+        let python = try #require(which("python3"))
+        let script = """
+            import os, sys, tarfile
+            t = tarfile.open(sys.argv[1])
+            names = t.getnames()
+            assert len(names) == 975, len(names)
+            for m in t.getmembers():
+                assert m.isfile() and m.mode == 0o644 and m.mtime == 0, m.name
+                assert t.extractfile(m).read() == open(os.path.join(sys.argv[2], m.name), "rb").read(), m.name
+            keys = [n.split("/", 1)[1][:-len(".plist")] for n in names]
+            assert keys == sorted(keys, key=lambda k: k.encode()), "not in device-key order"
+            print("ok", len(names))
+            """
+        let check = try runProcess(python, ["-c", script, tar, out])
+        #expect(check.stdout == "ok 975\n", "\(check.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: tar + ".tmp-\(0)"))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("--tar - streams the archive to stdout and the summary to stderr")
+    func tarToStdout() throws {
+        let r = try runProcessData(Paths.appconfigBinary, ["render"] + Self.demo + ["--tar", "-", "--quiet"])
+        #expect(r.status == 3)
+        #expect(r.stderr.hasPrefix("rendered 975 of 1000 devices (binary) to - in "))
+        #expect(r.stdout.count % 512 == 0)
+        #expect(r.stdout.count > 975 * 1024)
+        #expect(r.stdout.suffix(1024).allSatisfy { $0 == 0 })  // the two zero blocks that end an archive
+    }
+
+    @Test("the union of shards 0/3, 1/3, 2/3 is the single run, byte for byte; JOB_COMPLETION_INDEX picks the same shard")
+    func shards() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func files(_ root: String) throws -> [String: Data] {
+            var out: [String: Data] = [:]
+            for p in try FileManager.default.subpathsOfDirectory(atPath: root + "/") where p.hasSuffix(".plist") {
+                out[p] = try Data(contentsOf: URL(fileURLWithPath: root + "/" + p))
+            }
+            return out
+        }
+        let single = dir.appendingPathComponent("all").path
+        let whole = try render(Self.demo + ["--out", single])
+        #expect(whole.status == 3, "\(whole.stdout)\(whole.stderr)")
+        var union: [String: Data] = [:]
+        var counts: [Int] = []
+        for i in 0..<3 {
+            let shard = dir.appendingPathComponent("shard\(i)").path
+            let r = try render(Self.demo + ["--out", shard, "--shard", "\(i)/3"])
+            #expect(r.status == 3 || r.status == 0)
+            let part = try files(shard)
+            counts.append(part.count)
+            union.merge(part) { a, _ in a }
+        }
+        #expect(counts.reduce(0, +) == 975)
+        #expect(counts.allSatisfy { $0 > 250 })
+        #expect(union == (try files(single)))
+
+        // The scheduler's environment: a Kubernetes Indexed Job's index with --shard-count.
+        let k8s = dir.appendingPathComponent("k8s").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
+        process.arguments = ["render"] + Self.demo + ["--out", k8s, "--shard-count", "3", "--quiet"]
+        process.environment = ["JOB_COMPLETION_INDEX": "1"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(try files(k8s) == (try files(dir.appendingPathComponent("shard1").path)))
+    }
+
+    @Test("exit statuses: 0 all rendered, 1 over --max-failures (nothing published), 2 usage")
+    func statuses() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Only devices that render: drop the rows of the demo that fail.
+        let rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
+        let clean = rows.filter { !$0.contains("gone") && !$0.contains("-") || $0.hasPrefix("Display Name") }
+        let inventory = dir.appendingPathComponent("clean.csv").path
+        try clean.joined(separator: "\r\n").write(toFile: inventory, atomically: true, encoding: .utf8)
+        var arguments = Self.demo
+        arguments[5] = inventory
+        let ok = try render(arguments + ["--out", dir.appendingPathComponent("ok").path])
+        #expect(ok.status == 0, "\(ok.stdout)\(ok.stderr)")
+
+        let over = dir.appendingPathComponent("over").path
+        let r = try render(Self.demo + ["--out", over, "--max-failures", "5"])
+        #expect(r.status == 1)
+        #expect(r.stdout.hasSuffix("more than 5 devices failed (--max-failures): nothing was published\n"))
+        #expect(!FileManager.default.fileExists(atPath: over))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: over + ".generations")) == [])
+
+        #expect(try render(Self.demo).status == 2)  // no output given
+        #expect(try render(Self.demo + ["--out", "x", "--tar", "y"]).status == 2)
+        #expect(try render(Self.demo + ["--out", "x", "--shard", "3/3"]).status == 2)
+    }
+
+    @Test("a missing input file and an unwritable output folder: one clear line, status 1")
+    func fatalErrors() throws {
+        var missing = Self.demo
+        missing[5] = "/nonexistent/inventory.csv"
+        let r1 = try render(missing + ["--out", "/tmp/never"])
+        #expect(r1.status == 1)
+        #expect(r1.stderr == "appconfig: cannot read /nonexistent/inventory.csv: No such file or directory\n")
+
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let locked = dir.appendingPathComponent("locked").path
+        try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
+        chmod(locked, 0o555)
+        defer { chmod(locked, 0o755) }
+        if getuid() == 0 {
+            // root writes anywhere: a regular file in the way of the output path makes it unwritable.
+            FileManager.default.createFile(atPath: locked + "/out.generations", contents: Data())
+        }
+        let r2 = try render(Self.demo + ["--out", locked + "/out"])
+        #expect(r2.status == 1)
+        #expect(r2.stderr.hasPrefix("appconfig: cannot create \(locked)/out.generations"))
+        #expect(r2.stderr.split(separator: "\n").count == 1)
+        let r3 = try render(Self.demo + ["--tar", locked + "/sub/fleet.tar"])
+        #expect(r3.status == 1)
+        #expect(r3.stderr == "appconfig: cannot write \(locked)/sub/fleet.tar: No such file or directory\n")
+    }
+
+    @Test("device keys such as ../../etc/passwd or with a newline stay inside the output folder")
+    func hostileKeys() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keys = ["../../etc/passwd", "a\nb", "..", ".hidden", "x/y", "%41", "ok-1", "tab\there", String(repeating: "k", count: 300)]
+        var csv = "UDID,Serial Number\r\n"
+        for (i, k) in keys.enumerated() { csv += "\"\(k)\",S\(i)\r\n" }
+        let inventory = dir.appendingPathComponent("inv.csv").path
+        try csv.write(toFile: inventory, atomically: true, encoding: .utf8)
+        let spec = dir.appendingPathComponent("spec.xml").path
+        try "<managedAppConfiguration><version>1</version><bundleId>com.example.k</bundleId><dict><string keyName=\"udid\"><defaultValue><deviceVariable value=\"udid\"/></defaultValue></string></dict></managedAppConfiguration>"
+            .write(toFile: spec, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("out").path
+        let r = try render(["--spec", spec, "--inventory", inventory, "--out", out])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: out + "/").filter { $0.hasSuffix(".plist") }
+        #expect(files.count == keys.count)
+        for path in files {
+            let parts = path.split(separator: "/")
+            #expect(parts.count == 2 && parts[0].count == 3)
+            #expect(!parts[1].hasPrefix(".") && parts[1].allSatisfy { $0.isASCII && !$0.isWhitespace && $0 != "\\" })
+        }
+        #expect(files.contains { $0.hasSuffix("/%2E.%2F..%2Fetc%2Fpasswd.plist") })
+        #expect(files.contains { $0.hasSuffix("/a%0Ab.plist") })
+        // Each file holds its own device's key: nothing collided or got mixed up.
+        for k in keys {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: out + "/" + relative(k)))
+            #expect(try LibPlist.decode(Array(bytes))["udid"] == .string(k))
+        }
+        // Nothing was written outside the output's own two paths.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["inv.csv", "out", "out.generations", "spec.xml"])
+    }
+
+    @Test("SIGINT in the middle of a large render: status 130, no partial file under a final name")
+    func interrupt() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fleet = dir.appendingPathComponent("fleet").path
+        let gen = try runProcess(Paths.root.appendingPathComponent("tools/gen-fleet").path, ["--devices", "60000", "--out", fleet])
+        #expect(gen.status == 0)
+        let arguments = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                         "--inventory", fleet + "/inventory.csv", "--directory", fleet + "/directory.ldif", "--jobs", "1"]
+        for target in [["--out", dir.appendingPathComponent("out").path], ["--tar", dir.appendingPathComponent("fleet.tar").path]] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
+            process.arguments = arguments + target
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Wait until rendering has begun (files or a temporary tar appear), then interrupt.
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                let names = (try? FileManager.default.subpathsOfDirectory(atPath: dir.path)) ?? []
+                if names.contains(where: { $0.hasSuffix(".plist") || $0.contains("fleet.tar.tmp-") }) { break }
+                usleep(20_000)
+            }
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 130)
+            // No final name exists, and nothing is left of the interrupted generation or tar.
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out").path))
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("fleet.tar").path))
+            let generations = (try? FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("out.generations").path)) ?? []
+            #expect(generations.isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }.isEmpty)
+        }
+    }
+
+    @Test("a rerun over the same output publishes a new generation and keeps the one before")
+    func rerun() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path
+        for _ in 0..<3 { #expect(try render(Self.demo + ["--out", out, "--quiet"]).status == 3) }
+        let generations = try FileManager.default.contentsOfDirectory(atPath: out + ".generations")
+        #expect(generations.count == 2)
+        let target = try FileManager.default.destinationOfSymbolicLink(atPath: out)
+        #expect(target == "out.generations/" + generations.sorted().last!)
+    }
+
+    @Test("--verify finds nothing to report; --dry-run writes nothing; a job file gives the same result, the command line overriding it")
+    func verifyDryRunJobFile() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let verify = try render(Self.demo + ["--out", dir.appendingPathComponent("v").path, "--verify", "--format", "xml"])
+        #expect(verify.status == 3)
+        #expect(!verify.stdout.contains("verify"))
+        #expect(verify.stdout.contains("; 25 failed"))
+
+        let dry = try render(Self.demo + ["--dry-run", "--report", dir.appendingPathComponent("dry").path])
+        #expect(dry.status == 3)
+        #expect(dry.stdout.hasPrefix("checked 975 of 1000 devices (binary) in "))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["dry", "v", "v.generations"])
+
+        let job = dir.appendingPathComponent("nightly.json").path
+        let jobOut = dir.appendingPathComponent("job").path
+        try """
+            {"spec": "\(Paths.fixture("demo/spec.xml"))", "values": "\(Paths.fixture("demo/values.json"))",
+             "inventory": "\(Paths.fixture("demo/inventory.csv"))", "directory": "\(Paths.fixture("demo/directory.ldif"))",
+             "format": "binary", "out": "\(jobOut)", "jobs": 2, "quiet": true}
+            """.write(toFile: job, atomically: true, encoding: .utf8)
+        let r = try runProcess(Paths.appconfigBinary, ["render", job, "--format", "xml"])
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("rendered 975 of 1000 devices (xml) to \(jobOut)"))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: jobOut + "/" + relative(Self.firstDevice)))
+        #expect(bytes.starts(with: Array("<?xml".utf8)))
+    }
+}
