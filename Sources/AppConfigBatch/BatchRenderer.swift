@@ -279,13 +279,16 @@ public final class BatchRenderer: @unchecked Sendable {
                 let buffers = (0..<range.count).map { _ in ChunkOutput() }
                 let workers = try forEachChunk(cancellation: cancellation, chunks: range) { worker, c in
                     var out: [UInt8] = []
+                    out.reserveCapacity(Self.chunkSize * 1536)
+                    var path: [UInt8] = []
                     let inventory = self.fleet.inventory
                     for row in self.chunkRows(c) {
                         try self.render(row: Int(row), worker: worker) { bytes in
-                            let key = inventory.value(row: Int(row), slot: inventory.deviceKeySlot)
-                            out += Tar.header(path: OutputNames.relativePath(key), size: bytes.count)
+                            path.removeAll(keepingCapacity: true)
+                            OutputNames.appendRelativePath(inventory.value(row: Int(row), slot: inventory.deviceKeySlot), to: &path)
+                            Tar.appendHeader(path: path[...], size: bytes.count, to: &out)
                             out += bytes
-                            out += [UInt8](repeating: 0, count: Tar.padding(for: bytes.count))
+                            out += repeatElement(0, count: Tar.padding(for: bytes.count))
                         }
                     }
                     buffers[c - range.lowerBound].bytes = out

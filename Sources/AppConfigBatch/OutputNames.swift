@@ -21,23 +21,42 @@ public enum OutputNames {
 
     public static func safeName(_ key: UnsafeBufferPointer<UInt8>) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(key.count + 6)
-        let hexDigits = Array("0123456789ABCDEF".utf8)
+        appendSafeName(key, hash: hash(key), to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    private static let lowerHex = Array("0123456789abcdef".utf8)
+
+    static func appendSafeName(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, to out: inout [UInt8]) {
+        let start = out.count
         for (i, b) in key.enumerated() {
             let plain = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || (b == UInt8(ascii: ".") && i > 0)
             if plain { out.append(b) } else { out += [UInt8(ascii: "%"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]] }
         }
-        if out.count > maxNameLength {
-            let suffix = String(hash(key), radix: 16)
-            out = Array(out[0..<(maxNameLength - 1 - suffix.count)]) + [UInt8(ascii: "~")] + Array(suffix.utf8)
+        if out.count - start > maxNameLength {
+            let suffix = Array(String(h, radix: 16).utf8)
+            out.removeSubrange((start + maxNameLength - 1 - suffix.count)...)
+            out.append(UInt8(ascii: "~"))
+            out += suffix
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `folder/name.plist` for a key: the path of its plist in the output folder or the tar.
+    public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let h = hash(key)
+        let f = Int(h % UInt64(folderCount))
+        out += [lowerHex[f >> 8], lowerHex[(f >> 4) & 0xF], lowerHex[f & 0xF], UInt8(ascii: "/")]
+        appendSafeName(key, hash: h, to: &out)
+        out += Array(".plist".utf8)
     }
 
     /// The path of a device's plist relative to the output folder (or inside the tar).
     public static func relativePath(_ key: UnsafeBufferPointer<UInt8>) -> String {
-        folder(forHash: hash(key)) + "/" + safeName(key) + ".plist"
+        var out: [UInt8] = []
+        appendRelativePath(key, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

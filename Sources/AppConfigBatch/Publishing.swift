@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A directory output, crash-safe: plists are written into a new generation folder beside the
 /// output (`OUT.generations/g<time>-<pid>`), and `OUT` is a symlink switched to it in one atomic
@@ -11,7 +10,6 @@ final class GenerationFolder: @unchecked Sendable {
     let path: String
     let root: String
     let generation: String
-    private let createdFolders = Mutex<Set<String>>([])
 
     init(path: String) throws {
         var p = path
@@ -34,14 +32,14 @@ final class GenerationFolder: @unchecked Sendable {
         }
     }
 
-    /// Writes one plist under its relative path (`folder/name.plist`), creating the folder once.
+    /// Writes one plist under its relative path (`folder/name.plist`). A missing folder is made on
+    /// the first ENOENT; threads racing to make the same one all succeed (EEXIST counts as made).
     func write(_ bytes: UnsafeRawBufferPointer, to relative: String) throws {
         let full = generation + "/" + relative
         var fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 && errno == ENOENT, let slash = relative.firstIndex(of: "/") {
             let folder = generation + "/" + relative[..<slash]
-            let isNew = createdFolders.withLock { $0.insert(folder).inserted }
-            if isNew && mkdir(folder, 0o755) != 0 && errno != EEXIST {
+            if mkdir(folder, 0o755) != 0 && errno != EEXIST {
                 throw BatchError(message: "cannot create \(folder): \(String(cString: strerror(errno)))")
             }
             fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

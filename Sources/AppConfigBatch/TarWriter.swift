@@ -3,34 +3,45 @@
 enum Tar {
     static let blockSize = 512
 
-    /// The 512-byte header of a regular file. `path` is `folder/name` as OutputNames makes it.
-    static func header(path: String, size: Int) -> [UInt8] {
+    /// The fixed part of every header: mode, owner, mtime, type and magic (all members share them).
+    private static let template: [UInt8] = {
         var h = [UInt8](repeating: 0, count: blockSize)
-        var name = Array(path.utf8)
-        var prefix: [UInt8] = []
-        if name.count > 100, let slash = name.firstIndex(of: UInt8(ascii: "/")) {
-            prefix = Array(name[..<slash])
-            name = Array(name[(slash + 1)...])
-        }
-        precondition(name.count <= 100 && prefix.count <= 155, "tar member name too long: \(path)")
-        func put(_ bytes: [UInt8], _ offset: Int) { for (i, b) in bytes.enumerated() { h[offset + i] = b } }
-        func octal(_ value: Int, _ width: Int) -> [UInt8] {
-            let digits = String(value, radix: 8)
-            return Array((String(repeating: "0", count: max(0, width - 1 - digits.count)) + digits).utf8) + [0]
-        }
-        put(name, 0)
-        put(octal(0o644, 8), 100)
-        put(octal(0, 8), 108)
-        put(octal(0, 8), 116)
-        put(octal(size, 12), 124)
-        put(octal(0, 12), 136)
-        put(Array("        ".utf8), 148)  // checksum field counts as spaces
+        func put(_ text: String, _ offset: Int) { for (i, b) in text.utf8.enumerated() { h[offset + i] = b } }
+        put("0000644", 100); put("0000000", 108); put("0000000", 116); put("00000000000", 136)
         h[156] = UInt8(ascii: "0")
-        put(Array("ustar\u{0}00".utf8), 257)
-        put(prefix, 345)
-        let sum = h.reduce(0) { $0 + Int($1) }
-        put(octal(sum, 7) + [0x20], 148)
+        put("ustar", 257); put("00", 263)
         return h
+    }()
+
+    /// Appends the 512-byte header of a regular file whose path is `path` (`folder/name`, as
+    /// OutputNames makes it): the name field, or the prefix field for the folder when longer than 100.
+    static func appendHeader(path: ArraySlice<UInt8>, size: Int, to out: inout [UInt8]) {
+        let start = out.count
+        out += template
+        var name = path
+        if name.count > 100, let slash = name.firstIndex(of: UInt8(ascii: "/")) {
+            let prefix = name[..<slash]
+            precondition(prefix.count <= 155, "tar member prefix too long")
+            for (i, b) in prefix.enumerated() { out[start + 345 + i] = b }
+            name = name[(slash + 1)...]
+        }
+        precondition(name.count <= 100, "tar member name too long")
+        for (i, b) in name.enumerated() { out[start + i] = b }
+        writeOctal(size, width: 11, at: start + 124, in: &out)
+        // The checksum: the header's bytes with the checksum field as eight spaces.
+        var sum = 8 * 0x20
+        for i in 0..<blockSize where i < 148 || i >= 156 { sum += Int(out[start + i]) }
+        writeOctal(sum, width: 6, at: start + 148, in: &out)
+        out[start + 154] = 0
+        out[start + 155] = 0x20
+    }
+
+    private static func writeOctal(_ value: Int, width: Int, at offset: Int, in out: inout [UInt8]) {
+        var v = value
+        for i in stride(from: width - 1, through: 0, by: -1) {
+            out[offset + i] = UInt8(ascii: "0") + UInt8(v & 7)
+            v >>= 3
+        }
     }
 
     static func padding(for size: Int) -> Int { (blockSize - size % blockSize) % blockSize }

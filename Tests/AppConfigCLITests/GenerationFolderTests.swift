@@ -1,0 +1,40 @@
+@testable import AppConfigBatch
+import Synchronization
+import Dispatch
+import Foundation
+import TestSupport
+import Testing
+
+/// The directory output's publishing, below the command line.
+@Suite("Generation folders")
+struct GenerationFolderTests {
+    @Test("threads writing into the same new subfolders at once all succeed (a race the end-to-end tests once hit)")
+    func concurrentFolders() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for round in 0..<20 {
+            let folder = try GenerationFolder(path: dir.appendingPathComponent("out\(round)").path)
+            let failures = Mutex(0)
+            DispatchQueue.concurrentPerform(iterations: 64) { i in
+                let bytes: [UInt8] = [1, 2, 3]
+                do {
+                    try bytes.withUnsafeBytes { try folder.write($0, to: "\(i % 4)ab/device\(i).plist") }
+                } catch {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+            #expect(failures.withLock { $0 } == 0)
+            try folder.publish(keep: 2)
+            #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.appendingPathComponent("out\(round)").path + "/").filter { $0.hasSuffix(".plist") }.count == 64)
+        }
+    }
+
+    @Test("an existing real folder is refused, not overwritten")
+    func refusesRealFolder() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect {
+            try GenerationFolder(path: dir.path)
+        } throws: { "\($0)" == "\(dir.path) exists and is not an appconfig output (a symlink to a generation); give a new --out path" }
+    }
+}
