@@ -8,7 +8,13 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "appconfig", targets: ["appconfig"]),
+        // Libraries for embedding the engine, and for the benchmark harness (Benchmarks/, path: "../").
         .library(name: "AppConfigSpec", targets: ["AppConfigSpec"]),
+        .library(name: "AppConfigCompiler", targets: ["AppConfigCompiler"]),
+        .library(name: "AppConfigRender", targets: ["AppConfigRender"]),
+        .library(name: "AppConfigSources", targets: ["AppConfigSources"]),
+        .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
+        .library(name: "LibPlist", targets: ["LibPlist"]),
     ],
     dependencies: [
         // The only third-party package: the command line. Everything else is the toolchain and

@@ -1,0 +1,29 @@
+// swift-tools-version: 6.1
+// The benchmark harness: ordo-one/benchmark over the engine (path: "../"). Run with tools/bench.
+import PackageDescription
+
+let package = Package(
+    name: "appconfig-benchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "appconfig", path: "../"),
+        // MallocInterposer: allocation counts per benchmark (the render loop's target is zero).
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "RenderBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AppConfigSpec", package: "appconfig"),
+                .product(name: "AppConfigCompiler", package: "appconfig"),
+                .product(name: "AppConfigRender", package: "appconfig"),
+                .product(name: "AppConfigSources", package: "appconfig"),
+                .product(name: "AppConfigBatch", package: "appconfig"),
+                .product(name: "LibPlist", package: "appconfig"),
+            ],
+            path: "Benchmarks/RenderBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)
