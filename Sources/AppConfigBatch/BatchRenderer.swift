@@ -213,13 +213,13 @@ public final class BatchRenderer: @unchecked Sendable {
 
     private func renderToNothing(cancellation: Cancellation) throws -> BatchResult {
         var result = BatchResult()
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         let workers = try forEachChunk(cancellation: cancellation, chunks: 0..<chunkCount) { worker, chunk in
             for row in self.chunkRows(chunk) { try self.render(row: Int(row), worker: worker) { _ in } }
             self.progress.add(self.chunkRows(chunk).count, ordering: .relaxed)
         }
         collect(workers, into: &result)
-        result.renderSeconds = monotonicNow() - start
+        result.renderSeconds = monotonicSeconds() - start
         result.interrupted = cancellation.isCancelled
         return result
     }
@@ -229,7 +229,7 @@ public final class BatchRenderer: @unchecked Sendable {
     private func renderToDirectory(_ path: String, cancellation: Cancellation) throws -> BatchResult {
         let output = try GenerationFolder(path: path)
         var result = BatchResult()
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         let workers: [Worker]
         do {
             workers = try forEachChunk(cancellation: cancellation, chunks: 0..<chunkCount) { worker, chunk in
@@ -247,15 +247,15 @@ public final class BatchRenderer: @unchecked Sendable {
             throw error
         }
         collect(workers, into: &result)
-        result.renderSeconds = monotonicNow() - start
+        result.renderSeconds = monotonicSeconds() - start
         result.interrupted = cancellation.isCancelled
         if result.interrupted || tooManyFailures(result) {
             output.discard()
             return result
         }
-        let publishStart = monotonicNow()
+        let publishStart = monotonicSeconds()
         try output.publish(keep: options.keepGenerations)
-        result.publishSeconds = monotonicNow() - publishStart
+        result.publishSeconds = monotonicSeconds() - publishStart
         result.published = true
         result.outputPath = path
         return result
@@ -268,7 +268,7 @@ public final class BatchRenderer: @unchecked Sendable {
         let file = try path.map { try AtomicFile(path: $0) }
         let fd = file?.descriptor ?? 1
         var result = BatchResult()
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         let window = max(1, options.jobs) * 4
         var chunk = 0
         var allWorkers: [Worker] = []
@@ -300,16 +300,16 @@ public final class BatchRenderer: @unchecked Sendable {
                 chunk = range.upperBound
             }
             collect(allWorkers, into: &result)
-            result.renderSeconds = monotonicNow() - start
+            result.renderSeconds = monotonicSeconds() - start
             result.interrupted = cancellation.isCancelled
             if result.interrupted || tooManyFailures(result) {
                 file?.discard()
                 return result
             }
             try writeAll(fd, Tar.trailer)
-            let publishStart = monotonicNow()
+            let publishStart = monotonicSeconds()
             try file?.commit()
-            result.publishSeconds = monotonicNow() - publishStart
+            result.publishSeconds = monotonicSeconds() - publishStart
             result.published = true
             result.outputPath = path ?? "-"
             return result
@@ -322,12 +322,6 @@ public final class BatchRenderer: @unchecked Sendable {
 
 final class ChunkOutput: @unchecked Sendable {
     var bytes: [UInt8] = []
-}
-
-func monotonicNow() -> Double {
-    var t = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &t)
-    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
 }
 
 /// Writes all of `bytes` to a descriptor, through partial writes and EINTR.

@@ -1,3 +1,5 @@
+import AppConfigSpec
+
 /// Where a device's plist goes: `<folder>/<name>.plist`, the folder one of 4096 chosen by a hash of
 /// the device key (no folder holds millions of files), the name the key made safe for any file
 /// system: bytes outside `A-Z a-z 0-9 . _ -` become `%XX`, as does a leading `.`, so `/`, `..`,
@@ -8,11 +10,7 @@ public enum OutputNames {
     static let maxNameLength = 90
 
     /// FNV-1a 64 of the device key: stable across runs, machines and shard counts.
-    public static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in key { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h
-    }
+    public static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(key) }
 
     public static func folder(forHash h: UInt64) -> String {
         let f = String(Int(h % UInt64(folderCount)), radix: 16)

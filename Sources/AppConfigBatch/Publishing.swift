@@ -111,8 +111,8 @@ final class AtomicFile {
     deinit { discard() }
 }
 
-/// Writes a small file (a report) atomically: temporary name, then rename.
-func writeFileAtomically(_ bytes: [UInt8], to path: String) throws {
+/// Writes a small file (a report, one plist) atomically: temporary name, then rename.
+public func writeFileAtomically(_ bytes: [UInt8], to path: String) throws {
     let file = try AtomicFile(path: path)
     try writeAll(file.descriptor, bytes)
     try file.commit()

@@ -74,30 +74,6 @@ public struct ValueSet: Sendable {
     public var display: [String]
 
     public func contains(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        values.contains { v in v.count == bytes.count && v.withUnsafeBufferPointer { memoryEqual($0, bytes) } }
+        values.contains { v in v.count == bytes.count && v.withUnsafeBufferPointer { bytesEqual($0, bytes) } }
     }
 }
-
-/// FNV-1a 64: small, no setup, good enough for short strings and a program fingerprint.
-@inline(__always)
-public func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
-    var h = seed
-    for b in bytes {
-        h ^= UInt64(b)
-        h &*= 0x0000_0100_0000_01B3
-    }
-    return h
-}
-
-@inline(__always)
-public func memoryEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-    guard a.count == b.count else { return false }
-    guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
-    return memcmp(pa, pb, a.count) == 0
-}
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

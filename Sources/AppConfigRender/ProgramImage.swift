@@ -100,7 +100,7 @@ public final class ProgramImage: @unchecked Sendable {
     func constantStringClass(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
         var i = Int(truncatingIfNeeded: hash) & stringClassMask
         while stringClassId[i] >= 0 {
-            if stringClassHash[i] == hash && memoryEqual(self.bytes(stringClassBytes[i]), bytes) { return Int(stringClassId[i]) }
+            if stringClassHash[i] == hash && bytesEqual(self.bytes(stringClassBytes[i]), bytes) { return Int(stringClassId[i]) }
             i = (i + 1) & stringClassMask
         }
         return -1

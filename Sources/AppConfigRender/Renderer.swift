@@ -218,6 +218,7 @@ public final class Renderer {
         var i = 0
         var utf16 = 0
         var ascii = true, escape = false, invalid = false
+        // FNV-1a fused into the scan; it must equal fnv1a(), with which the image hashes constant strings.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         let hashing = format == .binary
         Self.byteClass.withUnsafeBufferPointer { classes in
@@ -441,7 +442,7 @@ public final class Renderer {
         if constant >= 0 { return constant }
         for i in 0..<assignedBefore {
             let other = Int(dynamicClass[i])
-            if strings[other].hash == hash && memoryEqual(stringBytes(other, text), bytes) {
+            if strings[other].hash == hash && bytesEqual(stringBytes(other, text), bytes) {
                 return program.constantClassCount + other
             }
         }

@@ -113,12 +113,6 @@ struct SyntheticFleet {
     }
 }
 
-func monotonicSeconds() -> Double {
-    var t = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &t)
-    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-}
-
 func formatRate(_ r: Double) -> String {
     r >= 1e6 ? String(format1: r / 1e6) + " M" : r >= 1e3 ? String(format1: r / 1e3) + " k" : String(format1: r) + " "
 }

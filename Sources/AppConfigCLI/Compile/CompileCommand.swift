@@ -1,3 +1,4 @@
+import AppConfigBatch
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSpec
@@ -115,34 +116,5 @@ struct CompileCommand: ParsableCommand {
         } else {
             _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }
-    }
-}
-
-struct FileWriteError: Error, CustomStringConvertible {
-    var path: String
-    var reason: String
-    var description: String { "cannot write \(path): \(reason)" }
-}
-
-/// Writes to a temporary name beside the target, then renames: no partial file under the final name.
-func writeFileAtomically(_ bytes: [UInt8], to path: String) throws {
-    let temporary = path + ".tmp-\(getpid())"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
-    var written = 0
-    while written < bytes.count {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            let reason = String(cString: strerror(errno))
-            close(fd); unlink(temporary)
-            throw FileWriteError(path: path, reason: reason)
-        }
-        written += n
-    }
-    guard close(fd) == 0, rename(temporary, path) == 0 else {
-        let reason = String(cString: strerror(errno))
-        unlink(temporary)
-        throw FileWriteError(path: path, reason: reason)
     }
 }

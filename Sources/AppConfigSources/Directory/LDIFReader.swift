@@ -40,7 +40,7 @@ public enum LDIFReader {
                 return
             }
             let lowered = dn.map(asciiLower)
-            let hash = lowered.withUnsafeBufferPointer { hashBytes($0) }
+            let hash = lowered.withUnsafeBufferPointer { fnv1a($0) }
             if let earlier = seenDNs[hash], earlier.contains(where: { dnsByIndex[$0] == lowered }) {
                 builder.report(SourceProblem(.ldifDuplicateDN, at: location, "DN \"\(text)\" appears again; this entry is skipped"))
                 return

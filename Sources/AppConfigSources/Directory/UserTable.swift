@@ -66,11 +66,11 @@ public final class UserTable: @unchecked Sendable {
         }
         for u in 0..<count {
             guard let k = key(u), !k.isEmpty else { continue }
-            let h = hashBytes(k, foldCase: true)
+            let h = fnv1a(k, foldingASCIICase: true)
             var i = Int(truncatingIfNeeded: h) & (size - 1)
             var duplicate = false
             while index[i] >= 0 {
-                if hashes[i] == h, let other = key(Int(index[i])), bytesEqual(other, k, foldCase: true) { duplicate = true; break }
+                if hashes[i] == h, let other = key(Int(index[i])), bytesEqual(other, k, foldingASCIICase: true) { duplicate = true; break }
                 i = (i + 1) & (size - 1)
             }
             if duplicate {
@@ -103,14 +103,14 @@ public final class UserTable: @unchecked Sendable {
     /// The user whose join attribute equals this key (ASCII case-insensitively).
     public func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
         guard !key.isEmpty else { return nil }
-        let h = hashBytes(key, foldCase: true)
+        let h = fnv1a(key, foldingASCIICase: true)
         let mask = index.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
         while index[i] >= 0 {
             let u = Int(index[i])
             let j = (u * Self.stride + Self.stride - 1) * 2
             if indexHashes[i] == h,
-               bytesEqual(UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[j]), count: Int(ranges[j + 1])), key, foldCase: true) {
+               bytesEqual(UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[j]), count: Int(ranges[j + 1])), key, foldingASCIICase: true) {
                 return u
             }
             i = (i + 1) & mask

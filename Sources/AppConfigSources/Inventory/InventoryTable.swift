@@ -198,7 +198,7 @@ struct KeyIndex {
     /// Inserts the key of `row`; returns the earlier row with the same key, if any.
     mutating func insert(_ key: UnsafeBufferPointer<UInt8>, row: Int, lookup: (Int) -> UnsafeBufferPointer<UInt8>) -> Int? {
         if (count + 1) * 2 > slots.count { grow(lookup: lookup) }
-        let h = hashBytes(key)
+        let h = fnv1a(key)
         var i = Int(truncatingIfNeeded: h) & (slots.count - 1)
         while slots[i] >= 0 {
             if hashes[i] == h, bytesEqual(lookup(Int(slots[i])), key) { return Int(slots[i]) }
@@ -221,28 +221,4 @@ struct KeyIndex {
             hashes[i] = oldHashes[j]
         }
     }
-}
-
-@inline(__always)
-func hashBytes(_ bytes: UnsafeBufferPointer<UInt8>, foldCase: Bool = false) -> UInt64 {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for var b in bytes {
-        if foldCase && b >= 0x41 && b <= 0x5A { b |= 0x20 }
-        h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3
-    }
-    return h
-}
-
-@inline(__always)
-func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldCase: Bool = false) -> Bool {
-    guard a.count == b.count else { return false }
-    for i in 0..<a.count {
-        var x = a[i], y = b[i]
-        if foldCase {
-            if x >= 0x41 && x <= 0x5A { x |= 0x20 }
-            if y >= 0x41 && y <= 0x5A { y |= 0x20 }
-        }
-        if x != y { return false }
-    }
-    return true
 }
