@@ -332,8 +332,8 @@ public final class Renderer {
     private enum ObjectKind: UInt8 { case root, constant, dynamic, array }
 
     /// plistlib's layout: objects numbered depth-first (root, keys, then values), equal scalars
-    /// stored once, offsets and references as narrow as the sizes allow. Three passes over this
-    /// device's objects: number, size, write; one reservation, no other allocation.
+    /// stored once, offsets and references as narrow as the sizes allow. Two passes over this
+    /// device's objects: number (adding up sizes), then write; one reservation, no other allocation.
     private func emitBinary(_ state: inout State) {
         state.generation &+= 1
         if state.generation == 0 {  // wrapped: stamps from 2^32 devices ago could collide
@@ -346,12 +346,24 @@ public final class Renderer {
         var objects = 1
         objectKind[0] = ObjectKind.root.rawValue
 
+        // Sizes add up as numbering goes: bytes known now, plus references whose width (from the
+        // object count) is known only at the end. The root: its header, two references per key.
+        var fixedBytes = 8 + PlistEncoding.sizeHeaderLength(presentCount)
+        var references = 2 * presentCount
+
         @inline(__always) func assign(_ cls: Int, _ kind: ObjectKind, _ argument: Int) -> Int32 {
             if classStamp[cls] == generation { return classIndex[cls] }
             classStamp[cls] = generation
             classIndex[cls] = Int32(objects)
             objectKind[objects] = kind.rawValue
             objectArgument[objects] = Int32(argument)
+            if kind == .constant {
+                fixedBytes += Int(image.constantBinary[argument].count)
+            } else {
+                let s = strings[argument]
+                let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
+                fixedBytes += PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
+            }
             objects += 1
             return Int32(objects - 1)
         }
@@ -379,6 +391,9 @@ public final class Renderer {
                     objectArgument[objects] = Int32(pc)
                     refAt[pc] = Int32(objects)
                     objects += 1
+                    let n = instruction.operands.0
+                    fixedBytes += PlistEncoding.sizeHeaderLength(n)
+                    references += n
                 case .stringBegin:
                     let d = instruction.operand
                     let cls = dedupClass(ofDynamic: d, assignedBefore: assignedDynamic, text)
@@ -394,9 +409,7 @@ public final class Renderer {
 
         // 2. Size: the reference width follows the object count, the offset width the offset table's place.
         let refSize = PlistEncoding.byteWidth(for: objects)
-        var size = 8
-        for o in 0..<objects { size += objectSize(o, refSize: refSize, presentCount: presentCount) }
-        let offsetTableOffset = size
+        let offsetTableOffset = fixedBytes + references * refSize
         let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
         let total = offsetTableOffset + objects * offsetSize + 32
 
@@ -447,23 +460,6 @@ public final class Renderer {
             }
         }
         return program.constantClassCount + d
-    }
-
-    private func objectSize(_ o: Int, refSize: Int, presentCount: Int) -> Int {
-        let argument = Int(objectArgument[o])
-        switch objectKind[o] {
-        case ObjectKind.constant.rawValue:
-            return Int(image.constantBinary[argument].count)
-        case ObjectKind.dynamic.rawValue:
-            let s = strings[argument]
-            let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
-            return PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
-        case ObjectKind.array.rawValue:
-            let n = Instruction(rawValue: image.instructions[argument]).operands.0
-            return PlistEncoding.sizeHeaderLength(n) + n * refSize
-        default:  // root
-            return PlistEncoding.sizeHeaderLength(presentCount) + 2 * presentCount * refSize
-        }
     }
 
     private func writeObject(_ o: Int, at start: UnsafeMutablePointer<UInt8>, refSize: Int, presentCount: Int,
