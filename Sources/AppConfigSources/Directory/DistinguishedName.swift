@@ -20,7 +20,7 @@ public struct DistinguishedName: Sendable, Equatable {
 
     public init(parsing text: String) throws(ParseError) {
         var rdns: [[Attribute]] = []
-        try Self.scan(Array(text.utf8)) { type, value, newRDN in
+        try Self.scan(Array(text.utf8), wants: { _ in true }) { type, value, newRDN in
             let attribute = Attribute(type: String(decoding: type, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
             if newRDN { rdns.append([attribute]) } else { rdns[rdns.count - 1].append(attribute) }
         }
@@ -31,18 +31,21 @@ public struct DistinguishedName: Sendable, Equatable {
     /// without building the whole parsed DN: the user table derives both for every entry.
     static func commonNameAndUnit(_ dn: [UInt8]) throws(ParseError) -> (cn: [UInt8]?, ou: [UInt8]?) {
         var cn: [UInt8]?, ou: [UInt8]?
-        try scan(dn) { type, value, _ in
-            if type.count == 2 {
-                let t0 = type[type.startIndex] | 0x20, t1 = type[type.startIndex + 1] | 0x20
-                if t0 == UInt8(ascii: "c") && t1 == UInt8(ascii: "n") && cn == nil { cn = value }
-                if t0 == UInt8(ascii: "o") && t1 == UInt8(ascii: "u") { ou = value }  // the last one wins: nearest the DCs
-            }
+        func isType(_ type: ArraySlice<UInt8>, _ a: UInt8, _ b: UInt8) -> Bool {
+            type.count == 2 && type[type.startIndex] | 0x20 == a && type[type.startIndex + 1] | 0x20 == b
+        }
+        // Only CN and OU values are built; the others are checked and skipped.
+        try scan(dn, wants: { isType($0, UInt8(ascii: "c"), UInt8(ascii: "n")) || isType($0, UInt8(ascii: "o"), UInt8(ascii: "u")) }) { type, value, _ in
+            if isType(type, UInt8(ascii: "c"), UInt8(ascii: "n")) { if cn == nil { cn = value } }
+            else { ou = value }  // the last OU wins: the one nearest the DCs
         }
         return (cn, ou)
     }
 
-    /// Walks a DN, calling `visit(type, value, startsNewRDN)` for each attribute, leaf first.
-    static func scan(_ s: [UInt8], visit: (ArraySlice<UInt8>, [UInt8], Bool) -> Void) throws(ParseError) {
+    /// Walks a DN, calling `visit(type, value, startsNewRDN)` for each attribute whose type `wants`
+    /// accepts, leaf first; the other values are checked and skipped without being built.
+    static func scan(_ s: [UInt8], wants: (ArraySlice<UInt8>) -> Bool,
+                     visit: (ArraySlice<UInt8>, [UInt8], Bool) -> Void) throws(ParseError) {
         var i = 0
         func skipSpaces() { while i < s.count && s[i] == 0x20 { i += 1 } }
         if s.allSatisfy({ $0 == 0x20 }) { return }  // the root DSE
@@ -60,7 +63,9 @@ public struct DistinguishedName: Sendable, Equatable {
                 else { throw ParseError(message: "expected an attribute type and '='", offset: typeStart) }
                 i += 1
                 skipSpaces()
-                visit(type, try value(s, &i), newRDN)
+                let wanted = wants(type)
+                let v = try value(s, &i, build: wanted)
+                if wanted { visit(type, v, newRDN) }
                 newRDN = false
                 guard i < s.count, s[i] == UInt8(ascii: "+") else { break }
                 i += 1
@@ -74,13 +79,13 @@ public struct DistinguishedName: Sendable, Equatable {
     }
 
     /// One attribute value, up to an unescaped `,` `+` `;` or the end; trailing unescaped spaces dropped.
-    private static func value(_ s: [UInt8], _ i: inout Int) throws(ParseError) -> [UInt8] {
+    private static func value(_ s: [UInt8], _ i: inout Int, build: Bool) throws(ParseError) -> [UInt8] {
         var out: [UInt8] = []
         if i < s.count && s[i] == UInt8(ascii: "#") {
             // A BER-encoded value in hex: kept as written (no AppConfig variable reads one).
             let start = i
             while i < s.count && s[i] != UInt8(ascii: ",") && s[i] != UInt8(ascii: "+") && s[i] != UInt8(ascii: ";") { i += 1 }
-            return Array(s[start..<i])
+            return build ? Array(s[start..<i]) : []
         }
         if i < s.count && s[i] == UInt8(ascii: "\"") {
             // RFC 1779's quoted value.
@@ -103,10 +108,10 @@ public struct DistinguishedName: Sendable, Equatable {
             if c == UInt8(ascii: "\\") {
                 guard i + 1 < s.count else { throw ParseError(message: "a '\\' ends the DN", offset: i) }
                 if let hi = hexValue(s[i + 1]), i + 2 < s.count, let lo = hexValue(s[i + 2]) {
-                    out.append(hi << 4 | lo)
+                    if build { out.append(hi << 4 | lo) }
                     i += 3
                 } else if "\"+,;<>\\=# ".utf8.contains(s[i + 1]) {
-                    out.append(s[i + 1])
+                    if build { out.append(s[i + 1]) }
                     i += 2
                 } else {
                     throw ParseError(message: "invalid escape '\\\(Character(Unicode.Scalar(s[i + 1])))'", offset: i)
@@ -114,10 +119,13 @@ public struct DistinguishedName: Sendable, Equatable {
                 keep = out.count
                 continue
             }
-            out.append(c)
-            if c != 0x20 { keep = out.count }
+            if build {
+                out.append(c)
+                if c != 0x20 { keep = out.count }
+            }
             i += 1
         }
+        guard build else { return [] }
         out.removeSubrange(keep...)
         guard String(validating: out, as: UTF8.self) != nil else {
             throw ParseError(message: "the value's escapes are not UTF-8", offset: i)

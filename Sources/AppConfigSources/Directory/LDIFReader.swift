@@ -18,13 +18,14 @@ public enum LDIFReader {
         var builder = UserTableBuilder(source: file, map: map)
         // Attribute names compared as lowercased bytes: a short list, no String per line.
         let wanted = builder.attributeOrder.map { Array($0.utf8) }
-        // Duplicate DNs: FNV hashes of the lowercased DN; a hit is checked byte for byte.
-        var seenDNs: [UInt64: [Int]] = [:]
-        var dnsByIndex: [[UInt8]] = []
+        // Duplicate DNs: the FNV hash of the lowercased DN names the first user with it; a hit is
+        // checked against that user's stored DN (rarer hits share one list).
+        var seenDNs: [UInt64: Int] = [:]
+        var collisions: [UInt64: [Int]] = [:]
 
         var entryLine = 0
         var dn: [UInt8]?
-        var values = [[UInt8]?](repeating: nil, count: wanted.count)
+        var values = [ArraySlice<UInt8>?](repeating: nil, count: wanted.count)
         var rejected = false
         var sawObjectClass = false, isPerson = false
 
@@ -39,15 +40,21 @@ public enum LDIFReader {
                 builder.report(SourceProblem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
                 return
             }
-            let lowered = dn.map(asciiLower)
-            let hash = lowered.withUnsafeBufferPointer { fnv1a($0) }
-            if let earlier = seenDNs[hash], earlier.contains(where: { dnsByIndex[$0] == lowered }) {
+            let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
+            let candidates = (seenDNs[hash].map { [$0] } ?? []) + (collisions[hash] ?? [])
+            let sameDN = candidates.contains { u in
+                builder.dn(ofUser: u).withUnsafeBufferPointer { stored in
+                    dn.withUnsafeBufferPointer { bytesEqual(stored, $0, foldingASCIICase: true) }
+                }
+            }
+            if sameDN {
                 builder.report(SourceProblem(.ldifDuplicateDN, at: location, "DN \"\(text)\" appears again; this entry is skipped"))
                 return
             }
-            seenDNs[hash, default: []].append(dnsByIndex.count)
-            dnsByIndex.append(lowered)
+            let user = builder.count
             builder.add(dn: text, values: values, location: location)
+            guard builder.count > user else { return }  // the DN did not parse: reported, not added
+            if seenDNs[hash] == nil { seenDNs[hash] = user } else { collisions[hash, default: []].append(user) }
         }
 
         func problem(_ code: SourceProblem.Code, _ line: Int, _ message: String) {
@@ -112,7 +119,7 @@ public enum LDIFReader {
                 problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
                 continue
             }
-            values[i] = Array(value)
+            values[i] = value
         }
         finishEntry()
         return builder.finish()

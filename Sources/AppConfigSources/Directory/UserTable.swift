@@ -136,6 +136,9 @@ public struct UserTableBuilder {
     private let sourcePositions: [(variable: Int, positions: [Int])]
     private let joinPosition: Int
     private static let index = UserTable.variableIndex
+    private static let emailIndex = UserTable.variableIndex[.emailAddress]!
+    private static let upnIndex = UserTable.variableIndex[.upn]!
+    private static let dnIndex = UserTable.variableIndex[.dn]!
 
     public init(source: String, map: AttributeMap) {
         self.source = source
@@ -166,8 +169,9 @@ public struct UserTableBuilder {
 
     public mutating func report(_ problem: SourceProblem) { problems.append(problem) }
 
-    /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil.
-    public mutating func add(dn: String, values: [[UInt8]?], location: @autoclosure () -> String) {
+    /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil. Values go
+    /// straight into the pool: no array per variable.
+    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], location: @autoclosure () -> String) {
         let dnBytes = Array(dn.utf8)
         let cnAndOU: (cn: [UInt8]?, ou: [UInt8]?)
         do {
@@ -176,30 +180,40 @@ public struct UserTableBuilder {
             problems.append(SourceProblem(.ldifDN, at: location(), "DN \"\(dn)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
             return
         }
-        var variables = [[UInt8]?](repeating: nil, count: UserVariable.allCases.count)
-        for (variable, positions) in sourcePositions {
-            for p in positions where values[p] != nil { variables[variable] = values[p]; break }
+        func first(_ positions: [Int]) -> ArraySlice<UInt8>? {
+            for p in positions { if let v = values[p] { return v } }
+            return nil
         }
-        variables[Self.index[.dn]!] = dnBytes
-        variables[Self.index[.cn]!] = cnAndOU.cn ?? cnPosition.flatMap { values[$0] }
-        variables[Self.index[.ou]!] = cnAndOU.ou
-        let mail = variables[Self.index[.emailAddress]!]
-        if let mail, let at = mail.lastIndex(of: UInt8(ascii: "@")) {
-            variables[Self.index[.emailAddressLocalPart]!] = Array(mail[..<at])
-            variables[Self.index[.emailAddressDomain]!] = Array(mail[(at + 1)...])
+        let start = ranges.count
+        ranges.append(contentsOf: repeatElement(0, count: 2 * UserTable.stride))
+        func put(_ variable: Int, _ value: ArraySlice<UInt8>?) {
+            guard let value else { ranges[start + 2 * variable + 1] = .max; return }
+            ranges[start + 2 * variable] = UInt32(pool.count)
+            ranges[start + 2 * variable + 1] = UInt32(value.count)
+            pool += value
         }
-        variables[Self.index[.userName]!] = variables[Self.index[.upn]!] ?? mail
-        variables.append(values[joinPosition])
-        for value in variables {
-            if let value {
-                ranges.append(UInt32(pool.count))
-                ranges.append(UInt32(value.count))
-                pool += value
-            } else {
-                ranges.append(0)
-                ranges.append(.max)
+        var fromAttributes = [ArraySlice<UInt8>?](repeating: nil, count: UserTable.stride)
+        for (variable, positions) in sourcePositions { fromAttributes[variable] = first(positions) }
+        let mail = fromAttributes[Self.emailIndex]
+        let at = mail?.lastIndex(of: UInt8(ascii: "@"))
+        for (i, v) in UserVariable.allCases.enumerated() {
+            switch v {
+            case .dn: put(i, dnBytes[...])
+            case .cn: put(i, cnAndOU.cn.map { $0[...] } ?? cnPosition.flatMap { values[$0] })
+            case .ou: put(i, cnAndOU.ou.map { $0[...] })
+            case .emailAddressLocalPart: put(i, at.map { mail![..<$0] })
+            case .emailAddressDomain: put(i, at.map { mail![($0 + 1)...] })
+            case .userName: put(i, fromAttributes[Self.upnIndex] ?? mail)
+            default: put(i, fromAttributes[i])
             }
         }
+        put(UserTable.stride - 1, values[joinPosition])
+    }
+
+    /// The DN stored for a user added earlier (for duplicate checks).
+    func dn(ofUser u: Int) -> ArraySlice<UInt8> {
+        let i = (u * UserTable.stride + Self.dnIndex) * 2
+        return pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }
 
     public func finish() -> UserTable { UserTable(source: source, pool: pool, ranges: ranges, problems: problems) }

@@ -102,7 +102,7 @@ public enum LDAPDirectory {
                 let connection = try LDAPConnection(config)
                 for filter in filters {
                     try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder, pageSize: config.pageSize) { dn, values in
-                        builder.add(dn: dn, values: values, location: "\(config.url) \(dn)")
+                        builder.add(dn: dn, values: values.map { $0?[...] }, location: "\(config.url) \(dn)")
                         progress.entries += 1
                     } pageDone: {
                         progress.pages += 1
