@@ -151,7 +151,7 @@ public final class BatchRenderer: @unchecked Sendable {
             let bytes = try worker.renderer.render(UnsafeBufferPointer(rebasing: view[0..<image.slotCount])) { [fleet] v in
                 fleet.source(of: v, row: row)
             }
-            if let verifier = worker.verifier, let mismatch = verifier.check(bytes, slots: view, slotCount: image.slotCount) {
+            if let verifier = worker.verifier, let mismatch = verifier.check(bytes, slots: view) {
                 worker.failures.append(DeviceFailure(row: row, deviceKey: fleet.inventory.deviceKey(row), error: mismatch))
                 return
             }

@@ -10,7 +10,7 @@ struct Verifier {
     let program: Program
     let format: OutputFormat
 
-    func check(_ bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<SlotValue>, slotCount: Int) -> DeviceError? {
+    func check(_ bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<SlotValue>) -> DeviceError? {
         let expected = evaluate(slots)
         let decoded: PlistValue
         do {

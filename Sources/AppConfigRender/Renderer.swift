@@ -15,8 +15,6 @@ struct DynamicString {
     var isASCII = true
     /// Holds `& < > \r`: the XML emitter escapes it byte by byte; otherwise one copy.
     var needsEscape = false
-    /// Holds a character XML 1.0 cannot carry.
-    var xmlInvalid = false
     var hash: UInt64 = 0
     /// The first slot its template reads (for error messages), or -1.
     var firstSlot: Int32 = -1
@@ -245,7 +243,6 @@ public final class Renderer {
         strings[d].utf16Count = Int32(utf16)
         strings[d].isASCII = ascii
         strings[d].needsEscape = escape
-        strings[d].xmlInvalid = invalid
         strings[d].hash = hash
         if format == .xml && invalid {
             return checkError(.xmlCharacter, d, key, text, "holds a character XML 1.0 cannot carry")

@@ -130,7 +130,9 @@ struct RenderErrorTests {
     func xmlCharacterConstant() throws {
         let program = try compileProgram(specXML("<string keyName=\"k\"/>"), values: #"{"k": "a\u0002b"}"#)
         let image = ProgramImage(program)
-        #expect(throws: DeviceError.self) { try Renderer(image: image, format: .xml).renderCopy([:]) }
+        #expect { try Renderer(image: image, format: .xml).renderCopy([:]) } throws: {
+            ($0 as? DeviceError)?.code == .xmlCharacter && ($0 as? DeviceError)?.key == "k"
+        }
         let bytes = try Renderer(image: image, format: .binary).renderCopy([:])
         #expect(try LibPlist.decode(bytes)["k"] == .string("a\u{2}b"))
     }
@@ -159,7 +161,7 @@ struct RenderErrorTests {
         for format in OutputFormat.allCases {
             let renderer = Renderer(image: ProgramImage(program), format: format)
             let clean = try renderer.renderCopy(Self.good)
-            #expect(throws: DeviceError.self) { try renderer.renderCopy(with([.user(.ou): "green"])) }
+            #expect { try renderer.renderCopy(with([.user(.ou): "green"])) } throws: { ($0 as? DeviceError)?.code == .valueNotAllowed }
             #expect(try renderer.renderCopy(Self.good) == clean)
             #expect(try Renderer(image: ProgramImage(program), format: format).renderCopy(Self.good) == clean)
         }

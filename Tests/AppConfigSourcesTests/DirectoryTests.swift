@@ -158,6 +158,6 @@ struct DirectoryTests {
         #expect(values(1) == [nil, "S2", "Annex", nil])
         #expect(fleet.source(of: .user(.cn), row: 0) == "CN=Doe\\, Jane,OU=Field,OU=EMEA,DC=corp,DC=example")
         #expect(fleet.source(of: .device(.serialNumber), row: 1) == "inv.csv:3")
-        #expect(throws: SourceError.self) { try fleet.plan(for: [.deviceAttribute("Nope")]) }
+        #expect { try fleet.plan(for: [.deviceAttribute("Nope")]) } throws: { "\($0)" == "$(device.Nope): inv.csv has no column \"Nope\"" }
     }
 }

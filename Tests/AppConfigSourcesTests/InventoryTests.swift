@@ -49,8 +49,12 @@ struct InventoryTests {
         #expect(try table("Serial Number,UDID\ns,u\n").deviceKey(0) == "u")
         #expect(try table("Serial Number,Name\ns,n\n").deviceKey(0) == "s")
         #expect(try table("Name,Asset Tag\nn,a\n") { $0.deviceKeyColumn = "Asset Tag" }.deviceKey(0) == "a")
-        #expect(throws: SourceError.self) { try table("Name,Asset Tag\nn,a\n") }
-        #expect(throws: SourceError.self) { try table("UDID\nu\n") { $0.deviceKeyColumn = "Nope" } }
+        #expect { try table("Name,Asset Tag\nn,a\n") } throws: {
+            "\($0)" == "inv.csv: no UDID or Serial Number column to name devices; give --device-key COLUMN"
+        }
+        #expect { try table("UDID\nu\n") { $0.deviceKeyColumn = "Nope" } } throws: {
+            ($0 as? SourceError)?.problems.map(\.code) == [.csvUnknownColumn] && "\($0)" == "inv.csv: no column \"Nope\" (--device-key); columns: UDID"
+        }
     }
 
     struct Bad: CustomTestStringConvertible, Sendable {
@@ -98,7 +102,9 @@ struct InventoryTests {
         let t = try table("UDID,Asset Tag,Building,Notes\nu,a,b,n\n") { $0.extraColumns = ["Building"] }
         #expect(t.keptColumns.map { t.header[$0] } == ["UDID", "Building"])
         #expect(t.string(row: 0, slot: t.slot(ofColumn: "building")!) == "b")
-        #expect(throws: SourceError.self) { try table("UDID\nu\n") { $0.extraColumns = ["Nope"] } }
+        #expect { try table("UDID\nu\n") { $0.extraColumns = ["Nope"] } } throws: {
+            ($0 as? SourceError)?.problems.map(\.code) == [.csvUnknownColumn] && "\($0)".hasPrefix("inv.csv: no column \"Nope\" ($(device.Nope))")
+        }
     }
 
     @Test("the Jamf exports in the public corpus", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))

@@ -15,10 +15,8 @@ public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
 
 /// One problem found in a spec or a values file. `code` is stable: scripts and tests match on it.
 public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
-    public enum Severity: String, Sendable, Comparable {
+    public enum Severity: String, Sendable {
         case warning, error
-
-        public static func < (a: Severity, b: Severity) -> Bool { a == .warning && b == .error }
     }
 
     public var location: SourceLocation
@@ -51,8 +49,6 @@ public struct DiagnosticLog: Sendable {
     public init() {}
 
     public mutating func append(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
-
-    public mutating func append(contentsOf other: [Diagnostic]) { diagnostics.append(contentsOf: other) }
 
     public mutating func report(_ code: DiagnosticCode, at location: SourceLocation, _ message: String,
                                 hint: String? = nil) {
