@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AppConfigSources", targets: ["AppConfigSources"]),
         .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
         .library(name: "LibPlist", targets: ["LibPlist"]),
+        .library(name: "AppConfigBytes", targets: ["AppConfigBytes"]),
     ],
     dependencies: [
         // The only third-party package: the command line. Everything else is the toolchain and
@@ -46,21 +47,25 @@ let package = Package(
         .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
 
         // MARK: The engine.
+        /// What every module shares, with no dependencies: FNV-1a, byte comparison, the UTF-8
+        /// decoder, the monotonic clock, file reading, the byte-key hash table, XML escaping, the arena.
+        .target(name: "AppConfigBytes"),
         /// XML -> Spec model, every rule of the AppConfig reference, admin values, diagnostics.
-        .target(name: "AppConfigSpec", dependencies: ["AppConfigPattern", "LibPlist"]),
+        .target(name: "AppConfigSpec", dependencies: ["AppConfigBytes", "AppConfigPattern", "LibPlist"]),
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
-        .target(name: "AppConfigCompiler", dependencies: ["AppConfigSpec", "AppConfigPattern"]),
+        .target(name: "AppConfigCompiler", dependencies: ["AppConfigBytes", "AppConfigSpec", "AppConfigPattern"]),
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join.
-        .target(name: "AppConfigSources", dependencies: ["AppConfigSpec", "CLDAP"]),
+        .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CLDAP"]),
         /// The fleet render: parallel chunks, directory (generation switch) and tar outputs, shards, verify.
-        .target(name: "AppConfigBatch", dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "LibPlist"]),
+        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "LibPlist"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
-        .target(name: "AppConfigRender", dependencies: ["AppConfigCompiler", "AppConfigPattern"]),
+        .target(name: "AppConfigRender", dependencies: ["AppConfigBytes", "AppConfigCompiler", "AppConfigPattern"]),
 
         // MARK: Command line: a testable library of commands and a thin @main.
         .target(
             name: "AppConfigCLI",
             dependencies: [
+                "AppConfigBytes",
                 "AppConfigSpec",
                 "AppConfigCompiler",
                 "AppConfigRender",
@@ -74,7 +79,7 @@ let package = Package(
         // MARK: Tests.
         /// Paths to the fixtures and to ../shared/corpus (absent in a user's clone: tests skip).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigSpec", "TestSupport", "LibPlist"]),
+        .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigBytes", "AppConfigSpec", "TestSupport", "LibPlist"]),
         .testTarget(name: "AppConfigRenderTests",
                     dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigSources", "AppConfigSpec", "TestSupport"]),

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 
 /// Where a device's plist goes: `<folder>/<name>.plist`, the folder one of 4096 chosen by a hash of

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigPattern
 import AppConfigSpec
 

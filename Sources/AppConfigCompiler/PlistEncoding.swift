@@ -1,16 +1,18 @@
+import AppConfigBytes
 import AppConfigSpec
 
 /// The byte-level rules of the two plist formats, as Python's plistlib writes them (the layout the
 /// output contract promises). Used at compile time for constants and by the emitters per device.
 public enum PlistEncoding {
-    public static let xmlHeader = Array("""
+    /// Static strings: the emitters copy them per device with no reference counting.
+    public static let xmlHeader: StaticString = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
         <plist version="1.0">
         <dict>
 
-        """.utf8)
-    public static let xmlFooter = Array("</dict>\n</plist>\n".utf8)
+        """
+    public static let xmlFooter: StaticString = "</dict>\n</plist>\n"
 
     // MARK: Binary
 
@@ -100,29 +102,15 @@ public enum PlistEncoding {
         }
     }
 
-    /// `&amp; &lt; &gt;` as plistlib writes them. A carriage return is written `&#13;`: plistlib
-    /// turns it into a line feed, which would change the value (a documented difference). Nil when
-    /// the text holds a character XML 1.0 forbids (C0 controls other than tab, LF, CR; U+FFFE/U+FFFF).
+    /// The text escaped as `XMLEscaping` does, or nil when XML 1.0 cannot carry it.
     public static func xmlEscaped(_ utf8: [UInt8]) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        var i = 0
-        while i < utf8.count {
-            let b = utf8[i]
-            switch b {
-            case UInt8(ascii: "&"): out += Array("&amp;".utf8)
-            case UInt8(ascii: "<"): out += Array("&lt;".utf8)
-            case UInt8(ascii: ">"): out += Array("&gt;".utf8)
-            case 0x0D: out += Array("&#13;".utf8)
-            case 0x09, 0x0A: out.append(b)
-            case 0x00..<0x20: return nil
-            case 0xEF where i + 2 < utf8.count && utf8[i + 1] == 0xBF && (utf8[i + 2] == 0xBE || utf8[i + 2] == 0xBF):
-                return nil
-            default: out.append(b)
-            }
-            i += 1
+        utf8.withUnsafeBufferPointer { text -> [UInt8]? in
+            guard XMLEscaping.isCarriable(text) else { return nil }
+            var out: [UInt8] = []
+            out.reserveCapacity(text.count)
+            XMLEscaping.forEachEscaped(text) { out += $0 }
+            return out
         }
-        return out
     }
 
     /// Python's `repr(float)`: the shortest digits that read back to the same double (Swift's

@@ -1,8 +1,9 @@
+import AppConfigBytes
 import AppConfigPattern
 import AppConfigSpec
 
 /// What to do when a variable a key needs is missing or empty for a device.
-public enum MissingValuePolicy: String, Sendable, CaseIterable {
+public enum MissingValuePolicy: String, Sendable, CaseIterable, BitwiseCopyable {
     /// The device fails with `device.missing-variable` (the default for keys that are not nullable).
     case fail
     /// The key is left out of that device's plist (the default for `nullable="true"` keys).
@@ -68,12 +69,10 @@ public struct KeyInfo: Sendable {
     public var endAddress: Int
 }
 
-/// A set of allowed strings, hashed for a membership test without allocation.
+/// A set of allowed strings (`<values>`), as UTF-8; the program image puts them in its pool with
+/// their hashes, for a membership test per device without allocation.
 public struct ValueSet: Sendable {
     public var values: [[UInt8]]
+    /// The values as the spec writes them, for messages and the listing.
     public var display: [String]
-
-    public func contains(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        values.contains { v in v.count == bytes.count && v.withUnsafeBufferPointer { bytesEqual($0, bytes) } }
-    }
 }

@@ -1,5 +1,5 @@
 /// A growable byte buffer that the renderer owns and reuses: `count` resets per device, the memory
-/// stays. The pointer is exposed only to the renderer (and as a read-only view of a finished plist).
+/// stays. Writes go through its `append` calls; a finished plist is read through `bytes`.
 struct ByteBuffer {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var capacity: Int
@@ -57,6 +57,18 @@ struct ByteBuffer {
     mutating func appendTabs(_ n: Int) {
         reserve(n)
         for i in 0..<n { base[count + i] = 0x09 }
+        count += n
+    }
+
+    /// Appends exactly `n` bytes that `write` puts straight into the buffer from the pointer it is
+    /// given, returning the pointer past the last byte written (asserted to be `n` bytes on). For
+    /// writers that know their size beforehand (the binary emitter): one reservation, no copy.
+    @inline(__always)
+    mutating func append(count n: Int, _ write: (UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>) {
+        reserve(n)
+        let start = base + count
+        let end = write(start)
+        assert(end - start == n, "the writer wrote another size than it reserved")
         count += n
     }
 

@@ -1,20 +1,24 @@
+import AppConfigBytes
 import AppConfigCompiler
 import AppConfigPattern
-import AppConfigSpec
 
 /// A byte range in `ProgramImage.pool`; `count == -1` means "none" (a constant XML cannot carry).
 struct PoolRange {
     var start: Int32
     var count: Int32
+
+    static let none = PoolRange(start: 0, count: -1)
 }
 
-/// A program laid out flat for the hot loop: every table a contiguous buffer of plain values, so a
-/// render touches no Swift array of arrays (no retain/release, no nested bounds checks). Built once,
-/// read-only afterwards, shared by every render thread.
+/// A program laid out flat for the hot loop: every table a contiguous buffer of plain values owned
+/// by one arena, so a render touches no Swift array of arrays (no retain/release, no nested bounds
+/// checks). Built once, read-only afterwards, shared by every render thread.
 public final class ProgramImage: @unchecked Sendable {
     public let program: Program
+    private let arena = BufferArena()
     let instructions: UnsafeMutableBufferPointer<UInt64>
-    /// Every pre-encoded byte string: texts, constants (XML and binary), key lines, value sets.
+    /// Every pre-encoded byte string: texts, constants (XML and binary), key lines, constant
+    /// strings, value set members.
     let pool: UnsafeMutableBufferPointer<UInt8>
     let texts: UnsafeMutableBufferPointer<PoolRange>
     let constantXML: UnsafeMutableBufferPointer<PoolRange>
@@ -28,12 +32,15 @@ public final class ProgramImage: @unchecked Sendable {
     /// Item addresses of all arrays, back to back; `arrayItems[arrayStart[a] ..< + count]`.
     let arrayItems: UnsafeMutableBufferPointer<Int32>
     let arrayStart: UnsafeMutableBufferPointer<Int32>
-    /// Constant strings by content (open addressing on FNV-1a): the dedup class of a resolved
-    /// string equal to one. Empty slots have class -1.
-    let stringClassHash: UnsafeMutableBufferPointer<UInt64>
-    let stringClassId: UnsafeMutableBufferPointer<Int32>
+    /// Constant strings by content, filed by dedup class: a resolved string equal to one shares its
+    /// class (plistlib stores equal strings once). `stringClassBytes[class]` is the string.
+    let stringClasses: ByteKeyTable
     let stringClassBytes: UnsafeMutableBufferPointer<PoolRange>
-    let stringClassMask: Int
+    /// Value set v's members are `valueSetMembers[valueSetStart[v] ..< valueSetStart[v + 1]]`,
+    /// each with its FNV-1a hash: membership compares hashes first, bytes only on a hash match.
+    let valueSetStart: UnsafeMutableBufferPointer<Int32>
+    let valueSetMembers: UnsafeMutableBufferPointer<PoolRange>
+    let valueSetHashes: UnsafeMutableBufferPointer<UInt64>
     /// The patterns, unretained: the program holds them for the image's lifetime.
     let patterns: UnsafeMutableBufferPointer<Unmanaged<Pattern>>
 
@@ -41,81 +48,82 @@ public final class ProgramImage: @unchecked Sendable {
 
     public init(_ program: Program) {
         self.program = program
-        var pool: [UInt8] = []
+        var poolBytes: [UInt8] = []
         func add(_ bytes: [UInt8]?) -> PoolRange {
-            guard let bytes else { return PoolRange(start: 0, count: -1) }
-            defer { pool += bytes }
-            return PoolRange(start: Int32(pool.count), count: Int32(bytes.count))
+            guard let bytes else { return .none }
+            defer { poolBytes += bytes }
+            return PoolRange(start: Int32(poolBytes.count), count: Int32(bytes.count))
         }
-        func buffer<T>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
-            let b = UnsafeMutableBufferPointer<T>.allocate(capacity: max(values.count, 1))
-            _ = b.initialize(from: values)
-            return b
-        }
-        instructions = buffer(program.instructions.map(\.rawValue))
-        texts = buffer(program.texts.map { add($0) })
-        constantXML = buffer(program.constants.map { add($0.xml) })
-        constantBinary = buffer(program.constants.map { add($0.binary) })
-        constantClass = buffer(program.constants.map { Int32($0.dedupClass) })
-        keyXML = buffer(program.keys.map { add($0.xmlLine) })
-        keyNameConstant = buffer(program.keys.map { Int32($0.nameConstant) })
-        keyPolicy = buffer(program.keys.map(\.policy))
-        keyStart = buffer(program.keys.map { Int32($0.startAddress) })
-        keyEnd = buffer(program.keys.map { Int32($0.endAddress) })
+        instructions = arena.table(program.instructions.map(\.rawValue))
+        texts = arena.table(program.texts.map { add($0) })
+        constantXML = arena.table(program.constants.map { add($0.xml) })
+        constantBinary = arena.table(program.constants.map { add($0.binary) })
+        constantClass = arena.table(program.constants.map { Int32($0.dedupClass) })
+        keyXML = arena.table(program.keys.map { add($0.xmlLine) })
+        keyNameConstant = arena.table(program.keys.map { Int32($0.nameConstant) })
+        keyPolicy = arena.table(program.keys.map(\.policy))
+        keyStart = arena.table(program.keys.map { Int32($0.startAddress) })
+        keyEnd = arena.table(program.keys.map { Int32($0.endAddress) })
         var starts: [Int32] = []
         var items: [Int32] = []
         for a in program.arrays {
             starts.append(Int32(items.count))
             items += a.map(Int32.init)
         }
-        arrayItems = buffer(items)
-        arrayStart = buffer(starts)
+        arrayItems = arena.table(items)
+        arrayStart = arena.table(starts)
 
-        var size = 8
-        while size < program.constants.count * 2 { size <<= 1 }
-        var hashes = [UInt64](repeating: 0, count: size)
-        var ids = [Int32](repeating: -1, count: size)
-        var ranges = [PoolRange](repeating: PoolRange(start: 0, count: 0), count: size)
-        var seenClasses = Set<Int>()
+        var classBytes = [PoolRange](repeating: .none, count: program.constantClassCount)
         for c in program.constants {
-            guard case .string(let text) = c.value, seenClasses.insert(c.dedupClass).inserted else { continue }
-            let bytes = Array(text.utf8)
-            let hash = bytes.withUnsafeBufferPointer { fnv1a($0) }
-            var i = Int(truncatingIfNeeded: hash) & (size - 1)
-            while ids[i] >= 0 { i = (i + 1) & (size - 1) }
-            hashes[i] = hash
-            ids[i] = Int32(c.dedupClass)
-            ranges[i] = add(bytes)
+            guard case .string(let text) = c.value, classBytes[c.dedupClass].count < 0 else { continue }
+            classBytes[c.dedupClass] = add(Array(text.utf8))
         }
-        stringClassHash = buffer(hashes)
-        stringClassId = buffer(ids)
-        stringClassBytes = buffer(ranges)
-        stringClassMask = size - 1
-        patterns = buffer(program.patterns.map { Unmanaged.passUnretained($0) })
-        self.pool = buffer(pool)
+
+        var setStart: [Int32] = [0]
+        var members: [PoolRange] = []
+        var memberHashes: [UInt64] = []
+        for set in program.valueSets {
+            for v in set.values {
+                members.append(add(v))
+                memberHashes.append(v.withUnsafeBufferPointer { fnv1a($0) })
+            }
+            setStart.append(Int32(members.count))
+        }
+        valueSetStart = arena.table(setStart)
+        valueSetMembers = arena.table(members)
+        valueSetHashes = arena.table(memberHashes)
+        patterns = arena.table(program.patterns.map { Unmanaged.passUnretained($0) })
+        let pool = arena.table(poolBytes)
+        self.pool = pool
+
+        stringClassBytes = arena.table(classBytes)
+        var table = ByteKeyTable(capacity: program.constantClassCount)
+        for (cls, range) in classBytes.enumerated() where range.count >= 0 {
+            _ = table.insert(Self.bytes(range, in: pool), id: Int32(cls)) { Self.bytes(classBytes[Int($0)], in: pool) }
+        }
+        stringClasses = table
     }
 
-    /// The dedup class of the constant string equal to these bytes, or -1.
+    /// The dedup class of the constant string equal to these bytes (whose FNV-1a is `hash`), or -1.
     @inline(__always)
     func constantStringClass(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
-        var i = Int(truncatingIfNeeded: hash) & stringClassMask
-        while stringClassId[i] >= 0 {
-            if stringClassHash[i] == hash && bytesEqual(self.bytes(stringClassBytes[i]), bytes) { return Int(stringClassId[i]) }
-            i = (i + 1) & stringClassMask
-        }
-        return -1
+        stringClasses.find(bytes, hash: hash) { self.bytes(stringClassBytes[Int($0)]) }.map(Int.init) ?? -1
     }
 
-    deinit {
-        instructions.deallocate(); pool.deallocate(); texts.deallocate()
-        constantXML.deallocate(); constantBinary.deallocate(); constantClass.deallocate()
-        keyXML.deallocate(); keyNameConstant.deallocate(); keyPolicy.deallocate()
-        keyStart.deallocate(); keyEnd.deallocate(); arrayItems.deallocate(); arrayStart.deallocate()
-        stringClassHash.deallocate(); stringClassId.deallocate(); stringClassBytes.deallocate(); patterns.deallocate()
+    /// Whether value set `v` holds these bytes (whose FNV-1a is `hash`).
+    @inline(__always)
+    func valueSet(_ v: Int, contains bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
+        for m in Int(valueSetStart[v])..<Int(valueSetStart[v + 1]) where valueSetHashes[m] == hash {
+            if bytesEqual(self.bytes(valueSetMembers[m]), bytes) { return true }
+        }
+        return false
     }
 
     @inline(__always)
-    func bytes(_ r: PoolRange) -> UnsafeBufferPointer<UInt8> {
+    func bytes(_ r: PoolRange) -> UnsafeBufferPointer<UInt8> { Self.bytes(r, in: pool) }
+
+    @inline(__always)
+    private static func bytes(_ r: PoolRange, in pool: UnsafeMutableBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: pool.baseAddress! + Int(r.start), count: Int(r.count))
     }
 }

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 import Foundation
 import TestSupport

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigBatch
 import AppConfigCompiler
 import AppConfigRender

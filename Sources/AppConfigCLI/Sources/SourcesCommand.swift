@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSources
 import AppConfigSpec
 import ArgumentParser

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 
 /// LDIF content records (RFC 2849) into a user table: `version:`, comments, folded lines, base64

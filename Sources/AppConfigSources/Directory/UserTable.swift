@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 
 /// Which directory attributes feed the user variables. Each variable takes the first attribute of
@@ -42,8 +43,7 @@ public final class UserTable: @unchecked Sendable {
     private let pool: UnsafeMutableBufferPointer<UInt8>
     /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
     private let ranges: [UInt32]
-    private let index: [Int32]
-    private let indexHashes: [UInt64]
+    private let index: ByteKeyTable
     static let stride = UserVariable.allCases.count + 1
     static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
@@ -54,35 +54,22 @@ public final class UserTable: @unchecked Sendable {
         self.ranges = ranges
         count = ranges.count / (2 * Self.stride)
         var problems = problems
-        // The join index: open addressing over user numbers, keys folded to lower case.
-        var size = 16
-        while size < count * 2 { size <<= 1 }
-        var index = [Int32](repeating: -1, count: size)
-        var hashes = [UInt64](repeating: 0, count: size)
+        // The join index, keys folded to lower case.
+        var index = ByteKeyTable(capacity: count, foldingASCIICase: true)
         let base = pool.baseAddress!
-        func key(_ u: Int) -> UnsafeBufferPointer<UInt8>? {
-            let i = (u * Self.stride + Self.stride - 1) * 2
-            return ranges[i + 1] == .max ? nil : UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1]))
+        func key(_ u: Int32) -> UnsafeBufferPointer<UInt8> {
+            let i = (Int(u) * Self.stride + Self.stride - 1) * 2
+            return ranges[i + 1] == .max ? UnsafeBufferPointer(start: nil, count: 0) : UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1]))
         }
-        for u in 0..<count {
-            guard let k = key(u), !k.isEmpty else { continue }
-            let h = fnv1a(k, foldingASCIICase: true)
-            var i = Int(truncatingIfNeeded: h) & (size - 1)
-            var duplicate = false
-            while index[i] >= 0 {
-                if hashes[i] == h, let other = key(Int(index[i])), bytesEqual(other, k, foldingASCIICase: true) { duplicate = true; break }
-                i = (i + 1) & (size - 1)
-            }
-            if duplicate {
+        for u in 0..<Int32(count) {
+            let k = key(u)
+            guard !k.isEmpty else { continue }
+            if index.insert(k, id: u, keyOf: key) != nil {
                 problems.append(SourceProblem(.userDuplicateKey, at: source,
                                               "two users have the join key \"\(String(decoding: k, as: UTF8.self))\"; the first is used"))
-                continue
             }
-            index[i] = Int32(u)
-            hashes[i] = h
         }
         self.index = index
-        indexHashes = hashes
         self.problems = problems
     }
 
@@ -103,19 +90,10 @@ public final class UserTable: @unchecked Sendable {
     /// The user whose join attribute equals this key (ASCII case-insensitively).
     public func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
         guard !key.isEmpty else { return nil }
-        let h = fnv1a(key, foldingASCIICase: true)
-        let mask = index.count - 1
-        var i = Int(truncatingIfNeeded: h) & mask
-        while index[i] >= 0 {
-            let u = Int(index[i])
-            let j = (u * Self.stride + Self.stride - 1) * 2
-            if indexHashes[i] == h,
-               bytesEqual(UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[j]), count: Int(ranges[j + 1])), key, foldingASCIICase: true) {
-                return u
-            }
-            i = (i + 1) & mask
-        }
-        return nil
+        return index.find(key) { u in
+            let j = (Int(u) * Self.stride + Self.stride - 1) * 2
+            return UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[j]), count: Int(ranges[j + 1]))
+        }.map(Int.init)
     }
 
     public func user(forKey key: String) -> Int? {

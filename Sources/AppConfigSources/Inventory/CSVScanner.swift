@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 
 /// RFC 4180 records from a byte buffer: quoted fields, doubled quotes, CRLF or LF, newlines inside

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 
 /// How to read an inventory export.
@@ -141,7 +142,7 @@ public final class InventoryTable: @unchecked Sendable {
 
         // The rows.
         let keptIndex: [Int] = (0..<header.count).map { keptColumns.firstIndex(of: $0) ?? -1 }
-        var keys = KeyIndex()
+        var keys = ByteKeyTable(capacity: data.count / 256)
         var rowRanges = [UInt32](repeating: 0, count: keptColumns.count * 2)
         ranges.reserveCapacity(data.count / 64 * keptColumns.count)
         while let record = scanner.next(into: &fields) {
@@ -167,9 +168,9 @@ public final class InventoryTable: @unchecked Sendable {
                 if options.strict { break }
                 continue
             }
-            if let first = keys.insert(key, row: rowCount, lookup: { self.keyOf(row: $0, slot: self.deviceKeySlot, ranges: self.ranges) }) {
+            if let first = keys.insert(key, id: Int32(rowCount), keyOf: { self.keyOf(row: Int($0), slot: self.deviceKeySlot, ranges: self.ranges) }) {
                 problems.append(SourceProblem(.csvDuplicateDeviceKey, at: location,
-                                              "device key \"\(String(decoding: key, as: UTF8.self))\" is also on line \(lines[first]); this row is skipped"))
+                                              "device key \"\(String(decoding: key, as: UTF8.self))\" is also on line \(lines[Int(first)]); this row is skipped"))
                 if options.strict { break }
                 continue
             }
@@ -186,39 +187,5 @@ public final class InventoryTable: @unchecked Sendable {
     private func keyOf(row: Int, slot: Int, ranges: [UInt32]) -> UnsafeBufferPointer<UInt8> {
         let i = (row * keptColumns.count + slot) * 2
         return UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
-    }
-}
-
-/// Device keys seen so far, by content: open addressing over row numbers, no per-key allocation.
-struct KeyIndex {
-    private var slots = [Int32](repeating: -1, count: 1024)
-    private var hashes = [UInt64](repeating: 0, count: 1024)
-    private var count = 0
-
-    /// Inserts the key of `row`; returns the earlier row with the same key, if any.
-    mutating func insert(_ key: UnsafeBufferPointer<UInt8>, row: Int, lookup: (Int) -> UnsafeBufferPointer<UInt8>) -> Int? {
-        if (count + 1) * 2 > slots.count { grow(lookup: lookup) }
-        let h = fnv1a(key)
-        var i = Int(truncatingIfNeeded: h) & (slots.count - 1)
-        while slots[i] >= 0 {
-            if hashes[i] == h, bytesEqual(lookup(Int(slots[i])), key) { return Int(slots[i]) }
-            i = (i + 1) & (slots.count - 1)
-        }
-        slots[i] = Int32(row)
-        hashes[i] = h
-        count += 1
-        return nil
-    }
-
-    private mutating func grow(lookup: (Int) -> UnsafeBufferPointer<UInt8>) {
-        let oldSlots = slots, oldHashes = hashes
-        slots = [Int32](repeating: -1, count: oldSlots.count * 2)
-        hashes = [UInt64](repeating: 0, count: oldSlots.count * 2)
-        for (j, row) in oldSlots.enumerated() where row >= 0 {
-            var i = Int(truncatingIfNeeded: oldHashes[j]) & (slots.count - 1)
-            while slots[i] >= 0 { i = (i + 1) & (slots.count - 1) }
-            slots[i] = row
-            hashes[i] = oldHashes[j]
-        }
     }
 }

@@ -1,3 +1,4 @@
+import AppConfigBytes
 /// Checks spec files, and optionally an admin values file against the one spec, collecting every
 /// diagnostic. Files that cannot be read are reported apart: they are I/O failures, not findings.
 public struct Linter: Sendable {

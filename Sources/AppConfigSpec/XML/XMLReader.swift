@@ -1,3 +1,4 @@
+import AppConfigBytes
 /// A small, strict XML 1.0 reader for spec files: UTF-8 only, no DTD, no external anything.
 ///
 /// Why not Foundation's XMLParser: on Linux it is libxml2 underneath, whose entity handling and

@@ -1,0 +1,30 @@
+/// One owner for a set of raw tables of plain values: each is allocated through the arena and all
+/// are freed together when the arena goes. The program image and each renderer keep their hot-loop
+/// tables here, as flat buffers (no Swift array retain/release or nested bounds checks per access).
+public final class BufferArena: @unchecked Sendable {
+    private var blocks: [UnsafeMutableRawPointer] = []
+
+    public init() {}
+
+    /// A table holding a copy of `values` (at least one element, so the base address is never nil).
+    public func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+        let b = allocate(T.self, count: values.count)
+        _ = b.initialize(from: values)
+        return UnsafeMutableBufferPointer(rebasing: b[0..<values.count])
+    }
+
+    /// A table of `count` copies of `value`.
+    public func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
+        let b = allocate(T.self, count: count)
+        b.initialize(repeating: value)
+        return UnsafeMutableBufferPointer(rebasing: b[0..<count])
+    }
+
+    private func allocate<T>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {
+        let b = UnsafeMutableBufferPointer<T>.allocate(capacity: max(count, 1))
+        blocks.append(UnsafeMutableRawPointer(b.baseAddress!))
+        return b
+    }
+
+    deinit { for block in blocks { block.deallocate() } }
+}

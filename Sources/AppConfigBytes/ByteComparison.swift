@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Byte equality; `foldingASCIICase` compares A-Z as a-z.
+@inlinable @inline(__always)
+public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool = false) -> Bool {
+    guard a.count == b.count else { return false }
+    if !foldingASCIICase {
+        guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
+        return memcmp(pa, pb, a.count) == 0
+    }
+    for i in 0..<a.count {
+        var x = a[i], y = b[i]
+        if x >= 0x41 && x <= 0x5A { x |= 0x20 }
+        if y >= 0x41 && y <= 0x5A { y |= 0x20 }
+        if x != y { return false }
+    }
+    return true
+}

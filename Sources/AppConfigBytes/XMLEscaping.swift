@@ -1,0 +1,41 @@
+/// XML text escaping as plistlib writes it: `&amp; &lt; &gt;`. A carriage return is written `&#13;`
+/// (plistlib turns it into a line feed, which would change the value: a documented difference).
+/// The one table behind the compiler's constants and the renderer's resolved strings.
+public enum XMLEscaping {
+    /// The escape of a byte, or nil when the byte is copied as it is.
+    @inlinable @inline(__always)
+    public static func escape(_ byte: UInt8) -> StaticString? {
+        switch byte {
+        case 0x26: "&amp;"
+        case 0x3C: "&lt;"
+        case 0x3E: "&gt;"
+        case 0x0D: "&#13;"
+        default: nil
+        }
+    }
+
+    /// Appends `text` escaped to `out` through `append`, one byte or one escape at a time.
+    @inlinable
+    public static func forEachEscaped(_ text: UnsafeBufferPointer<UInt8>, _ append: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var runStart = 0
+        for i in 0..<text.count {
+            guard let e = escape(text[i]) else { continue }
+            if i > runStart { append(UnsafeBufferPointer(rebasing: text[runStart..<i])) }
+            append(UnsafeBufferPointer(start: e.utf8Start, count: e.utf8CodeUnitCount))
+            runStart = i + 1
+        }
+        if text.count > runStart { append(UnsafeBufferPointer(rebasing: text[runStart..<text.count])) }
+    }
+
+    /// Whether XML 1.0 can carry this text: no C0 control other than tab, LF and CR, no U+FFFE or U+FFFF.
+    public static func isCarriable(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i < utf8.count {
+            let b = utf8[i]
+            if b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D { return false }
+            if b == 0xEF && i + 2 < utf8.count && utf8[i + 1] == 0xBF && (utf8[i + 2] == 0xBE || utf8[i + 2] == 0xBF) { return false }
+            i += 1
+        }
+        return true
+    }
+}

@@ -1,0 +1,81 @@
+import AppConfigBytes
+
+/// A resolved dynamic string of the current device: where its bytes are and what one scan found,
+/// everything either emitter needs, so that the VM does not depend on the output format.
+struct DynamicString {
+    var start: Int32 = 0
+    var count: Int32 = 0
+    var utf16Count: Int32 = 0
+    var isASCII = true
+    /// Holds `& < > \r`: the XML emitter escapes it; otherwise one copy.
+    var needsEscape = false
+    /// Holds a character XML 1.0 cannot carry (a C0 control, U+FFFE, U+FFFF): an XML device error.
+    var hasXMLForbidden = false
+    /// FNV-1a of the bytes, when the scan was asked for it (the binary emitter's dedup).
+    var hash: UInt64 = 0
+    /// The first slot its template reads (for error messages), or -1.
+    var firstSlot: Int32 = -1
+
+    init(start: Int32 = 0) { self.start = start }
+
+    @inline(__always)
+    func bytes(in text: ByteBuffer) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: text.base + Int(start), count: Int(count))
+    }
+
+    /// What a byte needs beyond being copied: 0 plain ASCII; 1 XML escape (`& < > \r`); 2 a control
+    /// XML 1.0 forbids; 3 the lead or continuation byte of a multi-byte character.
+    private static let byteClass: [UInt8] = (0...255).map { b -> UInt8 in
+        switch b {
+        case 0x26, 0x3C, 0x3E, 0x0D: 1
+        case 0x09, 0x0A: 0
+        case 0..<0x20: 2
+        case 0x80...: 3
+        default: 0
+        }
+    }
+
+    /// One pass over a finished string: valid UTF-8, its UTF-16 length, ASCII or not, what XML
+    /// needs, and with `hashing` its FNV-1a (fused here rather than a second pass: ~10% of a binary
+    /// render; XML does not need it, and its multiply chain costs). False when not valid UTF-8.
+    @inline(__always)
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, hashing: Bool, into s: inout DynamicString) -> Bool {
+        let n = bytes.count
+        guard n > 0, let p = bytes.baseAddress else {
+            s.count = 0; s.utf16Count = 0; s.hash = fnv1aSeed
+            return true
+        }
+        var hash = fnv1aSeed
+        var i = 0
+        var utf16 = 0
+        var ascii = true, escape = false, forbidden = false
+        let valid = byteClass.withUnsafeBufferPointer { classes -> Bool in
+            while i < n {
+                let b = p[i]
+                if hashing { hash = fnv1aStep(hash, b) }
+                switch classes[Int(b)] {
+                case 0: utf16 += 1; i += 1; continue
+                case 1: escape = true; utf16 += 1; i += 1; continue
+                case 2: forbidden = true; utf16 += 1; i += 1; continue
+                default: break
+                }
+                // A multi-byte character: decode and validate it.
+                ascii = false
+                guard let (scalar, length) = decodeUTF8(p, i, n) else { return false }
+                if hashing { for k in 1..<length { hash = fnv1aStep(hash, p[i + k]) } }
+                if scalar == 0xFFFE || scalar == 0xFFFF { forbidden = true }
+                utf16 += length == 4 ? 2 : 1
+                i += length
+            }
+            return true
+        }
+        guard valid else { return false }
+        s.count = Int32(n)
+        s.utf16Count = Int32(utf16)
+        s.isASCII = ascii
+        s.needsEscape = escape
+        s.hasXMLForbidden = forbidden
+        s.hash = hash
+        return true
+    }
+}
