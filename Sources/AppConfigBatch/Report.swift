@@ -1,47 +1,59 @@
-import AppConfigRender
-import AppConfigSources
+import AppConfigSpec
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// The run's account: `summary.json` (counts, errors by code, time per phase, devices per second)
-/// and `errors.jsonl` (one JSON object a line: every device that failed, every row skipped, every
-/// device whose user was not found). Written last, each file atomically. `redact` leaves values out.
+/// The run's account on disk: `summary.json` (the `RunSummary`) and `errors.jsonl` (one JSON
+/// object a line: every device that failed, every row or entry skipped, every device whose user
+/// was not found). Written last, each file atomically. `redact` leaves values out.
 public struct RunReport {
-    public var summary: [String: Any]
-    public var failures: [DeviceFailure]
-    public var problems: [SourceProblem]
+    public var summary: RunSummary
     public var redact: Bool
 
-    public init(summary: [String: Any], failures: [DeviceFailure], problems: [SourceProblem], redact: Bool) {
+    public init(summary: RunSummary, redact: Bool) {
         self.summary = summary
-        self.failures = failures
-        self.problems = problems
         self.redact = redact
     }
 
-    /// One line per failure: device, key, code, message, variable, source, and the value unless redacted.
-    public func errorLines() -> [String] {
-        var lines: [String] = []
-        for f in failures {
-            var o: [String: Any] = ["device": f.deviceKey, "key": f.error.key, "code": f.error.code.rawValue,
-                                    "message": redact ? Self.redacted(f.error.message, f.error.value) : f.error.message]
-            if let v = f.error.variable { o["variable"] = v.description }
-            if let s = f.error.source { o["source"] = s }
-            if !redact, let v = f.error.value { o["value"] = v }
-            lines.append(Self.json(o))
+    /// Creates the report folder (and its parents) and checks that a file can be written there:
+    /// done before rendering, so that a bad `--report` is found before anything is published.
+    public static func prepare(_ directory: String) throws(Problem) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw Problem(.reportWrite, at: Location(file: directory), "cannot create \(directory): \(error.localizedDescription)")
         }
-        for p in problems {
-            lines.append(Self.json(["code": p.code.rawValue, "message": p.message, "source": p.location]))
-        }
-        return lines
+        let probe = directory + "/.appconfig-probe-\(getpid())"
+        let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Problem(.reportWrite, at: Location(file: directory), "cannot write into \(directory): \(systemError())") }
+        close(fd)
+        unlink(probe)
     }
 
-    public func write(to directory: String) throws {
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw BatchError(message: "cannot create \(directory): \(String(cString: strerror(errno)))")
+    /// One line per problem: code, message, device, key, variable, source and the value unless redacted.
+    public func errorLines() -> [String] {
+        (summary.failures.map(\.problem) + summary.problems).map { p in
+            var o: [String: Any] = ["code": p.code.rawValue, "message": redact ? Self.redacted(p.message, p.value) : p.message]
+            if let device = p.location.device { o["device"] = device }
+            if let key = p.location.key { o["key"] = key }
+            if let v = p.variable { o["variable"] = v.description }
+            if let source = p.location.place { o["source"] = source }
+            if !redact, let v = p.value { o["value"] = v }
+            return Self.json(o)
         }
+    }
+
+    public func write(to directory: String) throws(Problem) {
         let errors = errorLines().map { $0 + "\n" }.joined()
-        try writeFileAtomically(Array(errors.utf8), to: directory + "/errors.jsonl")
-        try writeFileAtomically(Array((Self.json(summary, pretty: true) + "\n").utf8), to: directory + "/summary.json")
+        do {
+            try writeFileAtomically(Array(errors.utf8), to: directory + "/errors.jsonl")
+            try writeFileAtomically(Array(summary.json().utf8), to: directory + "/summary.json")
+        } catch {
+            throw Problem(.reportWrite, at: error.location, error.message)
+        }
     }
 
     static func redacted(_ message: String, _ value: String?) -> String {
@@ -49,10 +61,8 @@ public struct RunReport {
         return message.replacingOccurrences(of: value, with: "<redacted>")
     }
 
-    static func json(_ object: [String: Any], pretty: Bool = false) -> String {
-        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
-        if pretty { options.insert(.prettyPrinted) }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: options)) ?? Data("{}".utf8)
+    static func json(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 }

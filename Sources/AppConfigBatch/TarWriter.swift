@@ -1,5 +1,5 @@
 /// ustar members, deterministic: mode 0644, owner 0, mtime 0 (the same inputs give the same
-/// archive), names of at most 100 bytes with the folder in the prefix field.
+/// archive), names of at most 100 bytes.
 enum Tar {
     static let blockSize = 512
 
@@ -13,20 +13,19 @@ enum Tar {
         return h
     }()
 
-    /// Appends the 512-byte header of a regular file whose path is `path` (`folder/name`, as
-    /// OutputNames makes it): the name field, or the prefix field for the folder when longer than 100.
-    static func appendHeader(path: ArraySlice<UInt8>, size: Int, to out: inout [UInt8]) {
+    /// Appends the 512-byte header of a device's member: its path (`folder/name.plist`, as
+    /// OutputNames makes it: at most 100 bytes, so it always fits the name field) and its size.
+    /// The path is built past the header and moved into it: nothing is allocated.
+    static func appendHeader(key: UnsafeBufferPointer<UInt8>, size: Int, to out: inout [UInt8]) {
         let start = out.count
         out += template
-        var name = path
-        if name.count > 100, let slash = name.firstIndex(of: UInt8(ascii: "/")) {
-            let prefix = name[..<slash]
-            precondition(prefix.count <= 155, "tar member prefix too long")
-            for (i, b) in prefix.enumerated() { out[start + 345 + i] = b }
-            name = name[(slash + 1)...]
+        OutputNames.appendRelativePath(key, to: &out)
+        let n = out.count - start - blockSize
+        precondition(n <= 100, "tar member name too long")
+        out.withUnsafeMutableBufferPointer { b in
+            for i in 0..<n { b[start + i] = b[start + blockSize + i] }
         }
-        precondition(name.count <= 100, "tar member name too long")
-        for (i, b) in name.enumerated() { out[start + i] = b }
+        out.removeLast(n)
         writeOctal(size, width: 11, at: start + 124, in: &out)
         // The checksum: the header's bytes with the checksum field as eight spaces.
         var sum = 8 * 0x20

@@ -10,21 +10,21 @@ struct Verifier {
     let program: Program
     let format: OutputFormat
 
-    func check(_ bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<SlotValue>) -> DeviceError? {
+    func check(_ bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<SlotValue>) -> Problem? {
         let expected = evaluate(slots)
         let decoded: PlistValue
         do {
             decoded = try LibPlist.decode(Array(bytes))
         } catch {
-            return DeviceError(code: .verifyMismatch, key: "", message: "libplist cannot read the rendered plist: \(error.message)")
+            return Problem(.verifyMismatch, at: Location(), "libplist cannot read the rendered plist: \(error.message)")
         }
         guard decoded != expected else { return nil }
         if case .dictionary(let got) = decoded, case .dictionary(let want) = expected {
             for (k, v) in want where got.first(where: { $0.key == k })?.value != v {
-                return DeviceError(code: .verifyMismatch, key: k, message: "libplist reads \(String(describing: got.first { $0.key == k }?.value)), expected \(v)")
+                return Problem(.verifyMismatch, at: Location(key: k), "libplist reads \(String(describing: got.first { $0.key == k }?.value)), expected \(v)")
             }
         }
-        return DeviceError(code: .verifyMismatch, key: "", message: "libplist reads \(decoded), expected \(expected)")
+        return Problem(.verifyMismatch, at: Location(), "libplist reads \(decoded), expected \(expected)")
     }
 
     /// The device's dictionary: constants as they are, templates joined from the slot values, the

@@ -1,3 +1,4 @@
+import AppConfigBatch
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
@@ -16,20 +17,13 @@ public struct AppConfigCommand: ParsableCommand {
 
     public init() {}
 
-    /// Exit statuses shared by every subcommand (scripts depend on them).
-    public enum Status {
-        public static let ok: Int32 = 0
-        public static let failed: Int32 = 1
-        public static let usage: Int32 = 2
-    }
-
     /// Runs the command line and returns the exit status, mapping argument errors to 2 (the
     /// ArgumentParser default is 64, EX_USAGE; our interface promises 2).
     public static func run(_ arguments: [String]) -> Int32 {
         do {
-            var command = try parseAsRoot(try RenderCommand.expandJobFile(arguments))
+            var command = try parseAsRoot(try JobFile.expand(arguments))
             try command.run()
-            return Status.ok
+            return ExitStatus.ok
         } catch let exit as ExitCode {
             return exit.rawValue
         } catch {
@@ -37,10 +31,10 @@ public struct AppConfigCommand: ParsableCommand {
             let message = fullMessage(for: error)
             if code == .success {
                 print(message)
-                return Status.ok
+                return ExitStatus.ok
             }
             writeStandardError(message + "\n")
-            return code == .validationFailure ? Status.usage : code.rawValue
+            return code == .validationFailure ? ExitStatus.usage : code.rawValue
         }
     }
 }

@@ -15,19 +15,15 @@ public struct CompileOptions: Sendable {
     }
 }
 
-/// Why a spec and values did not compile: every problem, as diagnostics with their places.
-public struct CompileError: Error, Sendable {
-    public var diagnostics: [Diagnostic]
-}
-
 /// Spec + admin values -> Program. Each key's value is the admin's if given, else the spec's
 /// default; a key with neither is left out. Keys are laid out in code-point order of their names.
 public enum Compiler {
-    public static func compile(_ spec: Spec, values: AdminValues? = nil, options: CompileOptions = CompileOptions()) throws(CompileError) -> Program {
+    /// Throws every problem (errors and warnings) when any is an error.
+    public static func compile(_ spec: Spec, values: AdminValues? = nil, options: CompileOptions = CompileOptions()) throws(ProblemList) -> Program {
         var builder = ProgramBuilder(spec: spec, options: options)
         builder.build(values: values)
         if builder.problems.contains(where: { $0.severity == .error }) {
-            throw CompileError(diagnostics: builder.problems)
+            throw ProblemList(builder.problems)
         }
         return builder.finish()
     }
@@ -35,21 +31,24 @@ public enum Compiler {
     /// Parses, checks and compiles a spec file and an optional values file: the front end's
     /// diagnostics (errors refuse compilation) and the compiler's.
     public static func compile(specFile: String, valuesFile: String?, options: CompileOptions = CompileOptions(),
-                               specOptions: SpecOptions = SpecOptions()) throws -> (Program, [Diagnostic]) {
-        let parsed = SpecParser.parse(try readFileBytes(specFile), file: specFile, options: specOptions)
+                               specOptions: SpecOptions = SpecOptions()) throws(ProblemList) -> (Program, [Problem]) {
+        func read(_ path: String) throws(ProblemList) -> [UInt8] {
+            do { return try readFileBytes(path) } catch { throw ProblemList([error.problem]) }
+        }
+        let parsed = SpecParser.parse(try read(specFile), file: specFile, options: specOptions)
         var diagnostics = parsed.diagnostics
-        guard let spec = parsed.spec, !parsed.hasErrors else { throw CompileError(diagnostics: diagnostics) }
+        guard let spec = parsed.spec, !parsed.hasErrors else { throw ProblemList(diagnostics) }
         var values: AdminValues?
         if let valuesFile {
-            let read = AdminValuesReader.read(try readFileBytes(valuesFile), file: valuesFile, spec: spec)
+            let read = AdminValuesReader.read(try read(valuesFile), file: valuesFile, spec: spec)
             diagnostics += read.diagnostics
-            if read.hasErrors { throw CompileError(diagnostics: diagnostics) }
+            if read.hasErrors { throw ProblemList(diagnostics) }
             values = read.values
         }
         do {
             return (try compile(spec, values: values, options: options), diagnostics)
         } catch {
-            throw CompileError(diagnostics: diagnostics + error.diagnostics)
+            throw ProblemList(diagnostics + error.problems)
         }
     }
 }
@@ -57,7 +56,7 @@ public enum Compiler {
 struct ProgramBuilder {
     let spec: Spec
     let options: CompileOptions
-    var problems: [Diagnostic] = []
+    var problems: [Problem] = []
 
     var instructions: [Instruction] = []
     var constants: [Constant] = []
@@ -76,18 +75,18 @@ struct ProgramBuilder {
         self.options = options
     }
 
-    private mutating func problem(_ code: DiagnosticCode, at location: SourceLocation, _ message: String) {
-        problems.append(Diagnostic(code, at: location, message))
+    private mutating func problem(_ code: DiagnosticCode, at location: Location, _ message: String) {
+        problems.append(Problem(code, at: location, message))
     }
 
     mutating func build(values: AdminValues?) {
         for name in options.keyPolicies.keys where spec.key(named: name) == nil {
-            problem(.compileUnknownPolicyKey, at: SourceLocation(file: spec.file, line: 1, column: 1),
+            problem(.compileUnknownPolicyKey, at: Location(file: spec.file, line: 1, column: 1),
                     "a missing-value policy names key \"\(name)\", which the spec does not define")
         }
         // The version entry is a key like the others, in code-point order with them.
         var entries: [(name: String, key: Key?, value: AssignedValue)] = []
-        let root = SourceLocation(file: spec.file, line: 1, column: 1)
+        let root = Location(file: spec.file, line: 1, column: 1)
         entries.append((SpecParser.versionKey, nil,
                         AssignedValue(items: [.init(.literal(.integer(Int64(spec.version))), at: root)], location: root)))
         for key in spec.keys {

@@ -54,12 +54,12 @@ public final class Renderer {
     }
 
     /// Renders one device. The returned bytes live in this renderer's buffer and are valid until
-    /// the next call; on error nothing of the device is kept. `source` names where a variable's
-    /// value came from; it is called only when there is an error to report.
+    /// the next call; on error nothing of the device is kept. `source` says where a variable's
+    /// value came from (and names the device); it is called only when there is an error to report.
     /// Performance-critical: the fleet's hot loop.
     @inline(never)
     public func render(_ values: UnsafeBufferPointer<SlotValue>,
-                       source: (Variable) -> String? = { _ in nil }) throws(DeviceError) -> UnsafeRawBufferPointer {
+                       source: (Variable) -> Location? = { _ in nil }) throws(Problem) -> UnsafeRawBufferPointer {
         precondition(values.count == image.slotCount, "a device row needs one value per slot")
         var state = saved
         defer { saved = state }
@@ -74,7 +74,11 @@ public final class Renderer {
             }
         }
         if var error = failure {
-            if let v = error.variable { error.source = source(v) }
+            if let v = error.variable, let place = source(v) {
+                let key = error.location.key
+                error.location = place
+                error.location.key = key
+            }
             throw error
         }
         return state.output.bytes
@@ -82,7 +86,7 @@ public final class Renderer {
 
     // MARK: The VM: resolve variables, build dynamic strings, run the checks
 
-    private func resolve(_ values: UnsafeBufferPointer<SlotValue>, _ state: inout State) -> DeviceError? {
+    private func resolve(_ values: UnsafeBufferPointer<SlotValue>, _ state: inout State) -> Problem? {
         state.text.count = 0
         state.presentCount = 0
         let code = image.instructions
@@ -111,8 +115,9 @@ public final class Renderer {
                 } else {
                     switch image.keyPolicy[key] {
                     case .fail:
-                        return DeviceError(code: .missingVariable, key: program.keys[key].name, variable: program.slots[slot],
-                                           message: "$(\(program.slots[slot])) is \(value.count == 0 ? "empty" : "missing") for this device")
+                        return Problem(.missingVariable, at: Location(key: program.keys[key].name),
+                                       "$(\(program.slots[slot])) is \(value.count == 0 ? "empty" : "missing") for this device",
+                                       variable: program.slots[slot])
                     case .omit:
                         pc = Int(image.keyEnd[key]) + 1
                         continue
@@ -162,25 +167,25 @@ public final class Renderer {
         }
     }
 
-    private func checkError(_ code: DeviceError.Code, _ d: Int, _ key: Int, _ text: ByteBuffer, _ what: String) -> DeviceError {
-        DeviceError(check: code, program: program, string: strings[d], text: text, key: key, what)
+    private func checkError(_ code: DeviceCode, _ d: Int, _ key: Int, _ text: ByteBuffer, _ what: String) -> Problem {
+        Problem(check: code, program: program, string: strings[d], text: text, key: key, what)
     }
 
-    private func deviceError(_ code: DeviceError.Code, _ d: Int, _ key: Int, value: String?, _ message: String) -> DeviceError {
-        DeviceError(code, program: program, string: strings[d], key: key, value: value, message)
+    private func deviceError(_ code: DeviceCode, _ d: Int, _ key: Int, value: String?, _ message: String) -> Problem {
+        Problem(code, program: program, string: strings[d], key: key, value: value, message)
     }
 }
 
-extension DeviceError {
+extension Problem {
     /// An error about dynamic string `string` of `key`, naming its first variable.
-    init(_ code: Code, program: Program, string: DynamicString, key: Int, value: String?, _ message: String) {
+    init(_ code: DeviceCode, program: Program, string: DynamicString, key: Int, value: String?, _ message: String) {
         let slot = Int(string.firstSlot)
-        self.init(code: code, key: program.keys[key].name, variable: slot >= 0 ? program.slots[slot] : nil,
-                  value: value, message: message)
+        self.init(code, at: Location(key: program.keys[key].name), message,
+                  variable: slot >= 0 ? program.slots[slot] : nil, value: value)
     }
 
     /// A check failed on a resolved string: the error names the value and its first variable.
-    init(check code: Code, program: Program, string: DynamicString, text: ByteBuffer, key: Int, _ what: String) {
+    init(check code: DeviceCode, program: Program, string: DynamicString, text: ByteBuffer, key: Int, _ what: String) {
         let value = String(decoding: string.bytes(in: text), as: UTF8.self)
         self.init(code, program: program, string: string, key: key, value: value, "\"\(value)\" \(what)")
     }

@@ -1,5 +1,6 @@
 import AppConfigBytes
 import AppConfigCompiler
+import AppConfigSpec
 
 /// Writes a resolved device as an XML plist in plistlib's layout: the header, `<dict>`, a
 /// tab-indented `<key>` line and value per present key, the footer.
@@ -18,7 +19,7 @@ final class XMLEmitter {
     private static let stringClose: StaticString = "</string>\n"
 
     /// Nil when written; an error when a value holds a character XML 1.0 cannot carry.
-    func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) -> DeviceError? {
+    func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) -> Problem? {
         output.append(ascii: PlistEncoding.xmlHeader)
         let code = image.instructions
         for k in device.presentKeys {
@@ -33,8 +34,8 @@ final class XMLEmitter {
                 case .constant:
                     let range = image.constantXML[instruction.operand]
                     if range.count < 0 {
-                        return DeviceError(code: .xmlCharacter, key: image.program.keys[key].name,
-                                           message: "the value holds a character XML 1.0 cannot carry")
+                        return Problem(.xmlCharacter, at: Location(key: image.program.keys[key].name),
+                                       "the value holds a character XML 1.0 cannot carry")
                     }
                     output.appendTabs(depth)
                     output.append(image.bytes(range))
@@ -49,7 +50,7 @@ final class XMLEmitter {
                 case .stringBegin:
                     let d = instruction.operand
                     if device.strings[d].hasXMLForbidden {
-                        return DeviceError(check: .xmlCharacter, program: image.program, string: device.strings[d], text: device.text,
+                        return Problem(check: .xmlCharacter, program: image.program, string: device.strings[d], text: device.text,
                                            key: key, "holds a character XML 1.0 cannot carry")
                     }
                     output.appendTabs(depth)

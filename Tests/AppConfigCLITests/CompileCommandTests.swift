@@ -32,7 +32,7 @@ struct CompileCommandTests {
                                                        "--var", "cn=Jane", "--var", "ou=EMEA", "--var", "serialNumber=C02ABC"])
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
-        #expect(r.stderr == "appconfig: device.missing-variable: key \"strarraykey1\", variable emailAddress, from --var: $(emailAddress) is missing for this device\n")
+        #expect(r.stderr == "appconfig: --var, key \"strarraykey1\": $(emailAddress) is missing for this device [device.missing-variable]\n")
     }
 
     @Test func statuses() throws {

@@ -1,6 +1,7 @@
 @testable import AppConfigBatch
 import Synchronization
 import Dispatch
+import AppConfigSpec
 import Foundation
 import TestSupport
 import Testing
@@ -13,7 +14,7 @@ struct GenerationFolderTests {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         for round in 0..<20 {
-            let folder = try GenerationFolder(path: dir.appendingPathComponent("out\(round)").path)
+            let folder = try FolderSink(path: dir.appendingPathComponent("out\(round)").path)
             let failures = Mutex(0)
             DispatchQueue.concurrentPerform(iterations: 64) { i in
                 let bytes: [UInt8] = [1, 2, 3]
@@ -24,7 +25,7 @@ struct GenerationFolderTests {
                 }
             }
             #expect(failures.withLock { $0 } == 0)
-            try folder.publish(keep: 2)
+            _ = try folder.publish()
             #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.appendingPathComponent("out\(round)").path + "/").filter { $0.hasSuffix(".plist") }.count == 64)
         }
     }
@@ -33,8 +34,9 @@ struct GenerationFolderTests {
     func refusesRealFolder() throws {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        #expect {
-            try GenerationFolder(path: dir.path)
-        } throws: { "\($0)" == "\(dir.path) exists and is not an appconfig output (a symlink to a generation); give a new --out path" }
+        #expect(throws: Problem(.outputExists, at: Location(file: dir.path),
+                                "\(dir.path) exists and is not an appconfig output (a symlink to a generation); give a new --out path")) {
+            try FolderSink(path: dir.path)
+        }
     }
 }

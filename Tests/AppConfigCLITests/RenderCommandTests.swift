@@ -62,7 +62,7 @@ struct RenderCommandTests {
         // The error file: each failed device with its key, variable, value and source.
         let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(errors.count == 25 + 15)
-        #expect(errors.first == #"{"code":"device.missing-variable","device":"070AA671-7E505868A60C485F","key":"allowedDomains","message":"$(emailAddressDomain) is missing for this device","source":"\#(Paths.fixture("demo/inventory.csv")):85 (no user)","variable":"emailAddressDomain"}"#)
+        #expect(errors.first == #"{"code":"device.missing-variable","device":"070AA671-7E505868A60C485F","key":"allowedDomains","message":"$(emailAddressDomain) is missing for this device","source":"\#(Paths.fixture("demo/inventory.csv")):85","variable":"emailAddressDomain"}"#)
         #expect(errors.contains { $0.contains(#""code":"device.pattern","device":"46C85FFB-D4E67C37061C2B02","key":"deviceSerial""#)
                                   && $0.contains(#""source":"\#(Paths.fixture("demo/inventory.csv")):136","value":"3wwh42-3tllp3","variable":"serialNumber""#) })
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as? [String: Any]
@@ -179,7 +179,7 @@ struct RenderCommandTests {
         missing[5] = "/nonexistent/inventory.csv"
         let r1 = try render(missing + ["--out", "/tmp/never"])
         #expect(r1.status == 1)
-        #expect(r1.stderr == "appconfig: cannot read /nonexistent/inventory.csv: No such file or directory\n")
+        #expect(r1.stderr == "appconfig: cannot read /nonexistent/inventory.csv: No such file or directory [input.read]\n")
 
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -197,7 +197,7 @@ struct RenderCommandTests {
         #expect(r2.stderr.split(separator: "\n").count == 1)
         let r3 = try render(Self.demo + ["--tar", locked + "/sub/fleet.tar"])
         #expect(r3.status == 1)
-        #expect(r3.stderr == "appconfig: cannot write \(locked)/sub/fleet.tar: No such file or directory\n")
+        #expect(r3.stderr == "appconfig: cannot write \(locked)/sub/fleet.tar: No such file or directory [output.write]\n")
     }
 
     @Test("device keys such as ../../etc/passwd or with a newline stay inside the output folder")

@@ -6,7 +6,7 @@ import Testing
 /// The compiler: program shape, effective values, and compile-time errors by exact code.
 @Suite("Compiler")
 struct CompileTests {
-    static let loc = SourceLocation(file: "model", line: 3, column: 5)
+    static let loc = Location(file: "model", line: 3, column: 5)
 
     static func spec(_ keys: [Key]) -> Spec {
         Spec(file: "model", rootName: "managedAppConfiguration", version: 1, bundleId: "com.example.model", keys: keys)
@@ -131,8 +131,8 @@ struct CompileTests {
         #expect {
             try Compiler.compile(bad.spec, options: bad.options)
         } throws: { error in
-            let diagnostics = (error as? CompileError)?.diagnostics ?? []
-            return diagnostics.map(\.code) == [bad.code] && diagnostics.allSatisfy { $0.severity == .error }
+            let diagnostics = (error as? ProblemList)?.problems ?? []
+            return diagnostics.map { $0.code.as(DiagnosticCode.self) } == [bad.code] && diagnostics.allSatisfy { $0.severity == .error }
         }
     }
 
@@ -143,8 +143,8 @@ struct CompileTests {
         #expect {
             try Compiler.compile(specFile: path, valuesFile: nil, specOptions: SpecOptions(lenient: true))
         } throws: { error in
-            let d = (error as? CompileError)?.diagnostics ?? []
-            return d.map(\.code) == [.keyNameCharacters, .defaultBreaksConstraint, .compileLiteralBreaksConstraint]
+            let d = (error as? ProblemList)?.problems ?? []
+            return d.map { $0.code.as(DiagnosticCode.self) } == [.keyNameCharacters, .defaultBreaksConstraint, .compileLiteralBreaksConstraint]
                 && d.last?.location.line == 75
         }
     }
@@ -158,7 +158,7 @@ struct CompileTests {
         #expect {
             try Compiler.compile(specFile: path, valuesFile: nil)
         } throws: { error in
-            (error as? CompileError)?.diagnostics.map(\.code) == [.defaultType]
+            (error as? ProblemList)?.problems.map { $0.code.as(DiagnosticCode.self) } == [.defaultType]
         }
     }
 }

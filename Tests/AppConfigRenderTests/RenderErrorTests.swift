@@ -19,16 +19,18 @@ struct RenderErrorTests {
     static let good: [Variable: String] = [.user(.emailAddress): "jdoe@corp.example", .user(.cn): "Jo", .user(.ou): "red",
                                            .user(.displayName): "hi", .device(.serialNumber): "ABC123", .user(.firstName): "aaa"]
 
-    func render(_ device: [Variable: String], format: OutputFormat = .binary, options: CompileOptions = CompileOptions()) throws -> Result<[UInt8], DeviceError> {
+    func render(_ device: [Variable: String], format: OutputFormat = .binary, options: CompileOptions = CompileOptions()) throws -> Result<[UInt8], Problem> {
         let renderer = Renderer(image: ProgramImage(try compileProgram(Self.spec, options: options)), format: format)
-        do throws(DeviceError) {
-            return .success(try renderer.renderCopy(device) { v in v == .device(.serialNumber) ? "inventory.csv:7" : "CN=Jo,OU=X,DC=corp" })
+        do throws(Problem) {
+            return .success(try renderer.renderCopy(device) { v in
+                v == .device(.serialNumber) ? Location(file: "inventory.csv", line: 7) : Location(file: "inventory.csv", line: 7, dn: "CN=Jo,OU=X,DC=corp")
+            })
         } catch {
             return .failure(error)
         }
     }
 
-    func failure(_ device: [Variable: String], format: OutputFormat = .binary) throws -> DeviceError? {
+    func failure(_ device: [Variable: String], format: OutputFormat = .binary) throws -> Problem? {
         if case .failure(let e) = try render(device, format: format) { return e }
         return nil
     }
@@ -49,7 +51,7 @@ struct RenderErrorTests {
     struct Bad: CustomTestStringConvertible, Sendable {
         var name: String
         var changes: [Variable: String?]
-        var code: DeviceError.Code
+        var code: DeviceCode
         var key: String
         var variable: Variable?
         var value: String?
@@ -77,10 +79,10 @@ struct RenderErrorTests {
     func deviceError(_ bad: Bad) throws {
         let error = try #require(try failure(with(bad.changes)))
         #expect(error.code == bad.code)
-        #expect(error.key == bad.key)
+        #expect(error.location.key == bad.key)
         #expect(error.variable == bad.variable)
         #expect(error.value == bad.value)
-        #expect(error.source == bad.source)
+        #expect(error.location.place == bad.source)
     }
 
     @Test("a length within bounds counts UTF-16 units: 'ab😀c' is 5")
@@ -113,7 +115,7 @@ struct RenderErrorTests {
         guard case .failure(let e) = try render(with([.user(.ou): nil]), options: CompileOptions(missingValuePolicy: .fail)) else {
             Issue.record("expected a missing-variable error"); return
         }
-        #expect(e.code == .missingVariable && e.key == "color")
+        #expect(e.code == .missingVariable && e.location.key == "color")
     }
 
     @Test("U+0001 from a directory: a device error in XML, carried in binary")
@@ -121,7 +123,7 @@ struct RenderErrorTests {
         let device = with([.user(.displayName): "bell\u{1}"])
         let error = try #require(try failure(device, format: .xml))
         #expect(error.code == .xmlCharacter)
-        #expect(error.key == "note")
+        #expect(error.location.key == "note")
         let binary = try render(device, format: .binary).get()
         #expect(try LibPlist.decode(binary)["note"] == .string("bell\u{1}"))
     }
@@ -131,7 +133,7 @@ struct RenderErrorTests {
         let program = try compileProgram(specXML("<string keyName=\"k\"/>"), values: #"{"k": "a\u0002b"}"#)
         let image = ProgramImage(program)
         #expect { try Renderer(image: image, format: .xml).renderCopy([:]) } throws: {
-            ($0 as? DeviceError)?.code == .xmlCharacter && ($0 as? DeviceError)?.key == "k"
+            ($0 as? Problem)?.code.as(DeviceCode.self) == .xmlCharacter && ($0 as? Problem)?.location.key == "k"
         }
         let bytes = try Renderer(image: image, format: .binary).renderCopy([:])
         #expect(try LibPlist.decode(bytes)["k"] == .string("a\u{2}b"))
@@ -152,7 +154,7 @@ struct RenderErrorTests {
         let slots = zip(pointers, storage).map { SlotValue(start: UnsafePointer($0.0), count: $0.1.count) }
         #expect {
             try slots.withUnsafeBufferPointer { try renderer.render($0) }
-        } throws: { ($0 as? DeviceError)?.code == .invalidUTF8 && ($0 as? DeviceError)?.key == "note" }
+        } throws: { ($0 as? Problem)?.code.as(DeviceCode.self) == .invalidUTF8 && ($0 as? Problem)?.location.key == "note" }
     }
 
     @Test("after a failed device the next one renders whole: nothing carries over")
@@ -161,7 +163,7 @@ struct RenderErrorTests {
         for format in OutputFormat.allCases {
             let renderer = Renderer(image: ProgramImage(program), format: format)
             let clean = try renderer.renderCopy(Self.good)
-            #expect { try renderer.renderCopy(with([.user(.ou): "green"])) } throws: { ($0 as? DeviceError)?.code == .valueNotAllowed }
+            #expect { try renderer.renderCopy(with([.user(.ou): "green"])) } throws: { ($0 as? Problem)?.code.as(DeviceCode.self) == .valueNotAllowed }
             #expect(try renderer.renderCopy(Self.good) == clean)
             #expect(try Renderer(image: ProgramImage(program), format: format).renderCopy(Self.good) == clean)
         }

@@ -98,28 +98,28 @@ struct DirectoryTests {
     struct Bad: CustomTestStringConvertible, Sendable {
         var name: String
         var ldif: String
-        var problems: [SourceProblem]
+        var problems: [Problem]
         var users: Int
         var testDescription: String { name }
     }
 
     @Test(arguments: [
         Bad(name: "a change record", ldif: "dn: cn=a,dc=x\nchangetype: modify\nreplace: mail\nmail: a@x\n\ndn: cn=b,dc=x\nmail: b@x\n",
-            problems: [SourceProblem(.ldifChangeRecord, at: "h.ldif:2", "change records (changetype: modify) are not supported; give the directory's content")], users: 1),
+            problems: [Problem(.ldifChangeRecord, at: Location(file: "h.ldif", line: 2), "change records (changetype: modify) are not supported; give the directory's content")], users: 1),
         Bad(name: "a URL value", ldif: "dn: cn=a,dc=x\nmail:< file:///etc/passwd\n\ndn: cn=b,dc=x\nmail: b@x\n",
-            problems: [SourceProblem(.ldifURLValue, at: "h.ldif:2", "mail takes its value from a URL (\":<\"), which is not supported")], users: 1),
+            problems: [Problem(.ldifURLValue, at: Location(file: "h.ldif", line: 2), "mail takes its value from a URL (\":<\"), which is not supported")], users: 1),
         Bad(name: "bad base64", ldif: "dn: cn=a,dc=x\nmail:: ***\n",
-            problems: [SourceProblem(.ldifBase64, at: "h.ldif:2", "the base64 value of mail is not valid base64")], users: 0),
+            problems: [Problem(.ldifBase64, at: Location(file: "h.ldif", line: 2), "the base64 value of mail is not valid base64")], users: 0),
         Bad(name: "no colon", ldif: "dn: cn=a,dc=x\njust text\n",
-            problems: [SourceProblem(.ldifSyntax, at: "h.ldif:2", "expected \"attribute: value\"")], users: 0),
+            problems: [Problem(.ldifSyntax, at: Location(file: "h.ldif", line: 2), "expected \"attribute: value\"")], users: 0),
         Bad(name: "no dn", ldif: "mail: a@x\n",
-            problems: [SourceProblem(.ldifSyntax, at: "h.ldif:1", "an entry starts with \"dn:\", not \"mail:\"")], users: 0),
+            problems: [Problem(.ldifSyntax, at: Location(file: "h.ldif", line: 1), "an entry starts with \"dn:\", not \"mail:\"")], users: 0),
         Bad(name: "a DN that does not parse", ldif: "\n\ndn: cn=a,ou\nmail: a@x\n",
-            problems: [SourceProblem(.ldifDN, at: "h.ldif:3", "DN \"cn=a,ou\" is not valid (expected an attribute type and '=' at offset 5); entry skipped")], users: 0),
+            problems: [Problem(.ldifDN, at: Location(file: "h.ldif", line: 3), "DN \"cn=a,ou\" is not valid (expected an attribute type and '=' at offset 5); entry skipped")], users: 0),
         Bad(name: "a duplicate DN", ldif: "dn: cn=a,dc=x\nmail: a@x\n\ndn: CN=A,DC=X\nmail: b@x\n",
-            problems: [SourceProblem(.ldifDuplicateDN, at: "h.ldif:4", "DN \"CN=A,DC=X\" appears again; this entry is skipped")], users: 1),
+            problems: [Problem(.ldifDuplicateDN, at: Location(file: "h.ldif", line: 4, dn: "CN=A,DC=X"), "DN \"CN=A,DC=X\" appears again; this entry is skipped")], users: 1),
         Bad(name: "a duplicate join key", ldif: "dn: cn=a,dc=x\nmail: a@x\n\ndn: cn=b,dc=x\nmail: A@X\n",
-            problems: [SourceProblem(.userDuplicateKey, at: "h.ldif", "two users have the join key \"A@X\"; the first is used")], users: 2),
+            problems: [Problem(.userDuplicateKey, at: Location(file: "h.ldif"), "two users have the join key \"A@X\"; the first is used")], users: 2),
     ])
     func badLDIF(_ bad: Bad) {
         let users = LDIFReader.read(Array(bad.ldif.utf8), file: "h.ldif")
@@ -130,7 +130,7 @@ struct DirectoryTests {
     @Test("invalid UTF-8 in a value")
     func invalidUTF8() {
         let users = LDIFReader.read(Array("dn: cn=a,dc=x\nmail: caf".utf8) + [0xE9] + Array("\n".utf8), file: "h.ldif")
-        #expect(users.problems == [SourceProblem(.ldifInvalidUTF8, at: "h.ldif:2", "the value of mail is not valid UTF-8")])
+        #expect(users.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 2), "the value of mail is not valid UTF-8")])
     }
 
     @Test("the AD-shaped users of the public corpus", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
@@ -146,8 +146,9 @@ struct DirectoryTests {
         let users = LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
         let fleet = Fleet(inventory: inventory, users: users)
         #expect(fleet.matchedCount == 1)
-        #expect(fleet.problems.map(\.code) == [.userNotFound, .userKeyEmpty])
-        #expect(fleet.problems.map(\.location) == ["inv.csv:3", "inv.csv:4"])
+        #expect(fleet.problems.map(\.code.rawValue) == [SourceCode.userNotFound, .userKeyEmpty].map(\.rawValue))
+        #expect(fleet.problems.map(\.location) == [Location(file: "inv.csv", line: 3, row: 1, device: "U2"),
+                                                   Location(file: "inv.csv", line: 4, row: 2, device: "U3")])
         let plan = try fleet.plan(for: [.user(.cn), .device(.serialNumber), .deviceAttribute("Building"), .device(.imei)])
         func values(_ row: Int) -> [String?] {
             var out = [String?](repeating: nil, count: 4)
@@ -156,8 +157,12 @@ struct DirectoryTests {
         }
         #expect(values(0) == ["Doe, Jane", "S1", "HQ", nil])
         #expect(values(1) == [nil, "S2", "Annex", nil])
-        #expect(fleet.source(of: .user(.cn), row: 0) == "CN=Doe\\, Jane,OU=Field,OU=EMEA,DC=corp,DC=example")
-        #expect(fleet.source(of: .device(.serialNumber), row: 1) == "inv.csv:3")
-        #expect { try fleet.plan(for: [.deviceAttribute("Nope")]) } throws: { "\($0)" == "$(device.Nope): inv.csv has no column \"Nope\"" }
+        #expect(fleet.source(of: .user(.cn), row: 0).place == "CN=Doe\\, Jane,OU=Field,OU=EMEA,DC=corp,DC=example")
+        #expect(fleet.source(of: .user(.cn), row: 0).device == "U1")
+        #expect(fleet.source(of: .device(.serialNumber), row: 1) == Location(file: "inv.csv", line: 3, row: 1, device: "U2"))
+        #expect(fleet.source(of: .user(.cn), row: 1) == Location(file: "inv.csv", line: 3, row: 1, device: "U2"))
+        #expect(throws: Problem(.csvUnknownColumn, at: Location(file: "inv.csv", line: 1), "$(device.Nope): inv.csv has no column \"Nope\"")) {
+            try fleet.plan(for: [.deviceAttribute("Nope")])
+        }
     }
 }

@@ -56,7 +56,7 @@ struct LDAPTests {
             try LDAPDirectory.load(c, map: AttributeMap())
         } throws: { error in
             let text = "\(error)"
-            return text == "\(s.url): bind as \(s.bindDN) refused: invalid credentials (check the bind DN and the password's source)"
+            return text == "\(s.url): error: bind as \(s.bindDN) refused: invalid credentials (check the bind DN and the password's source) [ldap.bind]"
                 && !text.contains(wrong) && !text.contains(s.password)
         }
         #expect("\(c)".contains(wrong) == false)
@@ -136,7 +136,9 @@ struct LDAPTests {
                 if progress.pages == 2 { try? s.stop() }
             })
         } throws: { error in
-            "\(error)".hasPrefix("\(s.url): ") && "\(error)".hasSuffix("(after 3 attempts)")
+            let problem = error as? Problem
+            return problem?.code.as(SourceCode.self) == .ldapConnect && problem?.location.file == s.url
+                && problem?.message.hasSuffix("(after 3 attempts)") == true
         }
     }
 }

@@ -8,7 +8,7 @@ func doc(_ dict: String, presentation: String = "", version: String = "1", bundl
     "<\(root)>\n<version>\(version)</version>\n<bundleId>\(bundleId)</bundleId>\n<dict>\n\(dict)\n</dict>\n\(presentation)</\(root)>\n"
 }
 
-func lint(_ text: String, lenient: Bool = false) -> [Diagnostic] {
+func lint(_ text: String, lenient: Bool = false) -> [Problem] {
     SpecParser.parse(Array(text.utf8), file: "t.xml", options: SpecOptions(lenient: lenient)).diagnostics
 }
 
@@ -19,7 +19,7 @@ struct RuleCase: CustomTestStringConvertible, Sendable {
     var bad: String
     var line: Int
     var good: String
-    var severity: Diagnostic.Severity = .error
+    var severity: Problem.Severity = .error
     var testDescription: String { "\(code.rawValue) @\(line)" }
 }
 
@@ -178,10 +178,10 @@ struct SpecRuleTests {
     @Test("--lenient turns unknown elements, attributes and keyName characters into warnings")
     func lenient() {
         let text = doc("<string future=\"true\" keyName=\"a.b\">\n<constraints/></string>")
-        #expect(lint(text).filter { $0.severity == .error }.map(\.code) == [.unknownAttribute, .keyNameCharacters, .unknownElement])
+        #expect(lint(text).filter { $0.severity == .error }.map { $0.code.as(DiagnosticCode.self) } == [.unknownAttribute, .keyNameCharacters, .unknownElement])
         let relaxed = lint(text, lenient: true)
         #expect(relaxed.allSatisfy { $0.severity == .warning })
-        #expect(relaxed.map(\.code) == [.unknownAttribute, .keyNameCharacters, .unknownElement])
+        #expect(relaxed.map { $0.code.as(DiagnosticCode.self) } == [.unknownAttribute, .keyNameCharacters, .unknownElement])
     }
 
     @Test("all problems at once, sorted by place, with the hint for a misspelt element")
@@ -189,7 +189,7 @@ struct SpecRuleTests {
         let text = doc("<string keyName=\"a.b\">\n<constraints/></string>\n<integer keyName=\"n\"><defaultValue><value>x</value></defaultValue></integer>",
                        version: "abc", bundleId: "nope")
         let d = lint(text)
-        #expect(d.map(\.code) == [.versionInvalid, .bundleIdInvalid, .keyNameCharacters, .unknownElement, .defaultType])
+        #expect(d.map { $0.code.as(DiagnosticCode.self) } == [.versionInvalid, .bundleIdInvalid, .keyNameCharacters, .unknownElement, .defaultType])
         #expect(d.map(\.location.line) == [2, 3, 5, 6, 7])
         #expect(d[3].hint == "did you mean <constraint>?")
         #expect(d[3].location.column == 1)

@@ -79,7 +79,7 @@ struct ValuesFileTests {
     ])
     func badJSON(_ bad: Bad) {
         let d = read(bad.json).diagnostics
-        #expect(d.map(\.code) == [bad.code], "\(d)")
+        #expect(d.map { $0.code.as(DiagnosticCode.self) } == [bad.code], "\(d)")
         #expect(d.first.map { ($0.location.line, $0.location.column) } ?? (0, 0) == (bad.line, bad.column))
     }
 
@@ -100,8 +100,8 @@ struct ValuesFileTests {
             </plist>
             """
         let r = AdminValuesReader.read(Array(plist.utf8), file: "v.plist", spec: Self.spec)
-        #expect(r.diagnostics.map(\.code) == [.valuesConstraint])
-        #expect(r.diagnostics.first?.location == SourceLocation(file: "v.plist", line: 5, column: 2))
+        #expect(r.diagnostics.map { $0.code.as(DiagnosticCode.self) } == [.valuesConstraint])
+        #expect(r.diagnostics.first?.location == Location(file: "v.plist", line: 5, column: 2))
         #expect(value(r, "expiry") == [.literal(.date(ISO8601.parse("2027-01-31T12:00:00Z")!))])
         #expect(value(r, "serverURL") == [.template(StringTemplate(parts: [.literal("https://a&b/"), .variable(.user(.upn))]))])
     }
@@ -132,8 +132,8 @@ struct ValuesFileTests {
 
     @Test func notAPlist() {
         let r = AdminValuesReader.read(Array("timeout = 5".utf8), file: "v.txt", spec: Self.spec)
-        #expect(r.diagnostics.map(\.code) == [.valuesSyntax])
+        #expect(r.diagnostics.map { $0.code.as(DiagnosticCode.self) } == [.valuesSyntax])
         let broken = AdminValuesReader.read(Array("bplist00garbage".utf8), file: "v.bplist", spec: Self.spec)
-        #expect(broken.diagnostics.map(\.code) == [.valuesSyntax])
+        #expect(broken.diagnostics.map { $0.code.as(DiagnosticCode.self) } == [.valuesSyntax])
     }
 }

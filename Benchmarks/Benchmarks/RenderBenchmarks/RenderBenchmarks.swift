@@ -223,14 +223,11 @@ let benchmarks: @Sendable () -> Void = {
         let files = fleetFiles(devices: 1_000_000)
         let tar = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-bench-\(getpid()).tar").path
         let spec = root.appendingPathComponent("Fixtures/demo/spec.xml").path, values = root.appendingPathComponent("Fixtures/demo/values.json").path
+        var job = RenderJob(spec: spec, sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
+        job.values = values
+        job.output = .tar(tar)
         benchmark.startMeasurement()
-        let program = try! Compiler.compile(specFile: spec, valuesFile: values).0
-        let inventory = try! InventoryTable.load(files.inventory)
-        let users = try! LDIFReader.load(files.directory)
-        var options = BatchOptions()
-        options.target = .tar(tar)
-        let batch = try! BatchRenderer(program: program, fleet: Fleet(inventory: inventory, users: users), options: options)
-        blackHole(try! batch.run().rendered)
+        blackHole(try! job.run().devices.rendered)
         benchmark.stopMeasurement()
         unlink(tar)
     }

@@ -10,48 +10,6 @@ import Glibc
 import Darwin
 #endif
 
-/// Options that decide what a program does with missing variables; shared by compile and bench.
-struct PolicyOptions: ParsableArguments {
-    @Option(help: "Missing or empty variable, every key: fail, omit or empty (default: omit for nullable keys, else fail).")
-    var missing: MissingValuePolicy?
-
-    @Option(name: .customLong("key-missing"), help: "Per-key policy, KEY=fail|omit|empty; repeatable; wins over --missing.")
-    var keyMissing: [String] = []
-
-    @Flag(help: "Accept unknown elements and attributes, and nonstandard keyNames, with warnings.")
-    var lenient = false
-
-    func compileOptions() throws -> CompileOptions {
-        var policies: [String: MissingValuePolicy] = [:]
-        for entry in keyMissing {
-            guard let eq = entry.lastIndex(of: "="), let policy = MissingValuePolicy(rawValue: String(entry[entry.index(after: eq)...])) else {
-                throw ValidationError("--key-missing takes KEY=fail|omit|empty, not \"\(entry)\"")
-            }
-            policies[String(entry[..<eq])] = policy
-        }
-        return CompileOptions(missingValuePolicy: missing, keyPolicies: policies)
-    }
-
-    /// Compiles, printing warnings to stderr; errors end the command with status 1.
-    func compile(spec: String, values: String?) throws -> Program {
-        do {
-            let (program, diagnostics) = try Compiler.compile(specFile: spec, valuesFile: values, options: compileOptions(),
-                                                              specOptions: SpecOptions(lenient: lenient))
-            for d in diagnostics { writeStandardError(d.description + "\n") }
-            return program
-        } catch let error as CompileError {
-            for d in error.diagnostics { writeStandardError(d.description + "\n") }
-            throw ExitCode(AppConfigCommand.Status.failed)
-        } catch let error as FileReadError {
-            writeStandardError("appconfig: \(error)\n")
-            throw ExitCode(AppConfigCommand.Status.usage)
-        }
-    }
-}
-
-extension MissingValuePolicy: ExpressibleByArgument {}
-extension OutputFormat: ExpressibleByArgument {}
-
 /// `appconfig compile SPEC [--values FILE] [--disasm] [--var NAME=VALUE ... --format F]`
 struct CompileCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -102,18 +60,9 @@ struct CompileCommand: ParsableCommand {
             device[variable] = String(entry[entry.index(after: eq)...])
         }
         let renderer = Renderer(image: ProgramImage(program), format: format)
-        let bytes: [UInt8]
-        do {
-            bytes = try renderer.renderCopy(device) { _ in "--var" }
-        } catch {
-            writeStandardError("appconfig: \(error)\n")
-            throw ExitCode(AppConfigCommand.Status.failed)
-        }
+        let bytes = try reportingProblems { try renderer.renderCopy(device) { _ in Location(file: "--var") } }
         if let out {
-            do { try writeFileAtomically(bytes, to: out) } catch {
-                writeStandardError("appconfig: \(error)\n")
-                throw ExitCode(AppConfigCommand.Status.failed)
-            }
+            try reportingProblems { try writeFileAtomically(bytes, to: out) }
         } else {
             _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }

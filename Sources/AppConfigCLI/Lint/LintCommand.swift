@@ -1,3 +1,4 @@
+import AppConfigBatch
 import AppConfigSpec
 import ArgumentParser
 
@@ -35,7 +36,7 @@ struct LintCommand: ParsableCommand {
         print(LintReport.render(outcome, format: format), terminator: "")
         for failure in outcome.ioFailures { writeStandardError("appconfig: \(failure)\n") }
         let status = outcome.exitStatus
-        if status != AppConfigCommand.Status.ok { throw ExitCode(status) }
+        if status != ExitStatus.ok { throw ExitCode(status) }
     }
 }
 

@@ -1,3 +1,4 @@
+import AppConfigBatch
 import AppConfigSpec
 
 /// Formats lint findings for people (compiler style, with hints) or for scripts (JSON).
@@ -28,7 +29,7 @@ public enum LintReport {
 
     /// A JSON array of objects with exactly the fields file, line, column, severity, code, message,
     /// in that order (written by hand: JSONEncoder orders keys its own way).
-    public static func json(_ diagnostics: [Diagnostic]) -> String {
+    public static func json(_ diagnostics: [Problem]) -> String {
         let objects = diagnostics.map { d in
             "{\"file\":\(quote(d.location.file)),\"line\":\(d.location.line),\"column\":\(d.location.column),"
                 + "\"severity\":\(quote(d.severity.rawValue)),\"code\":\(quote(d.code.rawValue)),\"message\":\(quote(d.message))}"
@@ -60,7 +61,7 @@ public enum LintReport {
 extension Linter.Outcome {
     /// 2 when a file could not be read, else 1 when any file has an error, else 0.
     public var exitStatus: Int32 {
-        if !ioFailures.isEmpty { return AppConfigCommand.Status.usage }
-        return hasErrors ? AppConfigCommand.Status.failed : AppConfigCommand.Status.ok
+        if !ioFailures.isEmpty { return ExitStatus.usage }
+        return hasErrors ? ExitStatus.failed : ExitStatus.ok
     }
 }

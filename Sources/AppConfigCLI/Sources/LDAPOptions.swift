@@ -73,12 +73,6 @@ struct LDAPOptions: ParsableArguments {
         if bindDN != nil && c.password == nil { throw ValidationError("--ldap-bind-dn needs --ldap-password-env or --ldap-password-file") }
         return c
     }
-
-    func load(url: String, map: AttributeMap, referencedKeys: () -> [String]) throws -> UserTable {
-        let c = try configuration(url: url)
-        if c.insecure { writeStandardError("appconfig: warning: --ldap-insecure: the server's certificate is not verified\n") }
-        return try LDAPDirectory.load(c, map: map, referencedKeys: referencedKeys)
-    }
 }
 
 extension LDAPConfiguration.Scope: ExpressibleByArgument {}

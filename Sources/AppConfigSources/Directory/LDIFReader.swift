@@ -9,9 +9,9 @@ import AppConfigSpec
 public enum LDIFReader {
     static let personClasses: [StaticString] = ["person", "organizationalperson", "inetorgperson", "user"]
 
-    public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws -> UserTable {
+    public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
         let bytes: [UInt8]
-        do { bytes = try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw SourceError("\(error)") }
+        do { bytes = try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
         return read(bytes, file: path, map: map)
     }
 
@@ -36,9 +36,9 @@ public enum LDIFReader {
                 for i in values.indices { values[i] = nil }
             }
             guard let dn, !rejected, isPerson || !sawObjectClass else { return }
-            var location: String { "\(file):\(entryLine)" }
+            var location: Location { Location(file: file, line: entryLine) }
             guard let text = String(validating: dn, as: UTF8.self) else {
-                builder.report(SourceProblem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
+                builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
                 return
             }
             let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
@@ -49,7 +49,7 @@ public enum LDIFReader {
                 }
             }
             if sameDN {
-                builder.report(SourceProblem(.ldifDuplicateDN, at: location, "DN \"\(text)\" appears again; this entry is skipped"))
+                builder.report(Problem(.ldifDuplicateDN, at: location.with(dn: text), "DN \"\(text)\" appears again; this entry is skipped"))
                 return
             }
             let user = builder.count
@@ -58,8 +58,8 @@ public enum LDIFReader {
             if seenDNs[hash] == nil { seenDNs[hash] = user } else { collisions[hash, default: []].append(user) }
         }
 
-        func problem(_ code: SourceProblem.Code, _ line: Int, _ message: String) {
-            builder.report(SourceProblem(code, at: "\(file):\(line)", message))
+        func problem(_ code: SourceCode, _ line: Int, _ message: String) {
+            builder.report(Problem(code, at: Location(file: file, line: line), message))
             rejected = true
         }
 

@@ -39,7 +39,7 @@ public struct AttributeMap: Sendable {
 public final class UserTable: @unchecked Sendable {
     public let source: String
     public let count: Int
-    public let problems: [SourceProblem]
+    public let problems: [Problem]
     private let pool: UnsafeMutableBufferPointer<UInt8>
     /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
     private let ranges: [UInt32]
@@ -47,7 +47,7 @@ public final class UserTable: @unchecked Sendable {
     static let stride = UserVariable.allCases.count + 1
     static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
-    init(source: String, pool bytes: [UInt8], ranges: [UInt32], problems: [SourceProblem]) {
+    init(source: String, pool bytes: [UInt8], ranges: [UInt32], problems: [Problem]) {
         self.source = source
         pool = .allocate(capacity: max(bytes.count, 1))
         _ = pool.initialize(from: bytes)
@@ -65,7 +65,7 @@ public final class UserTable: @unchecked Sendable {
             let k = key(u)
             guard !k.isEmpty else { continue }
             if index.insert(k, id: u, keyOf: key) != nil {
-                problems.append(SourceProblem(.userDuplicateKey, at: source,
+                problems.append(Problem(.userDuplicateKey, at: Location(file: source),
                                               "two users have the join key \"\(String(decoding: k, as: UTF8.self))\"; the first is used"))
             }
         }
@@ -109,7 +109,7 @@ public struct UserTableBuilder {
     public let map: AttributeMap
     private var pool: [UInt8] = []
     private var ranges: [UInt32] = []
-    public private(set) var problems: [SourceProblem] = []
+    public private(set) var problems: [Problem] = []
     /// Per user variable fed by attributes: the positions (in `attributeOrder`) to try, in order.
     private let sourcePositions: [(variable: Int, positions: [Int])]
     private let joinPosition: Int
@@ -145,17 +145,17 @@ public struct UserTableBuilder {
         problems.removeSubrange(mark.problems...)
     }
 
-    public mutating func report(_ problem: SourceProblem) { problems.append(problem) }
+    public mutating func report(_ problem: Problem) { problems.append(problem) }
 
     /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil. Values go
     /// straight into the pool: no array per variable.
-    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], location: @autoclosure () -> String) {
+    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], location: @autoclosure () -> Location) {
         let dnBytes = Array(dn.utf8)
         let cnAndOU: (cn: [UInt8]?, ou: [UInt8]?)
         do {
             cnAndOU = try DistinguishedName.commonNameAndUnit(dnBytes)
         } catch {
-            problems.append(SourceProblem(.ldifDN, at: location(), "DN \"\(dn)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
+            problems.append(Problem(.ldifDN, at: location(), "DN \"\(dn)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
             return
         }
         func first(_ positions: [Int]) -> ArraySlice<UInt8>? {

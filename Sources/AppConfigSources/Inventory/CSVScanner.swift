@@ -9,7 +9,7 @@ struct CSVScanner {
         /// The line the record starts on.
         var line: Int
         /// A problem that makes the whole record unusable.
-        var error: (SourceProblem.Code, String)?
+        var error: (SourceCode, String)?
     }
 
     let bytes: UnsafeMutableBufferPointer<UInt8>

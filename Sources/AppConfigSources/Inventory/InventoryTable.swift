@@ -33,7 +33,7 @@ public final class InventoryTable: @unchecked Sendable {
     public let variableSlots: [DeviceVariable: Int]
     public let deviceKeySlot: Int
     public let userKeySlot: Int?
-    public private(set) var problems: [SourceProblem] = []
+    public private(set) var problems: [Problem] = []
     public private(set) var rowCount = 0
     /// Bytes read, for throughput figures.
     public let byteCount: Int
@@ -57,7 +57,8 @@ public final class InventoryTable: @unchecked Sendable {
     /// The line a row starts on (1-based, the header is line 1).
     public func line(of row: Int) -> Int { Int(lines[row]) }
 
-    public func location(of row: Int) -> String { "\(file):\(lines[row])" }
+    /// The row's place: file, line, data row and device.
+    public func location(of row: Int) -> Location { Location(file: file, line: Int(lines[row]), row: row, device: deviceKey(row)) }
 
     /// The kept slot of a column by name (trimmed, case-insensitive), if kept.
     public func slot(ofColumn name: String) -> Int? {
@@ -67,21 +68,21 @@ public final class InventoryTable: @unchecked Sendable {
 
     public func deviceKey(_ row: Int) -> String { string(row: row, slot: deviceKeySlot) }
 
-    public static func load(_ path: String, options: InventoryOptions = InventoryOptions()) throws -> InventoryTable {
+    public static func load(_ path: String, options: InventoryOptions = InventoryOptions()) throws(Problem) -> InventoryTable {
         let buffer: UnsafeMutableBufferPointer<UInt8>
-        do { buffer = try readFileIntoBuffer(path, limit: Int(UInt32.max) - 1) } catch { throw SourceError("\(error)") }
+        do { buffer = try readFileIntoBuffer(path, limit: Int(UInt32.max) - 1) } catch { throw error.problem }
         return try InventoryTable(taking: buffer, file: path, options: options)
     }
 
-    public convenience init(bytes data: [UInt8], file: String, options: InventoryOptions = InventoryOptions()) throws {
-        guard data.count < Int(UInt32.max) else { throw SourceError("\(file): larger than 4 GiB") }
+    public convenience init(bytes data: [UInt8], file: String, options: InventoryOptions = InventoryOptions()) throws(Problem) {
+        guard data.count < Int(UInt32.max) else { throw Problem(InputCode.tooLarge, at: Location(file: file), "\(file) is larger than 4 GiB") }
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(data.count, 1))
         _ = buffer.initialize(from: data)
         try self.init(taking: UnsafeMutableBufferPointer(rebasing: buffer[0..<data.count]), file: file, options: options)
     }
 
     /// Takes ownership of `buffer` (allocated with `allocate`; freed with the table).
-    init(taking buffer: UnsafeMutableBufferPointer<UInt8>, file: String, options: InventoryOptions) throws {
+    init(taking buffer: UnsafeMutableBufferPointer<UInt8>, file: String, options: InventoryOptions) throws(Problem) {
         self.file = file
         byteCount = buffer.count
         bytes = buffer
@@ -92,25 +93,25 @@ public final class InventoryTable: @unchecked Sendable {
         // The header row.
         var fields = FieldBuffer()
         guard let headerRecord = scanner.next(into: &fields) else {
-            throw SourceError("\(file):1: no header row", problems: [SourceProblem(.csvNoHeader, at: "\(file):1", "the file is empty")])
+            throw Problem(.csvNoHeader, at: Location(file: file, line: 1), "no header row: the file is empty")
         }
-        if let error = headerRecord.error { throw SourceError("\(file):\(headerRecord.line): header: \(error.1)") }
+        if let error = headerRecord.error { throw Problem(error.0, at: Location(file: file, line: headerRecord.line), "header: \(error.1)") }
         let base = bytes.baseAddress!
         let header = (0..<fields.count).map { ColumnNames.trimmed(String(decoding: UnsafeBufferPointer(start: base + fields.offset($0), count: fields.length($0)), as: UTF8.self)) }
         self.header = header
-        var problems: [SourceProblem] = []
+        var problems: [Problem] = []
         for (i, name) in header.enumerated() where !name.isEmpty {
             if let first = header[..<i].firstIndex(where: { $0.lowercased() == name.lowercased() }) {
-                problems.append(SourceProblem(.csvDuplicateColumn, at: "\(file):1",
+                problems.append(Problem(.csvDuplicateColumn, at: Location(file: file, line: 1),
                                               "column \"\(name)\" appears twice (columns \(first + 1) and \(i + 1)); the first is used"))
             }
         }
 
         // Which columns to keep: mapped variables, the keys, and the extras (or all).
-        func column(_ name: String, _ what: String) throws -> Int {
+        func column(_ name: String, _ what: String) throws(Problem) -> Int {
             guard let c = ColumnNames.index(of: name, in: header) else {
-                throw SourceError("\(file): no column \"\(name)\" (\(what)); columns: " + header.filter { !$0.isEmpty }.joined(separator: ", "),
-                                  problems: [SourceProblem(.csvUnknownColumn, at: "\(file):1", "no column \"\(name)\" for \(what)")])
+                throw Problem(.csvUnknownColumn, at: Location(file: file, line: 1),
+                              "no column \"\(name)\" (\(what)); columns: " + header.filter { !$0.isEmpty }.joined(separator: ", "))
             }
             return c
         }
@@ -122,7 +123,7 @@ public final class InventoryTable: @unchecked Sendable {
         let deviceKeyColumn: Int
         if let name = options.deviceKeyColumn { deviceKeyColumn = try column(name, "--device-key") }
         else if let c = variableColumns[.udid] ?? variableColumns[.serialNumber] { deviceKeyColumn = c }
-        else { throw SourceError("\(file): no UDID or Serial Number column to name devices; give --device-key COLUMN") }
+        else { throw Problem(.csvNoDeviceKey, at: Location(file: file, line: 1), "no UDID or Serial Number column to name devices; give --device-key COLUMN") }
         var userKeyColumn: Int?
         if let name = options.userKeyColumn { userKeyColumn = try column(name, "--user-key") }
         else { userKeyColumn = ColumnNames.index(of: "Email Address", in: header) ?? ColumnNames.index(of: "Username", in: header) }
@@ -146,15 +147,15 @@ public final class InventoryTable: @unchecked Sendable {
         var rowRanges = [UInt32](repeating: 0, count: keptColumns.count * 2)
         ranges.reserveCapacity(data.count / 64 * keptColumns.count)
         while let record = scanner.next(into: &fields) {
-            var location: String { "\(file):\(record.line)" }
+            var location: Location { Location(file: file, line: record.line) }
             if let (code, message) = record.error {
-                problems.append(SourceProblem(code, at: location, message))
+                problems.append(Problem(code, at: location, message))
                 if options.strict { break }
                 continue
             }
             if fields.count == 1 && fields.length(0) == 0 && header.count > 1 { continue }  // a blank line holds no device
             guard fields.count == header.count else {
-                problems.append(SourceProblem(.csvFieldCount, at: location, "the row has \(fields.count) field\(fields.count == 1 ? "" : "s"); the header has \(header.count)"))
+                problems.append(Problem(.csvFieldCount, at: location, "the row has \(fields.count) field\(fields.count == 1 ? "" : "s"); the header has \(header.count)"))
                 if options.strict { break }
                 continue
             }
@@ -164,12 +165,12 @@ public final class InventoryTable: @unchecked Sendable {
             }
             let key = UnsafeBufferPointer(start: bytes.baseAddress! + Int(rowRanges[deviceKeySlot * 2]), count: Int(rowRanges[deviceKeySlot * 2 + 1]))
             if key.isEmpty {
-                problems.append(SourceProblem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
+                problems.append(Problem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
                 if options.strict { break }
                 continue
             }
             if let first = keys.insert(key, id: Int32(rowCount), keyOf: { self.keyOf(row: Int($0), slot: self.deviceKeySlot, ranges: self.ranges) }) {
-                problems.append(SourceProblem(.csvDuplicateDeviceKey, at: location,
+                problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: String(decoding: key, as: UTF8.self)),
                                               "device key \"\(String(decoding: key, as: UTF8.self))\" is also on line \(lines[Int(first)]); this row is skipped"))
                 if options.strict { break }
                 continue
@@ -180,7 +181,7 @@ public final class InventoryTable: @unchecked Sendable {
         }
         self.problems = problems
         if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {
-            throw SourceError("\(first)", problems: problems)
+            throw first
         }
     }
 

@@ -9,7 +9,7 @@ public final class Fleet: @unchecked Sendable {
     private let userOfRow: [Int32]
     /// Devices whose user was not found, or whose user key is empty: they keep their device
     /// variables, and the program's missing-value policy decides about the rest.
-    public let problems: [SourceProblem]
+    public let problems: [Problem]
     public var deviceCount: Int { inventory.rowCount }
     public let matchedCount: Int
 
@@ -17,21 +17,21 @@ public final class Fleet: @unchecked Sendable {
         self.inventory = inventory
         self.users = users
         var userOfRow = [Int32](repeating: -1, count: inventory.rowCount)
-        var problems: [SourceProblem] = []
+        var problems: [Problem] = []
         var matched = 0
         if let users, let keySlot = inventory.userKeySlot {
             let column = inventory.header[inventory.keptColumns[keySlot]]
             for row in 0..<inventory.rowCount {
                 let key = inventory.value(row: row, slot: keySlot)
                 if key.isEmpty {
-                    problems.append(SourceProblem(.userKeyEmpty, at: inventory.location(of: row),
-                                                  "device \(inventory.deviceKey(row)): the user key column \"\(column)\" is empty"))
+                    problems.append(Problem(.userKeyEmpty, at: inventory.location(of: row),
+                                                  "the user key column \"\(column)\" is empty"))
                 } else if let u = users.user(forKey: key) {
                     userOfRow[row] = Int32(u)
                     matched += 1
                 } else {
-                    problems.append(SourceProblem(.userNotFound, at: inventory.location(of: row),
-                                                  "device \(inventory.deviceKey(row)): no user has \(String(decoding: key, as: UTF8.self)) in the directory (\(users.source))"))
+                    problems.append(Problem(.userNotFound, at: inventory.location(of: row),
+                                                  "no user has \(String(decoding: key, as: UTF8.self)) in the directory (\(users.source))"))
                 }
             }
         }
@@ -55,18 +55,19 @@ public final class Fleet: @unchecked Sendable {
 
     /// A plan for these variables. A `$(device.<Column>)` naming no column is an error here, before
     /// any device is rendered; a device variable with no column in this inventory is missing for every device.
-    public func plan(for variables: [Variable]) throws -> SlotPlan {
-        let sources: [SlotPlan.Source] = try variables.map { v in
+    public func plan(for variables: [Variable]) throws(Problem) -> SlotPlan {
+        var sources: [SlotPlan.Source] = []
+        for v in variables {
             switch v {
             case .device(let d):
-                return inventory.variableSlots[d].map { .column($0) } ?? .none
+                sources.append(inventory.variableSlots[d].map { .column($0) } ?? .none)
             case .deviceAttribute(let name):
                 guard let slot = inventory.slot(ofColumn: name) else {
-                    throw SourceError("$(device.\(name)): \(inventory.file) has no column \"\(name)\"")
+                    throw Problem(.csvUnknownColumn, at: Location(file: inventory.file, line: 1), "$(device.\(name)): \(inventory.file) has no column \"\(name)\"")
                 }
-                return .column(slot)
+                sources.append(.column(slot))
             case .user(let u):
-                return users == nil ? .none : .user(u)
+                sources.append(users == nil ? .none : .user(u))
             }
         }
         return SlotPlan(sources: sources, variables: variables)
@@ -86,14 +87,13 @@ public final class Fleet: @unchecked Sendable {
     }
 
     /// Where a variable's value for a row came from, for error messages: the CSV line for device
-    /// variables, the user's DN for user variables.
-    public func source(of variable: Variable, row: Int) -> String {
-        switch variable {
-        case .device, .deviceAttribute:
-            return inventory.location(of: row)
-        case .user:
-            guard let u = user(ofRow: row), let users else { return "\(inventory.location(of: row)) (no user)" }
-            return users.string(user: u, .dn) ?? users.source
+    /// variables (and for user variables of a device without a user), plus the user's DN for user
+    /// variables. The device is named either way.
+    public func source(of variable: Variable, row: Int) -> Location {
+        var location = inventory.location(of: row)
+        if case .user = variable, let u = user(ofRow: row), let users {
+            location.dn = users.string(user: u, .dn)
         }
+        return location
     }
 }

@@ -51,18 +51,25 @@ public struct LDAPConfiguration: Sendable {
 }
 
 /// An LDAP failure in the library's words, never with the password.
-public struct LDAPError: Error, Sendable, CustomStringConvertible {
-    public var code: Int32
-    public var message: String
+struct LDAPError: Error, Sendable, CustomStringConvertible {
+    var code: Int32
+    var message: String
     /// A retry may help (server down, busy, unavailable, timed out).
-    public var isTransient: Bool
+    var isTransient: Bool
 
     init(code: Int32, message: String, transient: Bool? = nil) {
         self.code = code
         self.message = message
         isTransient = transient ?? [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR, LDAP_TIMEOUT, LDAP_BUSY, LDAP_UNAVAILABLE].contains(code)
     }
-    public var description: String { message }
+    var description: String { message }
+
+    /// What failed, as the problem code the job reports.
+    var kind: SourceCode {
+        if message.hasPrefix("TLS") { return .ldapTLS }
+        if isTransient || message.hasPrefix("cannot use") { return .ldapConnect }
+        return code == LDAP_INVALID_CREDENTIALS ? .ldapBind : .ldapSearch
+    }
 }
 
 /// Reads users from LDAP into a `UserTable`: paged (RFC 2696), retried without duplicating or
@@ -77,7 +84,7 @@ public enum LDAPDirectory {
     /// `referencedKeys` is called only to decide on (and run) targeted mode. `onPage` is called
     /// after each page has been added (tests use it to stop the server mid-search).
     public static func load(_ config: LDAPConfiguration, map: AttributeMap, referencedKeys: () -> [String] = { [] },
-                            onPage: (Progress) -> Void = { _ in }) throws -> UserTable {
+                            onPage: (Progress) -> Void = { _ in }) throws(Problem) -> UserTable {
         var builder = UserTableBuilder(source: config.url, map: map)
         var keys: [String] = []
         if config.targeting != .never {
@@ -102,7 +109,7 @@ public enum LDAPDirectory {
                 let connection = try LDAPConnection(config)
                 for filter in filters {
                     try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder, pageSize: config.pageSize) { dn, values in
-                        builder.add(dn: dn, values: values.map { $0?[...] }, location: "\(config.url) \(dn)")
+                        builder.add(dn: dn, values: values.map { $0?[...] }, location: Location(file: config.url, dn: dn))
                         progress.entries += 1
                     } pageDone: {
                         progress.pages += 1
@@ -119,7 +126,9 @@ public enum LDAPDirectory {
                 delay *= 2
             } catch let error as LDAPError {
                 let attempts = progress.attempt == 1 ? "1 attempt" : "\(progress.attempt) attempts"
-                throw SourceError("\(config.url): \(error.message)" + (error.isTransient ? " (after \(attempts))" : ""))
+                throw Problem(error.kind, at: Location(file: config.url), error.message + (error.isTransient ? " (after \(attempts))" : ""))
+            } catch {
+                throw Problem(.ldapSearch, at: Location(file: config.url), "\(error)")
             }
         }
     }

@@ -1,6 +1,6 @@
 /// Every rule the front end checks, one stable code each. The raw value is the interface: lint's
 /// output and JSON carry it, scripts match on it. Never renumber or rename; add new cases.
-public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
+public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCodeCatalog {
     // MARK: XML well-formedness and hostile input
     /// Not well-formed XML (unclosed tag, bad attribute syntax, mismatched end tag...).
     case xmlSyntax = "xml.syntax"
@@ -132,7 +132,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     case compileUnknownPolicyKey = "compile.unknown-policy-key"
 
     /// Problems that make a spec unusable are errors; advice and tolerated deviations are warnings.
-    public var defaultSeverity: Diagnostic.Severity {
+    public var defaultSeverity: Problem.Severity {
         switch self {
         case .defaultBreaksConstraint, .variableSpelling, .constraintPatternIgnoresBounds,
              .constraintValueDuplicate, .fieldTypeMismatch, .fieldDuplicate, .hiddenWithoutDefault,
@@ -142,4 +142,16 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
             return .error
         }
     }
+}
+
+extension Problem {
+    public init(_ code: DiagnosticCode, _ severity: Severity? = nil, at location: Location, _ message: String,
+                hint: String? = nil, variable: Variable? = nil, value: String? = nil) {
+        self.init(code as any ProblemCodeCatalog, severity, at: location, message, hint: hint, variable: variable, value: value)
+    }
+}
+
+extension ProblemCode {
+    public static func == (lhs: ProblemCode, rhs: DiagnosticCode) -> Bool { lhs.rawValue == rhs.rawValue }
+    public static func != (lhs: ProblemCode, rhs: DiagnosticCode) -> Bool { lhs.rawValue != rhs.rawValue }
 }

@@ -7,7 +7,7 @@ public struct Linter: Sendable {
     public init(options: SpecOptions = SpecOptions()) { self.options = options }
 
     public struct Outcome: Sendable {
-        public var diagnostics: [Diagnostic] = []
+        public var diagnostics: [Problem] = []
         public var ioFailures: [FileReadError] = []
         public var filesChecked = 0
 

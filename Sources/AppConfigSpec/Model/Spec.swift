@@ -28,11 +28,11 @@ public struct Spec: Sendable {
 public struct Key: Sendable {
     public var name: String
     public var type: KeyType
-    public var location: SourceLocation
+    public var location: Location
     public var defaultValue: AssignedValue?
     public var constraint: Constraint?
 
-    public init(name: String, type: KeyType, location: SourceLocation, defaultValue: AssignedValue? = nil,
+    public init(name: String, type: KeyType, location: Location, defaultValue: AssignedValue? = nil,
                 constraint: Constraint? = nil) {
         self.name = name
         self.type = type
@@ -57,15 +57,15 @@ public struct AssignedValue: Sendable {
         }
 
         public var content: Content
-        public var location: SourceLocation
+        public var location: Location
 
-        public init(_ content: Content, at location: SourceLocation) {
+        public init(_ content: Content, at location: Location) {
             self.content = content
             self.location = location
         }
 
         /// A template collapses to a literal string when it has no variable.
-        public init(template: StringTemplate, at location: SourceLocation) {
+        public init(template: StringTemplate, at location: Location) {
             if let s = template.literalValue {
                 self.init(.literal(.string(s)), at: location)
             } else {
@@ -75,9 +75,9 @@ public struct AssignedValue: Sendable {
     }
 
     public var items: [Item]
-    public var location: SourceLocation
+    public var location: Location
 
-    public init(items: [Item], location: SourceLocation) {
+    public init(items: [Item], location: Location) {
         self.items = items
         self.location = location
     }
@@ -119,10 +119,10 @@ public struct Constraint: Sendable {
     public var pattern: String?
     public var compiledPattern: Pattern?
     public var values: [ScalarValue]?
-    public var location: SourceLocation
+    public var location: Location
 
     public init(nullable: Bool = false, min: Bound? = nil, max: Bound? = nil, pattern: String? = nil,
-                compiledPattern: Pattern? = nil, values: [ScalarValue]? = nil, location: SourceLocation) {
+                compiledPattern: Pattern? = nil, values: [ScalarValue]? = nil, location: Location) {
         self.nullable = nullable
         self.min = min
         self.max = max
@@ -142,7 +142,7 @@ public struct Presentation: Sendable {
 
     public var defaultLocale: String
     public var items: [Item]
-    public var location: SourceLocation
+    public var location: Location
 
     /// Every field, inside groups or not, in document order.
     public var allFields: [Field] {
@@ -158,7 +158,7 @@ public struct Presentation: Sendable {
 public struct FieldGroup: Sendable {
     public var name: LocalizedText
     public var fields: [Field]
-    public var location: SourceLocation
+    public var location: Location
 }
 
 public enum FieldType: String, CaseIterable, Sendable {
@@ -171,12 +171,12 @@ public struct Field: Sendable {
     public var label: LocalizedText?
     public var description: LocalizedText?
     public var options: [FieldOption]
-    public var location: SourceLocation
+    public var location: Location
 }
 
 public struct FieldOption: Sendable {
     public var value: String
     public var selected: Bool
     public var text: LocalizedText
-    public var location: SourceLocation
+    public var location: Location
 }

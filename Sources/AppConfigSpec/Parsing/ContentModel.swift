@@ -12,7 +12,7 @@ struct ContentChecker {
         static func any(_ name: String) -> Rule { Rule(name: name, min: 0, max: .max) }
     }
 
-    var log = DiagnosticLog()
+    var log = ProblemLog()
     /// `--lenient`: unknown elements and attributes become warnings.
     let lenient: Bool
 
@@ -65,7 +65,7 @@ struct ContentChecker {
     mutating func unknownElement(_ child: XMLElement, inside parent: XMLElement, expected: [String]) {
         let hint = Self.suggestion(for: child.name, among: expected).map { "did you mean <\($0)>?" }
             ?? (expected.isEmpty ? nil : "allowed here: " + expected.map { "<\($0)>" }.joined(separator: ", "))
-        log.append(Diagnostic(.unknownElement, lenient ? .warning : .error, at: child.location,
+        log.append(Problem(.unknownElement, lenient ? .warning : .error, at: child.location,
                               "<\(child.name)> is not an element of <\(parent.name)>\(lenient ? " (ignored)" : "")",
                               hint: hint))
     }
@@ -76,7 +76,7 @@ struct ContentChecker {
                              extra: (String) -> Bool = { _ in false }) {
         for attribute in element.attributes where !allowed.contains(attribute.name) && !extra(attribute.name) {
             let hint = Self.suggestion(for: attribute.name, among: allowed).map { "did you mean '\($0)'?" }
-            log.append(Diagnostic(.unknownAttribute, lenient ? .warning : .error, at: attribute.location,
+            log.append(Problem(.unknownAttribute, lenient ? .warning : .error, at: attribute.location,
                                   "attribute '\(attribute.name)' is not allowed on <\(element.name)>\(lenient ? " (ignored)" : "")",
                                   hint: hint))
         }

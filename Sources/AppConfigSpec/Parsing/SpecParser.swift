@@ -14,7 +14,7 @@ public struct SpecOptions: Sendable {
 public struct SpecParseResult: Sendable {
     /// Nil only when the XML is not well-formed or the root is not an AppConfig root.
     public var spec: Spec?
-    public var diagnostics: [Diagnostic]
+    public var diagnostics: [Problem]
 
     public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 }
@@ -45,9 +45,9 @@ struct SpecBuilder {
     var checker: ContentChecker
     let lenient: Bool
 
-    private mutating func report(_ code: DiagnosticCode, _ severity: Diagnostic.Severity? = nil,
-                                 at location: SourceLocation, _ message: String, hint: String? = nil) {
-        checker.log.append(Diagnostic(code, severity, at: location, message, hint: hint))
+    private mutating func report(_ code: DiagnosticCode, _ severity: Problem.Severity? = nil,
+                                 at location: Location, _ message: String, hint: String? = nil) {
+        checker.log.append(Problem(code, severity, at: location, message, hint: hint))
     }
 
     mutating func build(_ root: XMLElement) -> Spec? {
@@ -121,7 +121,7 @@ struct SpecBuilder {
         let names = KeyType.allCases.map(\.rawValue)
         _ = checker.children(of: dict, names.map { .any($0) }, ordered: false)
         var keys: [Key] = []
-        var seen: [String: SourceLocation] = [:]
+        var seen: [String: Location] = [:]
         for element in dict.elements {
             guard let type = KeyType(rawValue: element.name) else { continue }  // reported above
             guard let key = parseKey(element, type: type) else { continue }
@@ -159,7 +159,7 @@ struct SpecBuilder {
 
     /// Letters, digits, space, `_` and `-` (the reference's words: "alphanumeric characters").
     /// Letters and digits of any script count as alphanumeric.
-    private mutating func checkKeyName(_ name: String, at location: SourceLocation) {
+    private mutating func checkKeyName(_ name: String, at location: Location) {
         if name == SpecParser.versionKey {
             report(.keyNameReserved, at: location,
                    "keyName \"\(name)\" is reserved: the plist already carries the spec's version under it")
@@ -398,7 +398,7 @@ struct SpecBuilder {
     struct PresentationContext {
         var keys: [Key]
         var defaultLocale: String
-        var fieldsSeen: [String: SourceLocation] = [:]
+        var fieldsSeen: [String: Location] = [:]
     }
 
     private mutating func parseFieldGroup(_ element: XMLElement, context: inout PresentationContext) -> FieldGroup {
@@ -445,7 +445,7 @@ struct SpecBuilder {
         return field
     }
 
-    private mutating func checkFieldType(_ type: FieldType, key: Key, at location: SourceLocation) {
+    private mutating func checkFieldType(_ type: FieldType, key: Key, at location: Location) {
         let suits: Bool
         switch type {
         case .checkbox: suits = key.type == .boolean
@@ -490,7 +490,7 @@ struct SpecBuilder {
 
     /// An option's value must be one of the key's constraint values (compared as the key's type,
     /// so that option "15" matches integer value 15 and option "1.50" float value 1.5).
-    private mutating func checkOptionValue(_ value: String, key: Key, at location: SourceLocation) {
+    private mutating func checkOptionValue(_ value: String, key: Key, at location: Location) {
         guard let allowed = key.constraint?.values else {
             report(.optionValue, at: location,
                    "option \"\(value)\" for key \"\(key.name)\", which has no <values> to choose from")
@@ -528,7 +528,7 @@ struct SpecBuilder {
     }
 
     /// `xx` or `xx-YY` (xs:language); `en_US` is accepted with a warning (the reference's examples use it).
-    private mutating func checkLanguageCode(_ code: String, at location: SourceLocation) {
+    private mutating func checkLanguageCode(_ code: String, at location: Location) {
         let parts = code.trimmingXMLWhitespace.split(separator: "-", omittingEmptySubsequences: false)
             .flatMap { $0.split(separator: "_", omittingEmptySubsequences: false) }
         let wellFormed = !parts.isEmpty && parts.allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }

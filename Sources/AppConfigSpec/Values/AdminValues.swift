@@ -4,7 +4,7 @@ import LibPlist
 struct RawValue {
     struct Member {
         var key: String
-        var keyLocation: SourceLocation
+        var keyLocation: Location
         var value: RawValue
     }
 
@@ -21,9 +21,9 @@ struct RawValue {
     }
 
     var kind: Kind
-    var location: SourceLocation
+    var location: Location
 
-    init(_ kind: Kind, at location: SourceLocation) {
+    init(_ kind: Kind, at location: Location) {
         self.kind = kind
         self.location = location
     }
@@ -48,7 +48,7 @@ public struct AdminValues: Sendable {
     public enum Entry: Sendable {
         case value(AssignedValue)
         /// `null` in JSON: leave the key out even though the spec has a default.
-        case omitted(SourceLocation)
+        case omitted(Location)
     }
 
     public var file: String
@@ -62,7 +62,7 @@ public struct AdminValues: Sendable {
 
 public struct AdminValuesResult: Sendable {
     public var values: AdminValues
-    public var diagnostics: [Diagnostic]
+    public var diagnostics: [Problem]
 
     public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 }
@@ -72,8 +72,8 @@ public struct AdminValuesResult: Sendable {
 /// template in which `$(name)` stands for a variable and `$$` for a literal `$`.
 public enum AdminValuesReader {
     public static func read(_ bytes: [UInt8], file: String, spec: Spec) -> AdminValuesResult {
-        var log = DiagnosticLog()
-        let start = SourceLocation(file: file, line: 1, column: 1)
+        var log = ProblemLog()
+        let start = Location(file: file, line: 1, column: 1)
         guard let raw = decode(bytes, file: file, log: &log) else {
             return AdminValuesResult(values: AdminValues(file: file, entries: [:]), diagnostics: log.sorted)
         }
@@ -101,8 +101,8 @@ public enum AdminValuesReader {
 
     /// JSON by its first character; plists by libplist. XML plists are also walked by our XML
     /// reader to find where each key stands (libplist gives no positions).
-    static func decode(_ bytes: [UInt8], file: String, log: inout DiagnosticLog) -> RawValue? {
-        let start = SourceLocation(file: file, line: 1, column: 1)
+    static func decode(_ bytes: [UInt8], file: String, log: inout ProblemLog) -> RawValue? {
+        let start = Location(file: file, line: 1, column: 1)
         let first = bytes.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }.first
         if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
             do {
@@ -127,7 +127,7 @@ public enum AdminValuesReader {
         return raw(plist, at: start, keyLocations: keyLocations)
     }
 
-    private static func raw(_ value: PlistValue, at location: SourceLocation, keyLocations: [String: SourceLocation]) -> RawValue {
+    private static func raw(_ value: PlistValue, at location: Location, keyLocations: [String: Location]) -> RawValue {
         switch value {
         case .string(let s): return RawValue(.string(s), at: location)
         case .integer(let i): return RawValue(.integer(i), at: location)
@@ -145,10 +145,10 @@ public enum AdminValuesReader {
     }
 
     /// Where each `<key>` of the top-level dict of an XML plist stands.
-    private static func xmlPlistKeyLocations(_ bytes: [UInt8], file: String) -> [String: SourceLocation] {
+    private static func xmlPlistKeyLocations(_ bytes: [UInt8], file: String) -> [String: Location] {
         guard let root = try? XMLReader.parse(bytes, file: file, allowingPlainDoctype: true),
               let dict = root.elements.first(where: { $0.name == "dict" }) else { return [:] }
-        var out: [String: SourceLocation] = [:]
+        var out: [String: Location] = [:]
         for key in dict.elements where key.name == "key" { out[key.text] = out[key.text] ?? key.location }
         return out
     }
@@ -156,7 +156,7 @@ public enum AdminValuesReader {
 
 /// Types raw values against a key, reporting each mismatch where it stands.
 struct ValueTyper {
-    var log: DiagnosticLog
+    var log: ProblemLog
 
     mutating func assign(_ raw: RawValue, to key: Key) -> AssignedValue? {
         let rawItems: [RawValue]
@@ -223,7 +223,7 @@ struct ValueTyper {
         }
     }
 
-    private mutating func report(_ error: StringTemplate.ParseError, in text: String, at location: SourceLocation, key: Key) {
+    private mutating func report(_ error: StringTemplate.ParseError, in text: String, at location: Location, key: Key) {
         switch error {
         case .loneDollar(let offset):
             log.report(.valuesTemplate, at: location, "\"\(key.name)\": '$' at offset \(offset) starts no variable",

@@ -2,7 +2,7 @@
 /// diagnostic points at the entry. Foundation's JSONSerialization gives no positions.
 struct JSONReader {
     struct Failure: Error {
-        var diagnostic: Diagnostic
+        var diagnostic: Problem
     }
 
     private let bytes: [UInt8]
@@ -27,14 +27,14 @@ struct JSONReader {
         self.file = file
     }
 
-    private var here: SourceLocation {
+    private var here: Location {
         var column = 1
         for i in lineStart..<pos where bytes[i] & 0xC0 != 0x80 { column += 1 }
-        return SourceLocation(file: file, line: line, column: column)
+        return Location(file: file, line: line, column: column)
     }
 
     private func fail(_ message: String) -> Failure {
-        Failure(diagnostic: Diagnostic(.valuesSyntax, at: here, message))
+        Failure(diagnostic: Problem(.valuesSyntax, at: here, message))
     }
 
     private var peek: UInt8? { pos < bytes.count ? bytes[pos] : nil }

@@ -15,7 +15,7 @@ public struct XMLReader {
 
     /// A fatal well-formedness error: XML stops at the first one, as its specification requires.
     public struct Failure: Error, Sendable {
-        public var diagnostic: Diagnostic
+        public var diagnostic: Problem
     }
 
     private let bytes: [UInt8]
@@ -45,20 +45,20 @@ public struct XMLReader {
     // MARK: Positions and errors
 
     /// The location of a byte offset on the current line (column in Unicode scalars).
-    private func location(at offset: Int) -> SourceLocation {
+    private func location(at offset: Int) -> Location {
         var column = 1
         var i = lineStart
         while i < offset {
             if bytes[i] & 0xC0 != 0x80 { column += 1 }
             i += 1
         }
-        return SourceLocation(file: file, line: line, column: column)
+        return Location(file: file, line: line, column: column)
     }
 
-    private var here: SourceLocation { location(at: pos) }
+    private var here: Location { location(at: pos) }
 
     private func fail(_ code: DiagnosticCode, _ message: String, at offset: Int? = nil) -> Failure {
-        Failure(diagnostic: Diagnostic(code, at: location(at: offset ?? pos), message))
+        Failure(diagnostic: Problem(code, at: location(at: offset ?? pos), message))
     }
 
     private func fail(_ message: String, at offset: Int? = nil) -> Failure {
@@ -251,11 +251,11 @@ public struct XMLReader {
             skipWhitespace()
             let value = try attributeValue()
             if attributes.contains(where: { $0.name == attributeName }) {
-                throw Failure(diagnostic: Diagnostic(.xmlSyntax, at: attributeLocation,
+                throw Failure(diagnostic: Problem(.xmlSyntax, at: attributeLocation,
                                                      "attribute '\(attributeName)' is given twice"))
             }
             if attributes.count >= limits.maxAttributes {
-                throw Failure(diagnostic: Diagnostic(.xmlLimit, at: attributeLocation,
+                throw Failure(diagnostic: Problem(.xmlLimit, at: attributeLocation,
                                                      "more than \(limits.maxAttributes) attributes"))
             }
             attributes.append(XMLAttribute(name: attributeName, value: value, location: attributeLocation))
@@ -319,9 +319,9 @@ public struct XMLReader {
     private mutating func content(of tag: String, depth: Int) throws(Failure) -> [XMLNode] {
         var children: [XMLNode] = []
         var text: [UInt8] = []
-        var textLocation: SourceLocation?
+        var textLocation: Location?
 
-        func flush(_ children: inout [XMLNode], _ text: inout [UInt8], _ location: inout SourceLocation?) {
+        func flush(_ children: inout [XMLNode], _ text: inout [UInt8], _ location: inout Location?) {
             if let loc = location { children.append(.text(String(decoding: text, as: UTF8.self), loc)) }
             text.removeAll()
             location = nil

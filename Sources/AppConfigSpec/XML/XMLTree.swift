@@ -4,7 +4,7 @@ public struct XMLElement: Sendable {
     public var name: String
     public var attributes: [XMLAttribute]
     public var children: [XMLNode]
-    public var location: SourceLocation
+    public var location: Location
 
     public func attribute(_ name: String) -> XMLAttribute? { attributes.first { $0.name == name } }
 
@@ -19,7 +19,7 @@ public struct XMLElement: Sendable {
     }
 
     /// Text pieces that are not pure XML white space, with where their first visible character stands.
-    public var significantText: [(String, SourceLocation)] {
+    public var significantText: [(String, Location)] {
         children.compactMap {
             guard case .text(let t, var loc) = $0, !t.allSatisfy(\.isXMLWhitespace) else { return nil }
             for c in t.prefix(while: \.isXMLWhitespace) {
@@ -34,12 +34,12 @@ public struct XMLAttribute: Sendable {
     public var name: String
     public var value: String
     /// Where the attribute's name starts.
-    public var location: SourceLocation
+    public var location: Location
 }
 
 public enum XMLNode: Sendable {
     case element(XMLElement)
-    case text(String, SourceLocation)
+    case text(String, Location)
 }
 
 extension Character {

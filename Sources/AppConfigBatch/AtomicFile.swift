@@ -1,0 +1,71 @@
+import AppConfigSpec
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file written under a temporary name beside its final one, renamed when complete: no partial
+/// file ever stands under the final name.
+final class AtomicFile {
+    let path: String
+    let temporary: String
+    let descriptor: Int32
+    private var isOpen = true
+
+    init(path: String) throws(Problem) {
+        self.path = path
+        temporary = path + ".tmp-\(getpid())"
+        descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(systemError())") }
+    }
+
+    func commit() throws(Problem) {
+        guard isOpen else { return }
+        isOpen = false
+        guard close(descriptor) == 0, rename(temporary, path) == 0 else {
+            let reason = systemError()
+            unlink(temporary)
+            throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(reason)")
+        }
+    }
+
+    func discard() {
+        guard isOpen else { return }
+        isOpen = false
+        close(descriptor)
+        unlink(temporary)
+    }
+
+    deinit { discard() }
+}
+
+/// Writes a small file (a report, one plist) atomically: temporary name, then rename.
+public func writeFileAtomically(_ bytes: [UInt8], to path: String) throws(Problem) {
+    let file = try AtomicFile(path: path)
+    try writeAll(file.descriptor, bytes, path: path)
+    try file.commit()
+}
+
+/// Writes all of `bytes` to a descriptor, through partial writes and EINTR. `path` names it in errors.
+func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(Problem) {
+    let result: Problem? = bytes.withUnsafeBytes { b in
+        do throws(Problem) { try writeAll(fd, b, path: path); return nil } catch { return error }
+    }
+    if let result { throw result }
+}
+
+func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(Problem) {
+    var done = 0
+    while done < bytes.count {
+        let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(systemError())")
+        }
+        done += n
+    }
+}
+
+/// errno in the system's words.
+func systemError() -> String { String(cString: strerror(errno)) }

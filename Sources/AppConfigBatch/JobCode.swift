@@ -1,0 +1,43 @@
+import AppConfigSpec
+
+/// Codes for problems of the job as a whole: its output, its report, its shard. Such a problem
+/// stops the run; nothing is published.
+public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
+    /// An output file or folder cannot be created or written (permissions, a full disk, a closed pipe).
+    case outputWrite = "output.write"
+    /// `--out` names something that is not an appconfig output (a real folder, a file).
+    case outputExists = "output.exists"
+    /// Two devices map to the same output file.
+    case outputCollision = "output.collision"
+    /// The report folder or its files cannot be written.
+    case reportWrite = "report.write"
+    /// A scheduler's shard index that is not a number below the shard count, or no count for it.
+    case shardIndex = "shard.index"
+
+    public var defaultSeverity: Problem.Severity { .error }
+}
+
+extension Problem {
+    public init(_ code: JobCode, at location: Location = Location(), _ message: String) {
+        self.init(code as any ProblemCodeCatalog, at: location, message)
+    }
+}
+
+extension ProblemCode {
+    public static func == (lhs: ProblemCode, rhs: JobCode) -> Bool { lhs.rawValue == rhs.rawValue }
+    public static func != (lhs: ProblemCode, rhs: JobCode) -> Bool { lhs.rawValue != rhs.rawValue }
+}
+
+/// The exit statuses of every command: scripts depend on them.
+public enum ExitStatus {
+    /// Done: every device rendered (or every file clean, for lint).
+    public static let ok: Int32 = 0
+    /// A fatal error, or more failures than allowed: nothing was published.
+    public static let failed: Int32 = 1
+    /// A usage error, or an input that cannot be read.
+    public static let usage: Int32 = 2
+    /// Published, but some devices failed or rows were skipped (the report names each).
+    public static let partial: Int32 = 3
+    /// Interrupted by SIGINT or SIGTERM: nothing was published.
+    public static let interrupted: Int32 = 130
+}

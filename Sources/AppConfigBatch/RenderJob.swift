@@ -1,0 +1,174 @@
+import AppConfigBytes
+import AppConfigCompiler
+import AppConfigRender
+import AppConfigSources
+import AppConfigSpec
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The main job as a library call: spec and admin values in, compiled; inventory and directory
+/// loaded and joined; every device of the shard rendered into the output; the output published
+/// whole (or not at all); the report written. The command line only fills one in and runs it; an
+/// MDM server written in Swift can do the same.
+///
+/// ```swift
+/// var job = RenderJob(spec: "spec.xml", sources: FleetSources(inventory: "devices.csv", directory: .ldif("users.ldif")))
+/// job.values = "values.json"
+/// job.output = .tar("/srv/mdm/outbox/fleet.tar")
+/// let summary = try job.run()
+/// print(summary.devices.rendered, summary.failures.count)
+/// ```
+public struct RenderJob: Sendable {
+    /// Where the plists go.
+    public enum Output: Sendable, Equatable {
+        /// A folder tree, published whole: a new generation folder beside it, then one atomic symlink switch.
+        case directory(String)
+        /// A tar archive, written under a temporary name and renamed when complete.
+        case tar(String)
+        /// A tar stream on standard output (no atomicity: the consumer sees it as it is written).
+        case tarStdout
+        /// Resolve and check every device, write nothing.
+        case dryRun
+    }
+
+    public var spec: String
+    public var values: String?
+    public var specOptions = SpecOptions()
+    public var compileOptions = CompileOptions()
+    public var sources: FleetSources
+    public var batch = BatchOptions()
+    public var output = Output.dryRun
+    /// Generations kept beside a directory output.
+    public var keepGenerations = 2
+    /// More failed devices than this: nothing is published.
+    public var maxFailures: Int?
+    /// A folder for `summary.json` and `errors.jsonl`.
+    public var report: String?
+    /// Leave values out of the error file.
+    public var redact = false
+
+    public init(spec: String, sources: FleetSources) {
+        self.spec = spec
+        self.sources = sources
+    }
+
+    /// Hooks for a front end: warnings as they come, the render pass starting (for a progress
+    /// display) and ending.
+    public struct Observer: Sendable {
+        public var warning: @Sendable (Problem) -> Void = { _ in }
+        public var renderStarted: @Sendable (BatchRenderer) -> Void = { _ in }
+        public var renderFinished: @Sendable () -> Void = {}
+        public init() {}
+    }
+
+    /// Runs every phase. Throws a `Problem` (an input or the output failed: nothing published) or a
+    /// `ProblemList` (the spec or values do not compile). Device failures do not throw: they are in
+    /// the summary, whose `exitStatus` says what a script should see.
+    public func run(cancellation: Cancellation = Cancellation(), observer: Observer = Observer()) throws -> RunSummary {
+        var clock = monotonicSeconds()
+        var seconds: [String: Double] = [:]
+        func lap(_ phase: String) { let now = monotonicSeconds(); seconds[phase] = now - clock; clock = now }
+
+        if let report { try RunReport.prepare(report) }
+        let program = try compile(observer: observer)
+        lap("compile")
+        let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
+        lap("inventory")
+        let users = try sources.loadDirectory(for: inventory)
+        lap("directory")
+        let fleet = Fleet(inventory: inventory, users: users)
+        lap("join")
+
+        let renderer = try BatchRenderer(program: program, fleet: fleet, options: batch)
+        let sink = try makeSink()
+        observer.renderStarted(renderer)
+        let result: BatchResult
+        do {
+            result = try renderer.run(into: sink, cancellation: cancellation)
+        } catch {
+            sink.discard()
+            throw error
+        }
+        observer.renderFinished()
+        seconds["render"] = result.seconds
+        clock = monotonicSeconds()
+
+        var summary = summarize(program: program, fleet: fleet, result: result)
+        try publish(sink, &summary)
+        lap("publish")
+        summary.seconds = seconds
+        if let report { try RunReport(summary: summary, redact: redact).write(to: report) }
+        return summary
+    }
+
+    /// Phase 1: the spec and values compiled; warnings go to the observer.
+    public func compile(observer: Observer = Observer()) throws(ProblemList) -> Program {
+        let (program, warnings) = try Compiler.compile(specFile: spec, valuesFile: values, options: compileOptions, specOptions: specOptions)
+        warnings.forEach(observer.warning)
+        return program
+    }
+
+    /// The sink for `output`; creating it makes the new generation folder or the temporary tar file.
+    func makeSink() throws(Problem) -> OutputSink {
+        switch output {
+        case .directory(let path): try FolderSink(path: path, keep: keepGenerations)
+        case .tar(let path): try TarSink(path: path)
+        case .tarStdout: TarSink(streamingTo: 1)
+        case .dryRun: DryRunSink()
+        }
+    }
+
+    /// The counts of a finished render pass.
+    func summarize(program: Program, fleet: Fleet, result: BatchResult) -> RunSummary {
+        var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
+                           programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
+        s.problems = fleet.inventory.problems + (fleet.users?.problems ?? []) + fleet.problems
+        s.failures = result.failures
+        s.devices.inventoryRows = fleet.inventory.rowCount
+        s.devices.inShard = result.devicesInShard
+        s.devices.rendered = result.rendered
+        s.devices.failed = result.failures.count
+        s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
+        s.devices.usersNotFound = fleet.problems.count
+        for f in result.failures { s.errorsByCode[f.problem.code.rawValue, default: 0] += 1 }
+        for p in s.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 }
+        s.devicesPerSecond = result.seconds > 0 ? Int(Double(result.devicesInShard) / result.seconds) : 0
+        s.interrupted = result.interrupted
+        s.dryRun = output == .dryRun
+        return s
+    }
+
+    /// The last phase: the output made visible whole, unless the run was interrupted or more
+    /// devices failed than allowed; then it is removed and the previous output stays.
+    func publish(_ sink: OutputSink, _ summary: inout RunSummary) throws(Problem) {
+        if summary.interrupted {
+            sink.discard()
+            return
+        }
+        if let maxFailures, summary.devices.failed > maxFailures {
+            summary.notPublished = "more than \(maxFailures) devices failed (--max-failures)"
+            sink.discard()
+            return
+        }
+        do {
+            let path = try sink.publish()
+            if output != .dryRun {
+                summary.published = true
+                summary.output = path
+            }
+        } catch {
+            sink.discard()
+            throw error
+        }
+    }
+}
+
+extension Program {
+    /// The inventory columns the program reads through `$(device.<Column>)`.
+    public var deviceColumns: [String] {
+        slots.compactMap { if case .deviceAttribute(let c) = $0 { c } else { nil } }
+    }
+}

@@ -1,0 +1,61 @@
+import AppConfigSpec
+import Foundation
+
+/// What a render job did: counts, time per phase, whether the output was published, and every
+/// problem. `summary.json` is its JSON (the failures and problems go to `errors.jsonl`).
+public struct RunSummary: Sendable, Codable {
+    public var spec: String
+    public var bundleId: String
+    public var version: Int
+    public var programHash: String
+    public var format: String
+    /// `I/N`.
+    public var shard: String
+    public var devices = Devices()
+    /// Problems by code, device failures and source problems alike.
+    public var errorsByCode: [String: Int] = [:]
+    /// Seconds per phase: compile, inventory, directory, join, render, publish.
+    public var seconds: [String: Double] = [:]
+    public var devicesPerSecond = 0
+    public var published = false
+    public var interrupted = false
+    public var dryRun = false
+    /// Where the output was published.
+    public var output: String?
+    /// Why nothing was published, when the run was not interrupted and it could have been.
+    public var notPublished: String?
+    /// Every device that did not render, in row order.
+    public var failures: [DeviceFailure] = []
+    /// Every row, entry or join problem of the sources.
+    public var problems: [Problem] = []
+
+    public struct Devices: Sendable, Codable {
+        public var inventoryRows = 0
+        public var inShard = 0
+        public var rendered = 0
+        public var failed = 0
+        /// Rows skipped as bad (not counting warnings such as a duplicate column name).
+        public var skipped = 0
+        public var usersNotFound = 0
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, devicesPerSecond
+        case published, interrupted, dryRun, output, notPublished
+    }
+
+    /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3
+    /// published with failures or skipped rows, else 0.
+    public var exitStatus: Int32 {
+        if interrupted { return ExitStatus.interrupted }
+        if notPublished != nil { return ExitStatus.failed }
+        return devices.failed > 0 || devices.skipped > 0 ? ExitStatus.partial : ExitStatus.ok
+    }
+
+    /// `summary.json`'s text: sorted keys, indented.
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self) + "\n"
+    }
+}

@@ -1,0 +1,49 @@
+import AppConfigSpec
+
+/// `--shard I/N`: the devices whose key hashes to I modulo N. The same hash in every shard, so the
+/// union of N shards is the single run.
+public struct Shard: Sendable, Equatable, CustomStringConvertible {
+    public var index: Int
+    public var count: Int
+
+    public init(index: Int, count: Int) {
+        self.index = index
+        self.count = count
+    }
+
+    public static let whole = Shard(index: 0, count: 1)
+
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, i >= 0, i < n else { return nil }
+        self.init(index: i, count: n)
+    }
+
+    @inline(__always)
+    public func contains(hash: UInt64) -> Bool { count == 1 || Int(hash % UInt64(count)) == index }
+
+    public var description: String { "\(index)/\(count)" }
+
+    /// The shard a scheduler gives through the environment: a Kubernetes Indexed Job
+    /// (`JOB_COMPLETION_INDEX`, with `--shard-count`), a Slurm array (`SLURM_ARRAY_TASK_ID`,
+    /// `SLURM_ARRAY_TASK_COUNT`), an AWS Batch array (`AWS_BATCH_JOB_ARRAY_INDEX`, with `--shard-count`).
+    /// Nil when no scheduler variable is set.
+    public static func fromEnvironment(_ env: [String: String], count: Int?) throws(Problem) -> Shard? {
+        func make(_ indexName: String, _ index: String, _ n: Int?) throws(Problem) -> Shard {
+            guard let n else { throw Problem(.shardIndex, "\(indexName) is set; give --shard-count N") }
+            guard let i = Int(index), i >= 0, i < n, n >= 1 else {
+                throw Problem(.shardIndex, "\(indexName)=\(index) is not a shard index below \(n)")
+            }
+            return Shard(index: i, count: n)
+        }
+        if let i = env["JOB_COMPLETION_INDEX"] { return try make("JOB_COMPLETION_INDEX", i, count) }
+        if let i = env["SLURM_ARRAY_TASK_ID"] {
+            let n = count ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) }
+            // Slurm arrays may start at 1 (--array=1-N): SLURM_ARRAY_TASK_MIN says where.
+            let offset = env["SLURM_ARRAY_TASK_MIN"].flatMap { Int($0) } ?? 0
+            return try make("SLURM_ARRAY_TASK_ID", String((Int(i) ?? -1) - offset), n)
+        }
+        if let i = env["AWS_BATCH_JOB_ARRAY_INDEX"] { return try make("AWS_BATCH_JOB_ARRAY_INDEX", i, count) }
+        return nil
+    }
+}

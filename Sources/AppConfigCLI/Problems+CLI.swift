@@ -1,0 +1,27 @@
+import AppConfigBatch
+import AppConfigSpec
+import ArgumentParser
+
+/// Runs `body`, turning the problems it throws into lines on standard error and an exit status:
+/// a spec or values file that cannot be read, or a shard the environment gets wrong, is a usage
+/// error (2); anything else that stops a command is a failure (1).
+func reportingProblems<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let problem as Problem {
+        writeStandardError(stderrLine(problem))
+        throw ExitCode(problem.code == .shardIndex ? ExitStatus.usage : ExitStatus.failed)
+    } catch let list as ProblemList {
+        for p in list.problems { writeStandardError(stderrLine(p)) }
+        throw ExitCode(list.problems.contains { $0.code == InputCode.read } ? ExitStatus.usage : ExitStatus.failed)
+    }
+}
+
+/// A problem with a line in a file reads as a compiler's (`file:line:col: error: ... [code]`);
+/// others as `appconfig: PLACE: ... [code]`, the place left out when the message names it.
+func stderrLine(_ p: Problem) -> String {
+    if p.location.line > 0 { return p.description + "\n" }
+    let place = p.location.description
+    let prefix = place.isEmpty || p.message.contains(p.location.place ?? "\u{0}") ? "" : place + ": "
+    return "appconfig: \(prefix)\(p.message) [\(p.code)]\n"
+}

@@ -1,0 +1,90 @@
+import AppConfigSources
+import AppConfigSpec
+import ArgumentParser
+
+/// Where devices and users come from, and how they join: shared by `sources` and `render`, and
+/// turned into the library's `FleetSources`.
+struct SourceOptions: ParsableArguments {
+    @Option(help: "The device inventory (CSV with a header row).")
+    var inventory: String
+
+    @Option(help: "The user directory: an LDIF file, or ldap:// / ldaps:// URL (see the LDAP options).")
+    var directory: String?
+
+    @Option(help: "The CSV delimiter: a character, or 'tab'.")
+    var delimiter: String = ","
+
+    @Option(name: .customLong("device-key"), help: "The column naming a device (default: UDID, else Serial Number).")
+    var deviceKey: String?
+
+    @Option(name: .customLong("user-key"), help: "The column joining a device to its user (default: Email Address, else Username).")
+    var userKey: String?
+
+    @Option(name: .customLong("user-attribute"), help: "The directory attribute the user key is matched against, case-insensitively (e.g. userPrincipalName, mail, sAMAccountName, uid).")
+    var userAttribute: String = "mail"
+
+    @Option(name: .customLong("map"), help: "A device variable's column, VARIABLE=Column (e.g. serialNumber=Asset Tag); repeatable.")
+    var columnMap: [String] = []
+
+    @Option(name: .customLong("attribute"), help: "A user variable's directory attribute, VARIABLE=attribute (e.g. emailAddress=proxyAddresses); repeatable.")
+    var attributeMap: [String] = []
+
+    @Flag(help: "Fail on the first bad row or entry instead of reporting and skipping it.")
+    var strict = false
+
+    @OptionGroup var ldap: LDAPOptions
+
+    /// The library's description of these sources (an LDAP password read from its env var or file).
+    func fleetSources() throws -> FleetSources {
+        var s = FleetSources(inventory: inventory)
+        s.inventoryOptions = try inventoryOptions()
+        s.attributes = try attributes()
+        if let directory {
+            if FleetSources.Directory.isServerURL(directory) {
+                let configuration = try ldap.configuration(url: directory)
+                if configuration.insecure { writeStandardError("appconfig: warning: --ldap-insecure: the server's certificate is not verified\n") }
+                s.directory = .ldap(configuration)
+            } else {
+                s.directory = .ldif(directory)
+            }
+        }
+        return s
+    }
+
+    func inventoryOptions() throws -> InventoryOptions {
+        var o = InventoryOptions()
+        switch delimiter {
+        case "tab", "\\t", "\t": o.delimiter = 0x09
+        default:
+            guard delimiter.utf8.count == 1, let d = delimiter.utf8.first, d != UInt8(ascii: "\""), d != 0x0A, d != 0x0D else {
+                throw ValidationError("--delimiter takes one ASCII character other than a quote or a line break, or 'tab'")
+            }
+            o.delimiter = d
+        }
+        o.deviceKeyColumn = deviceKey
+        o.userKeyColumn = userKey
+        o.strict = strict
+        for entry in columnMap {
+            let (name, column) = try Self.pair(entry, "--map")
+            guard case .device(let v)? = Variable.named(name)?.variable else { throw ValidationError("--map: \"\(name)\" is not a device variable") }
+            o.columnMap[v] = column
+        }
+        return o
+    }
+
+    func attributes() throws -> AttributeMap {
+        var map = AttributeMap()
+        map.joinAttribute = userAttribute
+        for entry in attributeMap {
+            let (name, attribute) = try Self.pair(entry, "--attribute")
+            guard case .user(let v)? = Variable.named(name)?.variable else { throw ValidationError("--attribute: \"\(name)\" is not a user variable") }
+            map.set(v, to: attribute)
+        }
+        return map
+    }
+
+    static func pair(_ entry: String, _ option: String) throws -> (String, String) {
+        guard let eq = entry.firstIndex(of: "="), eq != entry.startIndex else { throw ValidationError("\(option) takes NAME=VALUE, not \"\(entry)\"") }
+        return (String(entry[..<eq]), String(entry[entry.index(after: eq)...]))
+    }
+}

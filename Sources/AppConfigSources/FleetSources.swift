@@ -1,0 +1,51 @@
+import AppConfigSpec
+
+/// Where a fleet comes from: the inventory and how to read it, the directory (if any) and which of
+/// its attributes feed the user variables. One description that `sources`, `render` and an
+/// embedding program load the same way.
+public struct FleetSources: Sendable {
+    /// An LDIF file, or an LDAP server.
+    public enum Directory: Sendable {
+        case ldif(String)
+        case ldap(LDAPConfiguration)
+
+        /// `ldap://`, `ldaps://` and `ldapi://` URLs are servers; anything else an LDIF file.
+        public static func isServerURL(_ text: String) -> Bool {
+            text.hasPrefix("ldap://") || text.hasPrefix("ldaps://") || text.hasPrefix("ldapi://")
+        }
+    }
+
+    public var inventory: String
+    public var inventoryOptions = InventoryOptions()
+    public var directory: Directory?
+    public var attributes = AttributeMap()
+
+    public init(inventory: String, directory: Directory? = nil) {
+        self.inventory = inventory
+        self.directory = directory
+    }
+
+    /// Reads the inventory, keeping the columns a program reads through `$(device.<Column>)`
+    /// (`extraColumns`; nil keeps every column).
+    public func loadInventory(extraColumns: [String]?) throws(Problem) -> InventoryTable {
+        var options = inventoryOptions
+        options.extraColumns = extraColumns
+        return try InventoryTable.load(inventory, options: options)
+    }
+
+    /// Reads the directory, nil without one. An LDAP directory may look up only the users the
+    /// inventory names (targeted mode): their keys come from the inventory's user key column.
+    public func loadDirectory(for inventory: InventoryTable) throws(Problem) -> UserTable? {
+        switch directory {
+        case nil:
+            return nil
+        case .ldif(let path):
+            return try LDIFReader.load(path, map: attributes)
+        case .ldap(let configuration):
+            return try LDAPDirectory.load(configuration, map: attributes) {
+                guard let slot = inventory.userKeySlot else { return [] }
+                return (0..<inventory.rowCount).map { inventory.string(row: $0, slot: slot) }
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import AppConfigSpec
+
+/// Codes for problems with the inputs a fleet comes from: inventory rows, directory entries, the
+/// join, and the loads themselves. Bad rows and entries are reported and skipped (or fail the run
+/// with `--strict`); none is dropped silently.
+public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
+    /// A quoted field that never ends.
+    case csvUnterminatedQuote = "csv.unterminated-quote"
+    /// Text after the closing quote of a field.
+    case csvTextAfterQuote = "csv.text-after-quote"
+    /// A row with another number of fields than the header.
+    case csvFieldCount = "csv.field-count"
+    /// Bytes that are not UTF-8.
+    case csvInvalidUTF8 = "csv.invalid-utf8"
+    /// A column name given twice (the first is used).
+    case csvDuplicateColumn = "csv.duplicate-column"
+    /// A column named by an option or `$(device.<Column>)` that the header does not have.
+    case csvUnknownColumn = "csv.unknown-column"
+    /// An empty file.
+    case csvNoHeader = "csv.no-header"
+    /// No column names devices (no UDID or Serial Number, no `--device-key`).
+    case csvNoDeviceKey = "csv.no-device-key"
+    /// A row whose device key is empty.
+    case csvEmptyDeviceKey = "csv.empty-device-key"
+    /// A device key on two rows (the second is skipped).
+    case csvDuplicateDeviceKey = "csv.duplicate-device-key"
+    case ldifSyntax = "ldif.syntax"
+    /// An LDIF change record (`changetype:`): a directory export holds content records only.
+    case ldifChangeRecord = "ldif.change-record"
+    /// A `:<` URL value: never fetched.
+    case ldifURLValue = "ldif.url-value"
+    case ldifBase64 = "ldif.base64"
+    case ldifInvalidUTF8 = "ldif.invalid-utf8"
+    /// A DN that is not valid RFC 4514.
+    case ldifDN = "ldif.dn"
+    case ldifDuplicateDN = "ldif.duplicate-dn"
+    /// The server cannot be reached (after the retries).
+    case ldapConnect = "ldap.connect"
+    /// The TLS handshake failed (most often: the certificate is not trusted).
+    case ldapTLS = "ldap.tls"
+    /// The bind was refused.
+    case ldapBind = "ldap.bind"
+    /// The search failed or was cut short.
+    case ldapSearch = "ldap.search"
+    /// Two users with the same join key (the first is used).
+    case userDuplicateKey = "user.duplicate-key"
+    /// A device whose user key matches no user.
+    case userNotFound = "join.user-not-found"
+    /// A device whose user key column is empty.
+    case userKeyEmpty = "join.user-key-empty"
+
+    public var defaultSeverity: Problem.Severity {
+        switch self {
+        case .csvDuplicateColumn, .userDuplicateKey: .warning
+        default: .error
+        }
+    }
+}
+
+extension Problem {
+    public init(_ code: SourceCode, _ severity: Severity? = nil, at location: Location, _ message: String,
+                hint: String? = nil, variable: Variable? = nil, value: String? = nil) {
+        self.init(code as any ProblemCodeCatalog, severity, at: location, message, hint: hint, variable: variable, value: value)
+    }
+}
+
+extension ProblemCode {
+    public static func == (lhs: ProblemCode, rhs: SourceCode) -> Bool { lhs.rawValue == rhs.rawValue }
+    public static func != (lhs: ProblemCode, rhs: SourceCode) -> Bool { lhs.rawValue != rhs.rawValue }
+}
