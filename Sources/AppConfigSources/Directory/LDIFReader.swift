@@ -16,114 +16,131 @@ public enum LDIFReader {
     }
 
     public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap()) -> UserTable {
-        var builder = UserTableBuilder(source: file, map: map)
-        // Attribute names compared as lowercased bytes: a short list, no String per line.
-        let wanted = builder.attributeOrder.map { Array($0.utf8) }
-        // Duplicate DNs: the FNV hash of the lowercased DN names the first user with it; a hit is
-        // checked against that user's stored DN (rarer hits share one list).
-        var seenDNs: [UInt64: Int] = [:]
-        var collisions: [UInt64: [Int]] = [:]
-
-        var entryLine = 0
-        var dn: [UInt8]?
-        var values = [ArraySlice<UInt8>?](repeating: nil, count: wanted.count)
-        var rejected = false
-        var sawObjectClass = false, isPerson = false
-
-        func finishEntry() {
-            defer {
-                dn = nil; rejected = false; sawObjectClass = false; isPerson = false
-                for i in values.indices { values[i] = nil }
-            }
-            guard let dn, !rejected, isPerson || !sawObjectClass else { return }
-            var location: Location { Location(file: file, line: entryLine) }
-            guard let text = String(validating: dn, as: UTF8.self) else {
-                builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
-                return
-            }
-            let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
-            let candidates = (seenDNs[hash].map { [$0] } ?? []) + (collisions[hash] ?? [])
-            let sameDN = candidates.contains { u in
-                builder.dn(ofUser: u).withUnsafeBufferPointer { stored in
-                    dn.withUnsafeBufferPointer { bytesEqual(stored, $0, foldingASCIICase: true) }
-                }
-            }
-            if sameDN {
-                builder.report(Problem(.ldifDuplicateDN, at: location.with(dn: text), "DN \"\(text)\" appears again; this entry is skipped"))
-                return
-            }
-            let user = builder.count
-            builder.add(dn: text, values: values, location: location)
-            guard builder.count > user else { return }  // the DN did not parse: reported, not added
-            if seenDNs[hash] == nil { seenDNs[hash] = user } else { collisions[hash, default: []].append(user) }
-        }
-
-        func problem(_ code: SourceCode, _ line: Int, _ message: String) {
-            builder.report(Problem(code, at: Location(file: file, line: line), message))
-            rejected = true
-        }
-
+        var collector = EntryCollector(file: file, map: map)
         var lines = LogicalLines(bytes: bytes)
-        var first = true
-        while let (line, number) = lines.next() {
-            if line.isEmpty { finishEntry(); continue }
-            if line.first == UInt8(ascii: "#") { continue }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-                problem(.ldifSyntax, number, "expected \"attribute: value\"")
-                continue
-            }
-            let name = line[..<colon]
-            // The value: ": text", ":: base64" or ":< URL".
-            var rest = line[(colon + 1)...]
-            var value: ArraySlice<UInt8>
-            var decoded: [UInt8]?
-            if rest.first == UInt8(ascii: ":") {
-                rest = rest.dropFirst().drop { $0 == 0x20 }
-                guard let d = Base64.decode(rest) else {
-                    problem(.ldifBase64, number, "the base64 value of \(String(decoding: name, as: UTF8.self)) is not valid base64")
-                    continue
-                }
-                decoded = d
-                value = d[...]
-            } else if rest.first == UInt8(ascii: "<") {
-                problem(.ldifURLValue, number, "\(String(decoding: name, as: UTF8.self)) takes its value from a URL (\":<\"), which is not supported")
-                continue
-            } else {
-                value = rest.drop { $0 == 0x20 }
-            }
-            _ = decoded
-            if first && equalsLower(name, "version") { first = false; continue }
-            first = false
-            if dn == nil {
-                guard equalsLower(name, "dn") else {
-                    if !rejected { problem(.ldifSyntax, number, "an entry starts with \"dn:\", not \"\(String(decoding: name, as: UTF8.self)):\"") }
-                    continue
-                }
-                entryLine = number
-                dn = Array(value)
-                continue
-            }
-            if equalsLower(name, "objectclass") {
-                sawObjectClass = true
-                if personClasses.contains(where: { equalsLower(value, $0) }) { isPerson = true }
-                continue
-            }
-            if equalsLower(name, "changetype") {
-                problem(.ldifChangeRecord, number, "change records (changetype: \(String(decoding: value, as: UTF8.self))) are not supported; give the directory's content")
-                continue
-            }
-            // Attribute options (";lang-de", ";binary") do not change which attribute it is.
-            let attribute = name.prefix { $0 != UInt8(ascii: ";") }
-            guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { continue }
-            if values[i] != nil { continue }  // multi-valued: the first value is kept
-            if firstInvalidUTF8Slice(value) != nil {
-                problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
-                continue
-            }
-            values[i] = value
+        while let (line, number) = lines.next() { collector.take(line, number) }
+        collector.finishEntry()
+        return collector.builder.finish()
+    }
+}
+
+/// One LDIF reading: the entry being collected, line by line, and the users so far.
+struct EntryCollector {
+    var builder: UserTableBuilder
+    let file: String
+    /// Attribute names compared as lowercased bytes: a short list, no String per line.
+    let wanted: [[UInt8]]
+    /// Duplicate DNs: the FNV hash of the lowercased DN names the first user with it; a hit is
+    /// checked against that user's stored DN (rarer hits share one list).
+    var seenDNs: [UInt64: Int] = [:]
+    var collisions: [UInt64: [Int]] = [:]
+
+    var entryLine = 0
+    var dn: [UInt8]?
+    var values: [ArraySlice<UInt8>?]
+    var rejected = false
+    var sawObjectClass = false, isPerson = false
+    /// Before the first record: a `version:` line may stand here.
+    var first = true
+
+    init(file: String, map: AttributeMap) {
+        builder = UserTableBuilder(source: file, map: map)
+        self.file = file
+        wanted = builder.attributeOrder.map { Array($0.utf8) }
+        values = [ArraySlice<UInt8>?](repeating: nil, count: wanted.count)
+    }
+
+    /// The entry ends (a blank line, the end of the file): a person becomes a user, unless a line
+    /// of it was refused or its DN was seen before.
+    mutating func finishEntry() {
+        defer {
+            dn = nil; rejected = false; sawObjectClass = false; isPerson = false
+            for i in values.indices { values[i] = nil }
         }
-        finishEntry()
-        return builder.finish()
+        guard let dn, !rejected, isPerson || !sawObjectClass else { return }
+        let location = Location(file: file, line: entryLine)
+        guard let text = String(validating: dn, as: UTF8.self) else {
+            builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
+            return
+        }
+        let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
+        let candidates = (seenDNs[hash].map { [$0] } ?? []) + (collisions[hash] ?? [])
+        let sameDN = candidates.contains { u in
+            builder.dn(ofUser: u).withUnsafeBufferPointer { stored in
+                dn.withUnsafeBufferPointer { bytesEqual(stored, $0, foldingASCIICase: true) }
+            }
+        }
+        if sameDN {
+            builder.report(Problem(.ldifDuplicateDN, at: location.with(dn: text), "DN \"\(text)\" appears again; this entry is skipped"))
+            return
+        }
+        let user = builder.count
+        builder.add(dn: text, values: values, location: location)
+        guard builder.count > user else { return }  // the DN did not parse: reported, not added
+        if seenDNs[hash] == nil { seenDNs[hash] = user } else { collisions[hash, default: []].append(user) }
+    }
+
+    /// A refused line: reported, and its entry is left out.
+    mutating func problem(_ code: SourceCode, _ line: Int, _ message: String) {
+        builder.report(Problem(code, at: Location(file: file, line: line), message))
+        rejected = true
+    }
+
+    /// One logical line (folded lines joined) numbered as in the file.
+    mutating func take(_ line: ArraySlice<UInt8>, _ number: Int) {
+        if line.isEmpty { finishEntry(); return }
+        if line.first == UInt8(ascii: "#") { return }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            problem(.ldifSyntax, number, "expected \"attribute: value\"")
+            return
+        }
+        let name = line[..<colon]
+        guard let value = value(line[(colon + 1)...], of: name, number) else { return }
+        if first && equalsLower(name, "version") { first = false; return }
+        first = false
+        if dn == nil {
+            guard equalsLower(name, "dn") else {
+                if !rejected { problem(.ldifSyntax, number, "an entry starts with \"dn:\", not \"\(String(decoding: name, as: UTF8.self)):\"") }
+                return
+            }
+            entryLine = number
+            dn = Array(value)
+            return
+        }
+        if equalsLower(name, "objectclass") {
+            sawObjectClass = true
+            if LDIFReader.personClasses.contains(where: { equalsLower(value, $0) }) { isPerson = true }
+            return
+        }
+        if equalsLower(name, "changetype") {
+            problem(.ldifChangeRecord, number, "change records (changetype: \(String(decoding: value, as: UTF8.self))) are not supported; give the directory's content")
+            return
+        }
+        // Attribute options (";lang-de", ";binary") do not change which attribute it is.
+        let attribute = name.prefix { $0 != UInt8(ascii: ";") }
+        guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { return }
+        if values[i] != nil { return }  // multi-valued: the first value is kept
+        if firstInvalidUTF8Slice(value) != nil {
+            problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
+            return
+        }
+        values[i] = value
+    }
+
+    /// The value after the colon: ": text", ":: base64" (decoded) or ":< URL" (refused: nil).
+    mutating func value(_ rest: ArraySlice<UInt8>, of name: ArraySlice<UInt8>, _ number: Int) -> ArraySlice<UInt8>? {
+        if rest.first == UInt8(ascii: ":") {
+            guard let d = Base64.decode(rest.dropFirst().drop { $0 == 0x20 }) else {
+                problem(.ldifBase64, number, "the base64 value of \(String(decoding: name, as: UTF8.self)) is not valid base64")
+                return nil
+            }
+            return d[...]
+        }
+        if rest.first == UInt8(ascii: "<") {
+            problem(.ldifURLValue, number, "\(String(decoding: name, as: UTF8.self)) takes its value from a URL (\":<\"), which is not supported")
+            return nil
+        }
+        return rest.drop { $0 == 0x20 }
     }
 }
 

@@ -29,65 +29,28 @@ struct CSVScanner {
         let n = bytes.count
         guard position < n else { return nil }
         let b = bytes.baseAddress!
-        let quote = UInt8(ascii: "\"")
         let start = position
         var record = Record(line: line)
         var p = position
         // Any byte >= 0x80 in the record: only then is it checked as UTF-8.
         var high: UInt64 = 0
-        let delimiterWord = UInt64(delimiter) &* 0x0101_0101_0101_0101
         while true {
-            if p < n && b[p] == quote {
-                // A quoted field: copy down over the opening quote and every doubled quote.
+            if p < n && b[p] == UInt8(ascii: "\"") {
                 let quoteLine = line
-                p += 1
-                let fieldStart = p
-                var out = p
-                while true {
-                    guard p < n else {
-                        position = n
-                        record.error = (.csvUnterminatedQuote, "the quoted field opened on line \(quoteLine) is never closed")
-                        return record
-                    }
-                    let c = b[p]
-                    if c == quote {
-                        if p + 1 < n && b[p + 1] == quote { b[out] = quote; out += 1; p += 2; continue }
-                        p += 1
-                        break
-                    }
-                    if c == 0x0A { line += 1 }
-                    high |= UInt64(c)
-                    b[out] = c
-                    out += 1
-                    p += 1
+                guard let (end, fieldStart, length) = scanQuoted(from: p + 1, high: &high) else {
+                    position = n
+                    record.error = (.csvUnterminatedQuote, "the quoted field opened on line \(quoteLine) is never closed")
+                    return record
                 }
-                fields.append(fieldStart, out - fieldStart)
+                p = end
+                fields.append(fieldStart, length)
                 if p < n && b[p] != delimiter && b[p] != 0x0A && b[p] != 0x0D {
                     record.error = (.csvTextAfterQuote, "text after the closing quote of field \(fields.count)")
                     while p < n && b[p] != 0x0A { p += 1 }
                 }
             } else {
                 let fieldStart = p
-                // Eight bytes at a time: the first delimiter, LF or CR is the lowest set byte of
-                // the match mask (SWAR "has zero byte"; false positives only follow a true one).
-                while p + 8 <= n {
-                    let w = UnsafeRawPointer(b + p).loadUnaligned(as: UInt64.self)
-                    let m = Self.zeroBytes(w ^ delimiterWord) | Self.zeroBytes(w ^ 0x0A0A_0A0A_0A0A_0A0A) | Self.zeroBytes(w ^ 0x0D0D_0D0D_0D0D_0D0D)
-                    if m != 0 {
-                        let k = m.trailingZeroBitCount / 8
-                        high |= w & (k == 0 ? 0 : (UInt64.max >> UInt64(64 - 8 * k)))
-                        p += k
-                        break
-                    }
-                    high |= w
-                    p += 8
-                }
-                while p < n {
-                    let c = b[p]
-                    if c == delimiter || c == 0x0A || c == 0x0D { break }
-                    high |= UInt64(c)
-                    p += 1
-                }
+                p = scanPlain(from: p, high: &high)
                 fields.append(fieldStart, p - fieldStart)
             }
             if p >= n { break }
@@ -106,6 +69,60 @@ struct CSVScanner {
                             + (badLine != record.line ? " on line \(badLine)" : ""))
         }
         return record
+    }
+
+    /// A quoted field whose text starts at `start` (past the opening quote), unescaped in place:
+    /// copied down over every doubled quote. Returns the position past the closing quote and the
+    /// field's offset and length, or nil when the quote is never closed.
+    @inline(__always)
+    private mutating func scanQuoted(from start: Int, high: inout UInt64) -> (end: Int, offset: Int, length: Int)? {
+        let b = bytes.baseAddress!
+        let n = bytes.count
+        let quote = UInt8(ascii: "\"")
+        var p = start
+        var out = p
+        while p < n {
+            let c = b[p]
+            if c == quote {
+                if p + 1 < n && b[p + 1] == quote { b[out] = quote; out += 1; p += 2; continue }
+                return (p + 1, start, out - start)
+            }
+            if c == 0x0A { line += 1 }
+            high |= UInt64(c)
+            b[out] = c
+            out += 1
+            p += 1
+        }
+        return nil
+    }
+
+    /// An unquoted field from `start`: the position of the delimiter, LF or CR that ends it (or the
+    /// end). Eight bytes at a time: the first match is the lowest set byte of the match mask (SWAR
+    /// "has zero byte"; false positives only follow a true one).
+    @inline(__always)
+    private func scanPlain(from start: Int, high: inout UInt64) -> Int {
+        let b = bytes.baseAddress!
+        let n = bytes.count
+        let delimiterWord = UInt64(delimiter) &* 0x0101_0101_0101_0101
+        var p = start
+        while p + 8 <= n {
+            let w = UnsafeRawPointer(b + p).loadUnaligned(as: UInt64.self)
+            let m = Self.zeroBytes(w ^ delimiterWord) | Self.zeroBytes(w ^ 0x0A0A_0A0A_0A0A_0A0A) | Self.zeroBytes(w ^ 0x0D0D_0D0D_0D0D_0D0D)
+            if m != 0 {
+                let k = m.trailingZeroBitCount / 8
+                high |= w & (k == 0 ? 0 : (UInt64.max >> UInt64(64 - 8 * k)))
+                return p + k
+            }
+            high |= w
+            p += 8
+        }
+        while p < n {
+            let c = b[p]
+            if c == delimiter || c == 0x0A || c == 0x0D { break }
+            high |= UInt64(c)
+            p += 1
+        }
+        return p
     }
 }
 

@@ -107,39 +107,13 @@ public final class InventoryTable: @unchecked Sendable {
             }
         }
 
-        // Which columns to keep: mapped variables, the keys, and the extras (or all).
-        func column(_ name: String, _ what: String) throws(Problem) -> Int {
-            guard let c = ColumnNames.index(of: name, in: header) else {
-                throw Problem(.csvUnknownColumn, at: Location(file: file, line: 1),
-                              "no column \"\(name)\" (\(what)); columns: " + header.filter { !$0.isEmpty }.joined(separator: ", "))
-            }
-            return c
-        }
-        var variableColumns: [DeviceVariable: Int] = [:]
-        for v in DeviceVariable.allCases {
-            if let name = options.columnMap[v] { variableColumns[v] = try column(name, "--map \(v.rawValue)") }
-            else if let c = ColumnNames.column(for: v, in: header) { variableColumns[v] = c }
-        }
-        let deviceKeyColumn: Int
-        if let name = options.deviceKeyColumn { deviceKeyColumn = try column(name, "--device-key") }
-        else if let c = variableColumns[.udid] ?? variableColumns[.serialNumber] { deviceKeyColumn = c }
-        else { throw Problem(.csvNoDeviceKey, at: Location(file: file, line: 1), "no UDID or Serial Number column to name devices; give --device-key COLUMN") }
-        var userKeyColumn: Int?
-        if let name = options.userKeyColumn { userKeyColumn = try column(name, "--user-key") }
-        else { userKeyColumn = ColumnNames.index(of: "Email Address", in: header) ?? ColumnNames.index(of: "Username", in: header) }
-        var kept = Set(variableColumns.values)
-        kept.insert(deviceKeyColumn)
-        if let userKeyColumn { kept.insert(userKeyColumn) }
-        if let extras = options.extraColumns {
-            for name in extras { kept.insert(try column(name, "$(device.\(name))")) }
-        } else {
-            kept.formUnion(header.indices)
-        }
-        let keptColumns = kept.sorted()
+        let plan = try ColumnPlan(header: header, file: file, options: options)
+        let keptColumns = plan.keptColumns
         self.keptColumns = keptColumns
-        variableSlots = variableColumns.mapValues { keptColumns.firstIndex(of: $0)! }
-        deviceKeySlot = keptColumns.firstIndex(of: deviceKeyColumn)!
-        userKeySlot = userKeyColumn.map { keptColumns.firstIndex(of: $0)! }
+        variableSlots = plan.variableSlots
+        deviceKeySlot = plan.deviceKeySlot
+        userKeySlot = plan.userKeySlot
+        let deviceKeyColumn = keptColumns[deviceKeySlot]
 
         // The rows.
         let keptIndex: [Int] = (0..<header.count).map { keptColumns.firstIndex(of: $0) ?? -1 }

@@ -1,0 +1,47 @@
+import AppConfigSpec
+
+/// Which columns of an inventory are kept, and what each is for: the mapped device variables, the
+/// device key, the user key, and the extras (`$(device.<Column>)`, or every column).
+struct ColumnPlan {
+    /// Header indices of the kept columns, in header order.
+    let keptColumns: [Int]
+    /// The kept-column slot of each device variable that maps to a column.
+    let variableSlots: [DeviceVariable: Int]
+    let deviceKeySlot: Int
+    let userKeySlot: Int?
+
+    init(header: [String], file: String, options: InventoryOptions) throws(Problem) {
+        func column(_ name: String, _ what: String) throws(Problem) -> Int {
+            guard let c = ColumnNames.index(of: name, in: header) else {
+                throw Problem(.csvUnknownColumn, at: Location(file: file, line: 1),
+                              "no column \"\(name)\" (\(what)); columns: " + header.filter { !$0.isEmpty }.joined(separator: ", "))
+            }
+            return c
+        }
+        var variableColumns: [DeviceVariable: Int] = [:]
+        for v in DeviceVariable.allCases {
+            if let name = options.columnMap[v] { variableColumns[v] = try column(name, "--map \(v.rawValue)") }
+            else if let c = ColumnNames.column(for: v, in: header) { variableColumns[v] = c }
+        }
+        let deviceKeyColumn: Int
+        if let name = options.deviceKeyColumn { deviceKeyColumn = try column(name, "--device-key") }
+        else if let c = variableColumns[.udid] ?? variableColumns[.serialNumber] { deviceKeyColumn = c }
+        else { throw Problem(.csvNoDeviceKey, at: Location(file: file, line: 1), "no UDID or Serial Number column to name devices; give --device-key COLUMN") }
+        var userKeyColumn: Int?
+        if let name = options.userKeyColumn { userKeyColumn = try column(name, "--user-key") }
+        else { userKeyColumn = ColumnNames.index(of: "Email Address", in: header) ?? ColumnNames.index(of: "Username", in: header) }
+        var kept = Set(variableColumns.values)
+        kept.insert(deviceKeyColumn)
+        if let userKeyColumn { kept.insert(userKeyColumn) }
+        if let extras = options.extraColumns {
+            for name in extras { kept.insert(try column(name, "$(device.\(name))")) }
+        } else {
+            kept.formUnion(header.indices)
+        }
+        let keptColumns = kept.sorted()
+        self.keptColumns = keptColumns
+        variableSlots = variableColumns.mapValues { keptColumns.firstIndex(of: $0)! }
+        deviceKeySlot = keptColumns.firstIndex(of: deviceKeyColumn)!
+        userKeySlot = userKeyColumn.map { keptColumns.firstIndex(of: $0)! }
+    }
+}
