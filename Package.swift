@@ -83,6 +83,6 @@ let package = Package(
         .testTarget(name: "AppConfigRenderTests",
                     dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigSources", "AppConfigSpec", "TestSupport"]),
-        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigBatch", "LibPlist", "TestSupport"]),
+        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "LibPlist", "TestSupport"]),
     ]
 )

@@ -8,8 +8,13 @@ import Testing
 /// shards, interruption, hostile device keys, unwritable outputs.
 @Suite("appconfig render, end to end", .serialized)
 struct RenderCommandTests {
-    static let demo = ["--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
-                       "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+    static let demo = demo()
+
+    /// The demo job's inputs, with another inventory where given.
+    static func demo(inventory: String = Paths.fixture("demo/inventory.csv")) -> [String] {
+        ["--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+         "--inventory", inventory, "--directory", Paths.fixture("demo/directory.ldif")]
+    }
 
     func render(_ arguments: [String]) throws -> ProcessResult {
         try runProcess(Paths.appconfigBinary, ["render"] + arguments)
@@ -118,15 +123,25 @@ struct RenderCommandTests {
             }
             return out
         }
-        let single = dir.appendingPathComponent("all").path
-        let whole = try render(Self.demo + ["--out", single])
+        let single = dir.appendingPathComponent("all").path, report = dir.appendingPathComponent("report").path
+        let whole = try render(Self.demo + ["--out", single, "--report", report])
         #expect(whole.status == 3, "\(whole.stdout)\(whole.stderr)")
+        // The devices that fail, from the whole run's error file: a shard exits 3 exactly when it has one.
+        let failing = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
+            let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return (o?["code"] as? String)?.hasPrefix("device.") == true ? o?["device"] as? String : nil
+        }
+        #expect(failing.count == 25)
         var union: [String: Data] = [:]
         var counts: [Int] = []
         for i in 0..<3 {
             let shard = dir.appendingPathComponent("shard\(i)").path
             let r = try render(Self.demo + ["--out", shard, "--shard", "\(i)/3"])
-            #expect(r.status == 3 || r.status == 0)
+            let shardFails = failing.contains { key in
+                var k = key
+                return k.withUTF8 { Shard(index: i, count: 3).contains(hash: OutputNames.hash($0)) }
+            }
+            #expect(r.status == (shardFails ? 3 : 0))
             let part = try files(shard)
             counts.append(part.count)
             union.merge(part) { a, _ in a }
@@ -145,6 +160,34 @@ struct RenderCommandTests {
         try process.run()
         process.waitUntilExit()
         #expect(try files(k8s) == (try files(dir.appendingPathComponent("shard1").path)))
+
+        // Slurm (0- or 1-based arrays) and AWS Batch array jobs pick the same shards.
+        let schedulers: [(env: [String: String], count: [String], shard: Int)] = [
+            (["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "3"], [], 2),
+            (["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "1"], [], 0),
+            (["AWS_BATCH_JOB_ARRAY_INDEX": "2"], ["--shard-count", "3"], 2),
+        ]
+        for (n, s) in schedulers.enumerated() {
+            let out = dir.appendingPathComponent("scheduler\(n)").path
+            let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--out", out, "--quiet"] + s.count, environment: s.env)
+            #expect(r.stdout.contains("shard \(s.shard)/3"), "\(s.env): \(r.stdout)\(r.stderr)")
+            #expect(try files(out) == (try files(dir.appendingPathComponent("shard\(s.shard)").path)), "\(s.env)")
+        }
+    }
+
+    @Test("a scheduler's index without a count, or out of range: status 2, the variable named")
+    func schedulerErrors() throws {
+        let cases: [([String: String], [String], String)] = [
+            (["JOB_COMPLETION_INDEX": "1"], [], "appconfig: JOB_COMPLETION_INDEX is set; give --shard-count N [shard.index]\n"),
+            (["AWS_BATCH_JOB_ARRAY_INDEX": "3"], ["--shard-count", "3"], "appconfig: AWS_BATCH_JOB_ARRAY_INDEX=3 is not a shard index below 3 [shard.index]\n"),
+            (["SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_ARRAY_TASK_MIN": "1"], [],
+             "appconfig: SLURM_ARRAY_TASK_ID=-1 is not a shard index below 2 [shard.index]\n"),
+        ]
+        for (env, extra, message) in cases {
+            let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--dry-run", "--quiet"] + extra, environment: env)
+            #expect(r.status == 2, "\(env)")
+            #expect(r.stderr == message)
+        }
     }
 
     @Test("exit statuses: 0 all rendered, 1 over --max-failures (nothing published), 2 usage")
@@ -156,9 +199,7 @@ struct RenderCommandTests {
         let clean = rows.filter { !$0.contains("gone") && !$0.contains("-") || $0.hasPrefix("Display Name") }
         let inventory = dir.appendingPathComponent("clean.csv").path
         try clean.joined(separator: "\r\n").write(toFile: inventory, atomically: true, encoding: .utf8)
-        var arguments = Self.demo
-        arguments[5] = inventory
-        let ok = try render(arguments + ["--out", dir.appendingPathComponent("ok").path])
+        let ok = try render(Self.demo(inventory: inventory) + ["--out", dir.appendingPathComponent("ok").path])
         #expect(ok.status == 0, "\(ok.stdout)\(ok.stderr)")
 
         let over = dir.appendingPathComponent("over").path
@@ -175,9 +216,7 @@ struct RenderCommandTests {
 
     @Test("a missing input file and an unwritable output folder: one clear line, status 1")
     func fatalErrors() throws {
-        var missing = Self.demo
-        missing[5] = "/nonexistent/inventory.csv"
-        let r1 = try render(missing + ["--out", "/tmp/never"])
+        let r1 = try render(Self.demo(inventory: "/nonexistent/inventory.csv") + ["--out", "/tmp/never"])
         #expect(r1.status == 1)
         #expect(r1.stderr == "appconfig: cannot read /nonexistent/inventory.csv: No such file or directory [input.read]\n")
 

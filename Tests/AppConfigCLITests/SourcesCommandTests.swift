@@ -41,8 +41,8 @@ struct SourcesCommandTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let (outData, errData) = readBoth(out, err)
+        let stdout = String(decoding: outData, as: UTF8.self), stderr = String(decoding: errData, as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 1)
         #expect(stderr == "appconfig: \(server.url): bind as \(server.bindDN) refused: invalid credentials (check the bind DN and the password's source) [ldap.bind]\n")

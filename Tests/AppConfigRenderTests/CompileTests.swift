@@ -32,7 +32,9 @@ struct CompileTests {
         #expect(program.keys.map(\.name) == ["ManagedAppConfigurationVersion", "Zeta", "list", "name", "url"])
         #expect(program.slots == [.device(.udid), .user(.cn), .user(.ou)])
         #expect(program.texts.map { String(decoding: $0, as: UTF8.self) } == ["https://", ".example/"])
-        #expect(program.instructions[18].operands == (1, 64))
+        let name = try #require(program.keys.first { $0.name == "name" })
+        let lengthCheck = try #require(program.instructions[name.startAddress..<name.endAddress].first { $0.opcode == .checkLength })
+        #expect(lengthCheck.operands == (1, 64))
         #expect(program.keys.map(\.policy) == [.fail, .fail, .fail, .fail, .fail])
         let listing = Disassembler.listing(program)
         #expect(listing.contains("0027  checkPattern p0 /^https:///\n"))
@@ -125,6 +127,12 @@ struct CompileTests {
         Bad(name: "a policy for an unknown key", spec: spec([Key(name: "k", type: .string, location: loc)]),
             options: CompileOptions(keyPolicies: ["nope": .omit]), code: .compileUnknownPolicyKey),
     ]
+
+    @Test("every compile.* code has a failing case in badCases")
+    func everyCompileCodeCovered() {
+        let covered = Set(Self.badCases.map(\.code))
+        #expect(DiagnosticCode.allCases.filter { $0.rawValue.hasPrefix("compile.") && !covered.contains($0) } == [])
+    }
 
     @Test(arguments: badCases)
     func compileError(_ bad: Bad) {

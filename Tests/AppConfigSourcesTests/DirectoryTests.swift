@@ -137,7 +137,13 @@ struct DirectoryTests {
     func corpus() throws {
         let users = try LDIFReader.load(try #require(Paths.corpusFile("ldif/users/dwimberger-ldap-ad-it/users.ldif")))
         #expect(users.problems.isEmpty, "\(users.problems)")
-        #expect(users.count > 0)
+        // Twelve entries: schema entries, a domain, OUs and a group are passed over; the one person stays.
+        #expect(users.count == 1)
+        #expect(users.string(user: 0, .dn) == "uid=test,ou=users,dc=wimpi,dc=net")
+        #expect(users.string(user: 0, .sAMAccountName) == "test")
+        #expect(users.string(user: 0, .cn) == "Test User")
+        #expect(users.string(user: 0, .lastName) == "test")
+        #expect(users.string(user: 0, .ou) == "users")
     }
 
     @Test("the join: users found by key, missing users reported with the CSV line, device variables kept")

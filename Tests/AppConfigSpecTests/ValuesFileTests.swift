@@ -56,7 +56,7 @@ struct ValuesFileTests {
         var testDescription: String { "\(code.rawValue): \(json)" }
     }
 
-    @Test(arguments: [
+    static let badCases: [Bad] = [
         Bad(json: "{\n \"timeout\": 30,\n}", code: .valuesSyntax, line: 3, column: 1),
         Bad(json: "{\"a\": \"\\x\"}", code: .valuesSyntax, line: 1, column: 10),
         Bad(json: "[1, 2]", code: .valuesRoot, line: 1, column: 1),
@@ -76,7 +76,9 @@ struct ValuesFileTests {
         Bad(json: "{\"serverURL\": \"https://a/$5\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$()\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(UDID)\"}", code: .variableSpelling, line: 1, column: 15),
-    ])
+    ]
+
+    @Test(arguments: badCases)
     func badJSON(_ bad: Bad) {
         let d = read(bad.json).diagnostics
         #expect(d.map { $0.code.as(DiagnosticCode.self) } == [bad.code], "\(d)")

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 
 /// Where the tests find the repository's fixtures, the shared public corpus and the built binary.
 public enum Paths {
@@ -52,16 +54,18 @@ public func runProcessData(_ executable: String, _ arguments: [String]) throws -
     process.standardOutput = out
     process.standardError = err
     try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    let (data, errData) = readBoth(out, err)
     process.waitUntilExit()
     return (process.terminationStatus, data, String(decoding: errData, as: UTF8.self))
 }
 
-public func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
+/// Runs a program to its end. `environment` replaces the inherited one where given.
+public func runProcess(_ executable: String, _ arguments: [String], stdin: String? = nil,
+                       environment: [String: String]? = nil) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     let out = Pipe(), err = Pipe(), input = Pipe()
     process.standardOutput = out
     process.standardError = err
@@ -69,13 +73,26 @@ public func runProcess(_ executable: String, _ arguments: [String], stdin: Strin
     try process.run()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
-    // Read both pipes before waiting, so a chatty child cannot block on a full pipe.
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    let (outData, errData) = readBoth(out, err)
     process.waitUntilExit()
     return ProcessResult(status: process.terminationStatus,
                          stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Reads both pipes to their end at once (standard error on another thread): reading one to the
+/// end first would deadlock with a child blocked writing to the other, full one.
+public func readBoth(_ out: Pipe, _ err: Pipe) -> (Data, Data) {
+    let errData = Mutex(Data())
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        let d = err.fileHandleForReading.readDataToEndOfFile()
+        errData.withLock { $0 = d }
+        done.signal()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    done.wait()
+    return (outData, errData.withLock { $0 })
 }
 
 /// Finds a program on PATH (python3, xmllint), or nil.

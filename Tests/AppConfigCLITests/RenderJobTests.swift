@@ -1,0 +1,139 @@
+@testable import AppConfigBatch
+import AppConfigCompiler
+import AppConfigRender
+import AppConfigSources
+import AppConfigSpec
+import Foundation
+import Synchronization
+import LibPlist
+import TestSupport
+import Testing
+
+/// The render job as a library call, with no binary: what an MDM server written in Swift embeds.
+@Suite("RenderJob in-process")
+struct RenderJobTests {
+    static func demoJob() -> RenderJob {
+        var job = RenderJob(spec: Paths.fixture("demo/spec.xml"),
+                            sources: FleetSources(inventory: Paths.fixture("demo/inventory.csv"), directory: .ldif(Paths.fixture("demo/directory.ldif"))))
+        job.values = Paths.fixture("demo/values.json")
+        return job
+    }
+
+    @Test("the demo to a tar: the summary's counts, the report, and the same bytes as the command line")
+    func demoToTar() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var job = Self.demoJob()
+        let tar = dir.appendingPathComponent("lib.tar").path, report = dir.appendingPathComponent("nested/report").path
+        job.output = .tar(tar)
+        job.report = report
+        let summary = try job.run()
+        #expect(summary.devices.inventoryRows == 1000)
+        #expect(summary.devices.rendered == 975)
+        #expect(summary.devices.failed == 25)
+        #expect(summary.devices.usersNotFound == 15)
+        #expect(summary.errorsByCode == ["device.missing-variable": 15, "device.pattern": 10, "join.user-not-found": 15])
+        #expect(summary.published && summary.output == tar)
+        #expect(summary.exitStatus == ExitStatus.partial)
+        #expect(Set(summary.seconds.keys) == ["compile", "inventory", "directory", "join", "render", "publish"])
+        #expect(summary.failures.map(\.problem.location.device).allSatisfy { $0 != nil })
+        let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(errors.count == 40)
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as? [String: Any]
+        #expect((written?["devices"] as? [String: Int])?["rendered"] == 975)
+
+        let cliTar = dir.appendingPathComponent("cli.tar").path
+        let cli = try runProcess(Paths.appconfigBinary, ["render", "--spec", job.spec, "--values", job.values!, "--inventory", job.sources.inventory,
+                                                         "--directory", Paths.fixture("demo/directory.ldif"), "--tar", cliTar, "--quiet"])
+        #expect(cli.status == 3)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: tar)) == Data(contentsOf: URL(fileURLWithPath: cliTar)))
+    }
+
+    @Test("more failures than allowed: nothing published, status 1, the reason in the summary")
+    func maxFailures() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var job = Self.demoJob()
+        let out = dir.appendingPathComponent("out").path
+        job.output = .directory(out)
+        job.maxFailures = 24
+        let summary = try job.run()
+        #expect(!summary.published)
+        #expect(summary.notPublished == "more than 24 devices failed (--max-failures)")
+        #expect(summary.exitStatus == ExitStatus.failed)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations") == [])
+    }
+
+    @Test("cancelled before the render: interrupted, status 130, the temporary tar removed")
+    func cancelled() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var job = Self.demoJob()
+        job.output = .tar(dir.appendingPathComponent("x.tar").path)
+        let cancellation = Cancellation()
+        cancellation.cancel()
+        let summary = try job.run(cancellation: cancellation)
+        #expect(summary.interrupted && !summary.published)
+        #expect(summary.exitStatus == ExitStatus.interrupted)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+    }
+
+    @Test("a dry run writes nothing; the observer sees warnings and the render pass")
+    func dryRunAndObserver() throws {
+        var job = Self.demoJob()
+        job.output = .dryRun
+        let started = Mutex(0), finished = Mutex(0)
+        var observer = RenderJob.Observer()
+        observer.renderStarted = { batch in started.withLock { $0 = batch.deviceCount } }
+        observer.renderFinished = { finished.withLock { $0 += 1 } }
+        let summary = try job.run(observer: observer)
+        #expect(summary.dryRun && !summary.published && summary.output == nil)
+        #expect(summary.devices.rendered == 975)
+        #expect(started.withLock { $0 } == 1000 && finished.withLock { $0 } == 1)
+    }
+
+    @Test("an input that cannot be read is one Problem, thrown")
+    func missingInput() throws {
+        var job = Self.demoJob()
+        job.sources.inventory = "/nonexistent/devices.csv"
+        #expect(throws: Problem(InputCode.read, at: Location(file: "/nonexistent/devices.csv"),
+                                "cannot read /nonexistent/devices.csv: No such file or directory")) {
+            try job.run()
+        }
+    }
+}
+
+/// `--verify`'s slow path: a plist that does not say what the program means is a device error.
+@Suite("Verifier")
+struct VerifierTests {
+    @Test("a corrupted output is a device.verify-mismatch naming the key; an unreadable one says so")
+    func mismatch() throws {
+        let spec = SpecParser.parse(Array("""
+            <managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId>
+            <dict><string keyName="name"><defaultValue><userVariable value="cn"/></defaultValue></string></dict>
+            </managedAppConfiguration>
+            """.utf8), file: "s.xml").spec
+        let program = try Compiler.compile(try #require(spec))
+        let renderer = Renderer(image: ProgramImage(program), format: .xml)
+        let value = Array("Jane".utf8)
+        try value.withUnsafeBufferPointer { v in
+            let slots = [SlotValue(start: v.baseAddress, count: v.count)]
+            try slots.withUnsafeBufferPointer { slots in
+                var bytes = Array(try renderer.render(slots))
+                let verifier = Verifier(program: program, format: .xml)
+                #expect(bytes.withUnsafeBytes { verifier.check($0, slots: slots) } == nil)
+                // "Jane" becomes "Jame" in the written file.
+                let at = try #require(bytes.firstRange(of: Array("Jane".utf8))).lowerBound
+                bytes[at + 2] = UInt8(ascii: "m")
+                let wrong = try #require(bytes.withUnsafeBytes { verifier.check($0, slots: slots) })
+                #expect(wrong.code == DeviceCode.verifyMismatch)
+                #expect(wrong.location.key == "name")
+                #expect(wrong.message == "libplist reads Optional(LibPlist.PlistValue.string(\"Jame\")), expected string(\"Jane\")")
+                let garbage = try #require([UInt8]("not a plist".utf8).withUnsafeBytes { verifier.check($0, slots: slots) })
+                #expect(garbage.code == DeviceCode.verifyMismatch)
+                #expect(garbage.message.hasPrefix("libplist cannot read the rendered plist"))
+            }
+        }
+    }
+}
