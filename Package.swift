@@ -43,20 +43,20 @@ let package = Package(
         // MARK: Small wrappers that keep the unsafe C calls in one place each.
         /// Reads property lists through libplist into a Swift value (admin values files, test oracle).
         .target(name: "LibPlist", dependencies: ["CPlist"]),
-        /// PCRE2 patterns: compiled once, matched by the spec linter and (later) the VM.
+        /// PCRE2 patterns: compiled once, matched by the spec linter and the VM.
         .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
 
         // MARK: The engine.
         /// What every module shares, with no dependencies: FNV-1a, byte comparison, the UTF-8
         /// decoder, the monotonic clock, file reading, the byte-key hash table, XML escaping, the arena.
         .target(name: "AppConfigBytes"),
-        /// XML -> Spec model, every rule of the AppConfig reference, admin values, diagnostics.
+        /// XML -> Spec model, every rule of the AppConfig reference, admin values; Problem and Location.
         .target(name: "AppConfigSpec", dependencies: ["AppConfigBytes", "AppConfigPattern", "LibPlist"]),
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
         .target(name: "AppConfigCompiler", dependencies: ["AppConfigBytes", "AppConfigSpec", "AppConfigPattern"]),
-        /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join.
+        /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
         .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CLDAP"]),
-        /// The fleet render: parallel chunks, directory (generation switch) and tar outputs, shards, verify.
+        /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
         .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "LibPlist"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigBytes", "AppConfigCompiler", "AppConfigPattern"]),

@@ -3,11 +3,6 @@ import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
 import AppConfigSpec
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The main job as a library call: spec and admin values in, compiled; inventory and directory
 /// loaded and joined; every device of the shard rendered into the output; the output published
@@ -93,8 +88,7 @@ public struct RenderJob: Sendable {
             throw error
         }
         observer.renderFinished()
-        seconds["render"] = result.seconds
-        clock = monotonicSeconds()
+        lap("render")
 
         var summary = summarize(program: program, fleet: fleet, result: result)
         try publish(sink, &summary)
