@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
         .library(name: "LibPlist", targets: ["LibPlist"]),
         .library(name: "AppConfigBytes", targets: ["AppConfigBytes"]),
+        .library(name: "Digest", targets: ["Digest"]),
     ],
     dependencies: [
         // The only third-party package: the command line. Everything else is the toolchain and
@@ -35,6 +36,11 @@ let package = Package(
             providers: [.apt(["libldap2-dev"]), .brew(["openldap"])]
         ),
         .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
+        ),
+        .systemLibrary(
             name: "CPCRE2",
             pkgConfig: "libpcre2-8",
             providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
@@ -43,6 +49,8 @@ let package = Package(
         // MARK: Small wrappers that keep the unsafe C calls in one place each.
         /// Reads property lists through libplist into a Swift value (admin values files, test oracle).
         .target(name: "LibPlist", dependencies: ["CPlist"]),
+        /// SHA-256 through OpenSSL's libcrypto: content-addressed delivery assets and declaration tokens.
+        .target(name: "Digest", dependencies: ["CCrypto"]),
         /// PCRE2 patterns: compiled once, matched by the spec linter and the VM.
         .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
 
@@ -57,7 +65,7 @@ let package = Package(
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
         .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CLDAP"]),
         /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
-        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "LibPlist"]),
+        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigBytes", "AppConfigCompiler", "AppConfigPattern"]),
 
@@ -83,6 +91,6 @@ let package = Package(
         .testTarget(name: "AppConfigRenderTests",
                     dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigSources", "AppConfigSpec", "TestSupport"]),
-        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "LibPlist", "TestSupport"]),
+        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist", "TestSupport"]),
     ]
 )

@@ -14,6 +14,9 @@ public struct BatchOptions: Sendable {
     public var shard = Shard.whole
     /// Decode every output again with libplist and compare it with an independent evaluation.
     public var verify = false
+    /// XML only: render each dictionary as a fragment this many tabs deep, for a sink that nests it
+    /// in a larger plist (an MDM command); 0 renders whole plists.
+    public var xmlNesting = 0
 
     public init() {}
 }
@@ -91,7 +94,7 @@ public final class BatchRenderer: @unchecked Sendable {
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
-        let workers = (0..<jobs).map { _ in Worker(image: image, format: options.format, verify: options.verify) }
+        let workers = (0..<jobs).map { _ in Worker(image: image, options: options) }
         let firstError = Mutex<Problem?>(nil)
         DispatchQueue.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
@@ -132,11 +135,12 @@ public final class BatchRenderer: @unchecked Sendable {
         var rendered = 0
         let verifier: Verifier?
 
-        init(image: ProgramImage, format: OutputFormat, verify: Bool) {
-            renderer = Renderer(image: image, format: format)
+        init(image: ProgramImage, options: BatchOptions) {
+            renderer = Renderer(image: image, format: options.format, xmlNesting: options.xmlNesting)
             slots = .allocate(capacity: max(image.slotCount, 1))
             slots.initialize(repeating: .missing)
-            verifier = verify ? Verifier(program: image.program, format: format) : nil
+            // A nested fragment is not a plist of its own: the verifier reads whole plists only.
+            verifier = options.verify && options.xmlNesting == 0 ? Verifier(program: image.program, format: options.format) : nil
         }
 
         deinit { slots.deallocate() }

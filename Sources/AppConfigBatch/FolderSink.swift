@@ -19,8 +19,11 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     /// Generations kept: the current one and the ones before it (a reader still inside one is not
     /// pulled from under its feet).
     let keep: Int
+    /// Makes each device's file from its rendered plist (an MDM command); nil writes the plist.
+    let encoder: DeviceFileEncoder?
 
-    public init(path: String, keep: Int = 2) throws(Problem) {
+    public init(path: String, keep: Int = 2, encoder: DeviceFileEncoder? = nil) throws(Problem) {
+        self.encoder = encoder
         var p = path
         while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
         self.path = p
@@ -44,12 +47,18 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     }
 
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) {
-        try write(plist, to: OutputNames.relativePath(key))
+        guard let encoder else { return try write(plist, to: OutputNames.relativePath(key)) }
+        // The chunk buffer is this worker's scratch: a folder writes each device at once.
+        chunk.removeAll(keepingCapacity: true)
+        encoder.encode(key: key, plist: plist, into: &chunk)
+        try write(chunk, to: OutputNames.relativePath(key))
     }
 
     /// Writes one file under its relative path (`folder/name.plist`). A missing folder is made on
     /// the first ENOENT; threads racing to make the same one all succeed (EEXIST counts as made).
-    func write(_ bytes: UnsafeRawBufferPointer, to relative: String) throws(Problem) {
+    /// With `once`, a file that exists already is left as it is (content-addressed files: the same
+    /// name holds the same bytes); otherwise two writers of one name are an error.
+    func write(_ bytes: UnsafeRawBufferPointer, to relative: String, once: Bool = false) throws(Problem) {
         let full = generation + "/" + relative
         var fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 && errno == ENOENT, let slash = relative.firstIndex(of: "/") {
@@ -60,11 +69,19 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
             fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else {
+            if errno == EEXIST && once { return }
             if errno == EEXIST { throw Problem(.outputCollision, at: Location(file: full), "cannot write \(full): two devices map to this file name") }
             throw Problem(.outputWrite, at: Location(file: full), "cannot write \(full): \(systemError())")
         }
         defer { close(fd) }
         try writeAll(fd, bytes, path: full)
+    }
+
+    func write(_ bytes: [UInt8], to relative: String, once: Bool = false) throws(Problem) {
+        let failure: Problem? = bytes.withUnsafeBytes { b in
+            do throws(Problem) { try write(b, to: relative, once: once); return nil } catch { return error }
+        }
+        if let failure { throw failure }
     }
 
     /// Switches `path` to this generation in one rename, then removes generations beyond `keep`.

@@ -11,6 +11,8 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case outputCollision = "output.collision"
     /// The report folder or its files cannot be written.
     case reportWrite = "report.write"
+    /// A delivery option missing or wrong (`--asset-base-url` not https, no bundle identifier...).
+    case deliveryOption = "delivery.option"
     /// A scheduler's shard index that is not a number below the shard count, or no count for it.
     case shardIndex = "shard.index"
 

@@ -31,19 +31,20 @@ public enum OutputNames {
         }
     }
 
-    /// Appends `folder/name.plist` for a key: the path of its plist in the output folder or the tar.
-    public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    /// Appends `folder/name.plist` for a key: the path of its plist in the output folder or the tar
+    /// (`extension` gives another ending: a DDM device's declaration set is `.json`).
+    public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
         let h = hash(key)
         let f = Int(h % UInt64(folderCount))
         out += [lowerHex[f >> 8], lowerHex[(f >> 4) & 0xF], lowerHex[f & 0xF], UInt8(ascii: "/")]
         appendSafeName(key, hash: h, to: &out)
-        out += Array(".plist".utf8)
+        out.append(contentsOf: UnsafeBufferPointer(start: ending.utf8Start, count: ending.utf8CodeUnitCount))
     }
 
     /// The path of a device's plist relative to the output folder (or inside the tar).
-    public static func relativePath(_ key: UnsafeBufferPointer<UInt8>) -> String {
+    public static func relativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist") -> String {
         var out: [UInt8] = []
-        appendRelativePath(key, to: &out)
+        appendRelativePath(key, extension: ending, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 }

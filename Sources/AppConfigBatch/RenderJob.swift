@@ -36,6 +36,8 @@ public struct RenderJob: Sendable {
     public var sources: FleetSources
     public var batch = BatchOptions()
     public var output = Output.dryRun
+    /// How the configuration reaches the device: bare plists (default), DDM, or MDM commands.
+    public var delivery = DeliveryOptions()
     /// Generations kept beside a directory output.
     public var keepGenerations = 2
     /// More failed devices than this: nothing is published.
@@ -67,8 +69,12 @@ public struct RenderJob: Sendable {
         var seconds: [String: Double] = [:]
         func lap(_ phase: String) { let now = monotonicSeconds(); seconds[phase] = now - clock; clock = now }
 
-        if let report { try RunReport.prepare(report) }
         let program = try compile(observer: observer)
+        let delivery = try self.delivery.resolved(specBundleID: program.metadata.bundleId)
+        if delivery.delivery.isMDMCommand && batch.format != .xml {
+            throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
+        }
+        if let report { try RunReport.prepare(report) }
         lap("compile")
         let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
         lap("inventory")
@@ -77,8 +83,11 @@ public struct RenderJob: Sendable {
         let fleet = Fleet(inventory: inventory, users: users)
         lap("join")
 
-        let renderer = try BatchRenderer(program: program, fleet: fleet, options: batch)
-        let sink = try makeSink()
+        let encoder = Self.encoder(for: delivery)
+        var options = batch
+        options.xmlNesting = encoder?.nesting ?? 0
+        let renderer = try BatchRenderer(program: program, fleet: fleet, options: options)
+        let sink = try makeSink(delivery, encoder: encoder)
         observer.renderStarted(renderer)
         let result: BatchResult
         do {
@@ -105,13 +114,31 @@ public struct RenderJob: Sendable {
         return program
     }
 
-    /// The sink for `output`; creating it makes the new generation folder or the temporary tar file.
-    func makeSink() throws(Problem) -> OutputSink {
+    /// The sink for `output` and the delivery; creating it makes the new generation folder or the
+    /// temporary tar file.
+    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?) throws(Problem) -> OutputSink {
+        if delivery.delivery == .ddm {
+            switch output {
+            case .directory(let path): return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery)
+            case .tar(let path): return try DDMSink(tar: path, delivery: delivery)
+            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery)
+            case .dryRun: return DryRunSink()
+            }
+        }
         switch output {
-        case .directory(let path): try FolderSink(path: path, keep: keepGenerations)
-        case .tar(let path): try TarSink(path: path)
-        case .tarStdout: TarSink(streamingTo: 1)
-        case .dryRun: DryRunSink()
+        case .directory(let path): return try FolderSink(path: path, keep: keepGenerations, encoder: encoder)
+        case .tar(let path): return try TarSink(path: path, encoder: encoder)
+        case .tarStdout: return TarSink(streamingTo: 1, encoder: encoder)
+        case .dryRun: return DryRunSink()
+        }
+    }
+
+    /// The MDM command that wraps each device's configuration, for the MDM deliveries.
+    static func encoder(for delivery: ResolvedDelivery) -> MDMCommand? {
+        switch delivery.delivery {
+        case .mdmSettings: MDMCommand(kind: .settings, delivery: delivery)
+        case .mdmInstall: MDMCommand(kind: .install, delivery: delivery)
+        case .plist, .ddm: nil
         }
     }
 

@@ -9,43 +9,41 @@ import Synchronization
 public final class TarSink: OutputSink, @unchecked Sendable {
     private let file: AtomicFile?
     private let descriptor: Int32
+    /// Makes each device's file from its rendered plist (an MDM command); nil writes the plist.
+    private let encoder: DeviceFileEncoder?
     private let name: String
-    /// The next chunk to write, and the finished chunks waiting for it.
-    private let order = Mutex<(next: Int, waiting: [Int: [UInt8]])>((0, [:]))
+    /// Chunks written in chunk order.
+    private let order = OrderedChunks(())
 
     /// An archive written to `path`, published by a rename.
-    public init(path: String) throws(Problem) {
+    public init(path: String, encoder: DeviceFileEncoder? = nil) throws(Problem) {
         let file = try AtomicFile(path: path)
         self.file = file
         descriptor = file.descriptor
         name = path
+        self.encoder = encoder
     }
 
     /// An archive streamed to a descriptor (standard output); publishing only ends it.
-    public init(streamingTo descriptor: Int32, name: String = "-") {
+    public init(streamingTo descriptor: Int32, name: String = "-", encoder: DeviceFileEncoder? = nil) {
         file = nil
         self.descriptor = descriptor
         self.name = name
+        self.encoder = encoder
     }
 
     public var wantsKeyOrder: Bool { true }
 
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) {
-        Tar.appendHeader(key: key, size: plist.count, to: &chunk)
-        chunk.append(contentsOf: plist)
-        chunk.append(contentsOf: repeatElement(0, count: Tar.padding(for: plist.count)))
+        Tar.appendMember(to: &chunk, path: { OutputNames.appendRelativePath(key, to: &$0) }) { body in
+            if let encoder { encoder.encode(key: key, plist: plist, into: &body) } else { body.append(contentsOf: plist) }
+        }
     }
 
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) {
         let bytes = chunk
         chunk = []
-        try order.withLock { state throws(Problem) in
-            state.waiting[index] = bytes
-            while let next = state.waiting.removeValue(forKey: state.next) {
-                try writeAll(descriptor, next, path: name)
-                state.next += 1
-            }
-        }
+        try order.finish(index, bytes) { _, next throws(Problem) in try writeAll(descriptor, next, path: name) }
     }
 
     public func publish() throws(Problem) -> String {

@@ -13,21 +13,45 @@ enum Tar {
         return h
     }()
 
-    /// Appends the 512-byte header of a device's member: its path (`folder/name.plist`, as
-    /// OutputNames makes it: at most 100 bytes, so it always fits the name field) and its size.
-    /// The path is built past the header and moved into it: nothing is allocated.
-    static func appendHeader(key: UnsafeBufferPointer<UInt8>, size: Int, to out: inout [UInt8]) {
+    /// Appends one member: its header, its body, the padding to the next block. `path` appends the
+    /// member's name (at most 100 bytes: the name field) and `body` its bytes, both straight into
+    /// `out`: the name is moved into the header, the size patched in once the body is there.
+    /// Nothing is allocated.
+    @inline(__always)
+    static func appendMember(to out: inout [UInt8], path: (inout [UInt8]) -> Void, body: (inout [UInt8]) -> Void) {
         let start = out.count
         out += template
-        OutputNames.appendRelativePath(key, to: &out)
+        path(&out)
         let n = out.count - start - blockSize
         precondition(n <= 100, "tar member name too long")
         out.withUnsafeMutableBufferPointer { b in
             for i in 0..<n { b[start + i] = b[start + blockSize + i] }
         }
         out.removeLast(n)
+        body(&out)
+        let size = out.count - start - blockSize
+        seal(at: start, size: size, in: &out)
+        out.append(contentsOf: repeatElement(0, count: padding(for: size)))
+    }
+
+    /// A member named `name` holding `bytes`.
+    static func appendMember(named name: String, bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        appendMember(to: &out, path: { $0 += name.utf8 }, body: { $0.append(contentsOf: bytes) })
+    }
+
+    /// The header of a member of `size` bytes whose body the caller writes after it (a large file).
+    static func header(named name: String, size: Int) -> [UInt8] {
+        var out = template
+        let bytes = Array(name.utf8)
+        precondition(bytes.count <= 100, "tar member name too long")
+        for (i, b) in bytes.enumerated() { out[i] = b }
+        seal(at: 0, size: size, in: &out)
+        return out
+    }
+
+    /// Writes the size and then the checksum (the header's bytes with its own field as eight spaces).
+    private static func seal(at start: Int, size: Int, in out: inout [UInt8]) {
         writeOctal(size, width: 11, at: start + 124, in: &out)
-        // The checksum: the header's bytes with the checksum field as eight spaces.
         var sum = 8 * 0x20
         for i in 0..<blockSize where i < 148 || i >= 156 { sum += Int(out[start + i]) }
         writeOctal(sum, width: 6, at: start + 148, in: &out)

@@ -12,3 +12,8 @@ extension String {
 
     func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }
+
+extension String {
+    /// Without the trailing line break, for printing a file that ends in one.
+    func trimmingSuffix() -> String { hasSuffix("\n") ? String(dropLast()) : self }
+}

@@ -3,14 +3,15 @@ import AppConfigSpec
 import ArgumentParser
 
 /// Runs `body`, turning the problems it throws into lines on standard error and an exit status:
-/// a spec or values file that cannot be read, or a shard the environment gets wrong, is a usage
-/// error (2); anything else that stops a command is a failure (1).
+/// a spec or values file that cannot be read, a shard the environment gets wrong, or a delivery
+/// option that is missing or wrong, is a usage error (2); anything else that stops a command is a
+/// failure (1).
 func reportingProblems<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let problem as Problem {
         writeStandardError(stderrLine(problem))
-        throw ExitCode(problem.code == .shardIndex ? ExitStatus.usage : ExitStatus.failed)
+        throw ExitCode(problem.code == .shardIndex || problem.code == .deliveryOption ? ExitStatus.usage : ExitStatus.failed)
     } catch let list as ProblemList {
         for p in list.problems { writeStandardError(stderrLine(p)) }
         throw ExitCode(list.problems.contains { $0.code == InputCode.read } ? ExitStatus.usage : ExitStatus.failed)

@@ -36,14 +36,17 @@ public final class Renderer {
     private let hashStrings: Bool
     private let patternScratch = Pattern.Scratch()
 
-    public init(image: ProgramImage, format: OutputFormat) {
+    /// `xmlNesting` > 0 (XML only) renders the dictionary's body as a fragment, that many tabs deeper,
+    /// for a caller that nests it in a larger plist; 0 renders a whole plist.
+    public init(image: ProgramImage, format: OutputFormat, xmlNesting: Int = 0) {
+        precondition(xmlNesting == 0 || format == .xml, "only XML renders as a nested fragment")
         self.image = image
         self.format = format
         program = image.program
         saved = State(output: ByteBuffer(capacity: 4096), text: ByteBuffer(capacity: 1024))
         strings = arena.table(count: program.dynamicStringCount, repeating: DynamicString())
         presentKeys = arena.table(count: program.keys.count, repeating: 0)
-        xmlEmitter = format == .xml ? XMLEmitter(image: image) : nil
+        xmlEmitter = format == .xml ? XMLEmitter(image: image, nesting: xmlNesting) : nil
         binaryEmitter = format == .binary ? BinaryEmitter(image: image, arena: arena) : nil
         hashStrings = xmlEmitter != nil ? XMLEmitter.needsStringHashes : BinaryEmitter.needsStringHashes
     }

@@ -18,7 +18,9 @@ struct CompileCommand: ParsableCommand {
         discussion: """
             With --disasm, prints the program one instruction a line. With --var (repeatable), renders
             one device whose variables are given on the command line and writes its plist to stdout
-            (or --out). Exit status: 0 done, 1 the spec or values do not compile or the device fails
+            (or --out); with --delivery, in that delivery's form: an MDM command, or for ddm the
+            declarations and the device's set on stdout (each file's name on a line before it) and
+            the asset to --out. Exit status: 0 done, 1 the spec or values do not compile or the device fails
             (its error on stderr), 2 usage or I/O.
             """
     )
@@ -37,6 +39,18 @@ struct CompileCommand: ParsableCommand {
 
     @Option(help: "Output format of the rendered device: binary or xml.")
     var format: OutputFormat = .xml
+
+    @Option(help: "Preview the device as delivered: plist, ddm, mdm-settings or mdm-install.")
+    var delivery: Delivery = .plist
+
+    @Option(name: .customLong("asset-base-url"), help: "DDM: the https:// URL the assets are served from.")
+    var assetBaseURL: String?
+
+    @Option(name: .customLong("bundle-id"), help: "The app's bundle identifier (default: the spec's bundleId).")
+    var bundleID: String?
+
+    @Option(name: .customLong("app-store-id"), help: "The app's App Store ID.")
+    var appStoreID: String?
 
     @Option(help: "Write the rendered plist here instead of stdout.")
     var out: String?
@@ -59,12 +73,26 @@ struct CompileCommand: ParsableCommand {
             }
             device[variable] = String(entry[entry.index(after: eq)...])
         }
-        let renderer = Renderer(image: ProgramImage(program), format: format)
+        var options = DeliveryOptions(delivery: delivery)
+        options.assetBaseURL = assetBaseURL
+        options.bundleID = bundleID
+        options.appStoreID = appStoreID
+        let resolved = try reportingProblems { try options.resolved(specBundleID: program.metadata.bundleId) }
+        let renderFormat = delivery.isMDMCommand ? .xml : format
+        let renderer = Renderer(image: ProgramImage(program), format: renderFormat, xmlNesting: DeliveryPreview.xmlNesting(resolved))
         let bytes = try reportingProblems { try renderer.renderCopy(device) { _ in Location(file: "--var") } }
-        if let out {
-            try reportingProblems { try writeFileAtomically(bytes, to: out) }
+        let key = device[.device(.udid)] ?? device[.device(.serialNumber)] ?? "preview"
+        var files = DeliveryPreview.files(key: key, rendered: bytes, delivery: resolved)
+        if delivery == .ddm {
+            // The asset (a plist) to --out, the JSON files to stdout, each after its name.
+            let asset = files.removeFirst()
+            if let out { try reportingProblems { try writeFileAtomically(asset.bytes, to: out) } }
+            print("# \(asset.name) (\(asset.bytes.count) bytes\(out.map { ", written to \($0)" } ?? ""))")
+            for file in files { print("# \(file.name)\n" + String(decoding: file.bytes, as: UTF8.self).trimmingSuffix()) }
+        } else if let out {
+            try reportingProblems { try writeFileAtomically(files[0].bytes, to: out) }
         } else {
-            _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            _ = files[0].bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         }
     }
 }

@@ -1,0 +1,207 @@
+import AppConfigSpec
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `--delivery ddm`: for every device its plist as a data asset (`assets/<sha256>.plist`), its
+/// three declarations (`declarations/<Identifier>.json`), its declaration set (at its folder path,
+/// `.json`), and a line of `index.jsonl`; shared assets and declarations are stored once. Into a
+/// generation folder (published by the same symlink switch as plists) or a tar (the same temporary
+/// name and rename). Devices come in key order and chunks are finished in order, so the index and
+/// the archive are the same bytes on every run.
+public final class DDMSink: OutputSink, @unchecked Sendable {
+    private enum Container {
+        case folder(FolderSink, index: Int32)
+        case tar(AtomicFile?, descriptor: Int32, name: String, index: Int32)
+    }
+
+    private let container: Container
+    private let builder: DeclarationBuilder
+    /// Tar only: what is written so far (content keys of shared members, index bytes).
+    private let order = OrderedChunks(TarState())
+
+    struct TarState: Sendable {
+        var seen = Set<DedupKey>()
+        var indexBytes = 0
+    }
+
+    /// Record kinds in a tar chunk: a device's member, a shared member (skipped when written
+    /// before), a line of the index.
+    private enum Record: UInt8 { case member, shared, index }
+
+    public var wantsKeyOrder: Bool { true }
+
+    /// Into a generation folder beside `path`.
+    public init(folder path: String, keep: Int, delivery: ResolvedDelivery) throws(Problem) {
+        let folder = try FolderSink(path: path, keep: keep)
+        let indexPath = folder.generation + "/index.jsonl"
+        let fd = open(indexPath, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            folder.discard()
+            throw Problem(.outputWrite, at: Location(file: indexPath), "cannot create \(indexPath): \(systemError())")
+        }
+        container = .folder(folder, index: fd)
+        builder = DeclarationBuilder(delivery: delivery)
+    }
+
+    /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index is
+    /// gathered in an unlinked temporary file beside it and appended as the last member.
+    public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery) throws(Problem) {
+        let file = try path.map { p throws(Problem) in try AtomicFile(path: p) }
+        let scratch = (path ?? ".") + ".index-\(getpid())"
+        let fd = open(scratch, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            file?.discard()
+            throw Problem(.outputWrite, at: Location(file: scratch), "cannot create \(scratch): \(systemError())")
+        }
+        unlink(scratch)
+        container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-", index: fd)
+        builder = DeclarationBuilder(delivery: delivery)
+    }
+
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) {
+        let d = builder.build(plist: plist)
+        let assetName = "assets/" + String(decoding: d.assetHash, as: UTF8.self) + ".plist"
+        switch container {
+        case .folder(let folder, _):
+            try folder.write(plist, to: assetName, once: true)
+            for declaration in d.declarations {
+                try folder.write(declaration.json, to: Self.declarationPath(declaration), once: true)
+            }
+            let start = chunk.count
+            DeclarationBuilder.indexLine(key: key, d, into: &chunk)
+            try folder.write(Array(chunk[start...]), to: OutputNames.relativePath(key, extension: ".json"))
+        case .tar:
+            // The asset's key: its hash's first 16 bytes, as for the declarations.
+            let assetKey = Self.key(hex: d.assetHash)
+            Self.record(.shared, assetKey, into: &chunk) { Tar.appendMember(named: assetName, bytes: plist, to: &$0) }
+            for declaration in d.declarations {
+                Self.record(.shared, declaration.key, into: &chunk) { out in
+                    declaration.json.withUnsafeBytes { Tar.appendMember(named: Self.declarationPath(declaration), bytes: $0, to: &out) }
+                }
+            }
+            var line: [UInt8] = []
+            DeclarationBuilder.indexLine(key: key, d, into: &line)
+            Self.record(.member, nil, into: &chunk) { out in
+                Tar.appendMember(to: &out, path: { OutputNames.appendRelativePath(key, extension: ".json", to: &$0) },
+                                 body: { $0 += line })
+            }
+            Self.record(.index, nil, into: &chunk) { $0 += line }
+        }
+    }
+
+    public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) {
+        let bytes = chunk
+        chunk = []
+        switch container {
+        case .folder(_, let fd):
+            try order.finish(index, bytes) { _, lines throws(Problem) in try writeAll(fd, lines, path: "index.jsonl") }
+        case .tar(_, let fd, let name, let indexFD):
+            try order.finish(index, bytes) { state, records throws(Problem) in
+                var out: [UInt8] = []
+                var lines: [UInt8] = []
+                Self.forEachRecord(records) { kind, key, body in
+                    switch kind {
+                    case .member: out.append(contentsOf: body)
+                    case .shared: if state.seen.insert(key!).inserted { out.append(contentsOf: body) }
+                    case .index: lines.append(contentsOf: body)
+                    }
+                }
+                try writeAll(fd, out, path: name)
+                try writeAll(indexFD, lines, path: name + " (index)")
+                state.indexBytes += lines.count
+            }
+        }
+    }
+
+    public func publish() throws(Problem) -> String {
+        switch container {
+        case .folder(let folder, let fd):
+            guard fsync(fd) == 0, close(fd) == 0 else {
+                throw Problem(.outputWrite, at: Location(file: folder.generation), "cannot write the index: \(systemError())")
+            }
+            return try folder.publish()
+        case .tar(let file, let fd, let name, let indexFD):
+            let size = try order.withState { $0.indexBytes }
+            try writeAll(fd, Tar.header(named: "index.jsonl", size: size), path: name)
+            try copy(indexFD, size: size, to: fd, name: name)
+            try writeAll(fd, [UInt8](repeating: 0, count: Tar.padding(for: size)) + Tar.trailer, path: name)
+            close(indexFD)
+            try file?.commit()
+            return name
+        }
+    }
+
+    public func discard() {
+        switch container {
+        case .folder(let folder, let fd):
+            close(fd)
+            folder.discard()
+        case .tar(let file, _, _, let indexFD):
+            close(indexFD)
+            file?.discard()
+        }
+    }
+
+    static func declarationPath(_ d: DeviceDeclarations.Declaration) -> String {
+        "declarations/" + String(decoding: d.identifier, as: UTF8.self) + ".json"
+    }
+
+    /// The index, from its temporary file into the archive.
+    private func copy(_ from: Int32, size: Int, to: Int32, name: String) throws(Problem) {
+        guard lseek(from, 0, SEEK_SET) == 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read the index back: \(systemError())") }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var left = size
+        while left > 0 {
+            let n = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, min($0.count, left)) }
+            guard n > 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read the index back: \(systemError())") }
+            try writeAll(to, Array(buffer[0..<n]), path: name)
+            left -= n
+        }
+    }
+
+    // MARK: Chunk records: kind, 16-byte key (shared only), 4-byte length, bytes.
+
+    private static func record(_ kind: Record, _ key: DedupKey?, into out: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
+        out.append(kind.rawValue)
+        if let key {
+            withUnsafeBytes(of: key.high) { out += $0 }
+            withUnsafeBytes(of: key.low) { out += $0 }
+        }
+        let lengthAt = out.count
+        out += [0, 0, 0, 0]
+        body(&out)
+        let n = UInt32(out.count - lengthAt - 4)
+        withUnsafeBytes(of: n) { for i in 0..<4 { out[lengthAt + i] = $0[i] } }
+    }
+
+    private static func forEachRecord(_ records: [UInt8], _ body: (Record, DedupKey?, ArraySlice<UInt8>) -> Void) {
+        records.withUnsafeBytes { b in
+            var i = 0
+            while i < b.count {
+                let kind = Record(rawValue: b[i])!
+                i += 1
+                var key: DedupKey?
+                if kind == .shared {
+                    key = DedupKey(high: b.loadUnaligned(fromByteOffset: i, as: UInt64.self), low: b.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
+                    i += 16
+                }
+                let n = Int(b.loadUnaligned(fromByteOffset: i, as: UInt32.self))
+                i += 4
+                body(kind, key, records[i..<(i + n)])
+                i += n
+            }
+        }
+    }
+
+    /// 16 bytes of a hex digest.
+    private static func key(hex: [UInt8]) -> DedupKey {
+        func nibble(_ c: UInt8) -> UInt64 { UInt64(c <= 0x39 ? c - 0x30 : c - 0x57) }
+        var high: UInt64 = 0, low: UInt64 = 0
+        for i in 0..<16 { high = high << 4 | nibble(hex[i]) }
+        for i in 16..<32 { low = low << 4 | nibble(hex[i]) }
+        return DedupKey(high: high, low: low)
+    }
+}

@@ -1,0 +1,118 @@
+import Digest
+
+/// One device's DDM declarations: its plist as a `com.apple.asset.data` asset, an AppManaged
+/// configuration naming the asset, and a simple activation naming the configuration. Identifiers
+/// and ServerTokens come from the content alone (SHA-256), so equal content gets equal names on
+/// every run and every shard, devices with equal configurations share declarations, and any change
+/// gives new ones. Identifiers are at most 61 octets, tokens 64.
+struct DeviceDeclarations {
+    /// SHA-256 of the plist, 64 hex digits: the asset's file name and the end of its URL.
+    var assetHash: [UInt8] = []
+    /// Asset, configuration, activation.
+    var declarations: [Declaration] = []
+
+    struct Declaration {
+        var identifier: [UInt8]
+        /// The declaration's JSON: `{"Identifier", "Payload", "ServerToken", "Type"}`.
+        var json: [UInt8]
+        /// The first 16 bytes of the token's hash: what the tar output dedups on.
+        var key: DedupKey
+    }
+}
+
+/// 128 bits of a content hash: equal keys, equal content.
+struct DedupKey: Hashable {
+    var high: UInt64
+    var low: UInt64
+}
+
+/// Builds the declarations of each device. Stateless: called from every worker at once.
+struct DeclarationBuilder: Sendable {
+    let delivery: ResolvedDelivery
+    /// Property list data, binary or XML (the asset's `ContentType`).
+    static let contentType = "application/x-plist"
+
+    func build(plist: UnsafeRawBufferPointer) -> DeviceDeclarations {
+        var result = DeviceDeclarations()
+        result.assetHash = Array(SHA256.hex(plist).utf8)
+
+        var payload: [UInt8] = []
+        JSONText.append(#"{"Reference":{"ContentType":"#, to: &payload)
+        JSONText.appendString(Self.contentType, to: &payload)
+        JSONText.append(#","DataURL":"#, to: &payload)
+        JSONText.appendString(Array(delivery.assetBaseURL!.utf8) + [UInt8(ascii: "/")] + result.assetHash, to: &payload)
+        JSONText.append(#","Hash-SHA-256":"#, to: &payload)
+        JSONText.appendString(result.assetHash, to: &payload)
+        JSONText.append(#","Size":"#, to: &payload)
+        payload += String(plist.count).utf8
+        JSONText.append("}}", to: &payload)
+        let asset = Self.declaration(type: "com.apple.asset.data", prefix: "appconfig.asset.", payload: payload)
+
+        payload.removeAll(keepingCapacity: true)
+        JSONText.append(#"{"AppConfig":{"DataAssetReference":"#, to: &payload)
+        JSONText.appendString(asset.identifier, to: &payload)
+        if let appStoreID = delivery.appStoreID {
+            JSONText.append(#"},"AppStoreID":"#, to: &payload)
+            JSONText.appendString(appStoreID, to: &payload)
+        } else {
+            JSONText.append(#"},"BundleID":"#, to: &payload)
+            JSONText.appendString(delivery.bundleID, to: &payload)
+        }
+        JSONText.append("}", to: &payload)
+        let configuration = Self.declaration(type: "com.apple.configuration.app.managed", prefix: "appconfig.config.", payload: payload)
+
+        payload.removeAll(keepingCapacity: true)
+        JSONText.append(#"{"StandardConfigurations":["#, to: &payload)
+        JSONText.appendString(configuration.identifier, to: &payload)
+        JSONText.append("]}", to: &payload)
+        let activation = Self.declaration(type: "com.apple.activation.simple", prefix: "appconfig.activation.", payload: payload)
+
+        result.declarations = [asset, configuration, activation]
+        return result
+    }
+
+    /// `{"Identifier":…,"Payload":…,"ServerToken":…,"Type":…}`: the identifier is the prefix and 40
+    /// hex digits of the payload's hash; the token all 64 of the hash of everything else.
+    static func declaration(type: StaticString, prefix: StaticString, payload: [UInt8]) -> DeviceDeclarations.Declaration {
+        var identifier: [UInt8] = []
+        JSONText.append(prefix, to: &identifier)
+        identifier += SHA256.hex(payload).utf8.prefix(40)
+
+        var head: [UInt8] = []
+        JSONText.append(#"{"Identifier":"#, to: &head)
+        JSONText.appendString(identifier, to: &head)
+        JSONText.append(#","Payload":"#, to: &head)
+        head += payload
+        head.append(UInt8(ascii: ","))
+        var tail: [UInt8] = []
+        JSONText.append(#""Type":"#, to: &tail)
+        tail += [UInt8(ascii: "\"")] + UnsafeBufferPointer(start: type.utf8Start, count: type.utf8CodeUnitCount) + [UInt8(ascii: "\"")]
+        tail.append(UInt8(ascii: "}"))
+
+        var digest = [UInt8](repeating: 0, count: SHA256.byteCount)
+        (head + tail).withUnsafeBytes { b in digest.withUnsafeMutableBufferPointer { SHA256.digest(b, into: $0.baseAddress!) } }
+        let token = digest.withUnsafeBufferPointer { SHA256.hexString($0) }
+        var json = head
+        JSONText.append(#""ServerToken":"#, to: &json)
+        JSONText.appendString(token, to: &json)
+        json.append(UInt8(ascii: ","))
+        json += tail
+        let key = digest.withUnsafeBytes { DedupKey(high: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), low: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        return .init(identifier: identifier, json: json, key: key)
+    }
+
+    /// The device's index line (and the content of its declaration-set file):
+    /// `{"device":KEY,"declarations":[activation, configuration, asset],"asset":SHA256}`.
+    static func indexLine(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, into out: inout [UInt8]) {
+        JSONText.append(#"{"device":"#, to: &out)
+        JSONText.appendString(key, to: &out)
+        JSONText.append(#","declarations":["#, to: &out)
+        for (i, declaration) in d.declarations.reversed().enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONText.appendString(declaration.identifier, to: &out)
+        }
+        JSONText.append(#"],"asset":"#, to: &out)
+        JSONText.appendString(d.assetHash, to: &out)
+        JSONText.append("}\n", to: &out)
+    }
+}

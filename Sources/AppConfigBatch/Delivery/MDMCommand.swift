@@ -1,0 +1,141 @@
+import AppConfigBytes
+import Digest
+
+/// An MDM command plist around a device's configuration, as the MDM protocol sends it: an XML
+/// plist in plistlib's layout (sorted keys, tab indentation), with a `CommandUUID` derived from
+/// the device and the command's content, so a rerun gives the same UUID for the same command.
+/// The configuration arrives as the XML emitter's fragment, already indented for its place
+/// (`nesting`): the command is its fixed text around those bytes, with no decode and re-encode.
+public struct MDMCommand: DeviceFileEncoder {
+    /// What the command does with the configuration.
+    public enum Kind: Sendable {
+        /// `Settings` with one `ApplicationConfiguration` item; without a configuration it removes it.
+        case settings
+        /// `InstallApplication` with the configuration (`iTunesStoreID`, else `Identifier`).
+        case install
+    }
+
+    public let kind: Kind
+    /// The text up to the configuration's first key line, and from its closing tag to `CommandUUID`'s value.
+    let head: [UInt8]
+    let tail: [UInt8]
+
+    /// Extra tabs of the configuration's lines in the command, for `Renderer(xmlNesting:)`.
+    public var nesting: Int { kind == .settings ? 4 : 2 }
+
+    public init(kind: Kind, delivery: ResolvedDelivery) {
+        self.kind = kind
+        var head = Array(Self.documentStart.utf8)
+        var tail: [UInt8] = []
+        func line(_ tabs: Int, _ text: String, _ out: inout [UInt8]) {
+            out += repeatElement(UInt8(ascii: "\t"), count: tabs)
+            out += text.utf8
+            out.append(0x0A)
+        }
+        func string(_ tabs: Int, _ key: String, _ value: String, _ out: inout [UInt8]) {
+            line(tabs, "<key>\(key)</key>", &out)
+            line(tabs, "<string>\(Self.escaped(value))</string>", &out)
+        }
+        line(1, "<key>Command</key>", &head)
+        line(1, "<dict>", &head)
+        switch kind {
+        case .settings:
+            string(2, "RequestType", "Settings", &head)
+            line(2, "<key>Settings</key>", &head)
+            line(2, "<array>", &head)
+            line(3, "<dict>", &head)
+            line(4, "<key>Configuration</key>", &head)
+            line(4, "<dict>", &head)
+            line(4, "</dict>", &tail)
+            string(4, "Identifier", delivery.bundleID, &tail)
+            string(4, "Item", "ApplicationConfiguration", &tail)
+            line(3, "</dict>", &tail)
+            line(2, "</array>", &tail)
+        case .install:
+            line(2, "<key>Configuration</key>", &head)
+            line(2, "<dict>", &head)
+            line(2, "</dict>", &tail)
+            if delivery.appStoreID == nil { string(2, "Identifier", delivery.bundleID, &tail) }
+            string(2, "RequestType", "InstallApplication", &tail)
+            if let id = delivery.appStoreID {
+                line(2, "<key>iTunesStoreID</key>", &tail)
+                line(2, "<integer>\(id)</integer>", &tail)
+            }
+        }
+        line(1, "</dict>", &tail)
+        line(1, "<key>CommandUUID</key>", &tail)
+        tail += Array("\t<string>".utf8)
+        self.head = head
+        self.tail = tail
+    }
+
+    public func encode(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        let start = out.count
+        out += head
+        out.append(contentsOf: plist)
+        out += tail
+        let uuid = Self.commandUUID(key: key, command: out[start...])
+        out += uuid
+        out += Array("</string>\n</dict>\n</plist>\n".utf8)
+    }
+
+    /// A `Settings` command that removes the app's configuration (the item without `Configuration`).
+    public static func removal(bundleID: String, key: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var out = Array(documentStart.utf8)
+        out += Array("""
+            \t<key>Command</key>
+            \t<dict>
+            \t\t<key>RequestType</key>
+            \t\t<string>Settings</string>
+            \t\t<key>Settings</key>
+            \t\t<array>
+            \t\t\t<dict>
+            \t\t\t\t<key>Identifier</key>
+            \t\t\t\t<string>\(escaped(bundleID))</string>
+            \t\t\t\t<key>Item</key>
+            \t\t\t\t<string>ApplicationConfiguration</string>
+            \t\t\t</dict>
+            \t\t</array>
+            \t</dict>
+            \t<key>CommandUUID</key>
+            \t<string>
+            """.utf8)
+        out += commandUUID(key: key, command: out[...])
+        out += Array("</string>\n</dict>\n</plist>\n".utf8)
+        return out
+    }
+
+    static let documentStart = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+
+        """
+
+    /// An RFC 9562 version 8 UUID (uppercase, as MDM servers write them) from SHA-256 of the device
+    /// key, a zero byte and the command's text before its UUID.
+    static func commandUUID(key: UnsafeBufferPointer<UInt8>, command: ArraySlice<UInt8>) -> [UInt8] {
+        var input = Array(key)
+        input.append(0)
+        input += command
+        var d = [UInt8](repeating: 0, count: SHA256.byteCount)
+        input.withUnsafeBytes { b in d.withUnsafeMutableBufferPointer { SHA256.digest(b, into: $0.baseAddress!) } }
+        d[6] = (d[6] & 0x0F) | 0x80  // version 8
+        d[8] = (d[8] & 0x3F) | 0x80  // variant 10
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for i in 0..<16 {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
+            out += [hex[Int(d[i] >> 4)], hex[Int(d[i] & 0xF)]]
+        }
+        return out
+    }
+
+    static func escaped(_ s: String) -> String {
+        var out: [UInt8] = []
+        Array(s.utf8).withUnsafeBufferPointer { XMLEscaping.forEachEscaped($0) { out += $0 } }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

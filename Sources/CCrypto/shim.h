@@ -1,0 +1,5 @@
+#ifndef APPCONFIG_CCRYPTO_SHIM_H
+#define APPCONFIG_CCRYPTO_SHIM_H
+// OpenSSL's libcrypto, for SHA-256 only (content-addressed delivery assets and tokens).
+#include <openssl/sha.h>
+#endif
