@@ -49,11 +49,23 @@ enum Tar {
         return out
     }
 
-    /// Writes the size and then the checksum (the header's bytes with its own field as eight spaces).
+    /// The checksum of the template with the checksum field as eight spaces: a header's checksum
+    /// is this plus its name's and size's bytes (the only fields that differ).
+    private static let templateSum = template.enumerated().reduce(0) { $0 + ($1.offset >= 148 && $1.offset < 156 ? 0x20 : Int($1.element)) }
+
+    /// Writes the size and then the checksum. The header is the template with a name and a size
+    /// written over zeros and the size field's zeros: only those bytes are added (not 512 per member).
     private static func seal(at start: Int, size: Int, in out: inout [UInt8]) {
         writeOctal(size, width: 11, at: start + 124, in: &out)
-        var sum = 8 * 0x20
-        for i in 0..<blockSize where i < 148 || i >= 156 { sum += Int(out[start + i]) }
+        var sum = templateSum
+        out.withUnsafeBufferPointer { b in
+            for i in 0..<100 {
+                let c = b[start + i]
+                if c == 0 { break }
+                sum += Int(c)
+            }
+            for i in 124..<135 { sum += Int(b[start + i]) }
+        }
         writeOctal(sum, width: 6, at: start + 148, in: &out)
         out[start + 154] = 0
         out[start + 155] = 0x20

@@ -21,6 +21,22 @@ public enum SHA256 {
 
     public static func hex(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { hex($0) } }
 
+    /// Appends the first `digits` hex digits of the digest of `bytes` to `out` (no String made).
+    @inline(__always)
+    public static func appendHex(of bytes: UnsafeRawBufferPointer, digits: Int = 64, to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: byteCount) { d in
+            digest(bytes, into: d.baseAddress!)
+            for i in 0..<digits {
+                let b = d[i / 2]
+                out.append(Self.digits[Int(i % 2 == 0 ? b >> 4 : b & 0xF)])
+            }
+        }
+    }
+
+    public static func appendHex(of bytes: [UInt8], digits: Int = 64, to out: inout [UInt8]) {
+        bytes.withUnsafeBytes { appendHex(of: $0, digits: digits, to: &out) }
+    }
+
     private static let digits = Array("0123456789abcdef".utf8)
 
     public static func hexString(_ d: UnsafeBufferPointer<UInt8>) -> String {

@@ -74,11 +74,11 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             DeclarationBuilder.indexLine(key: key, d, into: &chunk)
             try folder.write(Array(chunk[start...]), to: OutputNames.relativePath(key, extension: ".json"))
         case .tar:
-            // The asset's key: its hash's first 16 bytes, as for the declarations.
-            let assetKey = Self.key(hex: d.assetHash)
-            Self.record(.shared, assetKey, into: &chunk) { Tar.appendMember(named: assetName, bytes: plist, to: &$0) }
-            for declaration in d.declarations {
-                Self.record(.shared, declaration.key, into: &chunk) { out in
+            // The asset and its three declarations, as one shared record keyed by the asset's hash:
+            // the declarations follow from the asset alone, so one is written exactly when the other is.
+            Self.record(.shared, Self.key(hex: d.assetHash), into: &chunk) { out in
+                Tar.appendMember(named: assetName, bytes: plist, to: &out)
+                for declaration in d.declarations {
                     declaration.json.withUnsafeBytes { Tar.appendMember(named: Self.declarationPath(declaration), bytes: $0, to: &out) }
                 }
             }

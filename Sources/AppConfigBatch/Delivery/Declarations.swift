@@ -15,8 +15,6 @@ struct DeviceDeclarations {
         var identifier: [UInt8]
         /// The declaration's JSON: `{"Identifier", "Payload", "ServerToken", "Type"}`.
         var json: [UInt8]
-        /// The first 16 bytes of the token's hash: what the tar output dedups on.
-        var key: DedupKey
     }
 }
 
@@ -29,18 +27,29 @@ struct DedupKey: Hashable {
 /// Builds the declarations of each device. Stateless: called from every worker at once.
 struct DeclarationBuilder: Sendable {
     let delivery: ResolvedDelivery
+    /// The asset base URL's bytes, once.
+    let baseURL: [UInt8]
+
+    init(delivery: ResolvedDelivery) {
+        self.delivery = delivery
+        baseURL = Array((delivery.assetBaseURL ?? "").utf8)
+    }
     /// Property list data, binary or XML (the asset's `ContentType`).
     static let contentType = "application/x-plist"
 
     func build(plist: UnsafeRawBufferPointer) -> DeviceDeclarations {
         var result = DeviceDeclarations()
-        result.assetHash = Array(SHA256.hex(plist).utf8)
+        SHA256.appendHex(of: plist, to: &result.assetHash)
 
         var payload: [UInt8] = []
         JSONText.append(#"{"Reference":{"ContentType":"#, to: &payload)
         JSONText.appendString(Self.contentType, to: &payload)
         JSONText.append(#","DataURL":"#, to: &payload)
-        JSONText.appendString(Array(delivery.assetBaseURL!.utf8) + [UInt8(ascii: "/")] + result.assetHash, to: &payload)
+        payload.append(UInt8(ascii: "\""))
+        payload += baseURL
+        payload.append(UInt8(ascii: "/"))
+        payload += result.assetHash
+        payload.append(UInt8(ascii: "\""))
         JSONText.append(#","Hash-SHA-256":"#, to: &payload)
         JSONText.appendString(result.assetHash, to: &payload)
         JSONText.append(#","Size":"#, to: &payload)
@@ -76,7 +85,7 @@ struct DeclarationBuilder: Sendable {
     static func declaration(type: StaticString, prefix: StaticString, payload: [UInt8]) -> DeviceDeclarations.Declaration {
         var identifier: [UInt8] = []
         JSONText.append(prefix, to: &identifier)
-        identifier += SHA256.hex(payload).utf8.prefix(40)
+        SHA256.appendHex(of: payload, digits: 40, to: &identifier)
 
         var head: [UInt8] = []
         JSONText.append(#"{"Identifier":"#, to: &head)
@@ -89,16 +98,14 @@ struct DeclarationBuilder: Sendable {
         tail += [UInt8(ascii: "\"")] + UnsafeBufferPointer(start: type.utf8Start, count: type.utf8CodeUnitCount) + [UInt8(ascii: "\"")]
         tail.append(UInt8(ascii: "}"))
 
-        var digest = [UInt8](repeating: 0, count: SHA256.byteCount)
-        (head + tail).withUnsafeBytes { b in digest.withUnsafeMutableBufferPointer { SHA256.digest(b, into: $0.baseAddress!) } }
-        let token = digest.withUnsafeBufferPointer { SHA256.hexString($0) }
+        var token: [UInt8] = []
+        SHA256.appendHex(of: head + tail, to: &token)
         var json = head
-        JSONText.append(#""ServerToken":"#, to: &json)
-        JSONText.appendString(token, to: &json)
-        json.append(UInt8(ascii: ","))
+        JSONText.append(#""ServerToken":""#, to: &json)
+        json += token
+        JSONText.append(#"","#, to: &json)
         json += tail
-        let key = digest.withUnsafeBytes { DedupKey(high: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), low: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-        return .init(identifier: identifier, json: json, key: key)
+        return .init(identifier: identifier, json: json)
     }
 
     /// The device's index line (and the content of its declaration-set file):
