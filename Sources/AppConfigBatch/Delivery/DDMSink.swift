@@ -1,4 +1,5 @@
 import AppConfigSpec
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -50,7 +51,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     /// gathered in an unlinked temporary file beside it and appended as the last member.
     public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery) throws(Problem) {
         let file = try path.map { p throws(Problem) in try AtomicFile(path: p) }
-        let scratch = (path ?? ".") + ".index-\(getpid())"
+        // Beside the archive, or in the temporary folder for a stream.
+        let scratch = (path ?? (FileManager.default.temporaryDirectory.path + "/appconfig")) + ".index-\(getpid())"
         let fd = open(scratch, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             file?.discard()
