@@ -1,4 +1,5 @@
 import AppConfigSpec
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -38,6 +39,16 @@ final class AtomicFile {
     }
 
     deinit { discard() }
+
+    /// Removes `PATH.tmp-PID` files whose process is gone (a run killed while writing).
+    static func removeStale(beside path: String) {
+        let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".tmp-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            unlink(folder + "/" + name)
+        }
+    }
 }
 
 /// Writes a small file (a report, one plist) atomically: temporary name, then rename.

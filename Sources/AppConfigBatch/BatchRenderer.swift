@@ -3,6 +3,7 @@ import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
 import AppConfigSpec
+import Digest
 import Dispatch
 import Foundation
 import Synchronization
@@ -31,6 +32,8 @@ public struct DeviceFailure: Sendable {
 public struct BatchResult: Sendable {
     public var devicesInShard = 0
     public var rendered = 0
+    /// Every rendered device's row and the SHA-256 of its output, in row order.
+    public var outputs: [(row: Int32, digest: SHA256Digest)] = []
     /// In row order.
     public var failures: [DeviceFailure] = []
     public var seconds = 0.0
@@ -79,6 +82,9 @@ public final class BatchRenderer: @unchecked Sendable {
     /// The devices of this shard.
     public var deviceCount: Int { rows.count }
 
+    /// The rows of this shard, in inventory order.
+    public var shardRows: [Int32] { rows }
+
     /// The rows in device-key order (what an archive needs).
     private func rowsInKeyOrder() -> [Int32] {
         let inventory = fleet.inventory
@@ -118,8 +124,10 @@ public final class BatchRenderer: @unchecked Sendable {
         for w in workers {
             result.rendered += w.rendered
             result.failures += w.failures
+            result.outputs += w.outputs
         }
         result.failures.sort { $0.row < $1.row }
+        result.outputs.sort { $0.row < $1.row }
         result.seconds = monotonicSeconds() - start
         result.interrupted = cancellation.isCancelled
         return result
@@ -132,6 +140,7 @@ public final class BatchRenderer: @unchecked Sendable {
         let slots: UnsafeMutableBufferPointer<SlotValue>
         var chunk: [UInt8] = []
         var failures: [DeviceFailure] = []
+        var outputs: [(row: Int32, digest: SHA256Digest)] = []
         var rendered = 0
         let verifier: Verifier?
 
@@ -165,7 +174,7 @@ public final class BatchRenderer: @unchecked Sendable {
             return
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
-        try sink.add(key: key, plist: bytes, to: &worker.chunk)
+        worker.outputs.append((Int32(row), try sink.add(key: key, plist: bytes, to: &worker.chunk)))
         worker.rendered += 1
     }
 

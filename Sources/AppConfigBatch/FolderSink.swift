@@ -1,4 +1,5 @@
 import AppConfigSpec
+import Digest
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -8,35 +9,47 @@ import Darwin
 
 /// A directory output, crash-safe: plists are written into a new generation folder beside the
 /// output (`OUT.generations/g<time>-<pid>`), and `OUT` is a symlink switched to it in one atomic
-/// rename once every device is written. Until then readers see the previous generation whole; after
-/// a crash or an interrupt no partial file stands under a final name. (Measured here on ext4:
-/// creating a small file costs ~12 µs, replacing one through a temporary name ~84 µs; one switch
-/// per run costs nothing per file.) Each device's file is written as soon as it is rendered.
+/// rename once every device is written and the generation's manifest (written last) marks it
+/// complete. Until then readers see the previous generation whole; after a crash, an interrupt or
+/// a SIGKILL no partial file stands under a final name, and the next run removes the unmarked
+/// generation. (Measured here on ext4: creating a small file costs ~12 µs, replacing one through a
+/// temporary name ~84 µs; one switch per run costs nothing per file.) Each device's file is written
+/// as soon as it is rendered. The caller holds the output's lock (`OutputLock`).
 public final class FolderSink: OutputSink, @unchecked Sendable {
     let path: String
     let root: String
     let generation: String
-    /// Generations kept: the current one and the ones before it (a reader still inside one is not
-    /// pulled from under its feet).
+    /// Complete generations kept: the current one and the ones before it (a reader still inside one
+    /// is not pulled from under its feet).
     let keep: Int
     /// Makes each device's file from its rendered plist (an MDM command); nil writes the plist.
     let encoder: DeviceFileEncoder?
+    /// `--changed-only`: devices whose output is unchanged are not written.
+    let filter: ChangeFilter?
 
-    public init(path: String, keep: Int = 2, encoder: DeviceFileEncoder? = nil) throws(Problem) {
+    public init(path: String, keep: Int = 2, encoder: DeviceFileEncoder? = nil, filter: ChangeFilter? = nil) throws(Problem) {
         self.encoder = encoder
+        self.filter = filter
         var p = path
         while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
         self.path = p
         self.keep = keep
         var info = stat()
         if lstat(p, &info) == 0 && (info.st_mode & S_IFMT) != S_IFLNK {
-            throw Problem(.outputExists, at: Location(file: p),
-                          "\(p) exists and is not an appconfig output (a symlink to a generation); give a new --out path")
+            // An empty folder made for the output is taken (the symlink replaces it); anything else is refused.
+            let isEmptyFolder = (info.st_mode & S_IFMT) == S_IFDIR && ((try? FileManager.default.contentsOfDirectory(atPath: p)) ?? ["?"]).isEmpty
+            guard isEmptyFolder, rmdir(p) == 0 else {
+                throw Problem(.outputExists, at: Location(file: p),
+                              "\(p) exists and is not an appconfig output (a symlink to a generation) or an empty folder; give a new --out path")
+            }
         }
         root = p + ".generations"
-        if mkdir(root, 0o755) != 0 && errno != EEXIST {
-            throw Problem(.outputWrite, at: Location(file: root), "cannot create \(root): \(systemError())")
+        do {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        } catch {
+            throw Problem(.outputWrite, at: Location(file: root), "cannot create \(root): \(Self.reason(error))")
         }
+        Self.removeIncomplete(in: root)
         var t = timespec()
         clock_gettime(CLOCK_REALTIME, &t)
         let stamp = String(Int(t.tv_sec) * 1000 + Int(t.tv_nsec) / 1_000_000)
@@ -46,12 +59,45 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         }
     }
 
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) {
-        guard let encoder else { return try write(plist, to: OutputNames.relativePath(key)) }
+    /// The generation the output's symlink names, when it is a complete one.
+    public static func published(_ path: String) -> String? {
+        var p = path
+        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: p) else { return nil }
+        let full = target.hasPrefix("/") ? target : (p as NSString).deletingLastPathComponent + "/" + target
+        return FileManager.default.fileExists(atPath: full + "/" + Manifest.fileName) ? full : nil
+    }
+
+    /// Generations without a manifest were left by a run that died (the caller holds the lock: no
+    /// live run owns them): removed, and never counted toward `keep`.
+    static func removeIncomplete(in root: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where name.hasPrefix("g") {
+            if !FileManager.default.fileExists(atPath: root + "/" + name + "/" + Manifest.fileName) {
+                try? FileManager.default.removeItem(atPath: root + "/" + name)
+            }
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) } ?? "\(error.localizedDescription)"
+    }
+
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+        guard let encoder else {
+            let digest = SHA256Digest(of: plist)
+            if filter?.skips(key, digest) != true { try write(plist, to: OutputNames.relativePath(key)) }
+            return digest
+        }
         // The chunk buffer is this worker's scratch: a folder writes each device at once.
         chunk.removeAll(keepingCapacity: true)
         encoder.encode(key: key, plist: plist, into: &chunk)
-        try write(chunk, to: OutputNames.relativePath(key))
+        let digest = SHA256Digest(of: chunk)
+        if filter?.skips(key, digest) != true { try write(chunk, to: OutputNames.relativePath(key)) }
+        return digest
+    }
+
+    public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
+        if let removal = encoder?.removal(key: key) { try write(removal, to: OutputNames.relativePath(key)) }
     }
 
     /// Writes one file under its relative path (`folder/name.plist`). A missing folder is made on
@@ -84,8 +130,10 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         if let failure { throw failure }
     }
 
-    /// Switches `path` to this generation in one rename, then removes generations beyond `keep`.
-    public func publish() throws(Problem) -> String {
+    /// Writes the closing files (the manifest last: it marks the generation complete), switches
+    /// `path` to this generation in one rename, then removes complete generations beyond `keep`.
+    public func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String {
+        for file in files { try write(file.bytes, to: file.name) }
         let target = (root as NSString).lastPathComponent + "/" + (generation as NSString).lastPathComponent
         let temporary = path + ".switch-\(getpid())"
         unlink(temporary)

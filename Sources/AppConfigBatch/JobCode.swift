@@ -13,6 +13,10 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case reportWrite = "report.write"
     /// A delivery option missing or wrong (`--asset-base-url` not https, no bundle identifier...).
     case deliveryOption = "delivery.option"
+    /// A manifest (`--since`) that is not one appconfig wrote.
+    case manifestSyntax = "manifest.syntax"
+    /// The run's output is locked by another run that is still going.
+    case outputLocked = "output.locked"
     /// A scheduler's shard index that is not a number below the shard count, or no count for it.
     case shardIndex = "shard.index"
 

@@ -1,25 +1,34 @@
 import AppConfigSpec
+import Digest
 
 /// Where rendered devices go. The batch renderer hands each device's bytes to the sink from the
 /// worker thread that rendered it, chunk by chunk; the job then publishes the sink's output whole,
-/// or discards it. Folder generation, tar file, tar stream and dry run are sinks; so are the
-/// delivery formats.
+/// with the generation's closing files (the index, then the manifest that marks it complete), or
+/// discards it. Folder generation, tar file, tar stream, dry run and DDM are sinks.
 public protocol OutputSink: AnyObject, Sendable {
     /// True when members must appear in device-key order (an archive): the renderer then sorts the
     /// rows and hands the chunks' bytes to `finish` to be written in chunk order.
     var wantsKeyOrder: Bool { get }
 
-    /// Takes one rendered device. `chunk` is the calling worker's buffer for the current chunk: a
-    /// sink that writes in chunk order appends the device's bytes there; one that writes each device
-    /// at once (a folder) leaves it alone.
-    func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem)
+    /// The file name of a device's output, relative to the generation (for the index).
+    func path(of key: UnsafeBufferPointer<UInt8>) -> String
+
+    /// Takes one rendered device and returns the SHA-256 of the output that stands for it. `chunk`
+    /// is the calling worker's buffer for the current chunk: a sink that writes in chunk order
+    /// appends the device's bytes there; one that writes each device at once uses it as scratch.
+    /// A device the change filter finds unchanged is not written (`--changed-only`).
+    func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
 
     /// Chunk `index` is complete. The sink takes its bytes (leaving `chunk` empty for reuse).
     func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem)
 
-    /// Every device is rendered and the run may be published: makes the output visible whole and
-    /// returns where it is.
-    func publish() throws(Problem) -> String
+    /// A device gone since the previous generation (`--changed-only`): what removes its
+    /// configuration, where the delivery has one (an MDM removal command, an empty DDM set).
+    func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem)
+
+    /// Every device is rendered and the run may be published: writes the closing files (in order:
+    /// the manifest last), makes the output visible whole and returns where it is.
+    func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String
 
     /// The run is not published (an interrupt, too many failures, an error): removes what was written.
     func discard()
@@ -27,13 +36,42 @@ public protocol OutputSink: AnyObject, Sendable {
 
 extension OutputSink {
     public var wantsKeyOrder: Bool { false }
+    public func path(of key: UnsafeBufferPointer<UInt8>) -> String { OutputNames.relativePath(key) }
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) { chunk.removeAll(keepingCapacity: true) }
+    public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {}
 }
 
-/// `--dry-run`: every device is resolved and checked; nothing is written.
+/// Which devices are unchanged since a previous generation: their digest there equals tonight's.
+/// Shared by the workers (read-only).
+public final class ChangeFilter: Sendable {
+    public let previous: Manifest
+    /// `--changed-only`: unchanged devices are not written.
+    public let skipsUnchanged: Bool
+
+    public init(previous: Manifest, skipsUnchanged: Bool) {
+        self.previous = previous
+        self.skipsUnchanged = skipsUnchanged
+    }
+
+    /// True when the device is to be left out: `--changed-only` and the same digest as before.
+    @inline(__always)
+    public func skips(_ key: UnsafeBufferPointer<UInt8>, _ digest: SHA256Digest) -> Bool {
+        skipsUnchanged && previous.digest(forKey: key) == digest
+    }
+}
+
+/// `--dry-run`: every device is resolved and checked; nothing is written. Each device's digest is
+/// the one its delivery would have (for the change counts of `--dry-run --since`).
 public final class DryRunSink: OutputSink {
-    public init() {}
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) {}
-    public func publish() throws(Problem) -> String { "" }
+    public typealias Digester = @Sendable (UnsafeBufferPointer<UInt8>, UnsafeRawBufferPointer) -> SHA256Digest
+    private let digester: Digester?
+
+    /// `digest` makes a device's digest from its key and plist; nil: the plist's own.
+    public init(digest: Digester? = nil) { digester = digest }
+
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+        digester?(key, plist) ?? SHA256Digest(of: plist)
+    }
+    public func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String { "" }
     public func discard() {}
 }

@@ -3,6 +3,7 @@ import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
 import AppConfigSpec
+import Digest
 
 /// The main job as a library call: spec and admin values in, compiled; inventory and directory
 /// loaded and joined; every device of the shard rendered into the output; the output published
@@ -42,6 +43,18 @@ public struct RenderJob: Sendable {
     public var keepGenerations = 2
     /// More failed devices than this: nothing is published.
     public var maxFailures: Int?
+    /// A failed share above this: nothing is published (unless `force`).
+    public var maxFailureRatio = 0.05
+    /// The previous generation to compare with (a generation folder, its manifest or its tar); for a
+    /// folder output, by default the one published now.
+    public var since: String?
+    /// Write only the devices added or changed since `since` (with the whole fleet's manifest).
+    public var changedOnly = false
+    /// With a previous generation, a changed + removed share above this: nothing is published
+    /// (a sign of a wrong input), unless `force`.
+    public var maxChangeRatio = 0.5
+    /// Publish even past `maxFailureRatio` and `maxChangeRatio`.
+    public var force = false
     /// A folder for `summary.json` and `errors.jsonl`.
     public var report: String?
     /// Leave values out of the error file.
@@ -74,7 +87,10 @@ public struct RenderJob: Sendable {
         if delivery.delivery.isMDMCommand && batch.format != .xml {
             throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
         }
+        let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
+        defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
+        let previous = try previousManifest()
         lap("compile")
         let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
         lap("inventory")
@@ -87,7 +103,11 @@ public struct RenderJob: Sendable {
         var options = batch
         options.xmlNesting = encoder?.nesting ?? 0
         let renderer = try BatchRenderer(program: program, fleet: fleet, options: options)
-        let sink = try makeSink(delivery, encoder: encoder)
+        let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: changedOnly) }
+        let sink = try makeSink(delivery, encoder: encoder, filter: filter)
+        // The inputs' fingerprints, read while the devices render; waited for on every way out.
+        let fingerprints = FingerprintTask(job: self)
+        defer { _ = fingerprints.wait() }
         observer.renderStarted(renderer)
         let result: BatchResult
         do {
@@ -100,11 +120,31 @@ public struct RenderJob: Sendable {
         lap("render")
 
         var summary = summarize(program: program, fleet: fleet, result: result)
-        try publish(sink, &summary)
+        let generation = Generation(job: self, program: program, fleet: fleet, renderer: renderer, result: result,
+                                    previous: previous, fingerprints: fingerprints.wait(), sink: sink)
+        summary.changes = generation.changes?.counts
+        summary.since = previous == nil ? nil : (since ?? outputPath)
+        try publish(sink, generation, &summary)
         lap("publish")
         summary.seconds = seconds
-        if let report { try RunReport(summary: summary, redact: redact).write(to: report) }
+        if let report { try RunReport(summary: summary, redact: redact, changes: generation.changes?.lines).write(to: report) }
         return summary
+    }
+
+    /// The folder or archive the run writes (locked for the run), nil for a stream or a dry run.
+    var outputPath: String? {
+        switch output {
+        case .directory(let p), .tar(let p): p
+        case .tarStdout, .dryRun: nil
+        }
+    }
+
+    /// `since`, or for a folder output the generation published now; nil when there is none.
+    func previousManifest() throws(Problem) -> Manifest? {
+        if let since { return try Manifest.load(since) }
+        if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current) }
+        if changedOnly { throw Problem(.deliveryOption, "--changed-only needs a previous generation: --since PATH, or an --out that has one") }
+        return nil
     }
 
     /// Phase 1: the spec and values compiled; warnings go to the observer.
@@ -116,20 +156,26 @@ public struct RenderJob: Sendable {
 
     /// The sink for `output` and the delivery; creating it makes the new generation folder or the
     /// temporary tar file.
-    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?) throws(Problem) -> OutputSink {
+    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?) throws(Problem) -> OutputSink {
         if delivery.delivery == .ddm {
             switch output {
-            case .directory(let path): return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery)
-            case .tar(let path): return try DDMSink(tar: path, delivery: delivery)
-            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery)
-            case .dryRun: return DryRunSink()
+            case .directory(let path): return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, filter: filter)
+            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, filter: filter)
+            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, filter: filter)
+            case .dryRun: return DryRunSink(digest: DDMSink.digest(delivery))
             }
         }
         switch output {
-        case .directory(let path): return try FolderSink(path: path, keep: keepGenerations, encoder: encoder)
-        case .tar(let path): return try TarSink(path: path, encoder: encoder)
-        case .tarStdout: return TarSink(streamingTo: 1, encoder: encoder)
-        case .dryRun: return DryRunSink()
+        case .directory(let path): return try FolderSink(path: path, keep: keepGenerations, encoder: encoder, filter: filter)
+        case .tar(let path): return try TarSink(path: path, encoder: encoder, filter: filter)
+        case .tarStdout: return TarSink(streamingTo: 1, encoder: encoder, filter: filter)
+        case .dryRun:
+            guard let encoder else { return DryRunSink() }
+            return DryRunSink { key, plist in
+                var out: [UInt8] = []
+                encoder.encode(key: key, plist: plist, into: &out)
+                return SHA256Digest(of: out)
+            }
         }
     }
 
@@ -162,20 +208,21 @@ public struct RenderJob: Sendable {
         return s
     }
 
-    /// The last phase: the output made visible whole, unless the run was interrupted or more
-    /// devices failed than allowed; then it is removed and the previous output stays.
-    func publish(_ sink: OutputSink, _ summary: inout RunSummary) throws(Problem) {
+    /// The last phase: the output made visible whole, with its index and manifest, unless the run
+    /// was interrupted or a guard holds it back; then it is removed and the previous output stays.
+    func publish(_ sink: OutputSink, _ generation: Generation, _ summary: inout RunSummary) throws(Problem) {
         if summary.interrupted {
             sink.discard()
             return
         }
-        if let maxFailures, summary.devices.failed > maxFailures {
-            summary.notPublished = "more than \(maxFailures) devices failed (--max-failures)"
+        if let reason = generation.refusal(summary) {
+            summary.notPublished = reason
             sink.discard()
             return
         }
         do {
-            let path = try sink.publish()
+            try generation.writeRemovals()
+            let path = try sink.publish(closing: generation.closingFiles())
             if output != .dryRun {
                 summary.published = true
                 summary.output = path

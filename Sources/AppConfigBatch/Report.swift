@@ -6,16 +6,20 @@ import Glibc
 import Darwin
 #endif
 
-/// The run's account on disk: `summary.json` (the `RunSummary`) and `errors.jsonl` (one JSON
+/// The run's account on disk: `summary.json` (the `RunSummary`), `changes.jsonl` (with a previous
+/// generation: one line per device added, changed or removed) and `errors.jsonl` (one JSON
 /// object a line: every device that failed, every row or entry skipped, every device whose user
 /// was not found). Written last, each file atomically. `redact` leaves values out.
 public struct RunReport {
     public var summary: RunSummary
     public var redact: Bool
+    /// `changes.jsonl`, when the run compared with a previous generation.
+    public var changes: [UInt8]?
 
-    public init(summary: RunSummary, redact: Bool) {
+    public init(summary: RunSummary, redact: Bool, changes: [UInt8]? = nil) {
         self.summary = summary
         self.redact = redact
+        self.changes = changes
     }
 
     /// Creates the report folder (and its parents) and checks that a file can be written there:
@@ -50,6 +54,7 @@ public struct RunReport {
         let errors = errorLines().map { $0 + "\n" }.joined()
         do {
             try writeFileAtomically(Array(errors.utf8), to: directory + "/errors.jsonl")
+            if let changes { try writeFileAtomically(changes, to: directory + "/changes.jsonl") }
             try writeFileAtomically(Array(summary.json().utf8), to: directory + "/summary.json")
         } catch {
             throw Problem(.reportWrite, at: error.location, error.message)

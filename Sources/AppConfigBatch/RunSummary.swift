@@ -24,6 +24,9 @@ public struct RunSummary: Sendable, Codable {
     public var output: String?
     /// Why nothing was published, when the run was not interrupted and it could have been.
     public var notPublished: String?
+    /// The previous generation compared with, and what changed since it.
+    public var since: String?
+    public var changes: ChangeCounts?
     /// Every device that did not render, in row order.
     public var failures: [DeviceFailure] = []
     /// Every row, entry or join problem of the sources.
@@ -41,7 +44,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished
+        case published, interrupted, dryRun, output, notPublished, since, changes
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

@@ -1,3 +1,6 @@
+import AppConfigSpec
+import Foundation
+
 /// ustar members, deterministic: mode 0644, owner 0, mtime 0 (the same inputs give the same
 /// archive), names of at most 100 bytes.
 enum Tar {
@@ -69,6 +72,26 @@ enum Tar {
         writeOctal(sum, width: 6, at: start + 148, in: &out)
         out[start + 154] = 0
         out[start + 155] = 0x20
+    }
+
+    /// The bytes of the member `name` of an archive, walking its headers (seeking past bodies).
+    static func member(named name: String, in path: String) throws(Problem) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path)")
+        }
+        defer { try? handle.close() }
+        let wanted = Array(name.utf8)
+        var offset: UInt64 = 0
+        while true {
+            try? handle.seek(toOffset: offset)
+            guard let header = try? handle.read(upToCount: blockSize), header.count == blockSize, header.first != 0 else { break }
+            let memberName = Array(header.prefix(100).prefix { $0 != 0 })
+            let sizeText = String(decoding: header[124..<135], as: UTF8.self)
+            guard let size = UInt64(sizeText, radix: 8) else { break }
+            if memberName == wanted { return Array((try? handle.read(upToCount: Int(size))) ?? Data()) }
+            offset += UInt64(blockSize) + (size + UInt64(blockSize) - 1) / UInt64(blockSize) * UInt64(blockSize)
+        }
+        throw Problem(.manifestSyntax, at: Location(file: path), "\(path) holds no \(name): not an archive appconfig wrote")
     }
 
     private static func writeOctal(_ value: Int, width: Int, at offset: Int, in out: inout [UInt8]) {

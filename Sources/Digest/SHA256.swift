@@ -48,3 +48,72 @@ public enum SHA256 {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+/// A SHA-256 digest as a value: 32 bytes, compared and stored without allocation.
+public struct SHA256Digest: Hashable, Sendable {
+    public var a: UInt64, b: UInt64, c: UInt64, d: UInt64
+
+    public init(a: UInt64, b: UInt64, c: UInt64, d: UInt64) {
+        (self.a, self.b, self.c, self.d) = (a, b, c, d)
+    }
+
+    /// The digest of `bytes`.
+    public init(of bytes: UnsafeRawBufferPointer) {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { SHA256.digest(bytes, into: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        (a, b, c, d) = words
+    }
+
+    public init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
+
+    /// Parses 64 hex digits.
+    public init?(hex: some Collection<UInt8>) {
+        guard hex.count == 64 else { return nil }
+        var raw = [UInt8](repeating: 0, count: 32)
+        var i = 0
+        for (n, ch) in hex.enumerated() {
+            let v: UInt8
+            switch ch {
+            case 0x30...0x39: v = ch - 0x30
+            case 0x61...0x66: v = ch - 0x57
+            case 0x41...0x46: v = ch - 0x37
+            default: return nil
+            }
+            raw[i] = n % 2 == 0 ? v << 4 : raw[i] | v
+            if n % 2 == 1 { i += 1 }
+        }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: raw) }
+        (a, b, c, d) = words
+    }
+
+    /// 64 lowercase hex digits.
+    public var hex: String {
+        var words = (a, b, c, d)
+        return withUnsafeBytes(of: &words) { SHA256.hexString($0.bindMemory(to: UInt8.self)) }
+    }
+}
+
+extension SHA256 {
+    /// SHA-256 over data that comes in parts (a file read in blocks), through OpenSSL's EVP API.
+    public final class Hasher {
+        private let context: OpaquePointer
+
+        public init() {
+            context = EVP_MD_CTX_new()
+            EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        }
+
+        public func update(_ bytes: UnsafeRawBufferPointer) {
+            EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+        }
+
+        public func finish() -> SHA256Digest {
+            var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &words) { _ = EVP_DigestFinal_ex(context, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), nil) }
+            return SHA256Digest(a: words.0, b: words.1, c: words.2, d: words.3)
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+    }
+}

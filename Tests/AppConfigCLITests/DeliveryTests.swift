@@ -45,11 +45,11 @@ struct DeliveryTests {
         let files = try FileManager.default.subpathsOfDirectory(atPath: out + "/").filter { !$0.hasSuffix("/") && $0.contains(".") }
         #expect(Set(list) == Set(files))
         #expect(list.count == files.count)
-        #expect(list.last == "index.jsonl")
+        #expect(Array(list.suffix(2)) == ["index.jsonl", "manifest.tsv"])
         let extracted = dir.appendingPathComponent("x").path
         try FileManager.default.createDirectory(atPath: extracted, withIntermediateDirectories: true)
         #expect(try runProcess("/usr/bin/tar", ["-xf", tar, "-C", extracted]).status == 0)
-        for f in files.prefix(200) + ["index.jsonl"] {
+        for f in files.prefix(200) + ["index.jsonl", "manifest.tsv"] {
             #expect(FileManager.default.contents(atPath: extracted + "/" + f) == FileManager.default.contents(atPath: out + "/" + f), "\(f)")
         }
     }

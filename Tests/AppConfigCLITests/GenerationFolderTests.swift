@@ -25,18 +25,25 @@ struct GenerationFolderTests {
                 }
             }
             #expect(failures.withLock { $0 } == 0)
-            _ = try folder.publish()
+            _ = try folder.publish(closing: [])
             #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.appendingPathComponent("out\(round)").path + "/").filter { $0.hasSuffix(".plist") }.count == 64)
         }
     }
 
-    @Test("an existing real folder is refused, not overwritten")
+    @Test("an existing folder with files is refused, not overwritten; an empty one is taken")
     func refusesRealFolder() throws {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
+        FileManager.default.createFile(atPath: dir.path + "/keep.txt", contents: Data("mine".utf8))
         #expect(throws: Problem(.outputExists, at: Location(file: dir.path),
-                                "\(dir.path) exists and is not an appconfig output (a symlink to a generation); give a new --out path")) {
+                                "\(dir.path) exists and is not an appconfig output (a symlink to a generation) or an empty folder; give a new --out path")) {
             try FolderSink(path: dir.path)
         }
+        #expect(FileManager.default.contents(atPath: dir.path + "/keep.txt") == Data("mine".utf8))
+        let empty = dir.appendingPathComponent("made-by-the-admin").path
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        let sink = try FolderSink(path: empty)
+        #expect(try sink.publish(closing: [("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == empty)
+        #expect(FolderSink.published(empty) != nil)
     }
 }

@@ -88,6 +88,8 @@ struct RenderCommandTests {
             import os, sys, tarfile
             t = tarfile.open(sys.argv[1])
             names = t.getnames()
+            assert names[-2:] == ["index.jsonl", "manifest.tsv"], names[-2:]
+            names = names[:-2]
             assert len(names) == 975, len(names)
             for m in t.getmembers():
                 assert m.isfile() and m.mode == 0o644 and m.mtime == 0, m.name
@@ -194,13 +196,14 @@ struct RenderCommandTests {
     func statuses() throws {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // Only devices that render: drop the rows of the demo that fail.
+        // Only devices that render: drop the rows of the demo that fail (users gone, serials such as "3wwh42-3tllp3").
         let rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
-        let clean = rows.filter { !$0.contains("gone") && !$0.contains("-") || $0.hasPrefix("Display Name") }
+        let clean = rows.filter { !$0.contains("gone") && $0.range(of: #",[0-9a-z]{6}-[0-9a-z]{6},"#, options: .regularExpression) == nil }
         let inventory = dir.appendingPathComponent("clean.csv").path
         try clean.joined(separator: "\r\n").write(toFile: inventory, atomically: true, encoding: .utf8)
         let ok = try render(Self.demo(inventory: inventory) + ["--out", dir.appendingPathComponent("ok").path])
         #expect(ok.status == 0, "\(ok.stdout)\(ok.stderr)")
+        #expect(ok.stdout.hasPrefix("rendered 975 of 975 devices"))
 
         let over = dir.appendingPathComponent("over").path
         let r = try render(Self.demo + ["--out", over, "--max-failures", "5"])
@@ -234,9 +237,15 @@ struct RenderCommandTests {
         #expect(r2.status == 1)
         #expect(r2.stderr.hasPrefix("appconfig: cannot create \(locked)/out.generations"))
         #expect(r2.stderr.split(separator: "\n").count == 1)
-        let r3 = try render(Self.demo + ["--tar", locked + "/sub/fleet.tar"])
+        // A missing parent folder is made; a file in its way is one clear line.
+        FileManager.default.createFile(atPath: dir.path + "/file", contents: Data())
+        let r3 = try render(Self.demo + ["--tar", dir.path + "/file/sub/fleet.tar"])
         #expect(r3.status == 1)
-        #expect(r3.stderr == "appconfig: cannot write \(locked)/sub/fleet.tar: No such file or directory [output.write]\n")
+        #expect(r3.stderr.hasPrefix("appconfig: cannot create \(dir.path)/file/sub: "))
+        #expect(r3.stderr.hasSuffix(" [output.write]\n"))
+        let made = dir.appendingPathComponent("new/parents/fleet.tar").path
+        #expect(try render(Self.demo + ["--tar", made, "--quiet"]).status == 3)
+        #expect(FileManager.default.fileExists(atPath: made))
     }
 
     @Test("device keys such as ../../etc/passwd or with a newline stay inside the output folder")
@@ -269,7 +278,7 @@ struct RenderCommandTests {
             #expect(try LibPlist.decode(Array(bytes))["udid"] == .string(k))
         }
         // Nothing was written outside the output's own two paths.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["inv.csv", "out", "out.generations", "spec.xml"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["inv.csv", "out", "out.generations", "out.lock", "spec.xml"])
     }
 
     @Test("SIGINT in the middle of a large render: status 130, no partial file under a final name")
@@ -331,7 +340,7 @@ struct RenderCommandTests {
         let dry = try render(Self.demo + ["--dry-run", "--report", dir.appendingPathComponent("dry").path])
         #expect(dry.status == 3)
         #expect(dry.stdout.hasPrefix("checked 975 of 1000 devices (binary) in "))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["dry", "v", "v.generations"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["dry", "v", "v.generations", "v.lock"])
 
         let job = dir.appendingPathComponent("nightly.json").path
         let jobOut = dir.appendingPathComponent("job").path

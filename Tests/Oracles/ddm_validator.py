@@ -185,8 +185,10 @@ def check_ddm(schemas_root, out, plain):
                 declarations[ids[1]]["Payload"]["AppConfig"]["DataAssetReference"] != ids[2]:
             problem(f"{entry['device']}: its activation, configuration and asset do not name each other")
         set_name = sets.get(entry["device"])
-        if set_name is None or out.files[set_name].decode() != line + "\n":
-            problem(f"{entry['device']}: its declaration-set file is not its index line")
+        set_entry = {k: entry[k] for k in ["device", "declarations", "asset"]}
+        if set_name is None or json.loads(out.files[set_name]) != set_entry or entry.get("path") != set_name \
+                or entry.get("sha256") != hashlib.sha256(out.files[set_name]).hexdigest():
+            problem(f"{entry['device']}: its declaration-set file is not what its index line says")
             continue
         if out.files.get(f"assets/{entry['asset']}.plist") != plain.files.get(set_name[:-5] + ".plist"):
             problem(f"{entry['device']}: the asset is not the plain plist of the device")
@@ -198,10 +200,16 @@ def check_ddm(schemas_root, out, plain):
     return f"{len(declarations)} declarations, {assets} assets, {devices} devices"
 
 
+# The closing files of every generation (the index, the manifest): not commands, not declarations.
+CLOSING = {"index.jsonl", "manifest.tsv"}
+
+
 def check_mdm(schemas_root, kind, out, plain, bundle, app_store_id):
     schema = load(os.path.join(schemas_root, "mdm/commands", "settings.yaml" if kind == "mdm-settings" else "application.install.yaml"))
     commands = 0
     for name, data in out.files.items():
+        if name in CLOSING:
+            continue
         cmd = plistlib.loads(data)
         commands += 1
         if plistlib.dumps(cmd) != data:

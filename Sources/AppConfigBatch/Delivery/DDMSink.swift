@@ -1,4 +1,5 @@
 import AppConfigSpec
+import Digest
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +21,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     private let container: Container
     private let builder: DeclarationBuilder
+    /// `--changed-only`: devices whose declaration set is unchanged are not written.
+    private let filter: ChangeFilter?
     /// Tar only: what is written so far (content keys of shared members, index bytes).
     private let order = OrderedChunks(TarState())
 
@@ -35,8 +38,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     public var wantsKeyOrder: Bool { true }
 
     /// Into a generation folder beside `path`.
-    public init(folder path: String, keep: Int, delivery: ResolvedDelivery) throws(Problem) {
+    public init(folder path: String, keep: Int, delivery: ResolvedDelivery, filter: ChangeFilter? = nil) throws(Problem) {
         let folder = try FolderSink(path: path, keep: keep)
+        self.filter = filter
         let indexPath = folder.generation + "/index.jsonl"
         let fd = open(indexPath, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
@@ -49,7 +53,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index is
     /// gathered in an unlinked temporary file beside it and appended as the last member.
-    public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery) throws(Problem) {
+    public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery, filter: ChangeFilter? = nil) throws(Problem) {
+        self.filter = filter
+        if let path { AtomicFile.removeStale(beside: path) }
         let file = try path.map { p throws(Problem) in try AtomicFile(path: p) }
         // Beside the archive, or in the temporary folder for a stream.
         let scratch = (path ?? (FileManager.default.temporaryDirectory.path + "/appconfig")) + ".index-\(getpid())"
@@ -63,18 +69,26 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         builder = DeclarationBuilder(delivery: delivery)
     }
 
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) {
+    public func path(of key: UnsafeBufferPointer<UInt8>) -> String { OutputNames.relativePath(key, extension: ".json") }
+
+    /// The device's digest is its declaration set's (which names its asset and declarations).
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
         let d = builder.build(plist: plist)
+        var set: [UInt8] = []
+        DeclarationBuilder.setFile(key: key, d, into: &set)
+        let digest = SHA256Digest(of: set)
+        if filter?.skips(key, digest) == true { return digest }
         let assetName = "assets/" + String(decoding: d.assetHash, as: UTF8.self) + ".plist"
+        var line: [UInt8] = []
+        DeclarationBuilder.indexLine(key: key, d, path: path(of: key), digest: digest, into: &line)
         switch container {
         case .folder(let folder, _):
             try folder.write(plist, to: assetName, once: true)
             for declaration in d.declarations {
                 try folder.write(declaration.json, to: Self.declarationPath(declaration), once: true)
             }
-            let start = chunk.count
-            DeclarationBuilder.indexLine(key: key, d, into: &chunk)
-            try folder.write(Array(chunk[start...]), to: OutputNames.relativePath(key, extension: ".json"))
+            try folder.write(set, to: path(of: key))
+            chunk += line
         case .tar:
             // The asset and its three declarations, as one shared record keyed by the asset's hash:
             // the declarations follow from the asset alone, so one is written exactly when the other is.
@@ -84,13 +98,31 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                     declaration.json.withUnsafeBytes { Tar.appendMember(named: Self.declarationPath(declaration), bytes: $0, to: &out) }
                 }
             }
-            var line: [UInt8] = []
-            DeclarationBuilder.indexLine(key: key, d, into: &line)
             Self.record(.member, nil, into: &chunk) { out in
                 Tar.appendMember(to: &out, path: { OutputNames.appendRelativePath(key, extension: ".json", to: &$0) },
-                                 body: { $0 += line })
+                                 body: { $0 += set })
             }
             Self.record(.index, nil, into: &chunk) { $0 += line }
+        }
+        return digest
+    }
+
+    /// A device gone from the fleet: its set is written empty.
+    public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
+        var set: [UInt8] = []
+        JSONText.append(#"{"device":"#, to: &set)
+        JSONText.appendString(key, to: &set)
+        JSONText.append(",\"declarations\":[]}\n", to: &set)
+        switch container {
+        case .folder(let folder, let fd):
+            try folder.write(set, to: path(of: key))
+            try writeAll(fd, set, path: "index.jsonl")
+        case .tar(_, let fd, let name, let indexFD):
+            var member: [UInt8] = []
+            Tar.appendMember(to: &member, path: { OutputNames.appendRelativePath(key, extension: ".json", to: &$0) }, body: { $0 += set })
+            try writeAll(fd, member, path: name)
+            try writeAll(indexFD, set, path: name + " (index)")
+            try order.withState { $0.indexBytes += set.count }
         }
     }
 
@@ -118,20 +150,29 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         }
     }
 
-    public func publish() throws(Problem) -> String {
+    /// The closing files but `index.jsonl` (this sink writes its own, with each device's
+    /// declarations), then the archive's end or the folder's switch.
+    public func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String {
+        let closing = files.filter { $0.name != "index.jsonl" }
         switch container {
         case .folder(let folder, let fd):
-            guard fsync(fd) == 0, close(fd) == 0 else {
+            guard close(fd) == 0 else {
                 throw Problem(.outputWrite, at: Location(file: folder.generation), "cannot write the index: \(systemError())")
             }
-            return try folder.publish()
+            return try folder.publish(closing: closing)
         case .tar(let file, let fd, let name, let indexFD):
             let size = try order.withState { $0.indexBytes }
             try writeAll(fd, Tar.header(named: "index.jsonl", size: size), path: name)
             try copy(indexFD, size: size, to: fd, name: name)
-            try writeAll(fd, [UInt8](repeating: 0, count: Tar.padding(for: size)) + Tar.trailer, path: name)
+            var tail = [UInt8](repeating: 0, count: Tar.padding(for: size))
+            for f in closing { f.bytes.withUnsafeBytes { Tar.appendMember(named: f.name, bytes: $0, to: &tail) } }
+            try writeAll(fd, tail + Tar.trailer, path: name)
             close(indexFD)
-            try file?.commit()
+            guard let file else { return name }
+            let beside = name + "." + Manifest.fileName
+            unlink(beside)
+            try file.commit()
+            if let manifest = closing.last(where: { $0.name == Manifest.fileName }) { try writeFileAtomically(manifest.bytes, to: beside) }
             return name
         }
     }
@@ -144,6 +185,16 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         case .tar(let file, _, _, let indexFD):
             close(indexFD)
             file?.discard()
+        }
+    }
+
+    /// A device's digest as this sink computes it (its set file's), for a dry run.
+    static func digest(_ delivery: ResolvedDelivery) -> DryRunSink.Digester {
+        let builder = DeclarationBuilder(delivery: delivery)
+        return { key, plist in
+            var set: [UInt8] = []
+            DeclarationBuilder.setFile(key: key, builder.build(plist: plist), into: &set)
+            return SHA256Digest(of: set)
         }
     }
 

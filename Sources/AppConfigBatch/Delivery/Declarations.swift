@@ -108,9 +108,24 @@ struct DeclarationBuilder: Sendable {
         return .init(identifier: identifier, json: json)
     }
 
-    /// The device's index line (and the content of its declaration-set file):
+    /// The device's declaration-set file:
     /// `{"device":KEY,"declarations":[activation, configuration, asset],"asset":SHA256}`.
-    static func indexLine(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, into out: inout [UInt8]) {
+    static func setFile(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, into out: inout [UInt8]) {
+        setFields(key: key, d, into: &out)
+        JSONText.append("}\n", to: &out)
+    }
+
+    /// The device's line of `index.jsonl`: its set, and the set file's path and SHA-256.
+    static func indexLine(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, path: String, digest: SHA256Digest, into out: inout [UInt8]) {
+        setFields(key: key, d, into: &out)
+        JSONText.append(#","path":"#, to: &out)
+        JSONText.appendString(path, to: &out)
+        JSONText.append(#","sha256":"#, to: &out)
+        JSONText.appendString(digest.hex, to: &out)
+        JSONText.append("}\n", to: &out)
+    }
+
+    private static func setFields(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, into out: inout [UInt8]) {
         JSONText.append(#"{"device":"#, to: &out)
         JSONText.appendString(key, to: &out)
         JSONText.append(#","declarations":["#, to: &out)
@@ -120,6 +135,5 @@ struct DeclarationBuilder: Sendable {
         }
         JSONText.append(#"],"asset":"#, to: &out)
         JSONText.appendString(d.assetHash, to: &out)
-        JSONText.append("}\n", to: &out)
     }
 }

@@ -23,7 +23,7 @@ public enum DeliveryPreview {
                 case .ddm:
                     let d = DeclarationBuilder(delivery: delivery).build(plist: plist)
                     var set: [UInt8] = []
-                    DeclarationBuilder.indexLine(key: key, d, into: &set)
+                    DeclarationBuilder.setFile(key: key, d, into: &set)
                     return [("assets/" + String(decoding: d.assetHash, as: UTF8.self) + ".plist", rendered)]
                         + d.declarations.map { (DDMSink.declarationPath($0), $0.json) }
                         + [(OutputNames.relativePath(key, extension: ".json"), set)]

@@ -16,6 +16,7 @@ public struct MDMCommand: DeviceFileEncoder {
     }
 
     public let kind: Kind
+    let bundleID: String
     /// The text up to the configuration's first key line, and from its closing tag to `CommandUUID`'s value.
     let head: [UInt8]
     let tail: [UInt8]
@@ -25,6 +26,7 @@ public struct MDMCommand: DeviceFileEncoder {
 
     public init(kind: Kind, delivery: ResolvedDelivery) {
         self.kind = kind
+        bundleID = delivery.bundleID
         var head = Array(Self.documentStart.utf8)
         var tail: [UInt8] = []
         func line(_ tabs: Int, _ text: String, _ out: inout [UInt8]) {
@@ -77,6 +79,11 @@ public struct MDMCommand: DeviceFileEncoder {
         let uuid = Self.commandUUID(key: key, command: out[start...])
         out += uuid
         out += Array("</string>\n</dict>\n</plist>\n".utf8)
+    }
+
+    /// For `Settings`: the removal command; `InstallApplication` has none.
+    public func removal(key: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        kind == .settings ? Self.removal(bundleID: bundleID, key: key) : nil
     }
 
     /// A `Settings` command that removes the app's configuration (the item without `Configuration`).

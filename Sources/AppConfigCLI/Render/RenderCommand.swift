@@ -41,6 +41,14 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("shard-count"), help: "The number of shards, for an index from JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX.")
     var shardCount: Int?
     @Option(name: .customLong("max-failures"), help: "Fail the run (status 1, nothing published) when more devices fail.") var maxFailures: Int?
+    @Option(name: .customLong("max-failure-ratio"), help: "Publish nothing (status 1) when a larger share of the devices fails.") var maxFailureRatio = 0.05
+    @Option(help: "The previous generation to compare with (a generation folder, its manifest.tsv, or its tar); default with --out: the one published now.")
+    var since: String?
+    @Flag(name: .customLong("changed-only"), help: "Write only the devices added or changed since the previous generation (and the whole fleet's manifest).")
+    var changedOnly = false
+    @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went.") var maxChangeRatio = 0.5
+    @Flag(help: "Publish past --max-failure-ratio and --max-change-ratio.") var force = false
+    @Option(help: "Complete generations kept beside --out (the current one included).") var keep = 2
     @Flag(help: "Decode every output again with libplist and compare it with an independent evaluation (slower).") var verify = false
     @Flag(name: .customLong("dry-run"), help: "Resolve and check every device, write nothing, print the report.") var dryRun = false
     @Flag(help: "Leave values out of the error file.") var redact = false
@@ -53,6 +61,8 @@ struct RenderCommand: ParsableCommand {
         if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard takes I/N with 0 <= I < N, not \"\(shard)\"") }
         if delivery.isMDMCommand && format == .binary { throw ValidationError("MDM commands are XML plists: --delivery \(delivery.rawValue) takes --format xml") }
         if delivery != .ddm && assetBaseURL != nil { throw ValidationError("--asset-base-url goes with --delivery ddm") }
+        if keep < 1 { throw ValidationError("--keep must be at least 1") }
+        if !(0...1).contains(maxFailureRatio) || !(0...1).contains(maxChangeRatio) { throw ValidationError("--max-failure-ratio and --max-change-ratio take a share from 0 to 1") }
     }
 
     /// The format: as given, else XML for MDM commands and binary otherwise.
@@ -76,6 +86,12 @@ struct RenderCommand: ParsableCommand {
         }
         job.output = dryRun ? .dryRun : out.map { .directory($0) } ?? (tar == "-" ? .tarStdout : .tar(tar!))
         job.maxFailures = maxFailures
+        job.maxFailureRatio = maxFailureRatio
+        job.since = since
+        job.changedOnly = changedOnly
+        job.maxChangeRatio = maxChangeRatio
+        job.force = force
+        job.keepGenerations = keep
         job.report = report
         job.redact = redact
         return job
@@ -115,7 +131,10 @@ struct RenderCommand: ParsableCommand {
         if !s.errorsByCode.isEmpty {
             say("errors: " + s.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
-        if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl") }
+        if let c = s.changes, let since = s.since {
+            say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.unchanged) unchanged")
+        }
+        if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl" : "")) }
         if s.interrupted { say("interrupted: nothing was published") }
         if let reason = s.notPublished { say("\(reason): nothing was published") }
     }

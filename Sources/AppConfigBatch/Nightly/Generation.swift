@@ -1,0 +1,123 @@
+import AppConfigBytes
+import AppConfigCompiler
+import AppConfigSources
+import AppConfigSpec
+import Digest
+import Dispatch
+import Foundation
+
+/// What a finished render pass makes of its generation: the changes since the previous one, the
+/// guards that hold a bad run back, the removals of `--changed-only`, and the closing files (the
+/// index, the manifest of the whole fleet, written last).
+struct Generation {
+    let job: RenderJob
+    let program: Program
+    let fleet: Fleet
+    let result: BatchResult
+    let previous: Manifest?
+    let fingerprints: [(String, String)]
+    let sink: OutputSink
+    let changes: ChangeSet?
+
+    init(job: RenderJob, program: Program, fleet: Fleet, renderer: BatchRenderer, result: BatchResult,
+         previous: Manifest?, fingerprints: [(String, String)], sink: OutputSink) {
+        self.job = job
+        self.program = program
+        self.fleet = fleet
+        self.result = result
+        self.previous = previous
+        self.fingerprints = fingerprints
+        self.sink = sink
+        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, shardRows: renderer.shardRows, outputs: result.outputs) }
+    }
+
+    private func key(_ row: Int32) -> UnsafeBufferPointer<UInt8> {
+        fleet.inventory.value(row: Int(row), slot: fleet.inventory.deviceKeySlot)
+    }
+
+    /// Why this run must not be published, or nil.
+    func refusal(_ s: RunSummary) -> String? {
+        if s.devices.rendered == 0 { return "no device rendered" }
+        if let max = job.maxFailures, s.devices.failed > max { return "more than \(max) devices failed (--max-failures)" }
+        let failedShare = s.devices.inShard == 0 ? 0 : Double(s.devices.failed) / Double(s.devices.inShard)
+        if !job.force && failedShare > job.maxFailureRatio {
+            return "\(s.devices.failed) of \(s.devices.inShard) devices failed (\(percent(failedShare)), more than --max-failure-ratio \(job.maxFailureRatio))"
+        }
+        if let changes, let previous, !job.force {
+            let share = changes.counts.changeShare(previousCount: previous.count)
+            if share > job.maxChangeRatio {
+                return "\(changes.counts.changed) changed and \(changes.counts.removed) removed of \(previous.count) devices (\(percent(share)), "
+                    + "more than --max-change-ratio \(job.maxChangeRatio): a wrong input? --force publishes it)"
+            }
+        }
+        return nil
+    }
+
+    private func percent(_ x: Double) -> String { String(Int((x * 1000).rounded()) / 10) + "." + String(Int((x * 1000).rounded()) % 10) + "%" }
+
+    /// `--changed-only`: what removes the configuration of each device gone since the previous generation.
+    func writeRemovals() throws(Problem) {
+        guard job.changedOnly, let changes else { return }
+        for key in changes.removedKeys {
+            try key.withUnsafeBufferPointer { k throws(Problem) in try sink.addRemoved(key: k) }
+        }
+    }
+
+    /// `index.jsonl` (the devices this generation holds: device, path, SHA-256) and the manifest of
+    /// the whole fleet (the devices rendered, and those that failed tonight with their previous
+    /// entry), both in device-key order.
+    func closingFiles() -> [(name: String, bytes: [UInt8])] {
+        var rendered = result.outputs
+        rendered.sort { key($0.row).lexicographicallyPrecedes(key($1.row)) }
+        var index: [UInt8] = []
+        var devices: [(key: UnsafeBufferPointer<UInt8>, path: [UInt8], digest: SHA256Digest)] = []
+        for (row, digest) in rendered {
+            let k = key(row)
+            let path = sink.path(of: k)
+            devices.append((k, Array(path.utf8), digest))
+            if job.changedOnly, let changes, !changes.changedRows.contains(row) { continue }
+            JSONText.append(#"{"device":"#, to: &index)
+            JSONText.appendString(k, to: &index)
+            JSONText.append(#","path":"#, to: &index)
+            JSONText.appendString(path, to: &index)
+            JSONText.append(#","sha256":"#, to: &index)
+            JSONText.appendString(digest.hex, to: &index)
+            JSONText.append("}\n", to: &index)
+        }
+        if let previous {
+            for failure in result.failures {
+                let k = key(Int32(failure.row))
+                if let digest = previous.digest(forKey: k) { devices.append((k, Array(sink.path(of: k).utf8), digest)) }
+            }
+            devices.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        }
+        var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
+                                          ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
+        header += fingerprints
+        return [("index.jsonl", index), (Manifest.fileName, Manifest.text(header: header, devices: devices))]
+    }
+}
+
+/// The inputs' fingerprints (size and SHA-256), read on another thread while the job runs.
+final class FingerprintTask: @unchecked Sendable {
+    private let group = DispatchGroup()
+    private var result: [(String, String)] = []
+
+    init(job: RenderJob) {
+        var files: [(String, String?)] = [("spec", job.spec), ("values", job.values), ("inventory", job.sources.inventory)]
+        switch job.sources.directory {
+        case .ldif(let path): files.append(("directory", path))
+        case .ldap(let c): result.append(("directory", "ldap " + c.url))
+        case nil: files.append(("directory", nil))
+        }
+        let fixed = result, inputs = files
+        DispatchQueue.global().async(group: group) {
+            self.result = fixed + inputs.map { ($0.0, $0.1.map(Fingerprint.of) ?? "-") }
+        }
+    }
+
+    func wait() -> [(String, String)] {
+        group.wait()
+        return result
+    }
+}

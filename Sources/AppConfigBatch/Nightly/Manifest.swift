@@ -1,0 +1,189 @@
+import AppConfigBytes
+import AppConfigSpec
+import Digest
+import Foundation
+
+/// A generation's account of itself, written last (it marks the generation complete): for every
+/// device its key, its output path and the SHA-256 of its output bytes, and the run's program hash
+/// and input fingerprints. Text, one device a line, read with no per-line allocation beyond the
+/// table: 1M devices load in a fraction of a second.
+///
+/// ```
+/// appconfig-manifest 1
+/// program 009a58335861d554
+/// spec 5123 <sha256>
+/// ...
+///
+/// <sha256>\t<path>\t<device key, %-escaped>
+/// ```
+public final class Manifest: @unchecked Sendable {
+    public static let fileName = "manifest.tsv"
+
+    /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE SHA256".
+    public let header: [(name: String, value: String)]
+    /// The device lines' bytes; each entry's key and path are ranges of it.
+    private let text: [UInt8]
+    private let entries: [Entry]
+    private let table: ByteKeyTable
+
+    struct Entry {
+        var key: Range<Int>
+        var path: Range<Int>
+        var digest: SHA256Digest
+    }
+
+    public var count: Int { entries.count }
+
+    init(header: [(String, String)], text: [UInt8], entries: [Entry]) {
+        self.header = header
+        self.text = text
+        self.entries = entries
+        var table = ByteKeyTable(capacity: entries.count)
+        text.withUnsafeBufferPointer { t in
+            for (i, e) in entries.enumerated() {
+                _ = table.insert(UnsafeBufferPointer(rebasing: t[e.key]), id: Int32(i)) { UnsafeBufferPointer(rebasing: t[entries[Int($0)].key]) }
+            }
+        }
+        self.table = table
+    }
+
+    /// The digest a device had, or nil when the manifest does not list it.
+    public func digest(forKey key: UnsafeBufferPointer<UInt8>) -> SHA256Digest? {
+        text.withUnsafeBufferPointer { t in
+            table.find(key) { UnsafeBufferPointer(rebasing: t[entries[Int($0)].key]) }.map { entries[Int($0)].digest }
+        }
+    }
+
+    /// Every device: key and digest, in the manifest's order (device-key order).
+    public func forEach(_ body: (UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
+        text.withUnsafeBufferPointer { t in
+            for e in entries { body(UnsafeBufferPointer(rebasing: t[e.key]), e.digest) }
+        }
+    }
+
+    public func value(_ name: String) -> String? { header.first { $0.name == name }?.value }
+
+    // MARK: Reading
+
+    /// Reads a manifest from a generation folder, a manifest file, or a tar written by appconfig
+    /// (the manifest beside it, `FILE.manifest.tsv`, else its member).
+    public static func load(_ path: String) throws(Problem) -> Manifest {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): No such file or directory")
+        }
+        if isFolder.boolValue { return try parse(read(path + "/" + fileName), file: path + "/" + fileName) }
+        if path.hasSuffix(".tar") {
+            let beside = path + "." + fileName
+            if FileManager.default.fileExists(atPath: beside) { return try parse(read(beside), file: beside) }
+            return try parse(try Tar.member(named: fileName, in: path), file: path)
+        }
+        return try parse(read(path), file: path)
+    }
+
+    private static func read(_ path: String) throws(Problem) -> [UInt8] {
+        do { return try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
+    }
+
+    static func parse(_ bytes: [UInt8], file: String) throws(Problem) -> Manifest {
+        var header: [(String, String)] = []
+        var entries: [Entry] = []
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count)
+        var line = 0
+        var i = 0
+        var inHeader = true
+        func fail(_ message: String) -> Problem { Problem(.manifestSyntax, at: Location(file: file, line: line), message) }
+        while i < bytes.count {
+            line += 1
+            let end = bytes[i...].firstIndex(of: 0x0A) ?? bytes.count
+            let l = bytes[i..<end]
+            i = end + 1
+            if inHeader {
+                if line == 1 {
+                    guard l.elementsEqual("appconfig-manifest 1".utf8) else { throw fail("not an appconfig manifest (version 1)") }
+                    continue
+                }
+                if l.isEmpty { inHeader = false; continue }
+                let s = String(decoding: l, as: UTF8.self)
+                guard let space = s.firstIndex(of: " ") else { throw fail("a header line is NAME VALUE") }
+                header.append((String(s[..<space]), String(s[s.index(after: space)...])))
+                continue
+            }
+            let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
+            guard fields.count == 3, let digest = SHA256Digest(hex: fields[0]) else { throw fail("a device line is SHA256, path and key, tab-separated") }
+            let pathStart = text.count
+            text += fields[1]
+            let keyStart = text.count
+            guard unescape(fields[2], into: &text) else { throw fail("a device key with a bad %-escape") }
+            entries.append(Entry(key: keyStart..<text.count, path: pathStart..<keyStart, digest: digest))
+        }
+        guard line > 0, !inHeader || line == 1 else { throw fail("the manifest ends in its header") }
+        return Manifest(header: header, text: text, entries: entries)
+    }
+
+    private static func unescape(_ s: ArraySlice<UInt8>, into out: inout [UInt8]) -> Bool {
+        var i = s.startIndex
+        while i < s.endIndex {
+            if s[i] == UInt8(ascii: "%") {
+                guard i + 2 < s.endIndex, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) else { return false }
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(s[i])
+                i += 1
+            }
+        }
+        return true
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x37
+        case 0x61...0x66: c - 0x57
+        default: nil
+        }
+    }
+
+    // MARK: Writing
+
+    /// The manifest's text: the header, a blank line, then one line per device in the order given.
+    static func text(header: [(String, String)], devices: [(key: UnsafeBufferPointer<UInt8>, path: [UInt8], digest: SHA256Digest)]) -> [UInt8] {
+        var out = Array("appconfig-manifest 1\n".utf8)
+        for (name, value) in header { out += Array("\(name) \(value)\n".utf8) }
+        out.append(0x0A)
+        for d in devices {
+            out += Array(d.digest.hex.utf8)
+            out.append(0x09)
+            out += d.path
+            out.append(0x09)
+            for b in d.key {
+                if b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F {
+                    out += [UInt8(ascii: "%"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]]
+                } else {
+                    out.append(b)
+                }
+            }
+            out.append(0x0A)
+        }
+        return out
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+}
+
+/// Size and SHA-256 of an input file: what the manifest records of each input.
+enum Fingerprint {
+    static func of(_ path: String) -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return "-" }
+        defer { try? handle.close() }
+        let hasher = SHA256.Hasher()
+        var size = 0
+        while let block = try? handle.read(upToCount: 1 << 22), !block.isEmpty {
+            size += block.count
+            block.withUnsafeBytes { hasher.update($0) }
+        }
+        return "\(size) \(hasher.finish().hex)"
+    }
+}

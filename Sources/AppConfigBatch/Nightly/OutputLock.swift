@@ -1,0 +1,34 @@
+import AppConfigSpec
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One run at a time per output: an exclusive `flock` on `OUTPUT.lock`, held for the whole run and
+/// let go when the run ends (or its process dies: the kernel releases it). A second run fails at
+/// once with one clear line instead of interleaving with the first.
+final class OutputLock {
+    private let descriptor: Int32
+
+    init(output: String) throws(Problem) {
+        var p = output
+        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        let parent = (p as NSString).deletingLastPathComponent
+        if !parent.isEmpty {
+            do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
+                throw Problem(.outputWrite, at: Location(file: parent), "cannot create \(parent): \(FolderSink.reason(error))")
+            }
+        }
+        let path = p + ".lock"
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Problem(.outputWrite, at: Location(file: path), "cannot create \(path): \(systemError())") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw Problem(.outputLocked, at: Location(file: p), "\(p) is being written by another appconfig run (it holds \(path)); nothing was written")
+        }
+    }
+
+    deinit { close(descriptor) }
+}
