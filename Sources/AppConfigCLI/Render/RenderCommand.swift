@@ -136,7 +136,7 @@ struct RenderCommand: ParsableCommand {
         }
         if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl" : "")) }
         if s.interrupted { say("interrupted: nothing was published") }
-        if let reason = s.notPublished { say("\(reason): nothing was published") }
+        if let reason = s.notPublished { say("\(reason): " + (s.dryRun ? "it would not be published" : "nothing was published")) }
     }
 }
 
