@@ -32,8 +32,15 @@ public struct DeviceFailure: Sendable {
 public struct BatchResult: Sendable {
     public var devicesInShard = 0
     public var rendered = 0
-    /// Every rendered device's row and the SHA-256 of its output, in row order.
-    public var outputs: [(row: Int32, digest: SHA256Digest)] = []
+    /// The shard's rows in device-key order (the order they were rendered in).
+    public var order: [Int32] = []
+    /// By position in `order`: the SHA-256 of the device's output, nil when it failed.
+    public var digests: [SHA256Digest?] = []
+
+    /// Every rendered device's row and digest, in device-key order.
+    public var outputs: [(row: Int32, digest: SHA256Digest)] {
+        zip(order, digests).compactMap { row, digest in digest.map { (row, $0) } }
+    }
     /// In row order.
     public var failures: [DeviceFailure] = []
     public var seconds = 0.0
@@ -85,18 +92,32 @@ public final class BatchRenderer: @unchecked Sendable {
     /// The rows of this shard, in inventory order.
     public var shardRows: [Int32] { rows }
 
-    /// The rows in device-key order (what an archive needs).
+    /// The rows in device-key order (byte order). Sorted on each key's first eight bytes as one
+    /// big-endian integer, the whole keys compared only on a tie: a third of the time of comparing
+    /// keys throughout (1M devices, perf).
     private func rowsInKeyOrder() -> [Int32] {
         let inventory = fleet.inventory
         let slot = inventory.deviceKeySlot
-        return rows.sorted { a, b in inventory.value(row: Int(a), slot: slot).lexicographicallyPrecedes(inventory.value(row: Int(b), slot: slot)) }
+        func prefix(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var p: UInt64 = 0
+            for i in 0..<8 { p = p << 8 | UInt64(i < key.count ? key[i] : 0) }
+            return p
+        }
+        var keyed = rows.map { (prefix: prefix(inventory.value(row: Int($0), slot: slot)), row: $0) }
+        keyed.sort { a, b in
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return bytesPrecede(inventory.value(row: Int(a.row), slot: slot), inventory.value(row: Int(b.row), slot: slot))
+        }
+        return keyed.map(\.row)
     }
 
     /// Renders the shard's devices into `sink`. A sink error stops every worker and is thrown; the
     /// sink is neither published nor discarded here (the job decides).
     public func run(into sink: OutputSink, cancellation: Cancellation = Cancellation()) throws(Problem) -> BatchResult {
         let start = monotonicSeconds()
-        let rows = sink.wantsKeyOrder ? rowsInKeyOrder() : self.rows
+        // Key order for every sink: archives need it, and the index and manifest are in it.
+        let rows = rowsInKeyOrder()
+        let digests = DigestSlots(count: rows.count)
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
@@ -109,7 +130,9 @@ public final class BatchRenderer: @unchecked Sendable {
                 guard chunk < chunks else { break }
                 let slice = rows[(chunk * Self.chunkSize)..<min((chunk + 1) * Self.chunkSize, rows.count)]
                 do throws(Problem) {
-                    for row in slice { try render(row: Int(row), worker: worker, into: sink) }
+                    for (position, row) in zip(slice.indices, slice) {
+                        if let digest = try render(row: Int(row), worker: worker, into: sink) { digests.set(position, digest) }
+                    }
                     try sink.finish(chunk: chunk, &worker.chunk)
                 } catch {
                     firstError.withLock { if $0 == nil { $0 = error } }
@@ -124,10 +147,10 @@ public final class BatchRenderer: @unchecked Sendable {
         for w in workers {
             result.rendered += w.rendered
             result.failures += w.failures
-            result.outputs += w.outputs
         }
         result.failures.sort { $0.row < $1.row }
-        result.outputs.sort { $0.row < $1.row }
+        result.order = rows
+        result.digests = digests.values()
         result.seconds = monotonicSeconds() - start
         result.interrupted = cancellation.isCancelled
         return result
@@ -140,7 +163,6 @@ public final class BatchRenderer: @unchecked Sendable {
         let slots: UnsafeMutableBufferPointer<SlotValue>
         var chunk: [UInt8] = []
         var failures: [DeviceFailure] = []
-        var outputs: [(row: Int32, digest: SHA256Digest)] = []
         var rendered = 0
         let verifier: Verifier?
 
@@ -155,9 +177,9 @@ public final class BatchRenderer: @unchecked Sendable {
         deinit { slots.deallocate() }
     }
 
-    /// Renders one row into the sink, or records its failure.
+    /// Renders one row into the sink and returns its output's digest, or records its failure.
     @inline(__always)
-    func render(row: Int, worker: Worker, into sink: OutputSink) throws(Problem) {
+    func render(row: Int, worker: Worker, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
         fleet.forEachValue(row: row, plan: plan) { slot, bytes in
             worker.slots[slot] = bytes.map { SlotValue(start: $0.baseAddress, count: $0.count) } ?? .missing
         }
@@ -167,15 +189,16 @@ public final class BatchRenderer: @unchecked Sendable {
             bytes = try worker.renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
         } catch {
             worker.failures.append(DeviceFailure(row: row, problem: placed(error, row: row)))
-            return
+            return nil
         }
         if let verifier = worker.verifier, let mismatch = verifier.check(bytes, slots: view) {
             worker.failures.append(DeviceFailure(row: row, problem: placed(mismatch, row: row)))
-            return
+            return nil
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
-        worker.outputs.append((Int32(row), try sink.add(key: key, plist: bytes, to: &worker.chunk)))
+        let digest = try sink.add(key: key, plist: bytes, to: &worker.chunk)
         worker.rendered += 1
+        return digest
     }
 
     /// A device's problem placed at its row (file, line, device) where the renderer did not say
@@ -188,5 +211,34 @@ public final class BatchRenderer: @unchecked Sendable {
         location.dn = p.location.dn
         p.location = location
         return p
+    }
+}
+
+/// One digest slot per device position, written by the workers at disjoint positions (each chunk
+/// belongs to one worker), read after they are joined.
+final class DigestSlots: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<SHA256Digest>
+    private let present: UnsafeMutableBufferPointer<Bool>
+
+    init(count: Int) {
+        slots = .allocate(capacity: max(count, 1))
+        present = .allocate(capacity: max(count, 1))
+        present.initialize(repeating: false)
+        slots.initialize(repeating: SHA256Digest(a: 0, b: 0, c: 0, d: 0))
+    }
+
+    @inline(__always)
+    func set(_ position: Int, _ digest: SHA256Digest) {
+        slots[position] = digest
+        present[position] = true
+    }
+
+    func values() -> [SHA256Digest?] {
+        (0..<slots.count).map { present[$0] ? slots[$0] : nil }
+    }
+
+    deinit {
+        slots.deallocate()
+        present.deallocate()
     }
 }

@@ -10,8 +10,9 @@ public protocol OutputSink: AnyObject, Sendable {
     /// rows and hands the chunks' bytes to `finish` to be written in chunk order.
     var wantsKeyOrder: Bool { get }
 
-    /// The file name of a device's output, relative to the generation (for the index).
-    func path(of key: UnsafeBufferPointer<UInt8>) -> String
+    /// The ending of a device's output file (`.plist`; `.json` for a DDM declaration set): its
+    /// path in the generation is `OutputNames.appendRelativePath(key, extension:)`.
+    var pathExtension: StaticString { get }
 
     /// Takes one rendered device and returns the SHA-256 of the output that stands for it. `chunk`
     /// is the calling worker's buffer for the current chunk: a sink that writes in chunk order
@@ -36,7 +37,7 @@ public protocol OutputSink: AnyObject, Sendable {
 
 extension OutputSink {
     public var wantsKeyOrder: Bool { false }
-    public func path(of key: UnsafeBufferPointer<UInt8>) -> String { OutputNames.relativePath(key) }
+    public var pathExtension: StaticString { ".plist" }
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) { chunk.removeAll(keepingCapacity: true) }
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {}
 }

@@ -20,3 +20,14 @@ public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer
     }
     return true
 }
+
+/// Byte-wise order (memcmp, then length): how device keys sort in archives, indexes and manifests.
+@inlinable @inline(__always)
+public func bytesPrecede(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    let n = min(a.count, b.count)
+    if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+        let c = memcmp(pa, pb, n)
+        if c != 0 { return c < 0 }
+    }
+    return a.count < b.count
+}

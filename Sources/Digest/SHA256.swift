@@ -38,6 +38,7 @@ public enum SHA256 {
     }
 
     private static let digits = Array("0123456789abcdef".utf8)
+    static let digitTable = digits
 
     public static func hexString(_ d: UnsafeBufferPointer<UInt8>) -> String {
         var out = [UInt8](repeating: 0, count: 2 * d.count)
@@ -66,25 +67,40 @@ public struct SHA256Digest: Hashable, Sendable {
 
     public init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
-    /// Parses 64 hex digits.
+    /// Parses 64 hex digits (either case), with no allocation.
     public init?(hex: some Collection<UInt8>) {
         guard hex.count == 64 else { return nil }
-        var raw = [UInt8](repeating: 0, count: 32)
-        var i = 0
-        for (n, ch) in hex.enumerated() {
-            let v: UInt8
-            switch ch {
-            case 0x30...0x39: v = ch - 0x30
-            case 0x61...0x66: v = ch - 0x57
-            case 0x41...0x46: v = ch - 0x37
-            default: return nil
-            }
-            raw[i] = n % 2 == 0 ? v << 4 : raw[i] | v
-            if n % 2 == 1 { i += 1 }
-        }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: raw) }
+        let ok = withUnsafeMutableBytes(of: &words) { raw -> Bool in
+            var i = 0
+            var high = true
+            for ch in hex {
+                let v: UInt8
+                switch ch {
+                case 0x30...0x39: v = ch - 0x30
+                case 0x61...0x66: v = ch - 0x57
+                case 0x41...0x46: v = ch - 0x37
+                default: return false
+                }
+                if high { raw[i] = v << 4 } else { raw[i] |= v; i += 1 }
+                high.toggle()
+            }
+            return true
+        }
+        guard ok else { return nil }
         (a, b, c, d) = words
+    }
+
+    /// Appends the 64 lowercase hex digits to `out`.
+    @inline(__always)
+    public func appendHex(to out: inout [UInt8]) {
+        var words = (a, b, c, d)
+        withUnsafeBytes(of: &words) { raw in
+            for byte in raw {
+                out.append(SHA256.digitTable[Int(byte >> 4)])
+                out.append(SHA256.digitTable[Int(byte & 0xF)])
+            }
+        }
     }
 
     /// 64 lowercase hex digits.

@@ -69,7 +69,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         builder = DeclarationBuilder(delivery: delivery)
     }
 
-    public func path(of key: UnsafeBufferPointer<UInt8>) -> String { OutputNames.relativePath(key, extension: ".json") }
+    public var pathExtension: StaticString { ".json" }
+
+    func path(of key: UnsafeBufferPointer<UInt8>) -> String { OutputNames.relativePath(key, extension: ".json") }
 
     /// The device's digest is its declaration set's (which names its asset and declarations).
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {

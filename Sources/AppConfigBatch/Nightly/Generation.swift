@@ -65,36 +65,39 @@ struct Generation {
 
     /// `index.jsonl` (the devices this generation holds: device, path, SHA-256) and the manifest of
     /// the whole fleet (the devices rendered, and those that failed tonight with their previous
-    /// entry), both in device-key order.
+    /// entry), both in device-key order, appended straight into two buffers.
     func closingFiles() -> [(name: String, bytes: [UInt8])] {
-        var rendered = result.outputs
-        rendered.sort { key($0.row).lexicographicallyPrecedes(key($1.row)) }
-        var index: [UInt8] = []
-        var devices: [(key: UnsafeBufferPointer<UInt8>, path: [UInt8], digest: SHA256Digest)] = []
-        for (row, digest) in rendered {
-            let k = key(row)
-            let path = sink.path(of: k)
-            devices.append((k, Array(path.utf8), digest))
-            if job.changedOnly, let changes, !changes.changedRows.contains(row) { continue }
-            JSONText.append(#"{"device":"#, to: &index)
-            JSONText.appendString(k, to: &index)
-            JSONText.append(#","path":"#, to: &index)
-            JSONText.appendString(path, to: &index)
-            JSONText.append(#","sha256":"#, to: &index)
-            JSONText.appendString(digest.hex, to: &index)
-            JSONText.append("}\n", to: &index)
-        }
-        if let previous {
-            for failure in result.failures {
-                let k = key(Int32(failure.row))
-                if let digest = previous.digest(forKey: k) { devices.append((k, Array(sink.path(of: k).utf8), digest)) }
+        // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
+        var entries: [(row: Int32, digest: SHA256Digest, carried: Bool)] = []
+        entries.reserveCapacity(result.order.count)
+        for (row, digest) in zip(result.order, result.digests) {
+            if let digest {
+                entries.append((row, digest, false))
+            } else if let previous = previous?.digest(forKey: key(row)) {
+                entries.append((row, previous, true))
             }
-            devices.sort { $0.key.lexicographicallyPrecedes($1.key) }
         }
         var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
                                           ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
         header += fingerprints
-        return [("index.jsonl", index), (Manifest.fileName, Manifest.text(header: header, devices: devices))]
+        var manifest = Manifest.headerText(header)
+        manifest.reserveCapacity(manifest.count + entries.count * 110)
+        var index: [UInt8] = []
+        index.reserveCapacity(entries.count * 140)
+        let ending = sink.pathExtension
+        for e in entries {
+            let k = key(e.row)
+            Manifest.appendLine(key: k, extension: ending, digest: e.digest, to: &manifest)
+            if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
+            JSONText.append(#"{"device":"#, to: &index)
+            JSONText.appendString(k, to: &index)
+            JSONText.append(#","path":""#, to: &index)
+            OutputNames.appendRelativePath(k, extension: ending, to: &index)
+            JSONText.append(#"","sha256":""#, to: &index)
+            e.digest.appendHex(to: &index)
+            JSONText.append("\"}\n", to: &index)
+        }
+        return [("index.jsonl", index), (Manifest.fileName, manifest)]
     }
 }
 

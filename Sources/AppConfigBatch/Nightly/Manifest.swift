@@ -90,39 +90,49 @@ public final class Manifest: @unchecked Sendable {
         var entries: [Entry] = []
         var text: [UInt8] = []
         text.reserveCapacity(bytes.count)
+        entries.reserveCapacity(bytes.count / 100)
         var line = 0
-        var i = 0
-        var inHeader = true
-        func fail(_ message: String) -> Problem { Problem(.manifestSyntax, at: Location(file: file, line: line), message) }
-        while i < bytes.count {
-            line += 1
-            let end = bytes[i...].firstIndex(of: 0x0A) ?? bytes.count
-            let l = bytes[i..<end]
-            i = end + 1
-            if inHeader {
-                if line == 1 {
-                    guard l.elementsEqual("appconfig-manifest 1".utf8) else { throw fail("not an appconfig manifest (version 1)") }
+        var failure: String?
+        bytes.withUnsafeBufferPointer { b in
+            let n = b.count
+            var i = 0
+            var inHeader = true
+            while i < n {
+                line += 1
+                var end = i
+                while end < n && b[end] != 0x0A { end += 1 }
+                defer { i = end + 1 }
+                let l = UnsafeBufferPointer(rebasing: b[i..<end])
+                if inHeader {
+                    if line == 1 {
+                        if !l.elementsEqual("appconfig-manifest 1".utf8) { failure = "not an appconfig manifest (version 1)"; return }
+                        continue
+                    }
+                    if l.isEmpty { inHeader = false; continue }
+                    let s = String(decoding: l, as: UTF8.self)
+                    guard let space = s.firstIndex(of: " ") else { failure = "a header line is NAME VALUE"; return }
+                    header.append((String(s[..<space]), String(s[s.index(after: space)...])))
                     continue
                 }
-                if l.isEmpty { inHeader = false; continue }
-                let s = String(decoding: l, as: UTF8.self)
-                guard let space = s.firstIndex(of: " ") else { throw fail("a header line is NAME VALUE") }
-                header.append((String(s[..<space]), String(s[s.index(after: space)...])))
-                continue
+                // SHA256 \t path \t key
+                guard l.count > 66, l[64] == 0x09, let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: l[0..<64])),
+                      let tab = l[65...].firstIndex(of: 0x09) else {
+                    failure = "a device line is SHA256, path and key, tab-separated"; return
+                }
+                let pathStart = text.count
+                text.append(contentsOf: l[65..<tab])
+                let keyStart = text.count
+                if !unescape(l[(tab + 1)...], into: &text) { failure = "a device key with a bad %-escape"; return }
+                entries.append(Entry(key: keyStart..<text.count, path: pathStart..<keyStart, digest: digest))
             }
-            let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
-            guard fields.count == 3, let digest = SHA256Digest(hex: fields[0]) else { throw fail("a device line is SHA256, path and key, tab-separated") }
-            let pathStart = text.count
-            text += fields[1]
-            let keyStart = text.count
-            guard unescape(fields[2], into: &text) else { throw fail("a device key with a bad %-escape") }
-            entries.append(Entry(key: keyStart..<text.count, path: pathStart..<keyStart, digest: digest))
+            if inHeader && line > 1 { failure = "the manifest ends in its header" }
         }
-        guard line > 0, !inHeader || line == 1 else { throw fail("the manifest ends in its header") }
+        if line == 0 { failure = "the manifest is empty" }
+        if let failure { throw Problem(.manifestSyntax, at: Location(file: file, line: line), failure) }
         return Manifest(header: header, text: text, entries: entries)
     }
 
-    private static func unescape(_ s: ArraySlice<UInt8>, into out: inout [UInt8]) -> Bool {
+    private static func unescape(_ s: Slice<UnsafeBufferPointer<UInt8>>, into out: inout [UInt8]) -> Bool {
         var i = s.startIndex
         while i < s.endIndex {
             if s[i] == UInt8(ascii: "%") {
@@ -148,26 +158,29 @@ public final class Manifest: @unchecked Sendable {
 
     // MARK: Writing
 
-    /// The manifest's text: the header, a blank line, then one line per device in the order given.
-    static func text(header: [(String, String)], devices: [(key: UnsafeBufferPointer<UInt8>, path: [UInt8], digest: SHA256Digest)]) -> [UInt8] {
+    /// The manifest's first lines: its version, `NAME VALUE` per header field, a blank line.
+    static func headerText(_ header: [(String, String)]) -> [UInt8] {
         var out = Array("appconfig-manifest 1\n".utf8)
         for (name, value) in header { out += Array("\(name) \(value)\n".utf8) }
         out.append(0x0A)
-        for d in devices {
-            out += Array(d.digest.hex.utf8)
-            out.append(0x09)
-            out += d.path
-            out.append(0x09)
-            for b in d.key {
-                if b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F {
-                    out += [UInt8(ascii: "%"), hexDigits[Int(b >> 4)], hexDigits[Int(b & 0xF)]]
-                } else {
-                    out.append(b)
-                }
-            }
-            out.append(0x0A)
-        }
         return out
+    }
+
+    /// One device's line: digest, path, key (bytes below 0x21, `%` and DEL %-escaped).
+    @inline(__always)
+    static func appendLine(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, to out: inout [UInt8]) {
+        digest.appendHex(to: &out)
+        out.append(0x09)
+        OutputNames.appendRelativePath(key, extension: ending, to: &out)
+        out.append(0x09)
+        for b in key {
+            if b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F {
+                out.append(UInt8(ascii: "%")); out.append(hexDigits[Int(b >> 4)]); out.append(hexDigits[Int(b & 0xF)])
+            } else {
+                out.append(b)
+            }
+        }
+        out.append(0x0A)
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
