@@ -67,6 +67,33 @@ public struct SHA256Digest: Hashable, Sendable {
 
     public init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
+    /// Parses 64 hex digits from a buffer (the manifest's hot path: inlined, no generic dispatch).
+    @inlinable
+    public init?(hex: UnsafeBufferPointer<UInt8>) {
+        guard hex.count == 64 else { return nil }
+        @inline(__always) func word(_ k: Int) -> UInt64? {
+            var word: UInt64 = 0
+            // Byte order as the digest's bytes: byte j of the word is digest byte 8k + j.
+            for j in 0..<8 {
+                guard let hi = SHA256Digest.nibble(hex[16 * k + 2 * j]), let lo = SHA256Digest.nibble(hex[16 * k + 2 * j + 1]) else { return nil }
+                word |= UInt64(hi << 4 | lo) << (8 * UInt64(j))
+            }
+            return word
+        }
+        guard let w0 = word(0), let w1 = word(1), let w2 = word(2), let w3 = word(3) else { return nil }
+        (a, b, c, d) = (w0, w1, w2, w3)
+    }
+
+    @inlinable @inline(__always)
+    static func nibble(_ ch: UInt8) -> UInt8? {
+        switch ch {
+        case 0x30...0x39: ch - 0x30
+        case 0x61...0x66: ch - 0x57
+        case 0x41...0x46: ch - 0x37
+        default: nil
+        }
+    }
+
     /// Parses 64 hex digits (either case), with no allocation.
     public init?(hex: some Collection<UInt8>) {
         guard hex.count == 64 else { return nil }

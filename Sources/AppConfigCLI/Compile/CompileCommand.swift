@@ -40,17 +40,8 @@ struct CompileCommand: ParsableCommand {
     @Option(help: "Output format of the rendered device: binary or xml.")
     var format: OutputFormat = .xml
 
-    @Option(help: "Preview the device as delivered: plist, ddm, mdm-settings or mdm-install.")
-    var delivery: Delivery = .plist
-
-    @Option(name: .customLong("asset-base-url"), help: "DDM: the https:// URL the assets are served from.")
-    var assetBaseURL: String?
-
-    @Option(name: .customLong("bundle-id"), help: "The app's bundle identifier (default: the spec's bundleId).")
-    var bundleID: String?
-
-    @Option(name: .customLong("app-store-id"), help: "The app's App Store ID.")
-    var appStoreID: String?
+    /// The device previewed as delivered.
+    @OptionGroup var delivery: DeliveryArguments
 
     @Option(help: "Write the rendered plist here instead of stdout.")
     var out: String?
@@ -73,17 +64,13 @@ struct CompileCommand: ParsableCommand {
             }
             device[variable] = String(entry[entry.index(after: eq)...])
         }
-        var options = DeliveryOptions(delivery: delivery)
-        options.assetBaseURL = assetBaseURL
-        options.bundleID = bundleID
-        options.appStoreID = appStoreID
-        let resolved = try reportingProblems { try options.resolved(specBundleID: program.metadata.bundleId) }
-        let renderFormat = delivery.isMDMCommand ? .xml : format
+        let resolved = try reportingProblems { try delivery.options.resolved(specBundleID: program.metadata.bundleId) }
+        let renderFormat = resolved.delivery.isMDMCommand ? .xml : format
         let renderer = Renderer(image: ProgramImage(program), format: renderFormat, xmlNesting: DeliveryPreview.xmlNesting(resolved))
         let bytes = try reportingProblems { try renderer.renderCopy(device) { _ in Location(file: "--var") } }
         let key = device[.device(.udid)] ?? device[.device(.serialNumber)] ?? "preview"
         var files = DeliveryPreview.files(key: key, rendered: bytes, delivery: resolved)
-        if delivery == .ddm {
+        if resolved.delivery == .ddm {
             // The asset (a plist) to --out, the JSON files to stdout, each after its name.
             let asset = files.removeFirst()
             if let out { try reportingProblems { try writeFileAtomically(asset.bytes, to: out) } }

@@ -25,14 +25,7 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "The admin values (JSON, XML or binary plist).") var values: String?
     @OptionGroup var sources: SourceOptions
     @Option(help: "binary or xml (default: binary; xml for the MDM deliveries, which send XML).") var format: OutputFormat?
-    @Option(help: "plist (bare plists), ddm (data assets and declarations), mdm-settings or mdm-install (MDM commands).")
-    var delivery: Delivery = .plist
-    @Option(name: .customLong("asset-base-url"), help: "DDM: the https:// URL the assets are served from (each asset at BASE/<sha256>).")
-    var assetBaseURL: String?
-    @Option(name: .customLong("bundle-id"), help: "The app's bundle identifier in declarations and commands (default: the spec's bundleId).")
-    var bundleID: String?
-    @Option(name: .customLong("app-store-id"), help: "The app's App Store ID: AppManaged's AppStoreID, InstallApplication's iTunesStoreID.")
-    var appStoreID: String?
+    @OptionGroup var delivery: DeliveryArguments
     @Option(help: "Write a folder tree here (published whole: OUT is a symlink to the newest complete generation).") var out: String?
     @Option(help: "Write a tar archive here ('-' for standard output).") var tar: String?
     @Option(help: "Write summary.json and errors.jsonl into this folder.") var report: String?
@@ -59,14 +52,15 @@ struct RenderCommand: ParsableCommand {
         if !dryRun && (out == nil) == (tar == nil) { throw ValidationError("give one of --out DIR and --tar FILE (or --dry-run)") }
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard takes I/N with 0 <= I < N, not \"\(shard)\"") }
-        if delivery.isMDMCommand && format == .binary { throw ValidationError("MDM commands are XML plists: --delivery \(delivery.rawValue) takes --format xml") }
-        if delivery != .ddm && assetBaseURL != nil { throw ValidationError("--asset-base-url goes with --delivery ddm") }
+        if delivery.delivery.isMDMCommand && format == .binary {
+            throw ValidationError("MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
+        }
         if keep < 1 { throw ValidationError("--keep must be at least 1") }
         if !(0...1).contains(maxFailureRatio) || !(0...1).contains(maxChangeRatio) { throw ValidationError("--max-failure-ratio and --max-change-ratio take a share from 0 to 1") }
     }
 
     /// The format: as given, else XML for MDM commands and binary otherwise.
-    var outputFormat: OutputFormat { format ?? (delivery.isMDMCommand ? .xml : .binary) }
+    var outputFormat: OutputFormat { format ?? (delivery.delivery.isMDMCommand ? .xml : .binary) }
 
     /// The job these options describe.
     func job() throws -> RenderJob {
@@ -75,10 +69,7 @@ struct RenderCommand: ParsableCommand {
         job.specOptions.lenient = policy.lenient
         job.compileOptions = try policy.compileOptions()
         job.batch.format = outputFormat
-        job.delivery = DeliveryOptions(delivery: delivery)
-        job.delivery.assetBaseURL = assetBaseURL
-        job.delivery.bundleID = bundleID
-        job.delivery.appStoreID = appStoreID
+        job.delivery = delivery.options
         job.batch.jobs = jobs
         job.batch.verify = verify
         job.batch.shard = try reportingProblems {
@@ -139,5 +130,3 @@ struct RenderCommand: ParsableCommand {
         if let reason = s.notPublished { say("\(reason): " + (s.dryRun ? "it would not be published" : "nothing was published")) }
     }
 }
-
-extension Delivery: ExpressibleByArgument {}
