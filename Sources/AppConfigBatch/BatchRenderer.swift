@@ -89,9 +89,6 @@ public final class BatchRenderer: @unchecked Sendable {
     /// The devices of this shard.
     public var deviceCount: Int { rows.count }
 
-    /// The rows of this shard, in inventory order.
-    public var shardRows: [Int32] { rows }
-
     /// The rows in device-key order (byte order). Sorted on each key's first eight bytes as one
     /// big-endian integer, the whole keys compared only on a tie: a third of the time of comparing
     /// keys throughout (1M devices, perf).

@@ -120,7 +120,7 @@ public struct RenderJob: Sendable {
         lap("render")
 
         var summary = summarize(program: program, fleet: fleet, result: result)
-        let generation = Generation(job: self, program: program, fleet: fleet, renderer: renderer, result: result,
+        let generation = Generation(job: self, program: program, fleet: fleet, result: result,
                                     previous: previous, fingerprints: fingerprints.wait(), sink: sink)
         summary.changes = generation.changes?.counts
         summary.since = previous == nil ? nil : (since ?? outputPath)

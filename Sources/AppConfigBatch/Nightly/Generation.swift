@@ -19,7 +19,7 @@ struct Generation {
     let sink: OutputSink
     let changes: ChangeSet?
 
-    init(job: RenderJob, program: Program, fleet: Fleet, renderer: BatchRenderer, result: BatchResult,
+    init(job: RenderJob, program: Program, fleet: Fleet, result: BatchResult,
          previous: Manifest?, fingerprints: [(String, String)], sink: OutputSink) {
         self.job = job
         self.program = program
@@ -28,7 +28,7 @@ struct Generation {
         self.previous = previous
         self.fingerprints = fingerprints
         self.sink = sink
-        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, shardRows: renderer.shardRows, outputs: result.outputs) }
+        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests) }
     }
 
     private func key(_ row: Int32) -> UnsafeBufferPointer<UInt8> {

@@ -127,6 +127,15 @@ public final class Manifest: @unchecked Sendable {
             }
             if inHeader && line > 1 { failure = "the manifest ends in its header" }
         }
+        // Changes are found by merging in key order: a manifest out of order is not one appconfig wrote.
+        if failure == nil {
+            text.withUnsafeBufferPointer { t in
+                for j in entries.indices.dropFirst() where !bytesPrecede(UnsafeBufferPointer(rebasing: t[entries[j - 1].key]), UnsafeBufferPointer(rebasing: t[entries[j].key])) {
+                    failure = "device lines not in device-key order (or a key twice) at device \(j + 1)"
+                    break
+                }
+            }
+        }
         if line == 0 { failure = "the manifest is empty" }
         if let failure { throw Problem(.manifestSyntax, at: Location(file: file, line: line), failure) }
         return Manifest(header: header, text: text, entries: entries)
