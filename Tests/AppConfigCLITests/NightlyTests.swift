@@ -212,6 +212,20 @@ struct NightlyTests {
         #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--out", out]).status == 3)
     }
 
+    @Test("an unwritable --report is found before anything is rendered or published")
+    func unwritableReport() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, blocker = dir.appendingPathComponent("file").path
+        FileManager.default.createFile(atPath: blocker, contents: Data())
+        let r = try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
+                            "--out", out, "--report", blocker + "/report"])
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("appconfig: cannot create \(blocker)/report: "))
+        #expect(r.stderr.hasSuffix(" [report.write]\n"))
+        #expect(!FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: out + ".generations"))
+    }
+
     @Test("SIGKILL at random points of a 300k-device run, 20 times: the published generation is always whole and matches its manifest; the next run cleans up")
     func sigkill() throws {
         let dir = try Paths.temporaryDirectory()
