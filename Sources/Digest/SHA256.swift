@@ -19,8 +19,6 @@ public enum SHA256 {
         }
     }
 
-    public static func hex(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { hex($0) } }
-
     /// Appends the first `digits` hex digits of the digest of `bytes` to `out` (no String made).
     @inline(__always)
     public static func appendHex(of bytes: UnsafeRawBufferPointer, digits: Int = 64, to out: inout [UInt8]) {
@@ -92,30 +90,6 @@ public struct SHA256Digest: Hashable, Sendable {
         case 0x41...0x46: ch - 0x37
         default: nil
         }
-    }
-
-    /// Parses 64 hex digits (either case), with no allocation.
-    public init?(hex: some Collection<UInt8>) {
-        guard hex.count == 64 else { return nil }
-        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        let ok = withUnsafeMutableBytes(of: &words) { raw -> Bool in
-            var i = 0
-            var high = true
-            for ch in hex {
-                let v: UInt8
-                switch ch {
-                case 0x30...0x39: v = ch - 0x30
-                case 0x61...0x66: v = ch - 0x57
-                case 0x41...0x46: v = ch - 0x37
-                default: return false
-                }
-                if high { raw[i] = v << 4 } else { raw[i] |= v; i += 1 }
-                high.toggle()
-            }
-            return true
-        }
-        guard ok else { return nil }
-        (a, b, c, d) = words
     }
 
     /// Appends the 64 lowercase hex digits to `out`.

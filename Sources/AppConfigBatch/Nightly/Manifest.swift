@@ -61,8 +61,6 @@ public final class Manifest: @unchecked Sendable {
         }
     }
 
-    public func value(_ name: String) -> String? { header.first { $0.name == name }?.value }
-
     // MARK: Reading
 
     /// Reads a manifest from a generation folder, a manifest file, or a tar written by appconfig
