@@ -1,5 +1,6 @@
 import AppConfigBatch
 import Foundation
+import LibPlist
 import TestSupport
 import Testing
 
@@ -35,6 +36,14 @@ struct DeliveryTests {
         let r = try render(Self.demo + ["--format", format, "--delivery", "ddm", "--asset-base-url", Self.base + "/", "--out", out])
         #expect(r.status == 3, "\(r.stderr)")
         #expect(try render(Self.demo + ["--format", format, "--delivery", "ddm", "--asset-base-url", Self.base, "--tar", tar]).status == 3)
+        // libplist reads every asset as the device's plain plist (plistlib does in the validator).
+        for line in try String(contentsOfFile: out + "/index.jsonl", encoding: .utf8).split(separator: "\n").prefix(50) {
+            let entry = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let asset = try Data(contentsOf: URL(fileURLWithPath: out + "/assets/\(entry["asset"] as! String).plist"))
+            let path = (entry["path"] as! String).replacingOccurrences(of: ".json", with: ".plist")
+            let plainBytes = try Data(contentsOf: URL(fileURLWithPath: plain + "/" + path))
+            #expect(try LibPlist.decode(Array(asset)) == LibPlist.decode(Array(plainBytes)))
+        }
         for output in [out, tar] {
             let v = try validate(["ddm", output, plain])
             #expect(v.status == 0, "\(v.output)")
