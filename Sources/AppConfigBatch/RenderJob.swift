@@ -87,11 +87,12 @@ public struct RenderJob: Sendable {
         if delivery.delivery.isMDMCommand && batch.format != .xml {
             throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
         }
+        lap("compile")
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
         let previous = try previousManifest()
-        lap("compile")
+        lap("since")
         let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
         lap("inventory")
         let users = try sources.loadDirectory(for: inventory)
@@ -143,7 +144,7 @@ public struct RenderJob: Sendable {
     func previousManifest() throws(Problem) -> Manifest? {
         if let since { return try Manifest.load(since) }
         if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current) }
-        if changedOnly { throw Problem(.deliveryOption, "--changed-only needs a previous generation: --since PATH, or an --out that has one") }
+        if changedOnly { throw Problem(.sinceMissing, "--changed-only needs a previous generation: --since PATH, or an --out that has one") }
         return nil
     }
 

@@ -14,7 +14,8 @@ public struct RunSummary: Sendable, Codable {
     public var devices = Devices()
     /// Problems by code, device failures and source problems alike.
     public var errorsByCode: [String: Int] = [:]
-    /// Seconds per phase: compile, inventory, directory, join, render, publish.
+    /// Seconds per phase: compile, since (the lock, the report folder, the previous manifest),
+    /// inventory, directory, join, render, publish.
     public var seconds: [String: Double] = [:]
     public var devicesPerSecond = 0
     public var published = false

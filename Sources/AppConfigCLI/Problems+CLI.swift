@@ -11,7 +11,8 @@ func reportingProblems<T>(_ body: () throws -> T) throws -> T {
         return try body()
     } catch let problem as Problem {
         writeStandardError(stderrLine(problem))
-        throw ExitCode(problem.code == .shardIndex || problem.code == .deliveryOption ? ExitStatus.usage : ExitStatus.failed)
+        throw ExitCode([ProblemCode(rawValue: JobCode.shardIndex.rawValue), ProblemCode(rawValue: JobCode.deliveryOption.rawValue),
+                                  ProblemCode(rawValue: JobCode.sinceMissing.rawValue)].contains(problem.code) ? ExitStatus.usage : ExitStatus.failed)
     } catch let list as ProblemList {
         for p in list.problems { writeStandardError(stderrLine(p)) }
         throw ExitCode(list.problems.contains { $0.code == InputCode.read } ? ExitStatus.usage : ExitStatus.failed)

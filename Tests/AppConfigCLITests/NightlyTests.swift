@@ -212,6 +212,16 @@ struct NightlyTests {
         #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--out", out]).status == 3)
     }
 
+    @Test("--changed-only with nothing to compare with: one line, status 2")
+    func changedOnlyWithoutPrevious() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
+                            "--out", dir.appendingPathComponent("out").path, "--changed-only"])
+        #expect(r.status == 2)
+        #expect(r.stderr == "appconfig: --changed-only needs a previous generation: --since PATH, or an --out that has one [since.missing]\n")
+    }
+
     @Test("an unwritable --report is found before anything is rendered or published")
     func unwritableReport() throws {
         let dir = try Paths.temporaryDirectory()

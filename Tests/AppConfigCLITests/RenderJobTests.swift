@@ -35,7 +35,7 @@ struct RenderJobTests {
         #expect(summary.errorsByCode == ["device.missing-variable": 15, "device.pattern": 10, "join.user-not-found": 15])
         #expect(summary.published && summary.output == tar)
         #expect(summary.exitStatus == ExitStatus.partial)
-        #expect(Set(summary.seconds.keys) == ["compile", "inventory", "directory", "join", "render", "publish"])
+        #expect(Set(summary.seconds.keys) == ["compile", "since", "inventory", "directory", "join", "render", "publish"])
         #expect(summary.failures.map(\.problem.location.device).allSatisfy { $0 != nil })
         let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(errors.count == 40)
