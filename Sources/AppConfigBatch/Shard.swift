@@ -44,6 +44,11 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             return try make("SLURM_ARRAY_TASK_ID", String((Int(i) ?? -1) - offset), n)
         }
         if let i = env["AWS_BATCH_JOB_ARRAY_INDEX"] { return try make("AWS_BATCH_JOB_ARRAY_INDEX", i, count) }
+        // A count without an index would render the whole fleet as one shard of N: refused.
+        if let count {
+            throw Problem(.shardIndex, "--shard-count \(count) needs the shard's index: none of JOB_COMPLETION_INDEX, "
+                          + "SLURM_ARRAY_TASK_ID, AWS_BATCH_JOB_ARRAY_INDEX is set (or give --shard I/\(count))")
+        }
         return nil
     }
 }

@@ -104,6 +104,23 @@ struct RenderCommandTests {
         #expect(leftovers.isEmpty)
     }
 
+    @Test("--tar - into a pipe closed early: one line and status 1, no SIGPIPE")
+    func closedPipe() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
+        process.arguments = ["render"] + Self.demo + ["--tar", "-", "--quiet"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try out.fileHandleForReading.close()  // the reader is gone before the first byte
+        try process.run()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 1)
+        #expect(String(decoding: errData, as: UTF8.self).hasSuffix("cannot write -: Broken pipe [output.write]\n"))
+    }
+
     @Test("--tar - streams the archive to stdout and the summary to stderr")
     func tarToStdout() throws {
         let r = try runProcessData(Paths.appconfigBinary, ["render"] + Self.demo + ["--tar", "-", "--quiet"])
@@ -184,6 +201,8 @@ struct RenderCommandTests {
             (["AWS_BATCH_JOB_ARRAY_INDEX": "3"], ["--shard-count", "3"], "appconfig: AWS_BATCH_JOB_ARRAY_INDEX=3 is not a shard index below 3 [shard.index]\n"),
             (["SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_ARRAY_TASK_MIN": "1"], [],
              "appconfig: SLURM_ARRAY_TASK_ID=-1 is not a shard index below 2 [shard.index]\n"),
+            ([:], ["--shard-count", "3"], "appconfig: --shard-count 3 needs the shard's index: none of JOB_COMPLETION_INDEX, "
+             + "SLURM_ARRAY_TASK_ID, AWS_BATCH_JOB_ARRAY_INDEX is set (or give --shard I/3) [shard.index]\n"),
         ]
         for (env, extra, message) in cases {
             let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--dry-run", "--quiet"] + extra, environment: env)
