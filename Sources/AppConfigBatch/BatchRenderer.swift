@@ -36,11 +36,6 @@ public struct BatchResult: Sendable {
     public var order: [Int32] = []
     /// By position in `order`: the SHA-256 of the device's output, nil when it failed.
     public var digests: [SHA256Digest?] = []
-
-    /// Every rendered device's row and digest, in device-key order.
-    public var outputs: [(row: Int32, digest: SHA256Digest)] {
-        zip(order, digests).compactMap { row, digest in digest.map { (row, $0) } }
-    }
     /// In row order.
     public var failures: [DeviceFailure] = []
     public var seconds = 0.0

@@ -142,8 +142,8 @@ public struct RenderJob: Sendable {
 
     /// `since`, or for a folder output the generation published now; nil when there is none.
     func previousManifest() throws(Problem) -> Manifest? {
-        if let since { return try Manifest.load(since) }
-        if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current) }
+        if let since { return try Manifest.load(since, indexed: changedOnly) }
+        if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current, indexed: changedOnly) }
         if changedOnly { throw Problem(.sinceMissing, "--changed-only needs a previous generation: --since PATH, or an --out that has one") }
         return nil
     }

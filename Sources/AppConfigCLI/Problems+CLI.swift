@@ -11,8 +11,10 @@ func reportingProblems<T>(_ body: () throws -> T) throws -> T {
         return try body()
     } catch let problem as Problem {
         writeStandardError(stderrLine(problem))
-        throw ExitCode([ProblemCode(rawValue: JobCode.shardIndex.rawValue), ProblemCode(rawValue: JobCode.deliveryOption.rawValue),
-                                  ProblemCode(rawValue: JobCode.sinceMissing.rawValue)].contains(problem.code) ? ExitStatus.usage : ExitStatus.failed)
+        switch problem.code.as(JobCode.self) {
+        case .shardIndex?, .deliveryOption?, .sinceMissing?: throw ExitCode(ExitStatus.usage)
+        default: throw ExitCode(ExitStatus.failed)
+        }
     } catch let list as ProblemList {
         for p in list.problems { writeStandardError(stderrLine(p)) }
         throw ExitCode(list.problems.contains { $0.code == InputCode.read } ? ExitStatus.usage : ExitStatus.failed)

@@ -12,40 +12,14 @@ public enum SHA256 {
     }
 
     /// The digest of `bytes` as 64 lowercase hex digits.
-    public static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: byteCount) { d in
-            digest(bytes, into: d.baseAddress!)
-            return hexString(UnsafeBufferPointer(d))
-        }
-    }
+    public static func hex(_ bytes: UnsafeRawBufferPointer) -> String { SHA256Digest(of: bytes).hex }
 
     /// Appends the first `digits` hex digits of the digest of `bytes` to `out` (no String made).
-    @inline(__always)
-    public static func appendHex(of bytes: UnsafeRawBufferPointer, digits: Int = 64, to out: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: byteCount) { d in
-            digest(bytes, into: d.baseAddress!)
-            for i in 0..<digits {
-                let b = d[i / 2]
-                out.append(Self.digits[Int(i % 2 == 0 ? b >> 4 : b & 0xF)])
-            }
-        }
-    }
-
     public static func appendHex(of bytes: [UInt8], digits: Int = 64, to out: inout [UInt8]) {
-        bytes.withUnsafeBytes { appendHex(of: $0, digits: digits, to: &out) }
+        bytes.withUnsafeBytes { SHA256Digest(of: $0).appendHex(digits: digits, to: &out) }
     }
 
-    private static let digits = Array("0123456789abcdef".utf8)
-    static let digitTable = digits
-
-    public static func hexString(_ d: UnsafeBufferPointer<UInt8>) -> String {
-        var out = [UInt8](repeating: 0, count: 2 * d.count)
-        for (i, b) in d.enumerated() {
-            out[2 * i] = digits[Int(b >> 4)]
-            out[2 * i + 1] = digits[Int(b & 0xF)]
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static let digitTable = Array("0123456789abcdef".utf8)
 }
 
 /// A SHA-256 digest as a value: 32 bytes, compared and stored without allocation.
@@ -92,22 +66,24 @@ public struct SHA256Digest: Hashable, Sendable {
         }
     }
 
-    /// Appends the 64 lowercase hex digits to `out`.
+    /// Appends the first `digits` (default all 64) lowercase hex digits to `out`: the one hex writer.
     @inline(__always)
-    public func appendHex(to out: inout [UInt8]) {
+    public func appendHex(digits: Int = 64, to out: inout [UInt8]) {
         var words = (a, b, c, d)
         withUnsafeBytes(of: &words) { raw in
-            for byte in raw {
-                out.append(SHA256.digitTable[Int(byte >> 4)])
-                out.append(SHA256.digitTable[Int(byte & 0xF)])
+            for i in 0..<digits {
+                let byte = raw[i / 2]
+                out.append(SHA256.digitTable[Int(i % 2 == 0 ? byte >> 4 : byte & 0xF)])
             }
         }
     }
 
     /// 64 lowercase hex digits.
     public var hex: String {
-        var words = (a, b, c, d)
-        return withUnsafeBytes(of: &words) { SHA256.hexString($0.bindMemory(to: UInt8.self)) }
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        appendHex(to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -45,7 +45,8 @@ struct NightlyTests {
         let (inventory, directory) = try Self.fleet(30_000, in: dir)
         let out = dir.appendingPathComponent("out").path, report = dir.appendingPathComponent("report").path
         let first = try render(["--inventory", inventory, "--directory", directory, "--out", out])
-        #expect([0, 3].contains(first.status), "\(first.stderr)")
+        // gen-fleet is deterministic: 1% of its devices have no user, so the run publishes with failures.
+        #expect(first.status == 3, "\(first.stderr)")
         let before = try Self.files(out)
 
         // Tonight's inputs. A user with exactly one device, an ASCII DN and a region to move from.
@@ -90,7 +91,7 @@ struct NightlyTests {
 
         // --changed-only against the published generation (the default --since for --out).
         let r = try render(["--inventory", inventory2, "--directory", directory2, "--out", out, "--changed-only", "--report", report])
-        #expect([0, 3].contains(r.status), "\(r.stdout)\(r.stderr)")
+        #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
         let changes = try Self.lines(report + "/changes.jsonl").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: String] }
         let expected = [(udid(moved), "changed"), (udid(dropped[0]), "removed"), (udid(dropped[1]), "removed"), (newUDID, "added")]
             .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
@@ -263,14 +264,15 @@ struct NightlyTests {
             #expect(!FileManager.default.fileExists(atPath: out) || FolderSink.published(out) != nil, "round \(round): a link to an incomplete generation")
         }
         let last = try runProcess(Paths.appconfigBinary, arguments)
-        #expect([0, 3].contains(last.status), "\(last.stderr)")
+        #expect(last.status == 3, "\(last.stderr)")
         let current = try #require(FolderSink.published(out))
         try Self.checkWhole(current)
         // Only complete generations are left, at most --keep of them.
         let generations = try FileManager.default.contentsOfDirectory(atPath: out + ".generations")
         #expect(generations.count <= 2)
         for g in generations { #expect(FileManager.default.fileExists(atPath: out + ".generations/" + g + "/manifest.tsv")) }
-        #expect(!published.isEmpty || FolderSink.published(out) != nil)
+        // Every generation seen published during the kills is either gone (beyond --keep) or still whole.
+        for generation in published where FileManager.default.fileExists(atPath: generation) { try Self.checkWhole(generation) }
     }
 
     /// A generation's files are exactly its manifest's, with its digests.

@@ -71,7 +71,8 @@ struct LDAPTests {
         #expect {
             try LDAPDirectory.load(c, map: AttributeMap())
         } throws: { error in
-            "\(error)".contains("TLS handshake with localhost:") && "\(error)".contains("could not be verified")
+            (error as? Problem)?.code.as(SourceCode.self) == .ldapTLS
+                && "\(error)".contains("TLS handshake with localhost:") && "\(error)".contains("could not be verified")
         }
         c.caFile = s.caFile
         #expect(try LDAPDirectory.load(c, map: AttributeMap()).count == 6000)

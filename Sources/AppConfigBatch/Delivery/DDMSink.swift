@@ -27,7 +27,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     private let order = OrderedChunks(TarState())
 
     struct TarState: Sendable {
-        var seen = Set<DedupKey>()
+        var seen = Set<SHA256Digest>()
         var indexBytes = 0
     }
 
@@ -94,7 +94,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         case .tar:
             // The asset and its three declarations, as one shared record keyed by the asset's hash:
             // the declarations follow from the asset alone, so one is written exactly when the other is.
-            Self.record(.shared, Self.key(hex: d.assetHash), into: &chunk) { out in
+            Self.record(.shared, d.assetDigest, into: &chunk) { out in
                 Tar.appendMember(named: assetName, bytes: plist, to: &out)
                 for declaration in d.declarations {
                     declaration.json.withUnsafeBytes { Tar.appendMember(named: Self.declarationPath(declaration), bytes: $0, to: &out) }
@@ -217,14 +217,11 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         }
     }
 
-    // MARK: Chunk records: kind, 16-byte key (shared only), 4-byte length, bytes.
+    // MARK: Chunk records: kind, 32-byte digest (shared only), 4-byte length, bytes.
 
-    private static func record(_ kind: Record, _ key: DedupKey?, into out: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
+    private static func record(_ kind: Record, _ key: SHA256Digest?, into out: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
         out.append(kind.rawValue)
-        if let key {
-            withUnsafeBytes(of: key.high) { out += $0 }
-            withUnsafeBytes(of: key.low) { out += $0 }
-        }
+        if let key { withUnsafeBytes(of: key) { out += $0 } }
         let lengthAt = out.count
         out += [0, 0, 0, 0]
         body(&out)
@@ -232,16 +229,16 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         withUnsafeBytes(of: n) { for i in 0..<4 { out[lengthAt + i] = $0[i] } }
     }
 
-    private static func forEachRecord(_ records: [UInt8], _ body: (Record, DedupKey?, ArraySlice<UInt8>) -> Void) {
+    private static func forEachRecord(_ records: [UInt8], _ body: (Record, SHA256Digest?, ArraySlice<UInt8>) -> Void) {
         records.withUnsafeBytes { b in
             var i = 0
             while i < b.count {
                 let kind = Record(rawValue: b[i])!
                 i += 1
-                var key: DedupKey?
+                var key: SHA256Digest?
                 if kind == .shared {
-                    key = DedupKey(high: b.loadUnaligned(fromByteOffset: i, as: UInt64.self), low: b.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
-                    i += 16
+                    key = b.loadUnaligned(fromByteOffset: i, as: SHA256Digest.self)
+                    i += MemoryLayout<SHA256Digest>.size
                 }
                 let n = Int(b.loadUnaligned(fromByteOffset: i, as: UInt32.self))
                 i += 4
@@ -249,14 +246,5 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                 i += n
             }
         }
-    }
-
-    /// 16 bytes of a hex digest.
-    private static func key(hex: [UInt8]) -> DedupKey {
-        func nibble(_ c: UInt8) -> UInt64 { UInt64(c <= 0x39 ? c - 0x30 : c - 0x57) }
-        var high: UInt64 = 0, low: UInt64 = 0
-        for i in 0..<16 { high = high << 4 | nibble(hex[i]) }
-        for i in 16..<32 { low = low << 4 | nibble(hex[i]) }
-        return DedupKey(high: high, low: low)
     }
 }

@@ -6,7 +6,9 @@ import Digest
 /// every run and every shard, devices with equal configurations share declarations, and any change
 /// gives new ones. Identifiers are at most 61 octets, tokens 64.
 struct DeviceDeclarations {
-    /// SHA-256 of the plist, 64 hex digits: the asset's file name and the end of its URL.
+    /// SHA-256 of the plist: what the tar output dedups on.
+    var assetDigest: SHA256Digest
+    /// The same, 64 hex digits: the asset's file name and the end of its URL.
     var assetHash: [UInt8] = []
     /// Asset, configuration, activation.
     var declarations: [Declaration] = []
@@ -16,12 +18,6 @@ struct DeviceDeclarations {
         /// The declaration's JSON: `{"Identifier", "Payload", "ServerToken", "Type"}`.
         var json: [UInt8]
     }
-}
-
-/// 128 bits of a content hash: equal keys, equal content.
-struct DedupKey: Hashable {
-    var high: UInt64
-    var low: UInt64
 }
 
 /// Builds the declarations of each device. Stateless: called from every worker at once.
@@ -38,8 +34,8 @@ struct DeclarationBuilder: Sendable {
     static let contentType = "application/x-plist"
 
     func build(plist: UnsafeRawBufferPointer) -> DeviceDeclarations {
-        var result = DeviceDeclarations()
-        SHA256.appendHex(of: plist, to: &result.assetHash)
+        var result = DeviceDeclarations(assetDigest: SHA256Digest(of: plist))
+        result.assetDigest.appendHex(to: &result.assetHash)
 
         var payload: [UInt8] = []
         JSONText.append(#"{"Reference":{"ContentType":"#, to: &payload)

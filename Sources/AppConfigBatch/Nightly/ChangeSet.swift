@@ -26,6 +26,9 @@ struct ChangeSet {
     var removedKeys: [[UInt8]] = []
     /// Devices written tonight (added or changed), by row: what `--changed-only` writes.
     var changedRows = Set<Int32>()
+    /// Devices that failed tonight, by position in key order: their previous digest, carried into
+    /// the new manifest.
+    var carried: [Int: SHA256Digest] = [:]
 
     /// `order` is the shard's rows in device-key order and `digests` their outputs' digests (nil:
     /// failed). The previous manifest is in the same order, so the two are merged in one pass, with
@@ -45,6 +48,8 @@ struct ChangeSet {
             if i < order.count && bytesEqual(key(order[i]), old) {
                 if let digest = digests[i] {
                     if digest == oldDigest { counts.unchanged += 1 } else { counts.changed += 1; note(old, "changed"); changedRows.insert(order[i]) }
+                } else {
+                    carried[i] = oldDigest
                 }
                 i += 1
             } else {

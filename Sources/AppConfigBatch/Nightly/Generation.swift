@@ -70,10 +70,10 @@ struct Generation {
         // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
         var entries: [(row: Int32, digest: SHA256Digest, carried: Bool)] = []
         entries.reserveCapacity(result.order.count)
-        for (row, digest) in zip(result.order, result.digests) {
+        for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
             if let digest {
                 entries.append((row, digest, false))
-            } else if let previous = previous?.digest(forKey: key(row)) {
+            } else if let previous = changes?.carried[position] {
                 entries.append((row, previous, true))
             }
         }

@@ -21,25 +21,31 @@ public final class Manifest: @unchecked Sendable {
 
     /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE SHA256".
     public let header: [(name: String, value: String)]
-    /// The device lines' bytes; each entry's key and path are ranges of it.
-    private let text: [UInt8]
+    /// The devices' keys, back to back; each entry's key is a range of it. (Paths are checked
+    /// when read, not kept: a device's path follows from its key.)
+    private let keys: [UInt8]
     private let entries: [Entry]
-    private let table: ByteKeyTable
+    /// Look-up by key, built only when asked for (`--changed-only` asks per device while
+    /// rendering); comparing generations merges them in key order and needs none.
+    private let table: ByteKeyTable?
 
     struct Entry {
         var key: Range<Int>
-        var path: Range<Int>
         var digest: SHA256Digest
     }
 
     public var count: Int { entries.count }
 
-    init(header: [(String, String)], text: [UInt8], entries: [Entry]) {
+    init(header: [(String, String)], keys: [UInt8], entries: [Entry], indexed: Bool) {
         self.header = header
-        self.text = text
+        self.keys = keys
         self.entries = entries
+        guard indexed else {
+            table = nil
+            return
+        }
         var table = ByteKeyTable(capacity: entries.count)
-        text.withUnsafeBufferPointer { t in
+        keys.withUnsafeBufferPointer { t in
             for (i, e) in entries.enumerated() {
                 _ = table.insert(UnsafeBufferPointer(rebasing: t[e.key]), id: Int32(i)) { UnsafeBufferPointer(rebasing: t[entries[Int($0)].key]) }
             }
@@ -47,16 +53,18 @@ public final class Manifest: @unchecked Sendable {
         self.table = table
     }
 
-    /// The digest a device had, or nil when the manifest does not list it.
+    /// The digest a device had, or nil when the manifest does not list it. Needs a manifest
+    /// loaded `indexed`.
     public func digest(forKey key: UnsafeBufferPointer<UInt8>) -> SHA256Digest? {
-        text.withUnsafeBufferPointer { t in
+        guard let table else { preconditionFailure("Manifest.digest(forKey:) needs a manifest loaded with indexed: true") }
+        return keys.withUnsafeBufferPointer { t in
             table.find(key) { UnsafeBufferPointer(rebasing: t[entries[Int($0)].key]) }.map { entries[Int($0)].digest }
         }
     }
 
     /// Every device: key and digest, in the manifest's order (device-key order).
     public func forEach(_ body: (UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
-        text.withUnsafeBufferPointer { t in
+        keys.withUnsafeBufferPointer { t in
             for e in entries { body(UnsafeBufferPointer(rebasing: t[e.key]), e.digest) }
         }
     }
@@ -64,26 +72,27 @@ public final class Manifest: @unchecked Sendable {
     // MARK: Reading
 
     /// Reads a manifest from a generation folder, a manifest file, or a tar written by appconfig
-    /// (the manifest beside it, `FILE.manifest.tsv`, else its member).
-    public static func load(_ path: String) throws(Problem) -> Manifest {
+    /// (the manifest beside it, `FILE.manifest.tsv`, else its member). `indexed` builds the
+    /// look-up by key (`digest(forKey:)`).
+    public static func load(_ path: String, indexed: Bool = false) throws(Problem) -> Manifest {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): No such file or directory")
         }
-        if isFolder.boolValue { return try parse(read(path + "/" + fileName), file: path + "/" + fileName) }
+        if isFolder.boolValue { return try parse(read(path + "/" + fileName), file: path + "/" + fileName, indexed: indexed) }
         if path.hasSuffix(".tar") {
             let beside = path + "." + fileName
-            if FileManager.default.fileExists(atPath: beside) { return try parse(read(beside), file: beside) }
-            return try parse(try Tar.member(named: fileName, in: path), file: path)
+            if FileManager.default.fileExists(atPath: beside) { return try parse(read(beside), file: beside, indexed: indexed) }
+            return try parse(try Tar.member(named: fileName, in: path), file: path, indexed: indexed)
         }
-        return try parse(read(path), file: path)
+        return try parse(read(path), file: path, indexed: indexed)
     }
 
     private static func read(_ path: String) throws(Problem) -> [UInt8] {
         do { return try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
     }
 
-    static func parse(_ bytes: [UInt8], file: String) throws(Problem) -> Manifest {
+    static func parse(_ bytes: [UInt8], file: String, indexed: Bool = false) throws(Problem) -> Manifest {
         var header: [(String, String)] = []
         var entries: [Entry] = []
         var text: [UInt8] = []
@@ -117,11 +126,9 @@ public final class Manifest: @unchecked Sendable {
                       let tab = l[65...].firstIndex(of: 0x09) else {
                     failure = "a device line is SHA256, path and key, tab-separated"; return
                 }
-                let pathStart = text.count
-                text.append(contentsOf: l[65..<tab])
                 let keyStart = text.count
-                if !unescape(l[(tab + 1)...], into: &text) { failure = "a device key with a bad %-escape"; return }
-                entries.append(Entry(key: keyStart..<text.count, path: pathStart..<keyStart, digest: digest))
+                if tab == 65 || !unescape(l[(tab + 1)...], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
+                entries.append(Entry(key: keyStart..<text.count, digest: digest))
             }
             if inHeader && line > 1 { failure = "the manifest ends in its header" }
         }
@@ -136,7 +143,7 @@ public final class Manifest: @unchecked Sendable {
         }
         if line == 0 { failure = "the manifest is empty" }
         if let failure { throw Problem(.manifestSyntax, at: Location(file: file, line: line), failure) }
-        return Manifest(header: header, text: text, entries: entries)
+        return Manifest(header: header, keys: text, entries: entries, indexed: indexed)
     }
 
     private static func unescape(_ s: Slice<UnsafeBufferPointer<UInt8>>, into out: inout [UInt8]) -> Bool {
