@@ -52,9 +52,18 @@ public enum LibPlist {
         public var message: String
     }
 
+    /// Deeper files are refused before libplist parses them (see `PlistPrecheck`).
+    public static let maxDepth = 512
+
     public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> PlistValue {
         guard !bytes.isEmpty else { throw DecodeError(message: "empty file") }
         guard bytes.count < Int(UInt32.max) else { throw DecodeError(message: "file too large for libplist") }
+        switch PlistPrecheck.check(bytes, limit: maxDepth) {
+        case .fine: break
+        case .tooDeep: throw DecodeError(message: "nesting deeper than \(maxDepth) levels")
+        case .cycle: throw DecodeError(message: "a container of this binary plist contains itself")
+        case .loneSurrogate: throw DecodeError(message: "a string holds a lone UTF-16 surrogate")
+        }
         var root: plist_t? = nil
         bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in
@@ -74,7 +83,7 @@ public enum LibPlist {
     public static func isBinary(_ bytes: [UInt8]) -> Bool { bytes.starts(with: Array("bplist00".utf8)) }
 
     private static func value(of node: plist_t, depth: Int) throws(DecodeError) -> PlistValue {
-        guard depth < 512 else { throw DecodeError(message: "nesting deeper than 512 levels") }
+        guard depth < maxDepth else { throw DecodeError(message: "nesting deeper than \(maxDepth) levels") }
         switch plist_get_node_type(node) {
         case PLIST_BOOLEAN:
             var b: UInt8 = 0
@@ -92,7 +101,13 @@ public enum LibPlist {
             var s: UnsafeMutablePointer<CChar>? = nil
             if plist_get_node_type(node) == PLIST_KEY { plist_get_key_val(node, &s) } else { plist_get_string_val(node, &s) }
             defer { free(s) }
-            return .string(s.map { String(cString: $0) } ?? "")
+            // libplist writes a lone surrogate (`&#xD800;`, or unpaired in a binary UTF-16 string)
+            // as bytes that are not UTF-8; repairing them to U+FFFD would change the value silently.
+            guard let s else { return .string("") }
+            guard let text = String(validatingCString: s) else {
+                throw DecodeError(message: "a string holds a lone UTF-16 surrogate or bytes that are not UTF-8")
+            }
+            return .string(text)
         case PLIST_DATE:
             var sec: Int32 = 0, usec: Int32 = 0
             plist_get_date_val(node, &sec, &usec)
@@ -121,9 +136,14 @@ public enum LibPlist {
                 var item: plist_t? = nil
                 plist_dict_next_item(node, iter, &key, &item)
                 guard let key, let item else { free(key); break }
-                let name = String(cString: key)
+                let name = String(validatingCString: key)
                 free(key)
-                pairs.append((name, try value(of: item, depth: depth + 1)))
+                guard let name else { throw DecodeError(message: "a key holds a lone UTF-16 surrogate or bytes that are not UTF-8") }
+                do {
+                    pairs.append((name, try value(of: item, depth: depth + 1)))
+                } catch {
+                    throw DecodeError(message: depth == 0 ? "\"\(name)\": \(error.message)" : error.message)
+                }
             }
             return .dictionary(pairs)
         case PLIST_UID:

@@ -76,7 +76,22 @@ struct ValuesFileTests {
         Bad(json: "{\"serverURL\": \"https://a/$5\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$()\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(UDID)\"}", code: .variableSpelling, line: 1, column: 15),
+        Bad(json: "{\"timeout\": 99999999999999999999}", code: .valuesSyntax, line: 1, column: 13),
+        Bad(json: "{\"ratio\": 1e-400}", code: .valuesSyntax, line: 1, column: 11),
+        Bad(json: "{\"ratio\": -1e400}", code: .valuesSyntax, line: 1, column: 11),
+        Bad(json: "{\"timeout\": 5,\n \"timeout\": 6}", code: .valuesDuplicateKey, line: 2, column: 2),
     ]
+
+    @Test("numbers JSON cannot hold exactly are named for what they are")
+    func numberMessages() {
+        #expect(read(#"{"timeout": -9223372036854775809}"#).diagnostics.map(\.message)
+                == ["integer -9223372036854775809 is out of range for a 64-bit integer"])
+        #expect(read(#"{"ratio": 1e-330}"#).diagnostics.map(\.message)
+                == ["number 1e-330 is too small for a 64-bit float: it would be read as 0"])
+        #expect(read(#"{"ratio": 0.000e-999}"#).diagnostics.isEmpty)
+        #expect(value(read(#"{"ports": [-9223372036854775808]}"#), "ports") == [.literal(.integer(.min))])
+        #expect(read(#"{"ports": [9223372036854775807]}"#).diagnostics.isEmpty)
+    }
 
     @Test(arguments: badCases)
     func badJSON(_ bad: Bad) {
@@ -130,6 +145,75 @@ struct ValuesFileTests {
         #expect(value(r, "enabled") == [.literal(.boolean(false))])
         #expect(value(r, "domains") == [.literal(.string("é.example")), .template(StringTemplate(parts: [.variable(.user(.upn))]))])
         #expect(value(r, "expiry") == [.literal(.date(ISO8601.parse("2027-01-31T12:00:00Z")!))])
+    }
+
+    /// Hostile plists, built byte by byte: each ends in one error, never a crash (200k levels used
+    /// to overflow the stack inside libplist) and never a silently changed value.
+    struct HostilePlist: CustomTestStringConvertible, Sendable {
+        var name: String
+        var bytes: [UInt8]
+        var code: DiagnosticCode
+        var message: String
+        var line = 1
+        var testDescription: String { name }
+    }
+
+    static let xmlHead = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<plist version=\"1.0\">\n"
+
+    /// A binary plist (bplist00) from its objects, one-byte references and four-byte offsets.
+    static func bplist(_ objects: [[UInt8]], top: UInt64 = 0) -> [UInt8] {
+        var out = Array("bplist00".utf8), offsets: [UInt32] = []
+        for object in objects { offsets.append(UInt32(out.count)); out += object }
+        let table = UInt64(out.count)
+        for o in offsets { out += withUnsafeBytes(of: o.bigEndian, Array.init) }
+        out += [0, 0, 0, 0, 0, 0, 4, objects.count > 255 ? 4 : 1]
+        for v in [UInt64(objects.count), top, table] { out += withUnsafeBytes(of: v.bigEndian, Array.init) }
+        return out
+    }
+
+    /// `levels` arrays, each holding the next (four-byte references).
+    static func deepBinary(_ levels: Int) -> [UInt8] {
+        bplist((0..<levels).map { i in
+            i == levels - 1 ? [0xA0] : [0xA1] + withUnsafeBytes(of: UInt32(i + 1).bigEndian, Array.init)
+        })
+    }
+
+    static let hostilePlists: [HostilePlist] = [
+        HostilePlist(name: "XML nested 200,000 levels",
+                     bytes: Array((xmlHead + String(repeating: "<array>", count: 200_000) + String(repeating: "</array>", count: 200_000) + "</plist>").utf8),
+                     code: .valuesSyntax, message: "nesting deeper than 512 levels"),
+        HostilePlist(name: "binary nested 200,000 levels", bytes: deepBinary(200_000),
+                     code: .valuesSyntax, message: "nesting deeper than 512 levels"),
+        HostilePlist(name: "binary array that contains itself", bytes: bplist([[0xA1, 0x00]]),
+                     code: .valuesSyntax, message: "a container of this binary plist contains itself"),
+        HostilePlist(name: "XML key given twice",
+                     bytes: Array((xmlHead + "<dict>\n<key>timeout</key><integer>5</integer>\n<key>timeout</key><integer>6</integer>\n</dict></plist>").utf8),
+                     code: .valuesDuplicateKey, message: "\"timeout\" is given twice; first at line 4", line: 5),
+        HostilePlist(name: "binary key given twice",
+                     bytes: bplist([[0xD2, 1, 1, 2, 3], [0x57] + Array("timeout".utf8), [0x10, 5], [0x10, 6]]),
+                     code: .valuesDuplicateKey, message: "\"timeout\" is given twice"),
+        HostilePlist(name: "XML string with a lone surrogate",
+                     bytes: Array((xmlHead + "<dict><key>role</key><string>a&#xD800;b</string></dict></plist>").utf8),
+                     code: .valuesSyntax, message: "\"role\": a string holds a lone UTF-16 surrogate or bytes that are not UTF-8"),
+        HostilePlist(name: "binary UTF-16 string with a lone surrogate",
+                     bytes: bplist([[0xD1, 1, 2], [0x54] + Array("role".utf8), [0x62, 0x00, 0x61, 0xD8, 0x00]]),
+                     code: .valuesSyntax, message: "a string holds a lone UTF-16 surrogate"),
+    ]
+
+    @Test(arguments: hostilePlists)
+    func hostilePlist(_ plist: HostilePlist) {
+        let r = AdminValuesReader.read(plist.bytes, file: "v.plist", spec: Self.spec)
+        #expect(r.diagnostics.map { $0.code.as(DiagnosticCode.self) } == [plist.code])
+        #expect(r.diagnostics.map(\.message) == [plist.message])
+        #expect(r.diagnostics.first?.location.line == plist.line)
+    }
+
+    @Test("511 levels are read (and refused by type), 512 are not read")
+    func depthLimit() {
+        let ok = AdminValuesReader.read(Self.deepBinary(511), file: "v.plist", spec: Self.spec)
+        #expect(ok.diagnostics.map { $0.code.as(DiagnosticCode.self) } == [.valuesRoot])
+        let deep = AdminValuesReader.read(Self.deepBinary(513), file: "v.plist", spec: Self.spec)
+        #expect(deep.diagnostics.map(\.message) == ["nesting deeper than 512 levels"])
     }
 
     @Test func notAPlist() {

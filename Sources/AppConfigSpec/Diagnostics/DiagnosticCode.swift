@@ -112,6 +112,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     case valuesRoot = "values.root"
     /// A values entry for a key the spec does not define.
     case valuesUnknownKey = "values.unknown-key"
+    /// The same key twice in one values dictionary (JSON and plists alike: which one wins is not
+    /// something an admin should have to guess).
+    case valuesDuplicateKey = "values.duplicate-key"
     /// A values entry not of its key's type.
     case valuesType = "values.type"
     /// A literal values entry that breaks its key's constraint.

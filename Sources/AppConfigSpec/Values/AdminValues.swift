@@ -83,7 +83,13 @@ public enum AdminValuesReader {
         }
         var typer = ValueTyper(log: log)
         var entries: [String: AdminValues.Entry] = [:]
+        var firstSeen: [String: Location] = [:]
         for member in members {
+            if let first = firstSeen[member.key] {
+                reportDuplicate(member.key, at: member.keyLocation, first: first, log: &typer.log)
+                continue
+            }
+            firstSeen[member.key] = member.keyLocation
             guard let key = spec.key(named: member.key) else {
                 let hint = ContentChecker.suggestion(for: member.key, among: spec.keys.map(\.name)).map { "did you mean \"\($0)\"?" }
                 typer.log.report(.valuesUnknownKey, at: member.keyLocation,
@@ -123,11 +129,27 @@ public enum AdminValuesReader {
             log.report(.valuesSyntax, at: start, error.message)
             return nil
         }
-        let keyLocations = LibPlist.isBinary(bytes) ? [:] : xmlPlistKeyLocations(bytes, file: file)
+        let keyLocations = LibPlist.isBinary(bytes) ? [] : xmlPlistKeyLocations(bytes, file: file)
+        // libplist keeps the last of two equal keys in an XML dict (binary ones keep both, and
+        // `read` reports them): the XML walk finds them here.
+        var seen: [String: Location] = [:]
+        for (key, location) in keyLocations {
+            if let first = seen[key] {
+                reportDuplicate(key, at: location, first: first, log: &log)
+            } else {
+                seen[key] = location
+            }
+        }
         return raw(plist, at: start, keyLocations: keyLocations)
     }
 
-    private static func raw(_ value: PlistValue, at location: Location, keyLocations: [String: Location]) -> RawValue {
+    private static func reportDuplicate(_ key: String, at location: Location, first: Location, log: inout ProblemLog) {
+        let whereFirst = first.line < location.line || first.column < location.column ? "; first at line \(first.line)" : ""
+        log.report(.valuesDuplicateKey, at: location, "\"\(key)\" is given twice\(whereFirst)", hint: "keep one of them")
+    }
+
+    /// `keyLocations` are the top-level dict's keys in file order, as libplist keeps them.
+    private static func raw(_ value: PlistValue, at location: Location, keyLocations: [(key: String, location: Location)]) -> RawValue {
         switch value {
         case .string(let s): return RawValue(.string(s), at: location)
         case .integer(let i): return RawValue(.integer(i), at: location)
@@ -135,22 +157,22 @@ public enum AdminValuesReader {
         case .boolean(let b): return RawValue(.boolean(b), at: location)
         case .date(let d): return RawValue(.date(PlistDate(secondsSince2001: d)), at: location)
         case .data, .uid: return RawValue(.data, at: location)
-        case .array(let items): return RawValue(.array(items.map { raw($0, at: location, keyLocations: [:]) }), at: location)
+        case .array(let items): return RawValue(.array(items.map { raw($0, at: location, keyLocations: []) }), at: location)
         case .dictionary(let pairs):
-            return RawValue(.dictionary(pairs.map { pair in
-                let at = keyLocations[pair.key] ?? location
-                return RawValue.Member(key: pair.key, keyLocation: at, value: raw(pair.value, at: at, keyLocations: [:]))
+            let positional = keyLocations.count == pairs.count && zip(keyLocations, pairs).allSatisfy { $0.key == $1.key }
+            return RawValue(.dictionary(pairs.enumerated().map { index, pair in
+                let at = positional ? keyLocations[index].location
+                                    : keyLocations.first { $0.key == pair.key }?.location ?? location
+                return RawValue.Member(key: pair.key, keyLocation: at, value: raw(pair.value, at: at, keyLocations: []))
             }), at: location)
         }
     }
 
     /// Where each `<key>` of the top-level dict of an XML plist stands.
-    private static func xmlPlistKeyLocations(_ bytes: [UInt8], file: String) -> [String: Location] {
+    private static func xmlPlistKeyLocations(_ bytes: [UInt8], file: String) -> [(key: String, location: Location)] {
         guard let root = try? XMLReader.parse(bytes, file: file, allowingPlainDoctype: true),
-              let dict = root.elements.first(where: { $0.name == "dict" }) else { return [:] }
-        var out: [String: Location] = [:]
-        for key in dict.elements where key.name == "key" { out[key.text] = out[key.text] ?? key.location }
-        return out
+              let dict = root.elements.first(where: { $0.name == "dict" }) else { return [] }
+        return dict.elements.filter { $0.name == "key" }.map { ($0.text, $0.location) }
     }
 }
 

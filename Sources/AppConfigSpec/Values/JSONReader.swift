@@ -33,8 +33,8 @@ struct JSONReader {
         return Location(file: file, line: line, column: column)
     }
 
-    private func fail(_ message: String) -> Failure {
-        Failure(diagnostic: Problem(.valuesSyntax, at: here, message))
+    private func fail(_ message: String, at location: Location? = nil) -> Failure {
+        Failure(diagnostic: Problem(.valuesSyntax, at: location ?? here, message))
     }
 
     private var peek: UInt8? { pos < bytes.count ? bytes[pos] : nil }
@@ -106,8 +106,10 @@ struct JSONReader {
         }
     }
 
+    /// Integers that do not fit 64 bits and reals that overflow or underflow to zero are errors:
+    /// reading them as something else would change the admin's value silently.
     private mutating func number() throws(Failure) -> RawValue.Kind {
-        let start = pos
+        let start = pos, location = here
         var integral = true
         func digits() -> Int {
             var n = 0
@@ -128,9 +130,21 @@ struct JSONReader {
             guard digits() > 0 else { throw fail("malformed number") }
         }
         let text = String(decoding: bytes[start..<pos], as: UTF8.self)
-        if integral, let i = Int64(text) { return .integer(i) }
-        guard let d = Double(text), d.isFinite else { throw fail("number \(text) is out of range") }
+        if integral {
+            guard let i = Int64(text) else { throw fail("integer \(text) is out of range for a 64-bit integer", at: location) }
+            return .integer(i)
+        }
+        guard let d = Double(text), d.isFinite else { throw fail("number \(text) is out of range for a 64-bit float", at: location) }
+        if d == 0, !Self.mantissaIsZero(text) {
+            throw fail("number \(text) is too small for a 64-bit float: it would be read as 0", at: location)
+        }
         return .real(d)
+    }
+
+    /// Whether the digits before the exponent are all zero (`0.0e-999` is a zero, not an underflow).
+    private static func mantissaIsZero(_ text: String) -> Bool {
+        let mantissa = text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+        return !mantissa.contains { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }
     }
 
     private mutating func string() throws(Failure) -> String {

@@ -1,0 +1,173 @@
+/// What libplist cannot be trusted with, found before it sees the bytes. libplist parses and frees
+/// its tree recursively, so a hostile file nested 200k levels overflows the stack inside libplist:
+/// the depth is checked here, iteratively. And it turns a binary UTF-16 string with a lone
+/// surrogate into an empty string without a word: such strings are found here too.
+enum PlistPrecheck {
+    enum Verdict: Equatable {
+        case fine
+        case tooDeep
+        /// A binary plist whose container references lead back to itself.
+        case cycle
+        /// A binary plist's UTF-16 string with an unpaired surrogate.
+        case loneSurrogate
+    }
+
+    static func check(_ bytes: [UInt8], limit: Int) -> Verdict {
+        guard bytes.starts(with: Array("bplist00".utf8)) else { return xml(bytes, limit: limit) }
+        guard let table = BinaryObjectTable(bytes) else { return .fine }
+        if table.hasLoneSurrogate() { return .loneSurrogate }
+        return binary(table, limit: limit)
+    }
+
+    /// XML: element depth, counting every start tag that is not self-closing and every end tag.
+    /// Comments, CDATA, processing instructions and the DOCTYPE are skipped whole, so a `<` inside
+    /// them is not a tag. Malformed input is left to libplist, which rejects it.
+    static func xml(_ bytes: [UInt8], limit: Int) -> Verdict {
+        var depth = 0, i = 0
+        let n = bytes.count
+        func skip(past terminator: [UInt8], from start: Int) -> Int {
+            var j = start
+            while j + terminator.count <= n {
+                if bytes[j] == terminator[0], bytes[j..<(j + terminator.count)].elementsEqual(terminator) { return j + terminator.count }
+                j += 1
+            }
+            return n
+        }
+        while i < n {
+            guard bytes[i] == UInt8(ascii: "<") else { i += 1; continue }
+            let next = i + 1 < n ? bytes[i + 1] : 0
+            if next == UInt8(ascii: "!") {
+                if bytes[i...].starts(with: Array("<!--".utf8)) { i = skip(past: Array("-->".utf8), from: i + 4) }
+                else if bytes[i...].starts(with: Array("<![CDATA[".utf8)) { i = skip(past: Array("]]>".utf8), from: i + 9) }
+                else { i = skip(past: [UInt8(ascii: ">")], from: i + 2) }
+            } else if next == UInt8(ascii: "?") {
+                i = skip(past: Array("?>".utf8), from: i + 2)
+            } else if next == UInt8(ascii: "/") {
+                depth -= 1
+                i = skip(past: [UInt8(ascii: ">")], from: i + 2)
+            } else {
+                let end = skip(past: [UInt8(ascii: ">")], from: i + 1)
+                let selfClosing = end >= 2 && end <= n && bytes[end - 2] == UInt8(ascii: "/")
+                if !selfClosing {
+                    depth += 1
+                    if depth > limit { return .tooDeep }
+                }
+                i = end
+            }
+        }
+        return .fine
+    }
+
+    /// Binary: the height of the object graph from the top object, by an iterative post-order walk
+    /// with each object's height remembered (shared objects are walked once) and a cycle found as an
+    /// object reached again while it is still on the walk. Malformed tables are left to libplist.
+    private static func binary(_ table: BinaryObjectTable, limit: Int) -> Verdict {
+        let unvisited = -1, onWalk = -2
+        var height = [Int](repeating: unvisited, count: table.count)
+        // Each frame: object, the index of its next child to visit, the tallest child so far.
+        var walk: [(object: Int, next: Int, tallest: Int)] = [(table.top, 0, 0)]
+        height[table.top] = onWalk
+        while let frame = walk.last {
+            let children = table.children(of: frame.object)
+            if frame.next < children.count {
+                walk[walk.count - 1].next += 1
+                let child = children[frame.next]
+                guard child < table.count else { continue }
+                switch height[child] {
+                case onWalk: return .cycle
+                case unvisited:
+                    if walk.count >= limit { return .tooDeep }
+                    height[child] = onWalk
+                    walk.append((child, 0, 0))
+                default:
+                    walk[walk.count - 1].tallest = max(frame.tallest, height[child])
+                }
+            } else {
+                walk.removeLast()
+                let h = frame.tallest + 1
+                if h > limit { return .tooDeep }
+                height[frame.object] = h
+                if !walk.isEmpty { walk[walk.count - 1].tallest = max(walk[walk.count - 1].tallest, h) }
+            }
+        }
+        return .fine
+    }
+}
+
+/// The parts of a binary plist (bplist00) the depth check needs: the offset table and the object
+/// references of arrays, sets and dictionaries. Everything is bounds-checked; nil when the trailer
+/// is unreadable.
+private struct BinaryObjectTable {
+    let bytes: [UInt8]
+    let count: Int
+    let top: Int
+    private let offsetSize: Int, refSize: Int, tableOffset: Int
+
+    init?(_ bytes: [UInt8]) {
+        guard bytes.count >= 8 + 32 else { return nil }
+        self.bytes = bytes
+        let trailer = bytes.count - 32
+        offsetSize = Int(bytes[trailer + 6])
+        refSize = Int(bytes[trailer + 7])
+        let be = { Self.bigEndian(bytes, at: $0, size: 8) }
+        guard let count = be(trailer + 8), let top = be(trailer + 16), let tableOffset = be(trailer + 24),
+              count > 0, top < count, offsetSize > 0, offsetSize <= 8, refSize > 0, refSize <= 8,
+              count <= (bytes.count - tableOffset) / offsetSize else { return nil }
+        self.count = count
+        self.top = top
+        self.tableOffset = tableOffset
+    }
+
+    private func be(_ at: Int, _ size: Int) -> Int? { Self.bigEndian(bytes, at: at, size: size) }
+
+    private static func bigEndian(_ bytes: [UInt8], at: Int, size: Int) -> Int? {
+        guard at >= 0, at + size <= bytes.count else { return nil }
+        var v: UInt64 = 0
+        for b in bytes[at..<(at + size)] { v = v << 8 | UInt64(b) }
+        return v > UInt64(Int.max) ? nil : Int(v)
+    }
+
+    /// Whether a UTF-16 string object (marker 0x6n) holds a high surrogate not followed by a low
+    /// one, or a low one alone.
+    func hasLoneSurrogate() -> Bool {
+        for object in 0..<count {
+            guard let (kind, length, start) = header(of: object), kind == 0x6,
+                  length <= (bytes.count - start) / 2 else { continue }
+            var expectingLow = false
+            for i in 0..<length {
+                let unit = UInt16(bytes[start + 2 * i]) << 8 | UInt16(bytes[start + 2 * i + 1])
+                let isHigh = unit & 0xFC00 == 0xD800, isLow = unit & 0xFC00 == 0xDC00
+                if expectingLow != isLow { return true }
+                expectingLow = isHigh
+            }
+            if expectingLow { return true }
+        }
+        return false
+    }
+
+    /// An object's kind (the marker's high nibble), its length (the low nibble, or the integer that
+    /// follows when it is 0xF) and where its contents start.
+    private func header(of object: Int) -> (kind: UInt8, length: Int, start: Int)? {
+        guard let offset = be(tableOffset + object * offsetSize, offsetSize), offset < bytes.count else { return nil }
+        let marker = bytes[offset]
+        var length = Int(marker & 0x0F), start = offset + 1
+        if length == 0x0F {
+            guard start < bytes.count, bytes[start] >> 4 == 0x1 else { return nil }
+            let size = 1 << Int(bytes[start] & 0x0F)
+            guard size <= 8, let n = be(start + 1, size) else { return nil }
+            length = n
+            start += 1 + size
+        }
+        return (marker >> 4, length, start)
+    }
+
+    /// The objects an array, set or dictionary refers to (a dictionary's keys included); none for
+    /// other objects or unreadable ones.
+    func children(of object: Int) -> [Int] {
+        guard let (kind, length, refs) = header(of: object), kind == 0xA || kind == 0xC || kind == 0xD else { return [] }
+        guard length <= bytes.count else { return [] }
+        let total = kind == 0xD ? length * 2 : length
+        guard total <= (bytes.count - refs) / refSize else { return [] }
+        return (0..<total).compactMap { be(refs + $0 * refSize, refSize) }
+    }
+}
