@@ -18,11 +18,13 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case csvUnknownColumn = "csv.unknown-column"
     /// An empty file.
     case csvNoHeader = "csv.no-header"
+    /// A header with more columns than `InventoryTable.maxColumns`.
+    case csvTooManyColumns = "csv.too-many-columns"
     /// No column names devices (no UDID or Serial Number, no `--device-key`).
     case csvNoDeviceKey = "csv.no-device-key"
     /// A row whose device key is empty.
     case csvEmptyDeviceKey = "csv.empty-device-key"
-    /// A device key on two rows (the second is skipped).
+    /// A device key on two rows, or two keys equal but for ASCII case (the second is skipped).
     case csvDuplicateDeviceKey = "csv.duplicate-device-key"
     case ldifSyntax = "ldif.syntax"
     /// An LDIF change record (`changetype:`): a directory export holds content records only.

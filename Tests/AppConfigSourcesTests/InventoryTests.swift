@@ -82,11 +82,31 @@ struct InventoryTests {
             problems: [Problem(.csvEmptyDeviceKey, at: Location(file: "inv.csv", line: 2), "the device key column \"UDID\" is empty")], rows: 1),
         Bad(name: "duplicate column", bytes: Array("UDID,Notes, notes\nU1,a,b\n".utf8),
             problems: [Problem(.csvDuplicateColumn, at: Location(file: "inv.csv", line: 1), "column \"notes\" appears twice (columns 2 and 3); the first is used")], rows: 1),
+        Bad(name: "device keys equal but for case", bytes: Array("UDID,Notes\nabc-1,a\nABC-1,b\nAbc-2,c\n".utf8),
+            problems: [Problem(.csvDuplicateDeviceKey, at: Location(file: "inv.csv", line: 3, device: "ABC-1"),
+                               "device key \"ABC-1\" differs only in case from \"abc-1\" on line 2 (one file on a case-insensitive filesystem); this row is skipped")],
+            rows: 2),
+        Bad(name: "blank lines before the header are passed over", bytes: Array("\n\r\n\nUDID,Notes\nU1,a\n\nU2,b\nU3\n".utf8),
+            problems: [Problem(.csvFieldCount, at: Location(file: "inv.csv", line: 8), "the row has 1 field; the header has 2")], rows: 2),
     ])
     func badRows(_ bad: Bad) throws {
         let t = try InventoryTable(bytes: bad.bytes, file: "inv.csv")
         #expect(t.problems == bad.problems)
         #expect(t.rowCount == bad.rows)
+    }
+
+    /// The header used to be checked for duplicates in quadratic time (40,000 columns: 19.5 s).
+    @Test("a header of 10,000 columns loads; one more is a clear error")
+    func columnLimit() throws {
+        func wide(_ columns: Int) -> String {
+            "UDID," + (1..<columns).map { "c\($0)" }.joined(separator: ",") + "\nU1" + String(repeating: ",x", count: columns - 1) + "\n"
+        }
+        let t = try table(wide(InventoryTable.maxColumns))
+        #expect(t.rowCount == 1 && t.header.count == 10_000 && t.problems.isEmpty)
+        #expect(t.string(row: 0, slot: try #require(t.slot(ofColumn: "c9999"))) == "x")
+        #expect(throws: Problem(.csvTooManyColumns, at: Location(file: "inv.csv", line: 1), "the header has 40000 columns; at most 10000 are read")) {
+            try table(wide(40_000))
+        }
     }
 
     @Test("--strict fails on the first bad row, naming it")

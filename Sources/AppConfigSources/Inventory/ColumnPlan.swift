@@ -14,7 +14,7 @@ struct ColumnPlan {
         func column(_ name: String, _ what: String) throws(Problem) -> Int {
             guard let c = ColumnNames.index(of: name, in: header) else {
                 throw Problem(.csvUnknownColumn, at: Location(file: file, line: 1),
-                              "no column \"\(name)\" (\(what)); columns: " + header.filter { !$0.isEmpty }.joined(separator: ", "))
+                              "no column \"\(name)\" (\(what)); columns: " + Self.listed(header.filter { !$0.isEmpty }))
             }
             return c
         }
@@ -43,5 +43,11 @@ struct ColumnPlan {
         variableSlots = variableColumns.mapValues { keptColumns.firstIndex(of: $0)! }
         deviceKeySlot = keptColumns.firstIndex(of: deviceKeyColumn)!
         userKeySlot = userKeyColumn.map { keptColumns.firstIndex(of: $0)! }
+    }
+
+    /// The first 30 names, then how many more: a wide export's header would drown the message.
+    static func listed(_ names: [String]) -> String {
+        names.count <= 30 ? names.joined(separator: ", ")
+                          : names.prefix(30).joined(separator: ", ") + " and \(names.count - 30) more"
     }
 }

@@ -68,6 +68,10 @@ public final class InventoryTable: @unchecked Sendable {
 
     public func deviceKey(_ row: Int) -> String { string(row: row, slot: deviceKeySlot) }
 
+    /// Real exports have tens to a few hundred columns (Jamf Pro with extension attributes); a
+    /// header beyond this is not an inventory.
+    public static let maxColumns = 10_000
+
     public static func load(_ path: String, options: InventoryOptions = InventoryOptions()) throws(Problem) -> InventoryTable {
         let buffer: UnsafeMutableBufferPointer<UInt8>
         do { buffer = try readFileIntoBuffer(path, limit: Int(UInt32.max) - 1) } catch { throw error.problem }
@@ -90,20 +94,32 @@ public final class InventoryTable: @unchecked Sendable {
         var scanner = CSVScanner(bytes: buffer, delimiter: options.delimiter)
         if data.starts(with: [0xEF, 0xBB, 0xBF]) { scanner.position = 3 }
 
-        // The header row.
+        // The header row, after any blank lines.
         var fields = FieldBuffer()
-        guard let headerRecord = scanner.next(into: &fields) else {
+        var headerRecord = scanner.next(into: &fields)
+        while let record = headerRecord, record.error == nil, fields.count == 1, fields.length(0) == 0 {
+            headerRecord = scanner.next(into: &fields)
+        }
+        guard let headerRecord else {
             throw Problem(.csvNoHeader, at: Location(file: file, line: 1), "no header row: the file is empty")
         }
-        if let error = headerRecord.error { throw Problem(error.0, at: Location(file: file, line: headerRecord.line), "header: \(error.1)") }
+        let headerLine = Location(file: file, line: headerRecord.line)
+        if let error = headerRecord.error { throw Problem(error.0, at: headerLine, "header: \(error.1)") }
+        guard fields.count <= Self.maxColumns else {
+            throw Problem(.csvTooManyColumns, at: headerLine,
+                          "the header has \(fields.count) columns; at most \(Self.maxColumns) are read")
+        }
         let base = bytes.baseAddress!
         let header = (0..<fields.count).map { ColumnNames.trimmed(String(decoding: UnsafeBufferPointer(start: base + fields.offset($0), count: fields.length($0)), as: UTF8.self)) }
         self.header = header
         var problems: [Problem] = []
+        var firstColumn: [String: Int] = [:]
         for (i, name) in header.enumerated() where !name.isEmpty {
-            if let first = header[..<i].firstIndex(where: { $0.lowercased() == name.lowercased() }) {
-                problems.append(Problem(.csvDuplicateColumn, at: Location(file: file, line: 1),
-                                              "column \"\(name)\" appears twice (columns \(first + 1) and \(i + 1)); the first is used"))
+            if let first = firstColumn[name.lowercased()] {
+                problems.append(Problem(.csvDuplicateColumn, at: headerLine,
+                                        "column \"\(name)\" appears twice (columns \(first + 1) and \(i + 1)); the first is used"))
+            } else {
+                firstColumn[name.lowercased()] = i
             }
         }
 
@@ -116,8 +132,11 @@ public final class InventoryTable: @unchecked Sendable {
         let deviceKeyColumn = keptColumns[deviceKeySlot]
 
         // The rows.
-        let keptIndex: [Int] = (0..<header.count).map { keptColumns.firstIndex(of: $0) ?? -1 }
-        var keys = ByteKeyTable(capacity: data.count / 256)
+        var keptIndex = [Int](repeating: -1, count: header.count)
+        for (slot, column) in keptColumns.enumerated() { keptIndex[column] = slot }
+        // Keys equal but for ASCII case are one key: they would be one file on a case-insensitive
+        // filesystem (macOS's default), so the second is refused like an exact duplicate.
+        var keys = ByteKeyTable(capacity: data.count / 256, foldingASCIICase: true)
         var rowRanges = [UInt32](repeating: 0, count: keptColumns.count * 2)
         ranges.reserveCapacity(data.count / 64 * keptColumns.count)
         while let record = scanner.next(into: &fields) {
@@ -144,8 +163,12 @@ public final class InventoryTable: @unchecked Sendable {
                 continue
             }
             if let first = keys.insert(key, id: Int32(rowCount), keyOf: { self.keyOf(row: Int($0), slot: self.deviceKeySlot, ranges: self.ranges) }) {
-                problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: String(decoding: key, as: UTF8.self)),
-                                              "device key \"\(String(decoding: key, as: UTF8.self))\" is also on line \(lines[Int(first)]); this row is skipped"))
+                let name = String(decoding: key, as: UTF8.self)
+                let firstKey = keyOf(row: Int(first), slot: deviceKeySlot, ranges: ranges)
+                let message = bytesEqual(firstKey, key)
+                    ? "device key \"\(name)\" is also on line \(lines[Int(first)]); this row is skipped"
+                    : "device key \"\(name)\" differs only in case from \"\(String(decoding: firstKey, as: UTF8.self))\" on line \(lines[Int(first)]) (one file on a case-insensitive filesystem); this row is skipped"
+                problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: name), message))
                 if options.strict { break }
                 continue
             }
