@@ -95,7 +95,7 @@ public struct RenderJob: Sendable {
         lap("since")
         let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
         lap("inventory")
-        let users = try sources.loadDirectory(for: inventory)
+        let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         lap("directory")
         let fleet = Fleet(inventory: inventory, users: users)
         lap("join")

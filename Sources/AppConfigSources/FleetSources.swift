@@ -35,17 +35,18 @@ public struct FleetSources: Sendable {
 
     /// Reads the directory, nil without one. An LDAP directory may look up only the users the
     /// inventory names (targeted mode): their keys come from the inventory's user key column.
-    public func loadDirectory(for inventory: InventoryTable) throws(Problem) -> UserTable? {
+    /// `warning` hears each LDAP attempt that failed and will be retried, and a password sent in clear.
+    public func loadDirectory(for inventory: InventoryTable, warning: (Problem) -> Void = { _ in }) throws(Problem) -> UserTable? {
         switch directory {
         case nil:
             return nil
         case .ldif(let path):
             return try LDIFReader.load(path, map: attributes)
         case .ldap(let configuration):
-            return try LDAPDirectory.load(configuration, map: attributes) {
+            return try LDAPDirectory.load(configuration, map: attributes, referencedKeys: {
                 guard let slot = inventory.userKeySlot else { return [] }
                 return (0..<inventory.rowCount).map { inventory.string(row: $0, slot: slot) }
-            }
+            }, warning: warning)
         }
     }
 }

@@ -1,3 +1,4 @@
+@testable import AppConfigCLI
 import Foundation
 import TestSupport
 import Testing
@@ -45,7 +46,8 @@ struct SourcesCommandTests {
         let stdout = String(decoding: outData, as: UTF8.self), stderr = String(decoding: errData, as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 1)
-        #expect(stderr == "appconfig: \(server.url): bind as \(server.bindDN) refused: invalid credentials (check the bind DN and the password's source) [ldap.bind]\n")
+        #expect(stderr == "\(server.url): warning: the bind password crosses the network in clear text: use ldaps:// or --ldap-starttls [ldap.bind]\n"
+                + "appconfig: \(server.url): bind as \(server.bindDN) refused: invalid credentials (check the bind DN and the password's source) [ldap.bind]\n")
         #expect(!stdout.contains(wrong) && !stderr.contains(wrong))
         #expect(!((try? String(contentsOfFile: server.directory + "/slapd.log", encoding: .utf8)) ?? "").contains(wrong))
 
@@ -67,5 +69,27 @@ struct SourcesCommandTests {
         #expect(r.stderr.contains("--ldap-bind-dn needs --ldap-password-env or --ldap-password-file"))
         let help = try runProcess(Paths.appconfigBinary, ["sources", "--help"])
         #expect(!help.stdout.contains("--ldap-password ") && !help.stdout.contains("--password"))
+    }
+
+    @Test("LDAP options that cannot be right: one line, status 2, and a password in a URL is never echoed", arguments: [
+        (["--directory", "ldap://admin:s3cret-pw@127.0.0.1:1", "--ldap-base", "dc=x"],
+         "Error: the LDAP URL holds credentials (user:password@host): they are refused and not used; give --ldap-bind-dn and --ldap-password-env or --ldap-password-file"),
+        (["--directory", "ldap://127.0.0.1:1", "--ldap-base", "dc=x", "--ldap-password-env", "HOME"],
+         "Error: a password needs --ldap-bind-dn: without one the bind is anonymous"),
+        (["--directory", "ldap://127.0.0.1:1", "--ldap-base", "dc=x", "--ldap-timeout", "0"],
+         "Error: --ldap-timeout and --ldap-deadline take a number of seconds above 0"),
+    ])
+    func ldapOptionErrors(arguments: [String], message: String) throws {
+        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", Paths.fixture("demo/inventory.csv")] + arguments)
+        #expect(r.status == 2)
+        #expect(r.stderr.split(separator: "\n").first.map(String.init) == message)
+        #expect(!r.stderr.contains("s3cret") && !r.stdout.contains("s3cret"))
+    }
+
+    @Test("a password file's one trailing line break is dropped; everything else is the password", arguments: [
+        ("pw\n", "pw"), ("pw\r\n", "pw"), ("pw", "pw"), ("pw\n\n", "pw\n"), (" pw \n", " pw "), ("p\u{E9}\r\n", "p\u{E9}"),
+    ])
+    func passwordFileLine(file: String, password: String) {
+        #expect(LDAPOptions.passwordLine(file) == password)
     }
 }

@@ -35,8 +35,11 @@ struct LDAPOptions: ParsableArguments {
     @Flag(name: .customLong("ldap-insecure"), help: "Do not verify the server's certificate (prints a warning).")
     var insecure = false
 
-    @Option(name: .customLong("ldap-timeout"), help: "Network timeout in seconds.")
+    @Option(name: .customLong("ldap-timeout"), help: "Seconds any one network wait may take: connect, TLS handshake, StartTLS, bind, each page.")
     var timeout: Double = 10
+
+    @Option(name: .customLong("ldap-deadline"), help: "Seconds the whole directory load may take, retries included.")
+    var deadline: Double = 600
 
     @Option(name: .customLong("ldap-retries"), help: "Attempts after the first when the server is down or busy.")
     var retries: Int = 4
@@ -44,7 +47,20 @@ struct LDAPOptions: ParsableArguments {
     @Option(name: .customLong("ldap-targeted"), help: "Look up only the inventory's users: auto (at most 2000 distinct keys), always or never.")
     var targeted: LDAPConfiguration.Targeting = .auto
 
+    /// A password file's one trailing line break (`\n` or `\r\n`, as editors and `echo` leave it)
+    /// is not part of the password; anything before it is, spaces and further line breaks included.
+    /// (`ldapsearch -y` keeps the line break, which is why those files are often made with `echo -n`.)
+    static func passwordLine(_ text: String) -> String {
+        var bytes = Array(text.utf8)
+        if bytes.last == 0x0A {
+            bytes.removeLast()
+            if bytes.last == 0x0D { bytes.removeLast() }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     func configuration(url: String) throws -> LDAPConfiguration {
+        if LDAPConfiguration.holdsCredentials(url) { throw ValidationError(LDAPConfiguration.credentialsRefusal) }
         guard let base else { throw ValidationError("an LDAP directory needs --ldap-base") }
         var c = LDAPConfiguration(url: url, base: base)
         c.bindDN = bindDN
@@ -54,7 +70,9 @@ struct LDAPOptions: ParsableArguments {
         c.startTLS = startTLS
         c.caFile = caFile
         c.insecure = insecure
+        guard timeout > 0, deadline > 0 else { throw ValidationError("--ldap-timeout and --ldap-deadline take a number of seconds above 0") }
         c.networkTimeout = timeout
+        c.deadline = deadline
         c.retries = retries
         c.targeting = targeted
         if passwordEnv != nil && passwordFile != nil { throw ValidationError("give --ldap-password-env or --ldap-password-file, not both") }
@@ -64,13 +82,13 @@ struct LDAPOptions: ParsableArguments {
             }
             c.password = Secret(value)
         } else if let path = passwordFile {
-            guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
                 throw ValidationError("--ldap-password-file: cannot read \(path)")
             }
-            while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
-            c.password = Secret(text)
+            c.password = Secret(Self.passwordLine(text))
         }
         if bindDN != nil && c.password == nil { throw ValidationError("--ldap-bind-dn needs --ldap-password-env or --ldap-password-file") }
+        if bindDN == nil && c.password != nil { throw ValidationError("a password needs --ldap-bind-dn: without one the bind is anonymous") }
         return c
     }
 }

@@ -31,7 +31,7 @@ struct SourcesCommand: ParsableCommand {
             print("inventory \(inventory.file): \(inventory.rowCount) devices, \(inventory.problems.count) problems, "
                   + "\(inventory.byteCount) bytes in \(ms(inventorySeconds)) (\(String(format1: Double(inventory.byteCount) / inventorySeconds / 1e6)) MB/s)")
             var problems = inventory.problems
-            if let users = try fleetSources.loadDirectory(for: inventory) {
+            if let users = try fleetSources.loadDirectory(for: inventory, warning: { writeStandardError($0.description + "\n") }) {
                 let seconds = lap()
                 print("directory \(users.source): \(users.count) users, \(users.problems.count) problems, in \(ms(seconds)) "
                       + "(\(formatRate(Double(users.count) / seconds))entries/s)")

@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 import CLDAP
 import Foundation
@@ -33,8 +34,10 @@ public struct LDAPConfiguration: Sendable {
     public var scope: Scope = .sub
     public var filter = "(objectClass=person)"
     public var pageSize = 1000
+    /// Bounds every network wait: connect, TLS handshake, StartTLS, bind, each page.
     public var networkTimeout = 10.0
-    public var operationTimeout = 120.0
+    /// Bounds the whole directory load, retries and backoff included.
+    public var deadline = 600.0
     /// Attempts after the first, with exponential backoff from `backoff` seconds.
     public var retries = 4
     public var backoff = 0.5
@@ -48,6 +51,17 @@ public struct LDAPConfiguration: Sendable {
         self.url = url
         self.base = base
     }
+
+    /// Whether an LDAP URL carries `user:password@` before its host. RFC 4516 URLs have no such
+    /// part; a password there would reach logs and reports with the URL, so it is refused.
+    public static func holdsCredentials(_ url: String) -> Bool {
+        guard let scheme = url.range(of: "://") else { return false }
+        return url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" }.contains("@")
+    }
+
+    /// The refusal, which never repeats the URL.
+    public static let credentialsRefusal = "the LDAP URL holds credentials (user:password@host): they are refused and not used; "
+        + "give --ldap-bind-dn and --ldap-password-env or --ldap-password-file"
 }
 
 /// An LDAP failure in the library's words, never with the password.
@@ -82,9 +96,18 @@ public enum LDAPDirectory {
     }
 
     /// `referencedKeys` is called only to decide on (and run) targeted mode. `onPage` is called
-    /// after each page has been added (tests use it to stop the server mid-search).
+    /// after each page has been added (tests use it to stop the server mid-search); `warning` for
+    /// each failed attempt that will be retried, and for a password sent in clear.
     public static func load(_ config: LDAPConfiguration, map: AttributeMap, referencedKeys: () -> [String] = { [] },
-                            onPage: (Progress) -> Void = { _ in }) throws(Problem) -> UserTable {
+                            onPage: (Progress) -> Void = { _ in },
+                            warning: (Problem) -> Void = { _ in }) throws(Problem) -> UserTable {
+        if LDAPConfiguration.holdsCredentials(config.url) {
+            throw Problem(.ldapConnect, at: Location(file: "the LDAP URL"), LDAPConfiguration.credentialsRefusal)
+        }
+        if config.password != nil && config.url.hasPrefix("ldap://") && !config.startTLS {
+            warning(Problem(.ldapBind, .warning, at: Location(file: config.url),
+                            "the bind password crosses the network in clear text: use ldaps:// or --ldap-starttls"))
+        }
         var builder = UserTableBuilder(source: config.url, map: map)
         var keys: [String] = []
         if config.targeting != .never {
@@ -104,9 +127,10 @@ public enum LDAPDirectory {
         var progress = Progress(pages: 0, entries: 0, attempt: 1)
         let mark = builder.mark()
         var delay = config.backoff
+        let budget = LDAPBudget(timeout: config.networkTimeout, deadline: config.deadline)
         while true {
             do {
-                let connection = try LDAPConnection(config)
+                let connection = try LDAPConnection(config, budget: budget)
                 for filter in filters {
                     try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder, pageSize: config.pageSize) { dn, values in
                         builder.add(dn: dn, values: values.map { $0?[...] }, location: Location(file: config.url, dn: dn))
@@ -117,8 +141,11 @@ public enum LDAPDirectory {
                     }
                 }
                 return builder.finish()
-            } catch let error as LDAPError where error.isTransient && progress.attempt <= config.retries {
+            } catch let error as LDAPError where error.isTransient && progress.attempt <= config.retries
+                        && budget.remaining > delay {
                 // Whatever this attempt delivered is dropped: the next one starts the search over.
+                warning(Problem(error.kind, .warning, at: Location(file: config.url),
+                                "\(error.message); retrying in \(LDAPWatchdog.seconds(delay)) (attempt \(progress.attempt + 1) of \(config.retries + 1))"))
                 builder.rollback(to: mark)
                 progress.entries = 0
                 progress.attempt += 1
@@ -126,7 +153,13 @@ public enum LDAPDirectory {
                 delay *= 2
             } catch let error as LDAPError {
                 let attempts = progress.attempt == 1 ? "1 attempt" : "\(progress.attempt) attempts"
-                throw Problem(error.kind, at: Location(file: config.url), error.message + (error.isTransient ? " (after \(attempts))" : ""))
+                var message = error.message
+                if error.isTransient {
+                    message += " (after \(attempts)"
+                    if progress.attempt <= config.retries { message += "; --ldap-deadline \(LDAPWatchdog.seconds(config.deadline)) leaves no time for another" }
+                    message += ")"
+                }
+                throw Problem(error.kind, at: Location(file: config.url), message)
             } catch {
                 throw Problem(.ldapSearch, at: Location(file: config.url), "\(error)")
             }
@@ -150,34 +183,61 @@ public enum LDAPDirectory {
     }
 }
 
-/// One libldap session: options, TLS, bind, paged search. Every C pointer stays in here.
+/// The time a directory load may take: each wait at most `timeout`, all of them together until
+/// `deadline` seconds after the load began.
+struct LDAPBudget {
+    let timeout: Double
+    let deadline: Double
+    private let start = monotonicSeconds()
+
+    var remaining: Double { deadline - (monotonicSeconds() - start) }
+
+    /// How long the next wait may take; a timeout error once the deadline has passed.
+    func wait() throws -> Double {
+        let left = remaining
+        guard left > 0 else {
+            throw LDAPError(code: LDAP_TIMEOUT, message: "the directory load passed its deadline (--ldap-deadline \(LDAPWatchdog.seconds(deadline)))",
+                            transient: false)
+        }
+        return min(timeout, left)
+    }
+}
+
+/// One libldap session: options, TLS, bind, paged search. Every C pointer stays in here; every
+/// blocking call is bounded by the budget through the watchdog.
 final class LDAPConnection {
     private let ld: OpaquePointer
     private let config: LDAPConfiguration
+    private let budget: LDAPBudget
+    private let watchdog: LDAPWatchdog
 
-    init(_ config: LDAPConfiguration) throws {
+    init(_ config: LDAPConfiguration, budget: LDAPBudget) throws {
         self.config = config
+        self.budget = budget
         var handle: OpaquePointer?
         let rc = ldap_initialize(&handle, config.url)
         guard rc == LDAP_SUCCESS, let handle else { throw LDAPError(code: rc, message: "cannot use \(config.url): \(String(cString: ldap_err2string(rc)))") }
         ld = handle
+        watchdog = LDAPWatchdog(handle)
         var version: Int32 = LDAP_VERSION3
         ldap_set_option(ld, LDAP_OPT_PROTOCOL_VERSION, &version)
         ldap_set_option(ld, LDAP_OPT_REFERRALS, nil)  // LDAP_OPT_OFF: AD's referrals are not followed
-        var network = timeval(tv_sec: Int(config.networkTimeout), tv_usec: 0)
-        ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &network)
-        var operation = timeval(tv_sec: Int(config.operationTimeout), tv_usec: 0)
-        ldap_set_option(ld, LDAP_OPT_TIMEOUT, &operation)
+        var wait = LDAPConnection.timeValue(seconds: try budget.wait())
+        ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &wait)
+        ldap_set_option(ld, LDAP_OPT_TIMEOUT, &wait)
         var require: Int32 = config.insecure ? LDAP_OPT_X_TLS_NEVER : LDAP_OPT_X_TLS_DEMAND
         ldap_set_option(ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &require)
         if let ca = config.caFile { ldap_set_option(ld, LDAP_OPT_X_TLS_CACERTFILE, ca) }
         var newContext: Int32 = 0
         ldap_set_option(ld, LDAP_OPT_X_TLS_NEWCTX, &newContext)
+        let server = Self.hostAndPort(config.url).map { "\($0.0):\($0.1)" } ?? config.url
         do {
+            let connecting = config.url.hasPrefix("ldaps://") ? "connecting to \(server) and the TLS handshake" : "connecting to \(server)"
+            try watchdog.bounded(try budget.wait(), connecting) { try check(ldap_connect(ld), "connect to \(server)") }
             if config.startTLS {
-                try check(ldap_start_tls_s(ld, nil, nil), "StartTLS")
+                try watchdog.bounded(try budget.wait(), "StartTLS with \(server)") { try check(ldap_start_tls_s(ld, nil, nil), "StartTLS") }
             }
-            try bind()
+            try watchdog.bounded(try budget.wait(), "bind as \(config.bindDN ?? "anonymous")") { try bind() }
         } catch let error as LDAPError where (config.startTLS || config.url.hasPrefix("ldaps://"))
             && [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR].contains(error.code) {
             // libldap reports a failed certificate check as "Can't contact LDAP server". If the port
@@ -219,7 +279,14 @@ final class LDAPConnection {
         return false
     }
 
-    deinit { ldap_unbind_ext_s(ld, nil, nil) }
+    deinit {
+        watchdog.release()
+        ldap_unbind_ext_s(ld, nil, nil)
+    }
+
+    static func timeValue(seconds: Double) -> timeval {
+        timeval(tv_sec: Int(seconds), tv_usec: .init((seconds - seconds.rounded(.down)) * 1_000_000))
+    }
 
     private func bind() throws {
         var secret = config.password?.value ?? []
@@ -295,53 +362,63 @@ final class LDAPConnection {
         case .sub: LDAP_SCOPE_SUBTREE
         }
         repeat {
-            var control: UnsafeMutablePointer<LDAPControl>?
-            try check(ldap_create_page_control(ld, ber_int_t(pageSize), &cookie, 1, &control), "paged results control")
-            defer { ldap_control_free(control) }
-            var serverControls: [UnsafeMutablePointer<LDAPControl>?] = [control, nil]
-            var timeout = timeval(tv_sec: Int(config.operationTimeout), tv_usec: 0)
-            var messageID: Int32 = 0
-            try check(ldap_search_ext(ld, config.base, scope, filter, &attributePointers, 0, &serverControls, nil, &timeout,
-                                      LDAP_NO_LIMIT, &messageID), "search under \(config.base) for \(filter)")
-            // Entries are taken one message at a time as they arrive, while the server prepares the
-            // next: the table fills as the page streams in.
-            var done: OpaquePointer?
-            while done == nil {
-                var message: OpaquePointer?
-                let kind = ldap_result(ld, messageID, LDAP_MSG_ONE, &timeout, &message)
-                if kind <= 0 {
-                    // -1: the connection failed; 0: the operation timed out.
-                    var code: Int32 = LDAP_TIMEOUT
-                    if kind < 0 { ldap_get_option(ld, LDAP_OPT_RESULT_CODE, &code) }
-                    try check(code == LDAP_SUCCESS ? LDAP_SERVER_DOWN : code, "search under \(config.base)")
-                }
-                guard let m = message else { continue }
-                if kind == LDAP_RES_SEARCH_ENTRY {
-                    take(m, attributes: attributePointers, count: attributes.count, entry: entry)
-                    ldap_msgfree(m)
-                } else if kind == LDAP_RES_SEARCH_RESULT {
-                    done = m
-                } else {
-                    ldap_msgfree(m)  // references (referrals are off) and the like
-                }
+            let wait = try budget.wait()
+            try watchdog.bounded(wait, "a page of the search under \(config.base)") {
+                try page(filter: filter, scope: scope, attributes: &attributePointers, count: attributes.count, pageSize: pageSize,
+                         cookie: &cookie, wait: wait, entry: entry)
             }
-            defer { ldap_msgfree(done) }
-
-            var code: Int32 = 0
-            var responseControls: UnsafeMutablePointer<UnsafeMutablePointer<LDAPControl>?>?
-            try check(ldap_parse_result(ld, done, &code, nil, nil, nil, &responseControls, 0), "reading the search result")
-            defer { if let responseControls { ldap_controls_free(responseControls) } }
-            if code == LDAP_SIZELIMIT_EXCEEDED {
-                throw LDAPError(code: code, message: "the server's size limit cut the search short even though it was paged; nothing from it is used")
-            }
-            try check(code, "search under \(config.base)")
-            guard let pageResponse = ldap_control_find(LDAP_CONTROL_PAGEDRESULTS, responseControls, nil) else {
-                throw LDAPError(code: LDAP_NOT_SUPPORTED, message: "the server did not answer the paged-results control")
-            }
-            if cookie.bv_val != nil { ber_memfree(cookie.bv_val); cookie = berval(bv_len: 0, bv_val: nil) }
-            var estimate: ber_int_t = 0
-            try check(ldap_parse_pageresponse_control(ld, pageResponse, &estimate, &cookie), "reading the paged-results cookie")
             pageDone()
         } while cookie.bv_len > 0
+    }
+
+    /// One page: the search sent with the cookie, its entries taken as they arrive, the next cookie read.
+    private func page(filter: String, scope: Int32, attributes attributePointers: inout [UnsafeMutablePointer<CChar>?], count: Int,
+                      pageSize: Int, cookie: inout berval, wait: Double, entry: (String, [[UInt8]?]) -> Void) throws {
+        var control: UnsafeMutablePointer<LDAPControl>?
+        try check(ldap_create_page_control(ld, ber_int_t(pageSize), &cookie, 1, &control), "paged results control")
+        defer { ldap_control_free(control) }
+        var serverControls: [UnsafeMutablePointer<LDAPControl>?] = [control, nil]
+        var timeout = Self.timeValue(seconds: wait)
+        var messageID: Int32 = 0
+        try check(ldap_search_ext(ld, config.base, scope, filter, &attributePointers, 0, &serverControls, nil, &timeout,
+                                  LDAP_NO_LIMIT, &messageID), "search under \(config.base) for \(filter)")
+        // Entries are taken one message at a time as they arrive, while the server prepares the
+        // next: the table fills as the page streams in.
+        var done: OpaquePointer?
+        while done == nil {
+            var message: OpaquePointer?
+            let kind = ldap_result(ld, messageID, LDAP_MSG_ONE, &timeout, &message)
+            if kind <= 0 {
+                // -1: the connection failed; 0: the operation timed out.
+                var code: Int32 = LDAP_TIMEOUT
+                if kind < 0 { ldap_get_option(ld, LDAP_OPT_RESULT_CODE, &code) }
+                try check(code == LDAP_SUCCESS ? LDAP_SERVER_DOWN : code, "search under \(config.base)")
+            }
+            guard let m = message else { continue }
+            if kind == LDAP_RES_SEARCH_ENTRY {
+                take(m, attributes: attributePointers, count: count, entry: entry)
+                ldap_msgfree(m)
+            } else if kind == LDAP_RES_SEARCH_RESULT {
+                done = m
+            } else {
+                ldap_msgfree(m)  // references (referrals are off) and the like
+            }
+        }
+        defer { ldap_msgfree(done) }
+
+        var code: Int32 = 0
+        var responseControls: UnsafeMutablePointer<UnsafeMutablePointer<LDAPControl>?>?
+        try check(ldap_parse_result(ld, done, &code, nil, nil, nil, &responseControls, 0), "reading the search result")
+        defer { if let responseControls { ldap_controls_free(responseControls) } }
+        if code == LDAP_SIZELIMIT_EXCEEDED {
+            throw LDAPError(code: code, message: "the server's size limit cut the search short even though it was paged; nothing from it is used")
+        }
+        try check(code, "search under \(config.base)")
+        guard let pageResponse = ldap_control_find(LDAP_CONTROL_PAGEDRESULTS, responseControls, nil) else {
+            throw LDAPError(code: LDAP_NOT_SUPPORTED, message: "the server did not answer the paged-results control")
+        }
+        if cookie.bv_val != nil { ber_memfree(cookie.bv_val); cookie = berval(bv_len: 0, bv_val: nil) }
+        var estimate: ber_int_t = 0
+        try check(ldap_parse_pageresponse_control(ld, pageResponse, &estimate, &cookie), "reading the paged-results cookie")
     }
 }
