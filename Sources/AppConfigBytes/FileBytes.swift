@@ -8,8 +8,20 @@ import Darwin
 public struct FileReadError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var reason: String
+    /// The file is larger than its reader takes (found from its size, before reading it).
+    public var tooLarge = false
 
     public var description: String { "cannot read \(path): \(reason)" }
+}
+
+/// A size as people read it: `16 MiB`, `40.2 MiB`, `512 bytes`.
+public func byteSize(_ n: Int) -> String {
+    if n < 1024 { return "\(n) bytes" }
+    let units = ["KiB", "MiB", "GiB", "TiB"]
+    var value = Double(n) / 1024, unit = 0
+    while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
+    let text = value == value.rounded() ? String(Int(value)) : String(Double(Int(value * 10)) / 10)
+    return "\(text) \(units[unit])"
 }
 
 /// Reads a whole file with POSIX calls, so that the error carries errno's reason (Foundation's
@@ -30,7 +42,9 @@ public func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(File
     guard fstat(fd, &info) == 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
     if (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(path: path, reason: "is a directory") }
     let size = Int(info.st_size)
-    if size > limit { throw FileReadError(path: path, reason: "larger than \(limit) bytes") }
+    if size > limit {
+        throw FileReadError(path: path, reason: "it is \(byteSize(size)); this kind of file is read up to \(byteSize(limit))", tooLarge: true)
+    }
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(size, 1))
     var filled = 0
     while filled < size {

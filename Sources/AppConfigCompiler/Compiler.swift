@@ -32,15 +32,15 @@ public enum Compiler {
     /// diagnostics (errors refuse compilation) and the compiler's.
     public static func compile(specFile: String, valuesFile: String?, options: CompileOptions = CompileOptions(),
                                specOptions: SpecOptions = SpecOptions()) throws(ProblemList) -> (Program, [Problem]) {
-        func read(_ path: String) throws(ProblemList) -> [UInt8] {
-            do { return try readFileBytes(path) } catch { throw ProblemList([error.problem]) }
+        func read(_ path: String, limit: Int) throws(ProblemList) -> [UInt8] {
+            do { return try readFileBytes(path, limit: limit) } catch { throw ProblemList([error.problem]) }
         }
-        let parsed = SpecParser.parse(try read(specFile), file: specFile, options: specOptions)
+        let parsed = SpecParser.parse(try read(specFile, limit: SpecParser.maxFileBytes), file: specFile, options: specOptions)
         var diagnostics = parsed.diagnostics
         guard let spec = parsed.spec, !parsed.hasErrors else { throw ProblemList(diagnostics) }
         var values: AdminValues?
         if let valuesFile {
-            let read = AdminValuesReader.read(try read(valuesFile), file: valuesFile, spec: spec)
+            let read = AdminValuesReader.read(try read(valuesFile, limit: AdminValuesReader.maxFileBytes), file: valuesFile, spec: spec)
             diagnostics += read.diagnostics
             if read.hasErrors { throw ProblemList(diagnostics) }
             values = read.values

@@ -1,36 +1,56 @@
 import AppConfigBytes
+import AppConfigSpec
 import ArgumentParser
-import Foundation
 
 /// `render JOBFILE ...`: the job file's options first, the command line's after (they win).
 /// The file is a JSON object keyed by long option names: strings and numbers are values, true
 /// is a flag, arrays repeat an option, objects give NAME=VALUE pairs (`"map": {"serialNumber": "Asset Tag"}`).
+/// Read by the values reader, so that every error has its line and column.
 enum JobFile {
+    /// Job files are a few lines; a bigger one is not a job file.
+    static let maxBytes = 1 << 20
+
     static func expand(_ arguments: [String]) throws -> [String] {
         guard arguments.first == "render", arguments.count > 1, !arguments[1].hasPrefix("-") else { return arguments }
         let path = arguments[1]
-        let data: [UInt8]
-        do { data = try readFileBytes(path) } catch { throw ValidationError("job file: \(error)") }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any] else {
-            throw ValidationError("job file \(path): not a JSON object of options")
+        let document: RawValue
+        do {
+            document = try JSONReader.document(try readFileBytes(path, limit: maxBytes), file: path)
+        } catch let error as FileReadError {
+            throw ValidationError("job file: \(error)")
+        } catch let problem as Problem {
+            throw ValidationError("job file \(position(problem.location)): \(problem.message)")
+        }
+        guard case .dictionary(let members) = document.kind else {
+            throw ValidationError("job file \(path): not a JSON object of options, but \(document.typeName)")
         }
         var tokens: [String] = []
-        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
-            let option = "--" + key
-            // JSON true/false arrive as Bool, or as __NSCFBoolean from corelibs Foundation on Linux.
-            if type(of: value) == Bool.self || String(describing: type(of: value)).hasSuffix("Boolean") {
-                if value as! Bool { tokens.append(option) }
-                continue
-            }
-            switch value {
-            case let s as String: tokens += [option, s]
-            case let i as Int: tokens += [option, String(i)]
-            case let n as NSNumber: tokens += [option, n.stringValue]
-            case let list as [Any]: for item in list { tokens += [option, "\(item)"] }
-            case let pairs as [String: Any]: for (k, v) in pairs.sorted(by: { $0.key < $1.key }) { tokens += [option, "\(k)=\(v)"] }
-            default: throw ValidationError("job file \(path): \"\(key)\" has a value of an unsupported kind")
+        var seen = Set<String>()
+        for member in members {
+            let option = "--" + member.key, at = position(member.keyLocation)
+            guard seen.insert(member.key).inserted else { throw ValidationError("job file \(at): \"\(member.key)\" is given twice") }
+            switch member.value.kind {
+            case .boolean(let on): if on { tokens.append(option) }
+            case .array(let items):
+                for item in items { tokens += [option, try scalar(item, member.key)] }
+            case .dictionary(let pairs):
+                for pair in pairs { tokens += [option, "\(pair.key)=\(try scalar(pair.value, member.key))"] }
+            default:
+                tokens += [option, try scalar(member.value, member.key)]
             }
         }
         return ["render"] + tokens + arguments.dropFirst(2)
+    }
+
+    private static func position(_ l: Location) -> String { "\(l.file):\(l.line ?? 1):\(l.column ?? 1)" }
+
+    /// A string or a number, as the command line would spell it.
+    private static func scalar(_ value: RawValue, _ key: String) throws -> String {
+        switch value.kind {
+        case .string(let s): return s
+        case .integer(let i): return String(i)
+        case .real(let d): return String(d)
+        default: throw ValidationError("job file \(position(value.location)): \"\(key)\" takes strings and numbers, not \(value.typeName)")
+        }
     }
 }

@@ -24,5 +24,8 @@ extension ProblemCode {
 
 extension FileReadError {
     /// The read failure as a problem of the input.
-    public var problem: Problem { Problem(InputCode.read, at: Location(file: path), "cannot read \(path): \(reason)") }
+    public var problem: Problem {
+        tooLarge ? Problem(InputCode.tooLarge, at: Location(file: path), "\(path) is not read: \(reason)")
+                 : Problem(InputCode.read, at: Location(file: path), "cannot read \(path): \(reason)")
+    }
 }

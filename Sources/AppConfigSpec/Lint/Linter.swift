@@ -19,9 +19,9 @@ public struct Linter: Sendable {
         for file in files {
             let bytes: [UInt8]
             do {
-                bytes = try readFileBytes(file)
+                bytes = try readFileBytes(file, limit: SpecParser.maxFileBytes)
             } catch {
-                outcome.ioFailures.append(error)
+                if error.tooLarge { outcome.diagnostics.append(error.problem) } else { outcome.ioFailures.append(error) }
                 continue
             }
             outcome.filesChecked += 1
@@ -29,11 +29,11 @@ public struct Linter: Sendable {
             outcome.diagnostics += result.diagnostics
             guard let valuesFile, let spec = result.spec else { continue }
             do {
-                let valueBytes = try readFileBytes(valuesFile)
+                let valueBytes = try readFileBytes(valuesFile, limit: AdminValuesReader.maxFileBytes)
                 outcome.filesChecked += 1
                 outcome.diagnostics += AdminValuesReader.read(valueBytes, file: valuesFile, spec: spec).diagnostics
             } catch {
-                outcome.ioFailures.append(error)
+                if error.tooLarge { outcome.diagnostics.append(error.problem) } else { outcome.ioFailures.append(error) }
             }
         }
         return outcome

@@ -22,6 +22,10 @@ public struct SpecParseResult: Sendable {
 /// XML -> `Spec`, checking every rule of the AppConfig reference (chapter 3) on the way. It does not
 /// stop at the first problem: one run reports them all.
 public enum SpecParser {
+    /// Vendor specs are kilobytes (the largest in the corpus is well under 1 MiB); a file beyond this
+    /// is refused from its size, before it is read whole.
+    public static let maxFileBytes = 16 << 20
+
     public static let rootNames = ["managedAppConfiguration", "managedApplicationConfiguration"]
     public static let versionKey = "ManagedAppConfigurationVersion"
 

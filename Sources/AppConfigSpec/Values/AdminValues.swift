@@ -1,14 +1,15 @@
 import LibPlist
 
-/// A values file's content before it is typed against the spec: what JSON and plists share.
-struct RawValue {
-    struct Member {
-        var key: String
-        var keyLocation: Location
-        var value: RawValue
+/// A values file's content before it is typed against the spec: what JSON and plists share (and
+/// what a job file is read into, for its positions).
+public struct RawValue: Sendable {
+    public struct Member: Sendable {
+        public var key: String
+        public var keyLocation: Location
+        public var value: RawValue
     }
 
-    indirect enum Kind {
+    public indirect enum Kind: Sendable {
         case string(String)
         case integer(Int64)
         case real(Double)
@@ -20,15 +21,15 @@ struct RawValue {
         case null
     }
 
-    var kind: Kind
-    var location: Location
+    public var kind: Kind
+    public var location: Location
 
     init(_ kind: Kind, at location: Location) {
         self.kind = kind
         self.location = location
     }
 
-    var typeName: String {
+    public var typeName: String {
         switch kind {
         case .string: "a string"
         case .integer: "an integer"
@@ -71,6 +72,9 @@ public struct AdminValuesResult: Sendable {
 /// spec: a dictionary from keyName to a value of the key's type; for string and stringArray keys a
 /// template in which `$(name)` stands for a variable and `$$` for a literal `$`.
 public enum AdminValuesReader {
+    /// Values files are kilobytes; one beyond this is refused from its size, before it is read.
+    public static let maxFileBytes = 16 << 20
+
     public static func read(_ bytes: [UInt8], file: String, spec: Spec) -> AdminValuesResult {
         var log = ProblemLog()
         let start = Location(file: file, line: 1, column: 1)

@@ -1,6 +1,11 @@
 /// A JSON reader (RFC 8259) that keeps the line and column of every value, so that a values-file
-/// diagnostic points at the entry. Foundation's JSONSerialization gives no positions.
-struct JSONReader {
+/// or job-file diagnostic points at the entry. Foundation's JSONSerialization gives no positions.
+public struct JSONReader {
+    /// The document, or its first syntax error with line and column (`values.syntax`).
+    public static func document(_ bytes: [UInt8], file: String) throws(Problem) -> RawValue {
+        do { return try parse(bytes, file: file) } catch { throw error.diagnostic }
+    }
+
     struct Failure: Error {
         var diagnostic: Problem
     }
