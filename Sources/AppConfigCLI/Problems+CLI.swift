@@ -27,5 +27,5 @@ func stderrLine(_ p: Problem) -> String {
     if p.location.line > 0 { return p.description + "\n" }
     let place = p.location.description
     let prefix = place.isEmpty || p.message.contains(p.location.place ?? "\u{0}") ? "" : place + ": "
-    return "appconfig: \(prefix)\(p.message) [\(p.code)]\n"
+    return Problem.printable("appconfig: \(prefix)\(p.message) [\(p.code)]") + "\n"
 }

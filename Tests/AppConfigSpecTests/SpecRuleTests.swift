@@ -180,6 +180,28 @@ struct SpecRuleTests {
         #expect(relaxed.map { $0.code.as(DiagnosticCode.self) } == [.unknownAttribute, .keyNameCharacters, .unknownElement])
     }
 
+    @Test("keyNames no admin can type apart are errors even when lenient; the message shows them escaped", arguments: [
+        ("   ", "keyName is only spaces"),
+        ("time\u{200B}out", "keyName \"time\u{200B}out\" holds invisible characters (U+200B): it would differ from the name an admin types"),
+        ("a\u{200D}b", "keyName \"a\u{200D}b\" holds invisible characters (U+200D): it would differ from the name an admin types"),
+        ("abc\u{202E}def", "keyName \"abc\u{202E}def\" holds invisible characters (U+202E): it would differ from the name an admin types"),
+    ])
+    func invisibleKeyNames(name: String, message: String) {
+        let found = lint(doc("<string keyName=\"\(name)\"/>"), lenient: true).filter { $0.code == .keyNameCharacters }
+        #expect(found.map(\.message) == [message])
+        #expect(found.map(\.severity) == [.error])
+        let printed = found.first?.description ?? ""
+        #expect(!printed.unicodeScalars.contains { $0.properties.generalCategory == .format })
+        #expect(printed.contains("\\u20") || name == "   ")
+    }
+
+    @Test("control characters in a diagnostic are escaped, never printed raw")
+    func printableDiagnostics() {
+        let p = Problem(.valuesUnknownKey, at: Location(file: "v.json", line: 1, column: 2), "the spec defines no key \"a\r\n\tb\u{0}c\u{7F}\u{85}\u{2028}\"")
+        #expect(p.description == #"v.json:1:2: error: the spec defines no key "a\r\n\tb\u0000c\u007F\u0085\u2028" [values.unknown-key]"#)
+        #expect(Problem.printable("Größe 2_x-y é") == "Größe 2_x-y é")
+    }
+
     @Test("all problems at once, sorted by place, with the hint for a misspelt element")
     func everyProblemAtOnce() {
         let text = doc("<string keyName=\"a.b\">\n<constraints/></string>\n<integer keyName=\"n\"><defaultValue><value>x</value></defaultValue></integer>",

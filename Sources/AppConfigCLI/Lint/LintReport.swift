@@ -19,7 +19,7 @@ public enum LintReport {
         var out = ""
         for d in outcome.diagnostics {
             out += d.description + "\n"
-            if let hint = d.hint { out += "    hint: \(hint)\n" }
+            if let hint = d.hint { out += "    hint: \(Problem.printable(hint))\n" }
         }
         let errors = outcome.diagnostics.filter { $0.severity == .error }.count
         let warnings = outcome.diagnostics.count - errors

@@ -103,7 +103,35 @@ public struct Problem: Error, Hashable, Sendable, CustomStringConvertible {
     /// `file:line:col: severity: message [code]`, the layout compilers use so editors can jump to it.
     public var description: String {
         let place = location.description
-        return (place.isEmpty ? "" : place + ": ") + "\(severity.rawValue): \(message) [\(code.rawValue)]"
+        return Self.printable((place.isEmpty ? "" : place + ": ") + "\(severity.rawValue): \(message) [\(code.rawValue)]")
+    }
+
+    /// Text safe for a terminal and a one-line log: control characters (C0, DEL, C1), line and
+    /// paragraph separators and invisible format characters (zero-width, bidirectional overrides)
+    /// are written as escapes (`\r`, `\n`, `\t`, `\u0000`, `\u202E`), since a device key or a
+    /// keyName may hold any of them and must not rewrite the line it is printed on.
+    public static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\r": out += "\\r"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case _ where needsEscape(scalar):
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
     }
 }
 

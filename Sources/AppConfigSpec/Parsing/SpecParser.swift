@@ -173,9 +173,23 @@ struct SpecBuilder {
             report(.keyNameCharacters, at: location, "keyName is empty")
             return
         }
-        let bad = name.filter { !($0.isLetter || $0.isNumber || $0 == " " || $0 == "_" || $0 == "-") }
+        // Errors even when lenient: a key no admin can see or type apart from another.
+        if name.allSatisfy({ $0 == " " }) {
+            report(.keyNameCharacters, at: location, "keyName is only spaces")
+            return
+        }
+        let invisible = name.unicodeScalars.filter { $0.properties.generalCategory == .format || $0.properties.generalCategory == .control }
+        if !invisible.isEmpty {
+            let shown = invisible.map { "U+" + String($0.value, radix: 16, uppercase: true).leftPadded(4) }
+            report(.keyNameCharacters, at: location,
+                   "keyName \"\(name)\" holds invisible characters (\(Array(Set(shown)).sorted().joined(separator: ", "))): it would differ from the name an admin types")
+            return
+        }
+        // Scalars, not Characters: a combining mark or joiner must not hide inside a letter's cluster.
+        let bad = name.unicodeScalars.filter { !($0.properties.isAlphabetic || $0.properties.numericType != nil || $0.properties.generalCategory == .nonspacingMark
+                                                 || $0 == " " || $0 == "_" || $0 == "-") }
         if !bad.isEmpty {
-            let shown = Array(Set(bad)).sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+            let shown = Array(Set(bad.map(String.init))).sorted().map { "\"\($0)\"" }.joined(separator: ", ")
             report(.keyNameCharacters, lenient ? .warning : .error, at: location,
                    "keyName \"\(name)\" has \(shown); only letters, digits, space, '_' and '-' are allowed",
                    hint: lenient ? nil : "rename the key, or lint with --lenient to accept it with a warning")
@@ -384,4 +398,8 @@ struct SpecBuilder {
 
 extension String {
     var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }) }
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
