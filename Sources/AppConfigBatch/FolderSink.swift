@@ -44,6 +44,17 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
             }
         }
         root = p + ".generations"
+        if (info.st_mode & S_IFMT) == S_IFLNK, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: p) {
+            // Only a symlink this output made is replaced: one to `OUT.generations/g...`. A symlink an
+            // admin made to some folder is not ours to repoint.
+            let full = target.hasPrefix("/") ? target : (p as NSString).deletingLastPathComponent + "/" + target
+            let name = (full as NSString).lastPathComponent
+            guard (full as NSString).deletingLastPathComponent == root || (full as NSString).deletingLastPathComponent == (root as NSString).standardizingPath,
+                  name.hasPrefix("g") else {
+                throw Problem(.outputExists, at: Location(file: p),
+                              "\(p) is a symlink to \(target), which is not a generation of this output; give a new --out path")
+            }
+        }
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         } catch {

@@ -14,7 +14,7 @@ public struct FileReadError: Error, Sendable, CustomStringConvertible {
     public var description: String { "cannot read \(path): \(reason)" }
 }
 
-/// A size as people read it: `16 MiB`, `40.2 MiB`, `512 bytes`.
+/// A size as people read it: `16 MiB`, `40.2 MiB` (to a tenth, rounded down), `512 bytes`.
 public func byteSize(_ n: Int) -> String {
     if n < 1024 { return "\(n) bytes" }
     let units = ["KiB", "MiB", "GiB", "TiB"]
@@ -43,7 +43,7 @@ public func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(File
     if (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(path: path, reason: "is a directory") }
     let size = Int(info.st_size)
     if size > limit {
-        throw FileReadError(path: path, reason: "it is \(byteSize(size)); this kind of file is read up to \(byteSize(limit))", tooLarge: true)
+        throw FileReadError(path: path, reason: "it is \(size) bytes; this kind of file is read up to \(byteSize(limit))", tooLarge: true)
     }
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(size, 1))
     var filled = 0

@@ -27,6 +27,8 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A device key on two rows, or two keys equal but for ASCII case (the second is skipped).
     case csvDuplicateDeviceKey = "csv.duplicate-device-key"
     case ldifSyntax = "ldif.syntax"
+    /// A directory file without a single entry.
+    case directoryEmpty = "directory.empty"
     /// An LDIF change record (`changetype:`): a directory export holds content records only.
     case ldifChangeRecord = "ldif.change-record"
     /// A `:<` URL value: never fetched.

@@ -67,7 +67,7 @@ struct DirectoryTests {
 
     @Test("LDIF: derived variables, base64, folding, first of several values, non-people passed over")
     func ldifUsers() throws {
-        let users = LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
+        let users = try LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
         #expect(users.problems.isEmpty)
         #expect(users.count == 2)
         let jane = try #require(users.user(forKey: "JANE.DOE@corp.example"))
@@ -90,7 +90,7 @@ struct DirectoryTests {
     func joinAttribute() throws {
         var map = AttributeMap()
         map.joinAttribute = "sAMAccountName"
-        let users = LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif", map: map)
+        let users = try LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif", map: map)
         #expect(users.user(forKey: "JDOE") != nil)
         #expect(users.user(forKey: "bob") == nil)  // sAMAccountName only: bob has uid, not sAMAccountName
     }
@@ -119,17 +119,29 @@ struct DirectoryTests {
         Bad(name: "a duplicate DN", ldif: "dn: cn=a,dc=x\nmail: a@x\n\ndn: CN=A,DC=X\nmail: b@x\n",
             problems: [Problem(.ldifDuplicateDN, at: Location(file: "h.ldif", line: 4, dn: "CN=A,DC=X"), "DN \"CN=A,DC=X\" appears again; this entry is skipped")], users: 1),
         Bad(name: "a duplicate join key", ldif: "dn: cn=a,dc=x\nmail: a@x\n\ndn: cn=b,dc=x\nmail: A@X\n",
-            problems: [Problem(.userDuplicateKey, at: Location(file: "h.ldif"), "two users have the join key \"A@X\"; the first is used")], users: 2),
+            problems: [Problem(.userDuplicateKey, at: Location(file: "h.ldif", line: 4, dn: "cn=b,dc=x"),
+                               "two users have the join key \"A@X\": \"cn=a,dc=x\" (line 1) and \"cn=b,dc=x\" (line 4); the first is used")], users: 2),
+        Bad(name: "a byte order mark and version 1 before the first entry", ldif: "\u{FEFF}version: 1\n\ndn: cn=a,dc=x\nmail: a@x\n", problems: [], users: 1),
     ])
-    func badLDIF(_ bad: Bad) {
-        let users = LDIFReader.read(Array(bad.ldif.utf8), file: "h.ldif")
+    func badLDIF(_ bad: Bad) throws {
+        let users = try LDIFReader.read(Array(bad.ldif.utf8), file: "h.ldif")
         #expect(users.problems == bad.problems)
         #expect(users.count == bad.users)
     }
 
+    @Test("what cannot be a directory export is refused whole", arguments: [
+        ("", Problem(.directoryEmpty, at: Location(file: "h.ldif"), "h.ldif holds no directory entries")),
+        ("version: 1\n\n# nothing\n", Problem(.directoryEmpty, at: Location(file: "h.ldif"), "h.ldif holds no directory entries")),
+        ("version: 2\n\ndn: cn=a,dc=x\nmail: a@x\n",
+         Problem(.ldifSyntax, at: Location(file: "h.ldif", line: 1), "LDIF version \"2\" is not supported: RFC 2849 defines version 1")),
+    ])
+    func refusedWhole(ldif: String, problem: Problem) {
+        #expect(throws: problem) { try LDIFReader.read(Array(ldif.utf8), file: "h.ldif") }
+    }
+
     @Test("invalid UTF-8 in a value")
-    func invalidUTF8() {
-        let users = LDIFReader.read(Array("dn: cn=a,dc=x\nmail: caf".utf8) + [0xE9] + Array("\n".utf8), file: "h.ldif")
+    func invalidUTF8() throws {
+        let users = try LDIFReader.read(Array("dn: cn=a,dc=x\nmail: caf".utf8) + [0xE9] + Array("\n".utf8), file: "h.ldif")
         #expect(users.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 2), "the value of mail is not valid UTF-8")])
     }
 
@@ -149,7 +161,7 @@ struct DirectoryTests {
     @Test("the join: users found by key, missing users reported with the CSV line, device variables kept")
     func join() throws {
         let inventory = try InventoryTable(bytes: Array("UDID,Email Address,Serial Number,Building\nU1,JANE.DOE@corp.example,S1,HQ\nU2,gone@corp.example,S2,Annex\nU3,,S3,HQ\n".utf8), file: "inv.csv")
-        let users = LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
+        let users = try LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
         let fleet = Fleet(inventory: inventory, users: users)
         #expect(fleet.matchedCount == 1)
         #expect(fleet.problems.map(\.code.rawValue) == [SourceCode.userNotFound, .userKeyEmpty].map(\.rawValue))

@@ -12,14 +12,23 @@ public enum LDIFReader {
     public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
         let bytes: [UInt8]
         do { bytes = try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
-        return read(bytes, file: path, map: map)
+        return try read(bytes, file: path, map: map)
     }
 
-    public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap()) -> UserTable {
+    /// Refuses (throws) what cannot be a directory export: an LDIF version other than 1, and a file
+    /// without a single entry, which would otherwise fail every device with `join.user-not-found`.
+    public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
         var collector = EntryCollector(file: file, map: map)
         var lines = LogicalLines(bytes: bytes)
-        while let (line, number) = lines.next() { collector.take(line, number) }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { lines.position = 3 }  // a UTF-8 byte order mark
+        while let (line, number) = lines.next() {
+            collector.take(line, number)
+            if let problem = collector.fatal { throw problem }
+        }
         collector.finishEntry()
+        guard collector.entries > 0 || !collector.builder.problems.isEmpty else {
+            throw Problem(.directoryEmpty, at: Location(file: file), "\(file) holds no directory entries")
+        }
         return collector.builder.finish()
     }
 }
@@ -42,6 +51,10 @@ struct EntryCollector {
     var sawObjectClass = false, isPerson = false
     /// Before the first record: a `version:` line may stand here.
     var first = true
+    /// Entries seen (`dn:` lines), people or not.
+    var entries = 0
+    /// A problem that ends the reading (an unsupported LDIF version).
+    var fatal: Problem?
 
     init(file: String, map: AttributeMap) {
         builder = UserTableBuilder(source: file, map: map)
@@ -75,7 +88,7 @@ struct EntryCollector {
             return
         }
         let user = builder.count
-        builder.add(dn: text, values: values, location: location)
+        builder.add(dn: text, values: values, line: entryLine, location: location)
         guard builder.count > user else { return }  // the DN did not parse: reported, not added
         if seenDNs[hash] == nil { seenDNs[hash] = user } else { collisions[hash, default: []].append(user) }
     }
@@ -96,7 +109,14 @@ struct EntryCollector {
         }
         let name = line[..<colon]
         guard let value = value(line[(colon + 1)...], of: name, number) else { return }
-        if first && equalsLower(name, "version") { first = false; return }
+        if first && equalsLower(name, "version") {
+            first = false
+            if !value.elementsEqual("1".utf8) {
+                fatal = Problem(.ldifSyntax, at: Location(file: file, line: number),
+                                "LDIF version \"\(String(decoding: value, as: UTF8.self))\" is not supported: RFC 2849 defines version 1")
+            }
+            return
+        }
         first = false
         if dn == nil {
             guard equalsLower(name, "dn") else {
@@ -104,6 +124,7 @@ struct EntryCollector {
                 return
             }
             entryLine = number
+            entries += 1
             dn = Array(value)
             return
         }

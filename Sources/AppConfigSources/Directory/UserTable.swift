@@ -47,7 +47,8 @@ public final class UserTable: @unchecked Sendable {
     static let stride = UserVariable.allCases.count + 1
     static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
-    init(source: String, pool bytes: [UInt8], ranges: [UInt32], problems: [Problem]) {
+    /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
+    init(source: String, pool bytes: [UInt8], ranges: [UInt32], lines: [UInt32], problems: [Problem]) {
         self.source = source
         pool = .allocate(capacity: max(bytes.count, 1))
         _ = pool.initialize(from: bytes)
@@ -64,9 +65,16 @@ public final class UserTable: @unchecked Sendable {
         for u in 0..<Int32(count) {
             let k = key(u)
             guard !k.isEmpty else { continue }
-            if index.insert(k, id: u, keyOf: key) != nil {
-                problems.append(Problem(.userDuplicateKey, at: Location(file: source),
-                                              "two users have the join key \"\(String(decoding: k, as: UTF8.self))\"; the first is used"))
+            if let first = index.insert(k, id: u, keyOf: key) {
+                func dn(_ user: Int32) -> String {
+                    let i = (Int(user) * Self.stride + Self.variableIndex[.dn]!) * 2
+                    return String(decoding: UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1])), as: UTF8.self)
+                }
+                func entry(_ user: Int32) -> String {
+                    "\"\(dn(user))\"" + (lines.isEmpty ? "" : " (line \(lines[Int(user)]))")
+                }
+                problems.append(Problem(.userDuplicateKey, at: Location(file: source, line: lines.isEmpty ? 0 : Int(lines[Int(u)]), dn: dn(u)),
+                                        "two users have the join key \"\(String(decoding: k, as: UTF8.self))\": \(entry(first)) and \(entry(u)); the first is used"))
             }
         }
         self.index = index
@@ -109,6 +117,8 @@ public struct UserTableBuilder {
     public let map: AttributeMap
     private var pool: [UInt8] = []
     private var ranges: [UInt32] = []
+    /// Per user, the line its entry starts on: LDIF only (an LDAP entry has no line).
+    private var lines: [UInt32] = []
     public private(set) var problems: [Problem] = []
     /// Per user variable fed by attributes: the positions (in `attributeOrder`) to try, in order.
     private let sourcePositions: [(variable: Int, positions: [Int])]
@@ -135,21 +145,22 @@ public struct UserTableBuilder {
     /// The attributes to collect per entry, lowercased, in the order `add` expects them.
     public var attributeOrder: [String] { map.requestedAttributes }
 
-    public struct Mark { fileprivate var pool: Int, ranges: Int, problems: Int }
+    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, problems: Int }
 
-    public func mark() -> Mark { Mark(pool: pool.count, ranges: ranges.count, problems: problems.count) }
+    public func mark() -> Mark { Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, problems: problems.count) }
 
     public mutating func rollback(to mark: Mark) {
         pool.removeSubrange(mark.pool...)
         ranges.removeSubrange(mark.ranges...)
+        lines.removeSubrange(mark.lines...)
         problems.removeSubrange(mark.problems...)
     }
 
     public mutating func report(_ problem: Problem) { problems.append(problem) }
 
     /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil. Values go
-    /// straight into the pool: no array per variable.
-    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], location: @autoclosure () -> Location) {
+    /// straight into the pool: no array per variable. `line`: where an LDIF entry starts.
+    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], line: Int? = nil, location: @autoclosure () -> Location) {
         let dnBytes = Array(dn.utf8)
         let cnAndOU: (cn: [UInt8]?, ou: [UInt8]?)
         do {
@@ -164,6 +175,7 @@ public struct UserTableBuilder {
         }
         let start = ranges.count
         ranges.append(contentsOf: repeatElement(0, count: 2 * UserTable.stride))
+        if let line { lines.append(UInt32(line)) }
         func put(_ variable: Int, _ value: ArraySlice<UInt8>?) {
             guard let value else { ranges[start + 2 * variable + 1] = .max; return }
             ranges[start + 2 * variable] = UInt32(pool.count)
@@ -194,5 +206,5 @@ public struct UserTableBuilder {
         return pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }
 
-    public func finish() -> UserTable { UserTable(source: source, pool: pool, ranges: ranges, problems: problems) }
+    public func finish() -> UserTable { UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems) }
 }
