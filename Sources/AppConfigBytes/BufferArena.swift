@@ -20,6 +20,12 @@ public final class BufferArena: @unchecked Sendable {
         return UnsafeMutableBufferPointer(rebasing: b[0..<count])
     }
 
+    /// Takes ownership of a buffer made with `allocate` (freed with the arena). An owner that adopts
+    /// its buffer first thing frees it even when its initializer throws half way.
+    public func adopt<T>(_ buffer: UnsafeMutableBufferPointer<T>) {
+        if let base = buffer.baseAddress { blocks.append(UnsafeMutableRawPointer(base)) }
+    }
+
     private func allocate<T>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {
         let b = UnsafeMutableBufferPointer<T>.allocate(capacity: max(count, 1))
         blocks.append(UnsafeMutableRawPointer(b.baseAddress!))

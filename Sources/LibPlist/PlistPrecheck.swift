@@ -1,7 +1,8 @@
 /// What libplist cannot be trusted with, found before it sees the bytes. libplist parses and frees
 /// its tree recursively, so a hostile file nested 200k levels overflows the stack inside libplist:
-/// the depth is checked here, iteratively. And it turns a binary UTF-16 string with a lone
-/// surrogate into an empty string without a word: such strings are found here too.
+/// the depth is checked here, iteratively. It turns a binary UTF-16 string with a lone surrogate
+/// into an empty string without a word, and it aborts (an assertion) on a string or key holding a
+/// NUL character: such strings are found here too (found by tools/fuzz values).
 enum PlistPrecheck {
     enum Verdict: Equatable {
         case fine
@@ -10,12 +11,14 @@ enum PlistPrecheck {
         case cycle
         /// A binary plist's UTF-16 string with an unpaired surrogate.
         case loneSurrogate
+        /// A NUL character in a string or key (a raw NUL byte or `&#0;` in XML).
+        case nulCharacter
     }
 
     static func check(_ bytes: [UInt8], limit: Int) -> Verdict {
         guard bytes.starts(with: Array("bplist00".utf8)) else { return xml(bytes, limit: limit) }
         guard let table = BinaryObjectTable(bytes) else { return .fine }
-        if table.hasLoneSurrogate() { return .loneSurrogate }
+        if let trouble = table.stringTrouble() { return trouble }
         return binary(table, limit: limit)
     }
 
@@ -33,7 +36,12 @@ enum PlistPrecheck {
             }
             return n
         }
+        // No NUL byte anywhere (XML allows none, in CDATA or comments either).
+        if bytes.contains(0) { return .nulCharacter }
         while i < n {
+            if bytes[i] == UInt8(ascii: "&"), bytes[(i + 1)...].starts(with: [UInt8(ascii: "#")]), Self.referencesNUL(bytes, from: i + 2) {
+                return .nulCharacter
+            }
             guard bytes[i] == UInt8(ascii: "<") else { i += 1; continue }
             let next = i + 1 < n ? bytes[i + 1] : 0
             if next == UInt8(ascii: "!") {
@@ -56,6 +64,16 @@ enum PlistPrecheck {
             }
         }
         return .fine
+    }
+
+    /// Whether the character reference whose text starts at `start` (after `&#`) is `0`, `x0`,
+    /// `X00`... up to its `;`.
+    private static func referencesNUL(_ bytes: [UInt8], from start: Int) -> Bool {
+        var j = start
+        if j < bytes.count, bytes[j] | 0x20 == UInt8(ascii: "x") { j += 1 }
+        let digits = j
+        while j < bytes.count, bytes[j] == UInt8(ascii: "0") { j += 1 }
+        return j > digits && j < bytes.count && bytes[j] == UInt8(ascii: ";")
     }
 
     /// Binary: the height of the object graph from the top object, by an iterative post-order walk
@@ -127,22 +145,28 @@ private struct BinaryObjectTable {
         return v > UInt64(Int.max) ? nil : Int(v)
     }
 
-    /// Whether a UTF-16 string object (marker 0x6n) holds a high surrogate not followed by a low
-    /// one, or a low one alone.
-    func hasLoneSurrogate() -> Bool {
+    /// A string object (ASCII 0x5n, UTF-16 0x6n, UTF-8 0x7n; keys are strings too) holding a NUL,
+    /// or a UTF-16 one with a high surrogate not followed by a low one, or a low one alone.
+    func stringTrouble() -> PlistPrecheck.Verdict? {
         for object in 0..<count {
-            guard let (kind, length, start) = header(of: object), kind == 0x6,
-                  length <= (bytes.count - start) / 2 else { continue }
+            guard let (kind, length, start) = header(of: object), kind >= 0x5 && kind <= 0x7 else { continue }
+            if kind != 0x6 {
+                guard length <= bytes.count - start else { continue }
+                if bytes[start..<(start + length)].contains(0) { return .nulCharacter }
+                continue
+            }
+            guard length <= (bytes.count - start) / 2 else { continue }
             var expectingLow = false
             for i in 0..<length {
                 let unit = UInt16(bytes[start + 2 * i]) << 8 | UInt16(bytes[start + 2 * i + 1])
+                if unit == 0 { return .nulCharacter }
                 let isHigh = unit & 0xFC00 == 0xD800, isLow = unit & 0xFC00 == 0xDC00
-                if expectingLow != isLow { return true }
+                if expectingLow != isLow { return .loneSurrogate }
                 expectingLow = isHigh
             }
-            if expectingLow { return true }
+            if expectingLow { return .loneSurrogate }
         }
-        return false
+        return nil
     }
 
     /// An object's kind (the marker's high nibble), its length (the low nibble, or the integer that

@@ -63,6 +63,7 @@ public enum LibPlist {
         case .tooDeep: throw DecodeError(message: "nesting deeper than \(maxDepth) levels")
         case .cycle: throw DecodeError(message: "a container of this binary plist contains itself")
         case .loneSurrogate: throw DecodeError(message: "a string holds a lone UTF-16 surrogate")
+        case .nulCharacter: throw DecodeError(message: "a string or key holds a NUL character")
         }
         var root: plist_t? = nil
         bytes.withUnsafeBufferPointer { buffer in

@@ -198,6 +198,19 @@ struct ValuesFileTests {
         HostilePlist(name: "binary UTF-16 string with a lone surrogate",
                      bytes: bplist([[0xD1, 1, 2], [0x54] + Array("role".utf8), [0x62, 0x00, 0x61, 0xD8, 0x00]]),
                      code: .valuesSyntax, message: "a string holds a lone UTF-16 surrogate"),
+        // Found by tools/fuzz values: libplist asserts (SIGABRT) on a string or key holding a NUL.
+        HostilePlist(name: "XML key with NUL bytes in CDATA (fuzz finding)",
+                     bytes: Array((xmlHead + "<dict><key><![CDATA[a").utf8) + [0, 0] + Array("]]></key><string>x</string></dict></plist>".utf8),
+                     code: .valuesSyntax, message: "a string or key holds a NUL character"),
+        HostilePlist(name: "XML key in an array with a NUL byte (fuzz finding)",
+                     bytes: Array("<plist><array><key>k\t".utf8) + [0, 0, 0] + Array("e an array</key></array></plist>".utf8),
+                     code: .valuesSyntax, message: "a string or key holds a NUL character"),
+        HostilePlist(name: "XML string with &#x0;",
+                     bytes: Array((xmlHead + "<dict><key>role</key><string>a&#x00;b</string></dict></plist>").utf8),
+                     code: .valuesSyntax, message: "a string or key holds a NUL character"),
+        HostilePlist(name: "binary ASCII string with a NUL",
+                     bytes: bplist([[0xD1, 1, 2], [0x54] + Array("role".utf8), [0x53, 0x61, 0x00, 0x62]]),
+                     code: .valuesSyntax, message: "a string or key holds a NUL character"),
     ]
 
     @Test(arguments: hostilePlists)

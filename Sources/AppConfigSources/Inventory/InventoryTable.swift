@@ -38,12 +38,12 @@ public final class InventoryTable: @unchecked Sendable {
     /// Bytes read, for throughput figures.
     public let byteCount: Int
 
+    /// Owns `bytes`: adopted before anything can throw, so a file refused half way is freed too.
+    private let owner = BufferArena()
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     /// Per row, per kept slot: offset and length (UInt32 each) into `bytes`.
     private var ranges: [UInt32] = []
     private var lines: [UInt32] = []
-
-    deinit { UnsafeMutableBufferPointer(start: bytes.baseAddress, count: max(bytes.count, 1)).deallocate() }
 
     /// The value of a kept slot in a row; empty when the field is empty.
     @inline(__always)
@@ -87,6 +87,7 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// Takes ownership of `buffer` (allocated with `allocate`; freed with the table).
     init(taking buffer: UnsafeMutableBufferPointer<UInt8>, file: String, options: InventoryOptions) throws(Problem) {
+        owner.adopt(buffer)
         self.file = file
         byteCount = buffer.count
         bytes = buffer

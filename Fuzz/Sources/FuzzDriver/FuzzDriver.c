@@ -1,0 +1,2 @@
+// Declarations only (include/FuzzDriver.h); the driver is in libFuzzer.
+#include "FuzzDriver.h"
