@@ -9,6 +9,9 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case outputExists = "output.exists"
     /// Two devices map to the same output file.
     case outputCollision = "output.collision"
+    /// A generation does not hold the files this run wrote into it (something else removed some):
+    /// it is not published.
+    case outputIncomplete = "output.incomplete"
     /// The report folder or its files cannot be written.
     case reportWrite = "report.write"
     /// A delivery option missing or wrong (`--asset-base-url` not https, no bundle identifier...).

@@ -46,4 +46,27 @@ struct GenerationFolderTests {
         #expect(try sink.publish(closing: [("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == empty)
         #expect(FolderSink.published(empty) != nil)
     }
+
+    /// Defect 1 of issue 12: a second run's cleanup deleted files in the first run's unfinished
+    /// generation, which was then published short. The lock now keeps cleanups out; and whatever
+    /// removes a file, publishing counts what is on disk against what this run wrote.
+    @Test("a generation that lost a file after it was written is not published")
+    func lostFileRefused() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path
+        let sink = try FolderSink(path: out)
+        for i in 0..<10 { try sink.write(Array("plist \(i)".utf8), to: "a\(i % 3)/device\(i).plist") }
+        try FileManager.default.removeItem(atPath: sink.generation + "/a1/device4.plist")
+        #expect(throws: Problem(.outputIncomplete, at: Location(file: sink.generation),
+                                "\(sink.generation) holds 10 files but this run wrote 11; it is not published")) {
+            try sink.publish(closing: [("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))])
+        }
+        #expect(FolderSink.published(out) == nil)
+        #expect(!FileManager.default.fileExists(atPath: out))
+
+        let whole = try FolderSink(path: dir.appendingPathComponent("whole").path)
+        for i in 0..<10 { try whole.write(Array("plist \(i)".utf8), to: "a\(i % 3)/device\(i).plist") }
+        #expect(try whole.publish(closing: [("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == dir.appendingPathComponent("whole").path)
+    }
 }

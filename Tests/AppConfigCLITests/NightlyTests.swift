@@ -154,8 +154,15 @@ struct NightlyTests {
         let demo = ["--inventory", Paths.fixture("demo/inventory.csv")]
         #expect(try render(demo + ["--directory", Paths.fixture("demo/directory.ldif"), "--out", out]).status == 3)
         let good = try #require(FolderSink.published(out))
+        // A file without entries is refused as it is read; one whose entries hold no person loads
+        // no user, every device fails, and the render is not published.
         let empty = dir.appendingPathComponent("empty.ldif").path
         try "# the export failed\n".write(toFile: empty, atomically: true, encoding: .utf8)
+        let refused = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out])
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "appconfig: \(empty) holds no directory entries [directory.empty]\n")
+        #expect(FolderSink.published(out) == good)
+        try "dn: ou=People,dc=corp,dc=example\nobjectClass: organizationalUnit\n".write(toFile: empty, atomically: true, encoding: .utf8)
         let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out, "--report", report])
         #expect(r.status == 1)
         #expect(r.stdout.contains("no device rendered: nothing was published\n"), "\(r.stdout)")

@@ -47,6 +47,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             folder.discard()
             throw Problem(.outputWrite, at: Location(file: indexPath), "cannot create \(indexPath): \(systemError())")
         }
+        folder.noteCreated()
         container = .folder(folder, index: fd)
         builder = DeclarationBuilder(delivery: delivery)
     }

@@ -139,7 +139,8 @@ public final class InventoryTable: @unchecked Sendable {
         // filesystem (macOS's default), so the second is refused like an exact duplicate.
         var keys = ByteKeyTable(capacity: data.count / 256, foldingASCIICase: true)
         var rowRanges = [UInt32](repeating: 0, count: keptColumns.count * 2)
-        ranges.reserveCapacity(data.count / 64 * keptColumns.count)
+        // A row holds at least a delimiter per column: a wide header means few rows.
+        ranges.reserveCapacity(data.count / max(64, header.count) * keptColumns.count)
         while let record = scanner.next(into: &fields) {
             var location: Location { Location(file: file, line: record.line) }
             if let (code, message) = record.error {
