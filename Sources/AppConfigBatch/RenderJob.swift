@@ -195,7 +195,9 @@ public struct RenderJob: Sendable {
                            programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
         s.problems = fleet.inventory.problems + (fleet.users?.problems ?? []) + fleet.problems
         s.failures = result.failures
-        s.devices.inventoryRows = fleet.inventory.rowCount
+        s.devices.inventoryRows = fleet.inventory.dataRows
+        s.devices.continuationRows = fleet.inventory.continuationRows
+        s.devices.inventoryDevices = fleet.inventory.rowCount
         s.devices.inShard = result.devicesInShard
         s.devices.rendered = result.rendered
         s.devices.failed = result.failures.count

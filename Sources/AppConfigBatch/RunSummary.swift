@@ -34,7 +34,12 @@ public struct RunSummary: Sendable, Codable {
     public var problems: [Problem] = []
 
     public struct Devices: Sendable, Codable {
+        /// Every data row of the inventory, whether it became a device or not.
         public var inventoryRows = 0
+        /// Rows that name no device but continue the one above (Jamf Pro's per-app, per-group rows).
+        public var continuationRows = 0
+        /// Devices the inventory holds (rows kept).
+        public var inventoryDevices = 0
         public var inShard = 0
         public var rendered = 0
         public var failed = 0

@@ -30,6 +30,8 @@ public struct FleetSources: Sendable {
     public func loadInventory(extraColumns: [String]?) throws(Problem) -> InventoryTable {
         var options = inventoryOptions
         options.extraColumns = extraColumns
+        // Without a directory, the inventory's own user columns are the users (`Email Address`...).
+        if directory == nil { options.userVariablesFromColumns = true }
         return try InventoryTable.load(inventory, options: options)
     }
 

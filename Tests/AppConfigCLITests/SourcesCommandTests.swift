@@ -13,7 +13,7 @@ struct SourcesCommandTests {
                                                        "--directory", Paths.fixture("demo/directory.ldif"), "--show-problems", "1"])
         #expect(r.status == 3, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(lines[0].hasPrefix("inventory \(Paths.fixture("demo/inventory.csv")): 1000 devices, 0 problems, 277"))
+        #expect(lines[0].hasPrefix("inventory \(Paths.fixture("demo/inventory.csv")): 1000 devices in 1000 rows, delimiter ',' (detected), 0 problems, 277"))
         #expect(lines[1].hasPrefix("directory \(Paths.fixture("demo/directory.ldif")): 900 users, 0 problems"))
         #expect(lines[2].hasPrefix("join: 985 of 1000 devices found their user, 15 did not"))
         #expect(lines[3] == "  \(Paths.fixture("demo/inventory.csv")):85, device 070AA671-7E505868A60C485F: error: no user has "

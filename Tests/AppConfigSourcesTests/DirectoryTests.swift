@@ -183,4 +183,24 @@ struct DirectoryTests {
             try fleet.plan(for: [.deviceAttribute("Nope")])
         }
     }
+
+    @Test("without a directory, user variables come from the inventory's columns, address parts derived as the directory derives them")
+    func userVariablesFromColumns() throws {
+        var options = InventoryOptions()
+        options.userVariablesFromColumns = true
+        options.userColumnMap[.sAMAccountName] = "login"
+        let inventory = try InventoryTable(bytes: Array("DeviceUDID,OwnerEmail,Login,Full Name\nU1,jane.doe@corp.example,jdoe,Jane Doe\nU2,,x,\n".utf8),
+                                           file: "inv.csv", options: options)
+        let fleet = Fleet(inventory: inventory, users: nil)
+        let variables: [Variable] = [.user(.emailAddress), .user(.emailAddressLocalPart), .user(.emailAddressDomain), .user(.userName),
+                                     .user(.sAMAccountName), .user(.displayName), .user(.ou)]
+        let plan = try fleet.plan(for: variables)
+        func values(_ row: Int) -> [String?] {
+            var out = [String?](repeating: nil, count: variables.count)
+            fleet.forEachValue(row: row, plan: plan) { slot, bytes in out[slot] = bytes.map { String(decoding: $0, as: UTF8.self) } }
+            return out
+        }
+        #expect(values(0) == ["jane.doe@corp.example", "jane.doe", "corp.example", "jane.doe@corp.example", "jdoe", "Jane Doe", nil])
+        #expect(values(1) == ["", nil, nil, "", "x", "", nil])
+    }
 }

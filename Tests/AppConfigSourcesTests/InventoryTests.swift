@@ -141,12 +141,52 @@ struct InventoryTests {
         let export = try InventoryTable.load(try #require(Paths.corpusFile(dir + "jamf1128_mobile_exportonly@c444c5e8.csv")))
         #expect(export.header.count == 124)
         #expect(export.header.contains("Application Version"))  // " Application Version" trimmed
-        // Rows without a UDID cannot be named: reported, not dropped silently; one duplicate column.
-        #expect(export.problems.map(\.code).filter { $0 == .csvDuplicateColumn }.count == 1)
-        #expect(export.rowCount + export.problems.filter { $0.code == .csvEmptyDeviceKey }.count == 16)
+        // Each device's apps, groups and profiles are rows of their own with every identifying
+        // column empty: 16 data rows, 4 devices, 12 continuation rows, no error; one duplicate column.
+        #expect(export.problems.map(\.code.rawValue) == [SourceCode.csvDuplicateColumn.rawValue])
+        #expect((export.dataRows, export.rowCount, export.continuationRows) == (16, 4, 12))
+        #expect(export.delimiter == UInt8(ascii: ",") && export.delimiterDetected)
 
         let harbor = try InventoryTable.load(try #require(Paths.corpusFile(dir + "harbor_mobile_insights_all_devices.csv")))
         #expect(harbor.header.count == 33)
-        #expect(harbor.rowCount + harbor.problems.filter { $0.code == .csvEmptyDeviceKey || $0.code == .csvDuplicateDeviceKey }.count == 227)
+        #expect(harbor.dataRows == 227)
+        #expect(harbor.rowCount + harbor.continuationRows + harbor.problems.filter { $0.code == .csvDuplicateDeviceKey }.count == 227)
+    }
+
+    @Test("the delimiter is found from the header: the one it holds most of outside quotes, ',' on a tie", arguments: [
+        ("UDID;Model;Notes\nU1;iPad14,5;a\n", UInt8(ascii: ";")),
+        ("UDID\tModel\nU1\tiPad\n", 0x09),
+        ("UDID,\"Model;x\"\nU1,iPad\n", UInt8(ascii: ",")),
+        ("UDID\nU1\n", UInt8(ascii: ",")),
+        ("\n\nUDID;Model\nU1;iPad\n", UInt8(ascii: ";")),
+    ])
+    func detectedDelimiter(text: String, delimiter: UInt8) throws {
+        let t = try table(text)
+        #expect(t.delimiter == delimiter && t.delimiterDetected)
+        #expect(t.deviceKey(0) == "U1")
+    }
+
+    @Test("a one-column header holding another delimiter gets a hint, not \"no UDID column\"")
+    func wrongDelimiterHint() throws {
+        #expect(throws: Problem(.csvNoDeviceKey, at: Location(file: "inv.csv", line: 1),
+                                "the header is one column, \"UDID;Model\", which holds ';': the file is not delimited by ','; give --delimiter ';'")) {
+            try table("UDID;Model\nU1;iPad\n") { $0.delimiter = UInt8(ascii: ",") }
+        }
+    }
+
+    @Test("Jamf School, Intune and Workspace ONE headers map without configuration; named columns match folded", arguments: [
+        ("DeviceUDID,SerialNumber,WiFiMAC,OwnerEmail,ModelName\nu,s,w,o@x,m\n", "o@x"),
+        ("Device name,Serial number,IMEI,Wi-Fi MAC,Primary user UPN,Primary user email address,Model,Phone number\nd,s,i,w,upn@x,mail@x,m,p\n", "mail@x"),
+        ("Friendly Name,UDID,Serial Number,MAC Address,Email Address,Username,Model\nf,u,s,w,e@x,user,m\n", "e@x"),
+    ])
+    func presets(text: String, userKey: String) throws {
+        let t = try table(text)
+        #expect(t.string(row: 0, slot: try #require(t.variableSlots[.serialNumber])) == "s")
+        #expect(t.string(row: 0, slot: try #require(t.variableSlots[.wifiMacAddress])) == "w")
+        #expect(t.string(row: 0, slot: try #require(t.variableSlots[.model])) == "m")
+        #expect(t.string(row: 0, slot: try #require(t.userKeySlot)) == userKey)
+        let named = try table(text) { $0.deviceKeyColumn = "serial-number"; $0.userKeyColumn = "SERIAL_number" }
+        #expect(named.deviceKey(0) == "s")
+        #expect(named.string(row: 0, slot: try #require(named.userKeySlot)) == "s")
     }
 }

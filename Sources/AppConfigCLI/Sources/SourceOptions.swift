@@ -11,8 +11,8 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "The user directory: an LDIF file, or ldap:// / ldaps:// URL (see the LDAP options).")
     var directory: String?
 
-    @Option(help: "The CSV delimiter: a character, or 'tab'.")
-    var delimiter: String = ","
+    @Option(help: "The CSV delimiter: a character, 'tab', or 'auto' (the one of ',', ';' and tab the header holds most of).")
+    var delimiter: String = "auto"
 
     @Option(name: .customLong("device-key"), help: "The column naming a device (default: UDID, else Serial Number).")
     var deviceKey: String?
@@ -23,7 +23,7 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .customLong("user-attribute"), help: "The directory attribute the user key is matched against, case-insensitively (e.g. userPrincipalName, mail, sAMAccountName, uid).")
     var userAttribute: String = "mail"
 
-    @Option(name: .customLong("map"), help: "A device variable's column, VARIABLE=Column (e.g. serialNumber=Asset Tag); repeatable.")
+    @Option(name: .customLong("map"), help: "A variable's column, VARIABLE=Column (e.g. serialNumber=Asset Tag, emailAddress=OwnerEmail); repeatable. A user variable mapped here is read from the inventory.")
     var columnMap: [String] = []
 
     @Option(name: .customLong("attribute"), help: "A user variable's directory attribute, VARIABLE=attribute (e.g. emailAddress=proxyAddresses); repeatable.")
@@ -54,6 +54,7 @@ struct SourceOptions: ParsableArguments {
     func inventoryOptions() throws -> InventoryOptions {
         var o = InventoryOptions()
         switch delimiter {
+        case "auto": o.delimiter = nil
         case "tab", "\\t", "\t": o.delimiter = 0x09
         default:
             guard delimiter.utf8.count == 1, let d = delimiter.utf8.first, d != UInt8(ascii: "\""), d != 0x0A, d != 0x0D else {
@@ -66,8 +67,11 @@ struct SourceOptions: ParsableArguments {
         o.strict = strict
         for entry in columnMap {
             let (name, column) = try Self.pair(entry, "--map")
-            guard case .device(let v)? = Variable.named(name)?.variable else { throw ValidationError("--map: \"\(name)\" is not a device variable") }
-            o.columnMap[v] = column
+            switch Variable.named(name)?.variable {
+            case .device(let v)?: o.columnMap[v] = column
+            case .user(let v)?: o.userColumnMap[v] = column
+            default: throw ValidationError("--map: \"\(name)\" is not a user or device variable")
+            }
         }
         return o
     }

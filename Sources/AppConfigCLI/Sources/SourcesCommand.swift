@@ -28,7 +28,10 @@ struct SourcesCommand: ParsableCommand {
             func lap() -> Double { let now = monotonicSeconds(); defer { clock = now }; return now - clock }
             let inventory = try fleetSources.loadInventory(extraColumns: [])
             let inventorySeconds = lap()
-            print("inventory \(inventory.file): \(inventory.rowCount) devices, \(inventory.problems.count) problems, "
+            let continuation = inventory.continuationRows > 0 ? ", \(inventory.continuationRows) continuing the device above" : ""
+            let delimiter = InventoryTable.name(of: inventory.delimiter) + (inventory.delimiterDetected ? " (detected)" : "")
+            print("inventory \(inventory.file): \(inventory.rowCount) devices in \(inventory.dataRows) rows\(continuation), delimiter \(delimiter), "
+                  + "\(inventory.problems.count) problems, "
                   + "\(inventory.byteCount) bytes in \(ms(inventorySeconds)) (\(String(format1: Double(inventory.byteCount) / inventorySeconds / 1e6)) MB/s)")
             var problems = inventory.problems
             if let users = try fleetSources.loadDirectory(for: inventory, warning: { writeStandardError($0.description + "\n") }) {

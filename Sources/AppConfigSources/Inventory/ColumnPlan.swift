@@ -7,6 +7,9 @@ struct ColumnPlan {
     let keptColumns: [Int]
     /// The kept-column slot of each device variable that maps to a column.
     let variableSlots: [DeviceVariable: Int]
+    /// The kept-column slot of each user variable the inventory carries (`--map`, or by name
+    /// when there is no directory).
+    let userVariableSlots: [UserVariable: Int]
     let deviceKeySlot: Int
     let userKeySlot: Int?
 
@@ -29,8 +32,15 @@ struct ColumnPlan {
         else { throw Problem(.csvNoDeviceKey, at: Location(file: file, line: 1), "no UDID or Serial Number column to name devices; give --device-key COLUMN") }
         var userKeyColumn: Int?
         if let name = options.userKeyColumn { userKeyColumn = try column(name, "--user-key") }
-        else { userKeyColumn = ColumnNames.index(of: "Email Address", in: header) ?? ColumnNames.index(of: "Username", in: header) }
-        var kept = Set(variableColumns.values)
+        else { userKeyColumn = ColumnNames.firstColumn(named: ColumnNames.userKeyColumns, in: header) }
+        var userColumns: [UserVariable: Int] = [:]
+        for v in UserVariable.allCases {
+            if let name = options.userColumnMap[v] { userColumns[v] = try column(name, "--map \(v.rawValue)") }
+            else if options.userVariablesFromColumns, let c = ColumnNames.firstColumn(named: [v.rawValue] + (ColumnNames.userAliases[v] ?? []), in: header) {
+                userColumns[v] = c
+            }
+        }
+        var kept = Set(variableColumns.values).union(userColumns.values)
         kept.insert(deviceKeyColumn)
         if let userKeyColumn { kept.insert(userKeyColumn) }
         if let extras = options.extraColumns {
@@ -41,6 +51,7 @@ struct ColumnPlan {
         let keptColumns = kept.sorted()
         self.keptColumns = keptColumns
         variableSlots = variableColumns.mapValues { keptColumns.firstIndex(of: $0)! }
+        userVariableSlots = userColumns.mapValues { keptColumns.firstIndex(of: $0)! }
         deviceKeySlot = keptColumns.firstIndex(of: deviceKeyColumn)!
         userKeySlot = userKeyColumn.map { keptColumns.firstIndex(of: $0)! }
     }

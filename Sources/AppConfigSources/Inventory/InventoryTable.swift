@@ -3,14 +3,20 @@ import AppConfigSpec
 
 /// How to read an inventory export.
 public struct InventoryOptions: Sendable {
-    /// `,` by default; `;` and tab occur in real exports.
-    public var delimiter: UInt8 = UInt8(ascii: ",")
+    /// nil: found from the header (`,`, `;` or tab, whichever it holds most of outside quotes; `,`
+    /// on a tie). `;` is what spreadsheet exports in many locales write.
+    public var delimiter: UInt8?
     /// The column that names a device (default: UDID, else Serial Number).
     public var deviceKeyColumn: String?
     /// The column that joins a device to its user (default: Email Address, else Username).
     public var userKeyColumn: String?
     /// `--map variable=Column`: overrides the built-in aliases.
     public var columnMap: [DeviceVariable: String] = [:]
+    /// `--map userVariable=Column`: a user variable read from the inventory (over the directory's).
+    public var userColumnMap: [UserVariable: String] = [:]
+    /// User variables found by their column names (`Email Address`, `OwnerEmail`...): for fleets
+    /// without a directory.
+    public var userVariablesFromColumns = false
     /// Columns to keep besides the mapped variables and the two keys (for `$(device.<Column>)`);
     /// nil keeps every column.
     public var extraColumns: [String]?
@@ -31,10 +37,21 @@ public final class InventoryTable: @unchecked Sendable {
     public let keptColumns: [Int]
     /// The kept-column slot of each device variable that maps to a column.
     public let variableSlots: [DeviceVariable: Int]
+    /// The kept-column slot of each user variable read from the inventory.
+    public let userVariableSlots: [UserVariable: Int]
     public let deviceKeySlot: Int
     public let userKeySlot: Int?
     public private(set) var problems: [Problem] = []
+    /// Devices: rows kept.
     public private(set) var rowCount = 0
+    /// Every data row after the header (blank lines aside), kept or not.
+    public private(set) var dataRows = 0
+    /// Rows that continue the device above them (Jamf Pro's export lists each app, group and
+    /// profile of a device on a row of its own, every identifying column empty): counted, not devices.
+    public private(set) var continuationRows = 0
+    /// The delimiter read with, and whether it was found from the header.
+    public let delimiter: UInt8
+    public let delimiterDetected: Bool
     /// Bytes read, for throughput figures.
     public let byteCount: Int
 
@@ -92,8 +109,11 @@ public final class InventoryTable: @unchecked Sendable {
         byteCount = buffer.count
         bytes = buffer
         let data = UnsafeBufferPointer(buffer)
-        var scanner = CSVScanner(bytes: buffer, delimiter: options.delimiter)
-        if data.starts(with: [0xEF, 0xBB, 0xBF]) { scanner.position = 3 }
+        let start = data.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        delimiter = options.delimiter ?? Self.detectDelimiter(data, from: start)
+        delimiterDetected = options.delimiter == nil
+        var scanner = CSVScanner(bytes: buffer, delimiter: delimiter)
+        scanner.position = start
 
         // The header row, after any blank lines.
         var fields = FieldBuffer()
@@ -124,10 +144,20 @@ public final class InventoryTable: @unchecked Sendable {
             }
         }
 
-        let plan = try ColumnPlan(header: header, file: file, options: options)
+        let plan: ColumnPlan
+        do {
+            plan = try ColumnPlan(header: header, file: file, options: options)
+        } catch where error.code == .csvNoDeviceKey && header.count == 1 {
+            // One column: most likely the wrong delimiter, not a missing column.
+            let used = delimiter, only = header[0]
+            guard let other = [UInt8(ascii: ";"), UInt8(ascii: ","), 0x09].first(where: { $0 != used && only.utf8.contains($0) }) else { throw error }
+            throw Problem(.csvNoDeviceKey, at: headerLine, "the header is one column, \"\(Self.shortened(only))\", which holds \(Self.name(of: other)): "
+                          + "the file is not delimited by \(Self.name(of: used)); give --delimiter \(other == 0x09 ? "tab" : Self.name(of: other))")
+        }
         let keptColumns = plan.keptColumns
         self.keptColumns = keptColumns
         variableSlots = plan.variableSlots
+        userVariableSlots = plan.userVariableSlots
         deviceKeySlot = plan.deviceKeySlot
         userKeySlot = plan.userKeySlot
         let deviceKeyColumn = keptColumns[deviceKeySlot]
@@ -141,8 +171,11 @@ public final class InventoryTable: @unchecked Sendable {
         var rowRanges = [UInt32](repeating: 0, count: keptColumns.count * 2)
         // A row holds at least a delimiter per column: a wide header means few rows.
         ranges.reserveCapacity(data.count / max(64, header.count) * keptColumns.count)
+        // A row with all of these empty names no device: after a device, it continues it.
+        let identitySlots = Array(Set(plan.variableSlots.values).union([plan.deviceKeySlot]).union(plan.userKeySlot.map { [$0] } ?? []))
         while let record = scanner.next(into: &fields) {
             var location: Location { Location(file: file, line: record.line) }
+            if !(fields.count == 1 && fields.length(0) == 0 && header.count > 1) { dataRows += 1 }
             if let (code, message) = record.error {
                 problems.append(Problem(code, at: location, message))
                 if options.strict { break }
@@ -160,6 +193,10 @@ public final class InventoryTable: @unchecked Sendable {
             }
             let key = UnsafeBufferPointer(start: bytes.baseAddress! + Int(rowRanges[deviceKeySlot * 2]), count: Int(rowRanges[deviceKeySlot * 2 + 1]))
             if key.isEmpty {
+                if rowCount > 0 && identitySlots.allSatisfy({ rowRanges[$0 * 2 + 1] == 0 }) {
+                    continuationRows += 1
+                    continue
+                }
                 problems.append(Problem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
                 if options.strict { break }
                 continue
@@ -183,6 +220,29 @@ public final class InventoryTable: @unchecked Sendable {
             throw first
         }
     }
+
+    /// The delimiter of the header line: whichever of `,`, `;` and tab it holds most of outside
+    /// quotes (`,` on a tie, and for a header of one column).
+    static func detectDelimiter(_ data: UnsafeBufferPointer<UInt8>, from start: Int) -> UInt8 {
+        var counts: [UInt8: Int] = [UInt8(ascii: ","): 0, UInt8(ascii: ";"): 0, 0x09: 0]
+        var quoted = false, i = start
+        while i < data.count && (data[i] == 0x0A || data[i] == 0x0D) { i += 1 }  // blank lines first
+        while i < data.count {
+            let b = data[i]
+            if b == UInt8(ascii: "\"") { quoted.toggle() } else if !quoted && (b == 0x0A || b == 0x0D) { break }
+            else if !quoted, counts[b] != nil { counts[b]! += 1 }
+            i += 1
+        }
+        let best = counts.max { a, b in a.value != b.value ? a.value < b.value : a.key != UInt8(ascii: ",") && b.key == UInt8(ascii: ",") }!
+        return best.value > 0 ? best.key : UInt8(ascii: ",")
+    }
+
+    /// How a delimiter is named in messages.
+    public static func name(of delimiter: UInt8) -> String {
+        delimiter == 0x09 ? "tab" : "'\(Character(Unicode.Scalar(delimiter)))'"
+    }
+
+    static func shortened(_ text: String) -> String { text.count <= 60 ? text : String(text.prefix(57)) + "..." }
 
     private func keyOf(row: Int, slot: Int, ranges: [UInt32]) -> UnsafeBufferPointer<UInt8> {
         let i = (row * keptColumns.count + slot) * 2

@@ -46,6 +46,8 @@ public final class Fleet: @unchecked Sendable {
     public struct SlotPlan: Sendable {
         enum Source: Sendable {
             case column(Int)
+            /// The part of an address column before (local) or after its last `@`.
+            case addressPart(Int, local: Bool)
             case user(UserVariable)
             case none
         }
@@ -67,10 +69,25 @@ public final class Fleet: @unchecked Sendable {
                 }
                 sources.append(.column(slot))
             case .user(let u):
-                sources.append(users == nil ? .none : .user(u))
+                sources.append(userSource(u))
             }
         }
         return SlotPlan(sources: sources, variables: variables)
+    }
+
+    /// A user variable the inventory carries is read from its column (over the directory's);
+    /// without a directory, the address parts and `userName` are derived from the columns as the
+    /// directory derives them.
+    private func userSource(_ u: UserVariable) -> SlotPlan.Source {
+        let columns = inventory.userVariableSlots
+        if let c = columns[u] { return .column(c) }
+        if users != nil { return .user(u) }
+        switch u {
+        case .emailAddressLocalPart: return columns[.emailAddress].map { .addressPart($0, local: true) } ?? .none
+        case .emailAddressDomain: return columns[.emailAddress].map { .addressPart($0, local: false) } ?? .none
+        case .userName: return (columns[.upn] ?? columns[.emailAddress]).map { .column($0) } ?? .none
+        default: return .none
+        }
     }
 
     /// Calls `body(slot, bytes)` for each planned variable of a row; nil bytes = missing.
@@ -80,6 +97,10 @@ public final class Fleet: @unchecked Sendable {
         for (slot, source) in plan.sources.enumerated() {
             switch source {
             case .column(let c): body(slot, inventory.value(row: row, slot: c))
+            case .addressPart(let c, let local):
+                let address = inventory.value(row: row, slot: c)
+                guard let at = address.lastIndex(of: UInt8(ascii: "@")) else { body(slot, nil); continue }
+                body(slot, local ? UnsafeBufferPointer(rebasing: address[..<at]) : UnsafeBufferPointer(rebasing: address[(at + 1)...]))
             case .user(let v): body(slot, user >= 0 ? users!.value(user: Int(user), v) : nil)
             case .none: body(slot, nil)
             }
