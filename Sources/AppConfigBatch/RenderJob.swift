@@ -55,6 +55,8 @@ public struct RenderJob: Sendable {
     public var maxChangeRatio = 0.5
     /// Publish even past `maxFailureRatio` and `maxChangeRatio`.
     public var force = false
+    /// Render although the inventory names users and not one was found (`join.none`).
+    public var allowUnjoined = false
     /// A folder for `summary.json` and `errors.jsonl`.
     public var report: String?
     /// Leave values out of the error file.
@@ -98,6 +100,14 @@ public struct RenderJob: Sendable {
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         lap("directory")
         let fleet = Fleet(inventory: inventory, users: users)
+        if var diagnosis = fleet.joinDiagnosis() {
+            if diagnosis.code == .joinNone && !allowUnjoined {
+                diagnosis.message += " (--allow-unjoined renders the devices without users)"
+                throw diagnosis
+            }
+            diagnosis.severity = .warning
+            observer.warning(diagnosis)
+        }
         lap("join")
 
         let encoder = Self.encoder(for: delivery)

@@ -52,10 +52,15 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case userNotFound = "join.user-not-found"
     /// A device whose user key column is empty.
     case userKeyEmpty = "join.user-key-empty"
+    /// Fewer than half of the devices with a user key found their user (a warning, with the reason).
+    case joinFew = "join.few"
+    /// Not one device found its user although the inventory names users: the wrong attribute or
+    /// the wrong directory, refused unless `--allow-unjoined`.
+    case joinNone = "join.none"
 
     public var defaultSeverity: Problem.Severity {
         switch self {
-        case .csvDuplicateColumn, .userDuplicateKey: .warning
+        case .csvDuplicateColumn, .userDuplicateKey, .joinFew: .warning
         default: .error
         }
     }

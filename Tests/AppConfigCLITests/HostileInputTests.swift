@@ -42,6 +42,13 @@ struct HostileInputTests {
         Case(name: "an empty directory file", files: ["empty.ldif": []],
              arguments: ["render", "--spec", spec, "--values", values, "--inventory", inventory, "--directory", "DIR/empty.ldif", "--dry-run"],
              status: 1, stderr: "appconfig: DIR/empty.ldif holds no directory entries [directory.empty]"),
+        Case(name: "a join that matches nobody is an error that says why",
+             files: ["inv.csv": Array("UDID,Email Address\nU1,jdoe\nU2,asmith\n".utf8),
+                     "dir.ldif": Array("dn: cn=jdoe,dc=x\nobjectClass: user\nsAMAccountName: jdoe\n\ndn: cn=asmith,dc=x\nobjectClass: user\nsAMAccountName: asmith\n".utf8)],
+             arguments: ["render", "--spec", spec, "--inventory", "DIR/inv.csv", "--directory", "DIR/dir.ldif", "--dry-run"], status: 1,
+             stderr: "appconfig: DIR/dir.ldif: 0 of 2 devices found their user: the inventory's \"Email Address\" was matched against mail, which 0 of 2 "
+                + "directory users have; 2 of the inventory's user keys match sAMAccountName: --user-attribute sAMAccountName? "
+                + "(--allow-unjoined renders the devices without users) [join.none]"),
         Case(name: "a job file with a syntax error", files: ["job.json": Array("{\n  \"spec\": \"a.xml\",\n  \"quiet\": true\n  \"jobs\": 2\n}\n".utf8)],
              arguments: ["render", "DIR/job.json"], status: 2, stderr: "Error: job file DIR/job.json:4:3: expected ',' or '}'"),
         Case(name: "a job file giving an option twice", files: ["job.json": Array("{\"spec\": \"a.xml\",\n \"spec\": \"b.xml\"}".utf8)],

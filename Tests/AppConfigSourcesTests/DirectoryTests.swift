@@ -203,4 +203,32 @@ struct DirectoryTests {
         #expect(values(0) == ["jane.doe@corp.example", "jane.doe", "corp.example", "jane.doe@corp.example", "jdoe", "Jane Doe", nil])
         #expect(values(1) == ["", nil, nil, "", "x", "", nil])
     }
+
+    static let samOnly = (0..<4).map { "dn: cn=u\($0),ou=People,dc=x\nobjectClass: user\nsAMAccountName: u\($0)\nuserPrincipalName: u\($0)@corp.x\n\n" }.joined()
+
+    @Test("a join that finds few users says why, and which attribute would match", arguments: [
+        ("UDID,Email Address\nA,u0\nB,u1\nC,u2\nD,u3\n", samOnly, SourceCode.joinNone,
+         "0 of 4 devices found their user: the inventory's \"Email Address\" was matched against mail, which 0 of 4 directory users have; "
+         + "4 of the inventory's user keys match sAMAccountName: --user-attribute sAMAccountName?"),
+        ("UDID,Email Address\nA,u0@corp.x\nB,nobody\nC,none\n", samOnly, SourceCode.joinNone,
+         "0 of 3 devices found their user: the inventory's \"Email Address\" was matched against mail, which 0 of 4 directory users have; "
+         + "1 of the inventory's user keys match userPrincipalName: --user-attribute userPrincipalName?"),
+        ("UDID,Email Address\nA,x1\nB,x2\n", samOnly, SourceCode.joinNone,
+         "0 of 2 devices found their user: the inventory's \"Email Address\" was matched against mail, which 0 of 4 directory users have; "
+         + "the entries have samaccountname (4), userprincipalname (4)"),
+    ])
+    func joinDiagnosis(inventory: String, ldif: String, code: SourceCode, message: String) throws {
+        let fleet = Fleet(inventory: try InventoryTable(bytes: Array(inventory.utf8), file: "inv.csv"),
+                          users: try LDIFReader.read(Array(ldif.utf8), file: "u.ldif"))
+        let diagnosis = try #require(fleet.joinDiagnosis())
+        #expect(diagnosis.code == code)
+        #expect(diagnosis.message == message)
+    }
+
+    @Test("a join that finds most users needs no diagnosis")
+    func joinHealthy() throws {
+        let fleet = Fleet(inventory: try InventoryTable(bytes: Array("UDID,Email Address\nA,jane.doe@corp.example\nB,gone@x\n".utf8), file: "inv.csv"),
+                          users: try LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif"))
+        #expect(fleet.matchedCount == 1 && fleet.joinDiagnosis() == nil)
+    }
 }

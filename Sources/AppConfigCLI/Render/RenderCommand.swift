@@ -41,6 +41,8 @@ struct RenderCommand: ParsableCommand {
     var changedOnly = false
     @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went.") var maxChangeRatio = 0.5
     @Flag(help: "Publish past --max-failure-ratio and --max-change-ratio.") var force = false
+    @Flag(name: .customLong("allow-unjoined"), help: "Render although no device found its user in the directory (by default an error: the wrong --user-attribute?).")
+    var allowUnjoined = false
     @Option(help: "Complete generations kept beside --out (the current one included).") var keep = 2
     @Flag(help: "Decode every output again with libplist and compare it with an independent evaluation (slower).") var verify = false
     @Flag(name: .customLong("dry-run"), help: "Resolve and check every device, write nothing, print the report.") var dryRun = false
@@ -76,6 +78,7 @@ struct RenderCommand: ParsableCommand {
             try shard.flatMap(Shard.init(parsing:)) ?? Shard.fromEnvironment(ProcessInfo.processInfo.environment, count: shardCount) ?? .whole
         }
         job.output = dryRun ? .dryRun : out.map { .directory($0) } ?? (tar == "-" ? .tarStdout : .tar(tar!))
+        job.allowUnjoined = allowUnjoined
         job.maxFailures = maxFailures
         job.maxFailureRatio = maxFailureRatio
         job.since = since

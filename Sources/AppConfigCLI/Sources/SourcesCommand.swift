@@ -41,6 +41,7 @@ struct SourcesCommand: ParsableCommand {
                 problems += users.problems
                 let fleet = Fleet(inventory: inventory, users: users)
                 print("join: \(fleet.matchedCount) of \(fleet.deviceCount) devices found their user, \(fleet.problems.count) did not, in \(ms(lap()))")
+                if let diagnosis = fleet.joinDiagnosis() { print("  \(diagnosis)") }
                 problems += fleet.problems
             }
             for p in problems.prefix(showProblems) { print("  \(p)") }

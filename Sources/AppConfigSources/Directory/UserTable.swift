@@ -40,6 +40,10 @@ public final class UserTable: @unchecked Sendable {
     public let source: String
     public let count: Int
     public let problems: [Problem]
+    /// The attribute devices are matched on, and how many users have each requested attribute
+    /// (lowercased names): what `Fleet.joinDiagnosis` explains a poor join with.
+    public internal(set) var joinAttribute = "mail"
+    public internal(set) var attributeCounts: [String: Int] = [:]
     private let pool: UnsafeMutableBufferPointer<UInt8>
     /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
     private let ranges: [UInt32]
@@ -119,6 +123,8 @@ public struct UserTableBuilder {
     private var ranges: [UInt32] = []
     /// Per user, the line its entry starts on: LDIF only (an LDAP entry has no line).
     private var lines: [UInt32] = []
+    /// Per requested attribute (`attributeOrder`), how many users have it: why a join finds few.
+    private var attributeCounts: [Int]
     public private(set) var problems: [Problem] = []
     /// Per user variable fed by attributes: the positions (in `attributeOrder`) to try, in order.
     private let sourcePositions: [(variable: Int, positions: [Int])]
@@ -136,6 +142,7 @@ public struct UserTableBuilder {
         sourcePositions = map.sources.map { (Self.index[$0.key]!, $0.value.map(position)) }.sorted { $0.variable < $1.variable }
         joinPosition = position(map.joinAttribute)
         cnPosition = order.firstIndex(of: "cn")
+        attributeCounts = [Int](repeating: 0, count: order.count)
     }
 
     private let cnPosition: Int?
@@ -145,11 +152,14 @@ public struct UserTableBuilder {
     /// The attributes to collect per entry, lowercased, in the order `add` expects them.
     public var attributeOrder: [String] { map.requestedAttributes }
 
-    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, problems: Int }
+    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, problems: Int, attributeCounts: [Int] }
 
-    public func mark() -> Mark { Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, problems: problems.count) }
+    public func mark() -> Mark {
+        Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, problems: problems.count, attributeCounts: attributeCounts)
+    }
 
     public mutating func rollback(to mark: Mark) {
+        attributeCounts = mark.attributeCounts
         pool.removeSubrange(mark.pool...)
         ranges.removeSubrange(mark.ranges...)
         lines.removeSubrange(mark.lines...)
@@ -176,6 +186,7 @@ public struct UserTableBuilder {
         let start = ranges.count
         ranges.append(contentsOf: repeatElement(0, count: 2 * UserTable.stride))
         if let line { lines.append(UInt32(line)) }
+        for (i, v) in values.enumerated() where v != nil { attributeCounts[i] += 1 }
         func put(_ variable: Int, _ value: ArraySlice<UInt8>?) {
             guard let value else { ranges[start + 2 * variable + 1] = .max; return }
             ranges[start + 2 * variable] = UInt32(pool.count)
@@ -206,5 +217,10 @@ public struct UserTableBuilder {
         return pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }
 
-    public func finish() -> UserTable { UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems) }
+    public func finish() -> UserTable {
+        let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
+        table.joinAttribute = map.joinAttribute
+        table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
+        return table
+    }
 }

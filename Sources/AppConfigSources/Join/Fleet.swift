@@ -1,3 +1,4 @@
+import AppConfigBytes
 import AppConfigSpec
 
 /// The inventory joined to the directory: each device row knows its user (or that it has none),
@@ -41,6 +42,40 @@ public final class Fleet: @unchecked Sendable {
     }
 
     public func user(ofRow row: Int) -> Int? { userOfRow[row] >= 0 ? Int(userOfRow[row]) : nil }
+
+    /// Devices with a user key (matched or not).
+    public var keyedCount: Int { matchedCount + problems.filter { $0.code == .userNotFound }.count }
+
+    /// Why the join found few users, when fewer than half of the devices with a user key found
+    /// theirs: the attribute searched, how many entries have it, and an attribute that would match
+    /// more, tried against the users' values (`join.none` when none matched, else `join.few`).
+    public func joinDiagnosis() -> Problem? {
+        guard let users, let keySlot = inventory.userKeySlot, keyedCount > 0, matchedCount * 2 < keyedCount else { return nil }
+        let attribute = users.joinAttribute
+        let column = inventory.header[inventory.keptColumns[keySlot]]
+        var message = "\(matchedCount) of \(keyedCount) devices found their user: the inventory's \"\(column)\" was matched against "
+            + "\(attribute), which \(users.attributeCounts[attribute.lowercased()] ?? 0) of \(users.count) directory users have"
+        // The other attributes a join key is usually in, as the users' variables hold them.
+        let candidates: [(UserVariable, String)] = [(.emailAddress, "mail"), (.upn, "userPrincipalName"), (.sAMAccountName, "sAMAccountName")]
+        var best: (name: String, matches: Int)?
+        for (variable, name) in candidates where name.lowercased() != attribute.lowercased() {
+            var table = ByteKeyTable(capacity: users.count, foldingASCIICase: true)
+            for u in 0..<users.count { if let v = users.value(user: u, variable), !v.isEmpty { _ = table.insert(v, id: Int32(u)) { users.value(user: Int($0), variable)! } } }
+            var matches = 0
+            for row in 0..<inventory.rowCount {
+                let key = inventory.value(row: row, slot: keySlot)
+                if !key.isEmpty, table.find(key, keyOf: { users.value(user: Int($0), variable)! }) != nil { matches += 1 }
+            }
+            if matches > (best?.matches ?? matchedCount) { best = (name, matches) }
+        }
+        if let best {
+            message += "; \(best.matches) of the inventory's user keys match \(best.name): --user-attribute \(best.name)?"
+        } else {
+            let held = users.attributeCounts.filter { $0.value > 0 }.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
+            message += held.isEmpty ? "; the entries hold none of the attributes read" : "; the entries have " + held.prefix(6).map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+        }
+        return Problem(matchedCount == 0 ? .joinNone : .joinFew, at: Location(file: users.source), message)
+    }
 
     /// Where each variable of a program reads from, decided once.
     public struct SlotPlan: Sendable {
