@@ -1,3 +1,4 @@
+import Foundation
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSpec
@@ -35,6 +36,7 @@ struct Verifier {
             var array: [PlistValue]?
             var value: PlistValue?
             var text: [UInt8] = []
+            var part = 0
             for pc in (key.startAddress + 1)..<key.endAddress {
                 let instruction = program.instructions[pc]
                 switch instruction.opcode {
@@ -46,12 +48,21 @@ struct Verifier {
                 case .stringBegin: text = []
                 case .literal: text += program.texts[instruction.operand]
                 case .variable:
+                    part = text.count
                     let v = slots[instruction.operand]
                     if v.count > 0, let start = v.start {
                         text += UnsafeBufferPointer(start: start, count: v.count)
                     } else if key.policy == .omit {
                         continue keys
                     }
+                case .variableOr:
+                    part = text.count
+                    let (slot, fallback) = instruction.operands
+                    let v = slots[slot]
+                    if v.count > 0, let start = v.start { text += UnsafeBufferPointer(start: start, count: v.count) }
+                    else { text += program.texts[fallback] }
+                case .lower, .upper, .trim, .urlencode, .replace:
+                    text = Array(text[..<part]) + Array(filtered(String(decoding: text[part...], as: UTF8.self), instruction).utf8)
                 case .stringEnd:
                     let v = PlistValue.string(String(decoding: text, as: UTF8.self))
                     if array != nil { array!.append(v) } else { value = v }
@@ -61,6 +72,22 @@ struct Verifier {
             if let value { pairs.append((key.name, value)) }
         }
         return .dictionary(pairs)
+    }
+
+    /// A template filter, written a second way (Foundation's strings rather than the VM's bytes).
+    private func filtered(_ value: String, _ instruction: Instruction) -> String {
+        switch instruction.opcode {
+        case .lower: return value.lowercased()
+        case .upper: return value.uppercased()
+        case .trim: return value.trimmingCharacters(in: CharacterSet(charactersIn: " \t\n\r\u{0B}\u{0C}"))
+        case .urlencode:
+            return value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? value
+        case .replace:
+            let (from, to) = instruction.operands
+            return value.replacingOccurrences(of: String(decoding: program.texts[from], as: UTF8.self),
+                                              with: String(decoding: program.texts[to], as: UTF8.self), options: .literal)
+        default: return value
+        }
     }
 
     private func plist(_ v: ScalarValue) -> PlistValue {

@@ -174,10 +174,33 @@ struct ProgramBuilder {
                     texts.append(Array(s.utf8))
                 case .variable(let v):
                     instructions.append(Instruction(.variable, slot(v)))
+                case .filtered(let v, let filters):
+                    emitFiltered(v, filters)
                 }
             }
             instructions.append(Instruction(.stringEnd))
             if let key, let constraint = key.constraint { emitChecks(constraint, key: key) }
+        }
+    }
+
+    /// A variable and its filters: `variableOr` when it has a default (which applies first, wherever
+    /// it stands), then one instruction per filter in order.
+    private mutating func emitFiltered(_ v: Variable, _ filters: [TemplateFilter]) {
+        func text(_ s: String) -> Int {
+            texts.append(Array(s.utf8))
+            return texts.count - 1
+        }
+        let fallback = filters.lazy.compactMap { if case .defaultText(let t) = $0 { t } else { nil } }.first
+        instructions.append(fallback.map { Instruction(.variableOr, slot(v), text($0)) } ?? Instruction(.variable, slot(v)))
+        for filter in filters {
+            switch filter {
+            case .lower: instructions.append(Instruction(.lower))
+            case .upper: instructions.append(Instruction(.upper))
+            case .trim: instructions.append(Instruction(.trim))
+            case .urlencode: instructions.append(Instruction(.urlencode))
+            case .replace(let from, let to): instructions.append(Instruction(.replace, text(from), text(to)))
+            case .defaultText: break
+            }
         }
     }
 

@@ -33,6 +33,14 @@ public enum Disassembler {
             return name + "t\(i.operand) \(quoted(String(decoding: p.texts[i.operand], as: UTF8.self)))"
         case .variable:
             return name + "s\(i.operand) $(\(p.slots[i.operand]))"
+        case .variableOr:
+            let (slot, text) = i.operands
+            return name + "s\(slot) $(\(p.slots[slot])) else t\(text) \(quoted(String(decoding: p.texts[text], as: UTF8.self)))"
+        case .replace:
+            let (from, to) = i.operands
+            return name + "t\(from) \(quoted(String(decoding: p.texts[from], as: UTF8.self))) -> t\(to) \(quoted(String(decoding: p.texts[to], as: UTF8.self)))"
+        case .lower, .upper, .trim, .urlencode:
+            return mnemonic(i.opcode)
         case .checkLength:
             let (lo, hi) = i.operands
             return name + "\(lo)...\(hi == Instruction.noBound ? "" : String(hi)) UTF-16 units"
@@ -55,6 +63,12 @@ public enum Disassembler {
         case .stringBegin: "stringBegin"
         case .literal: "literal"
         case .variable: "variable"
+        case .variableOr: "variableOr"
+        case .lower: "lower"
+        case .upper: "upper"
+        case .trim: "trim"
+        case .urlencode: "urlencode"
+        case .replace: "replace"
         case .stringEnd: "stringEnd"
         case .checkLength: "checkLength"
         case .checkPattern: "checkPattern"

@@ -36,6 +36,20 @@ public struct Instruction: RawRepresentable, Hashable, Sendable {
         case checkValues
         /// `halt`: the end of the program.
         case halt
+        /// `variableOr s, t`: as `variable s`, but a missing or empty value is `texts[t]` (the
+        /// `default:` filter) instead of the key's missing-value policy.
+        case variableOr
+        /// `lower`: the value of the variable just appended, to lower case (ASCII in place; other
+        /// letters by Unicode's mapping). The filters below act on that value likewise.
+        case lower
+        /// `upper`: to upper case.
+        case upper
+        /// `trim`: spaces, tabs and line breaks removed from both ends.
+        case trim
+        /// `urlencode`: percent-encoded per RFC 3986 (all but `A-Z a-z 0-9 - . _ ~`).
+        case urlencode
+        /// `replace t, u`: every occurrence of `texts[t]` replaced by `texts[u]`, left to right.
+        case replace
     }
 
     /// A check bound meaning "no bound" in the 28-bit fields of `checkLength`.

@@ -96,6 +96,8 @@ public final class Renderer {
         var pc = 0
         var key = 0
         var current = 0
+        /// Where the value of the last variable starts in `state.text`: what its filters act on.
+        var part = 0
         while true {
             let instruction = Instruction(rawValue: code[pc])
             switch instruction.opcode {
@@ -109,9 +111,27 @@ public final class Renderer {
                 strings[current] = DynamicString(start: Int32(state.text.count))
             case .literal:
                 state.text.append(image.bytes(image.texts[instruction.operand]))
+            case .variableOr:
+                let (slot, fallback) = instruction.operands
+                if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
+                part = state.text.count
+                let value = values[slot]
+                if value.count > 0, let start = value.start {
+                    state.text.append(UnsafeBufferPointer(start: start, count: value.count))
+                } else {
+                    state.text.append(image.bytes(image.texts[fallback]))
+                }
+            case .lower: state.text.lowercase(from: part)
+            case .upper: state.text.uppercase(from: part)
+            case .trim: state.text.trim(from: part)
+            case .urlencode: state.text.percentEncode(from: part)
+            case .replace:
+                let (from, to) = instruction.operands
+                state.text.replace(from: part, image.bytes(image.texts[from]), with: image.bytes(image.texts[to]))
             case .variable:
                 let slot = instruction.operand
                 if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
+                part = state.text.count
                 let value = values[slot]
                 if value.count > 0, let start = value.start {
                     state.text.append(UnsafeBufferPointer(start: start, count: value.count))

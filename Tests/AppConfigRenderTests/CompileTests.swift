@@ -42,6 +42,19 @@ struct CompileTests {
         #expect(listing.contains("0022  literal      t0 \"https://\"\n"))
     }
 
+    @Test("filters compile to typed instructions after their variable; a default makes it variableOr")
+    func filterInstructions() throws {
+        let program = try compileProgram(specXML("<string keyName=\"u\"/>"),
+                                         values: #"{"u": "$(ou|trim|default:none|replace: :-|lower|upper|urlencode)"}"#)
+        let key = try #require(program.keys.first { $0.name == "u" })
+        #expect(program.instructions[key.startAddress...key.endAddress].map(\.opcode) == [
+            .key, .stringBegin, .variableOr, .trim, .replace, .lower, .upper, .urlencode, .stringEnd, .endKey])
+        let listing = Disassembler.listing(program)
+        #expect(listing.contains("variableOr   s0 $(ou) else t0 \"none\"\n"))
+        #expect(listing.contains("replace      t1 \" \" -> t2 \"-\"\n"))
+        #expect(listing.contains("  lower\n") && listing.contains("  urlencode\n"))
+    }
+
     @Test("admin values win over defaults; null leaves a key out; a key with neither is left out")
     func effectiveValues() throws {
         let program = try compileProgram(specXML("""

@@ -76,11 +76,29 @@ struct ValuesFileTests {
         Bad(json: "{\"serverURL\": \"https://a/$5\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$()\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(UDID)\"}", code: .variableSpelling, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(ou|lowr)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(ou|replace:a)\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"timeout\": 99999999999999999999}", code: .valuesSyntax, line: 1, column: 13),
         Bad(json: "{\"ratio\": 1e-400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"ratio\": -1e400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"timeout\": 5,\n \"timeout\": 6}", code: .valuesDuplicateKey, line: 2, column: 2),
     ]
+
+    @Test("filters parse in order; default may come once; every bad variable of a string is reported")
+    func templateFilters() throws {
+        let r = read(#"{"serverURL": "https://$(ou | lower|replace: :-|default:x)/$(device.Asset Tag|urlencode)", "role": "$(cn|trim|upper)"}"#)
+        #expect(r.diagnostics.isEmpty, "\(r.diagnostics)")  // a template is checked against the constraint per device
+        #expect(value(r, "serverURL") == [.template(StringTemplate(parts: [
+            .literal("https://"), .filtered(.user(.ou), [.lower, .replace(" ", "-"), .defaultText("x")]), .literal("/"),
+            .filtered(.deviceAttribute("Asset Tag"), [.urlencode])]))])
+        #expect(StringTemplate.errors(in: "$(mail)/$(ou|nope)/$(cn|default:a|default:b)/$(|x)/$ ") == [
+            .unknownVariable(name: "mail", offset: 0), .unknownFilter(name: "nope", offset: 8), .filterArguments(filter: "default", offset: 19),
+            .emptyName(offset: 45), .loneDollar(offset: 51)])
+        let all = read(#"{"serverURL": "https://$(mail)/$(ou|nope)/$(upn)"}"#).diagnostics
+        #expect(all.map { $0.code.as(DiagnosticCode.self) } == [.valuesVariableUnknown, .valuesTemplate])
+        #expect(all.map(\.message) == ["\"serverURL\": $(mail) is not a user or device variable",
+                                       "\"serverURL\": the variable at offset 16 has an unknown filter \"nope\""])
+    }
 
     @Test("numbers JSON cannot hold exactly are named for what they are")
     func numberMessages() {

@@ -228,8 +228,8 @@ struct ValueTyper {
                                "variable \"\(name)\" is spelt \"\(Variable.named(name)!.variable)\" in the reference")
                 }
                 return AssignedValue.Item(template: template, at: raw.location)
-            case .failure(let error):
-                report(error, in: s, at: raw.location, key: key)
+            case .failure:
+                for error in StringTemplate.errors(in: s) { report(error, in: s, at: raw.location, key: key) }
                 return nil
             }
         case (.integer, .integer(let i)): return .init(.literal(.integer(i)), at: raw.location)
@@ -258,6 +258,13 @@ struct ValueTyper {
             log.report(.valuesTemplate, at: location, "\"\(key.name)\": '$(' at offset \(offset) is not closed by ')'")
         case .emptyName(let offset):
             log.report(.valuesTemplate, at: location, "\"\(key.name)\": '$()' at offset \(offset) names no variable")
+        case .unknownFilter(let name, let offset):
+            let hint = ContentChecker.suggestion(for: name, among: TemplateFilter.names).map { "did you mean |\($0)?" }
+                ?? "filters: " + TemplateFilter.usage
+            log.report(.valuesTemplate, at: location, "\"\(key.name)\": the variable at offset \(offset) has an unknown filter \"\(name)\"", hint: hint)
+        case .filterArguments(let filter, let offset):
+            log.report(.valuesTemplate, at: location, "\"\(key.name)\": the filter \"\(filter)\" at offset \(offset) is not written as \(filter == "default" ? "one default:TEXT per variable" : filter == "replace" ? "replace:FROM:TO with a FROM" : "\(filter), without arguments")",
+                       hint: "filters: " + TemplateFilter.usage)
         case .unknownVariable(let name, _):
             let hint = ContentChecker.suggestion(for: name, among: Variable.allNames).map { "did you mean $(\($0))?" }
                 ?? "user and device variables: " + Variable.allNames.joined(separator: ", ") + "; inventory columns: $(device.<Column>)"

@@ -1,0 +1,102 @@
+import AppConfigBytes
+
+/// The template filters (`$(ou|lower)`...), applied by the VM to the bytes of the variable just
+/// appended: `text[from..<count]` of the device's string buffer. ASCII work happens in place;
+/// filters that change the length write past the end and move the result down, so the buffer's
+/// memory is reused from device to device. Only `lower`/`upper` on non-ASCII letters go through a
+/// `String` (Unicode's case mapping), which allocates; ASCII, the common case, does not.
+extension ByteBuffer {
+    @inline(__always)
+    private func hasNonASCII(from start: Int) -> Bool {
+        var i = start
+        while i < count { if base[i] >= 0x80 { return true }; i += 1 }
+        return false
+    }
+
+    mutating func lowercase(from start: Int) {
+        guard !hasNonASCII(from: start) else { return recase(from: start) { $0.lowercased() } }
+        for i in start..<count where base[i] >= 0x41 && base[i] <= 0x5A { base[i] |= 0x20 }
+    }
+
+    mutating func uppercase(from start: Int) {
+        guard !hasNonASCII(from: start) else { return recase(from: start) { $0.uppercased() } }
+        for i in start..<count where base[i] >= 0x61 && base[i] <= 0x7A { base[i] &= ~0x20 }
+    }
+
+    private mutating func recase(from start: Int, _ transform: (String) -> String) {
+        let text = transform(String(decoding: UnsafeBufferPointer(start: base + start, count: count - start), as: UTF8.self))
+        count = start
+        var t = text
+        t.withUTF8 { append($0) }
+    }
+
+    /// Space, tab, LF, CR, vertical tab and form feed.
+    @inline(__always)
+    private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
+
+    mutating func trim(from start: Int) {
+        var lo = start, hi = count
+        while lo < hi && Self.isSpace(base[lo]) { lo += 1 }
+        while hi > lo && Self.isSpace(base[hi - 1]) { hi -= 1 }
+        if lo > start { (base + start).update(from: base + lo, count: hi - lo) }
+        count = start + (hi - lo)
+    }
+
+    @inline(__always)
+    private static func isUnreserved(_ b: UInt8) -> Bool {
+        (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
+            || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
+    }
+
+    /// RFC 3986 percent-encoding, filled from the back so that nothing is copied twice.
+    mutating func percentEncode(from start: Int) {
+        var escaped = 0
+        for i in start..<count where !Self.isUnreserved(base[i]) { escaped += 1 }
+        guard escaped > 0 else { return }
+        let oldEnd = count
+        reserve(2 * escaped)
+        count += 2 * escaped
+        let hex: StaticString = "0123456789ABCDEF"
+        var write = count
+        var read = oldEnd
+        while read > start {
+            read -= 1
+            let b = base[read]
+            if Self.isUnreserved(b) {
+                write -= 1
+                base[write] = b
+            } else {
+                write -= 3
+                base[write] = 0x25
+                base[write + 1] = hex.utf8Start[Int(b >> 4)]
+                base[write + 2] = hex.utf8Start[Int(b & 0x0F)]
+            }
+        }
+    }
+
+    /// Every occurrence of `old` (not empty) replaced by `new`, left to right. The result is built
+    /// past the end of the buffer, then moved down over the original.
+    mutating func replace(from start: Int, _ old: UnsafeBufferPointer<UInt8>, with new: UnsafeBufferPointer<UInt8>) {
+        let end = count, n = old.count
+        guard n > 0, end - start >= n else { return }
+        var i = start
+        while i + n <= end {
+            if base[i] == old[0] && bytesEqual(UnsafeBufferPointer(start: base + i, count: n), old) { break }
+            i += 1
+        }
+        guard i + n <= end else { return }  // no occurrence: nothing moves
+        var read = start
+        while read < end {
+            if read + n <= end && base[read] == old[0] && bytesEqual(UnsafeBufferPointer(start: base + read, count: n), old) {
+                append(new)
+                read += n
+            } else {
+                append(base[read])
+                read += 1
+            }
+        }
+        let length = count - end
+        (base + start).update(from: base + end, count: length)
+        count = start + length
+    }
+}
