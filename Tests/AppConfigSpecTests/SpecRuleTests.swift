@@ -93,6 +93,8 @@ let ruleCases: [RuleCase] = [
              good: doc("<string keyName=\"k\"><defaultValue><userVariable value=\"emailAddress\"/></defaultValue></string>")),
     RuleCase(code: .variableUnknown, bad: doc("<string keyName=\"k\"><defaultValue><userVariable value=\"imei\"/></defaultValue></string>"), line: 5,
              good: doc("<string keyName=\"k\"><defaultValue><deviceVariable value=\"imei\"/></defaultValue></string>")),
+    RuleCase(code: .variableForeign, bad: doc("<string keyName=\"k\"><defaultValue><value>{{mail}}</value></defaultValue></string>"), line: 5,
+             good: doc("<string keyName=\"k\"><defaultValue><value>{mail}</value></defaultValue></string>"), severity: .warning),
     RuleCase(code: .variableSpelling, bad: doc("<string keyName=\"k\"><defaultValue><deviceVariable value=\"IMEI\"/></defaultValue></string>"), line: 5,
              good: doc("<string keyName=\"k\"><defaultValue><deviceVariable value=\"imei\"/></defaultValue></string>"), severity: .warning),
     // Constraints

@@ -78,6 +78,9 @@ struct ValuesFileTests {
         Bad(json: "{\"serverURL\": \"https://$(UDID)\"}", code: .variableSpelling, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(ou|lowr)\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(ou|replace:a)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://x/$EMAIL\"}", code: .valuesForeignVariable, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://x/{DeviceSerialNumber}\"}", code: .valuesForeignVariable, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://x/{{serialnumber}}\"}", code: .valuesForeignVariable, line: 1, column: 15),
         Bad(json: "{\"timeout\": 99999999999999999999}", code: .valuesSyntax, line: 1, column: 13),
         Bad(json: "{\"ratio\": 1e-400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"ratio\": -1e400}", code: .valuesSyntax, line: 1, column: 11),
@@ -98,6 +101,22 @@ struct ValuesFileTests {
         #expect(all.map { $0.code.as(DiagnosticCode.self) } == [.valuesVariableUnknown, .valuesTemplate])
         #expect(all.map(\.message) == ["\"serverURL\": $(mail) is not a user or device variable",
                                        "\"serverURL\": the variable at offset 16 has an unknown filter \"nope\""])
+    }
+
+    @Test("other consoles' variables are found with our equivalents, and translated", arguments: [
+        ("https://$EMAIL/$SERIALNUMBER", ["$EMAIL": "$(emailAddress)", "$SERIALNUMBER": "$(serialNumber)"], "https://$(emailAddress)/$(serialNumber)", []),
+        ("{EnrollmentUser}@{EmailDomain} {notAToken}", ["{EnrollmentUser}": "$(sAMAccountName)", "{EmailDomain}": "$(emailAddressDomain)"],
+         "$(sAMAccountName)@$(emailAddressDomain) {notAToken}", []),
+        ("{{UserPrincipalName}} costs $5 {{partialupn}}", ["{{UserPrincipalName}}": "$(upn)", "{{partialupn}}": nil],
+         "$(upn) costs $$5 {{partialupn}}", ["{{partialupn}}"]),
+        ("$EXTENSIONATTRIBUTE_12 and $(ou)", ["$EXTENSIONATTRIBUTE_12": nil], "$$EXTENSIONATTRIBUTE_12 and $$(ou)", ["$EXTENSIONATTRIBUTE_12"]),
+    ])
+    func foreignVariables(text: String, tokens: [String: String?], translated: String, untranslated: [String]) {
+        let found = ForeignVariables.tokens(in: text)
+        #expect(Dictionary(uniqueKeysWithValues: found.map { ($0.text, $0.equivalent) }) == tokens)
+        let t = ForeignVariables.translate(text)
+        #expect(t.text == translated)
+        #expect(t.untranslated.map(\.text) == untranslated)
     }
 
     @Test("numbers JSON cannot hold exactly are named for what they are")

@@ -64,6 +64,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     case variableUnknown = "variable.unknown"
     /// A variable spelt other than canonically (`IMEI` for `imei`): accepted, with a warning.
     case variableSpelling = "variable.spelling"
+    /// Another console's variable in a default (`$EMAIL`, `{EmailAddress}`, `{{mail}}`): devices
+    /// would get the text as it is. A warning in a spec, which may mean it.
+    case variableForeign = "variable.foreign"
 
     // MARK: Constraints
     /// A constraint attribute the key type does not allow (`pattern` on an integer, `min` on a boolean).
@@ -121,8 +124,10 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     case valuesConstraint = "values.constraint"
     /// A template naming a variable that does not exist.
     case valuesVariableUnknown = "values.variable-unknown"
-    /// A malformed template: `$(` without `)`, an empty name, a lone `$`.
+    /// A malformed template: `$(` without `)`, an empty name, a lone `$`, an unknown filter.
     case valuesTemplate = "values.template"
+    /// Another console's variable in a value (`$EMAIL`, `{EmailAddress}`, `{{mail}}`), named with ours.
+    case valuesForeignVariable = "values.foreign-variable"
 
     // MARK: Compilation (spec + values -> program)
     /// A literal that is not of its key's type (a model built in code; the parsers refuse it earlier).
@@ -137,7 +142,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     /// Problems that make a spec unusable are errors; advice and tolerated deviations are warnings.
     public var defaultSeverity: Problem.Severity {
         switch self {
-        case .defaultBreaksConstraint, .variableSpelling, .constraintPatternIgnoresBounds,
+        case .defaultBreaksConstraint, .variableSpelling, .variableForeign, .constraintPatternIgnoresBounds,
              .constraintValueDuplicate, .fieldTypeMismatch, .fieldDuplicate, .hiddenWithoutDefault,
              .languageCode, .languageNoDefaultLocale:
             return .warning

@@ -217,6 +217,11 @@ struct SpecBuilder {
                 checker.attributes(of: item, allowed: [])
                 let text = checker.textContent(of: item)
                 if let value = type.elementType.parse(text) {
+                    if type.elementType == .string {
+                        for token in ForeignVariables.tokens(in: text) {
+                            report(.variableForeign, at: item.location, ForeignVariables.message(token))
+                        }
+                    }
                     out.append(.init(.literal(value), at: item.location))
                 } else {
                     report(.defaultType, at: item.location,

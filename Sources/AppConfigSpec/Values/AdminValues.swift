@@ -221,6 +221,16 @@ struct ValueTyper {
         let type = key.type.elementType
         switch (type, raw.kind) {
         case (.string, .string(let s)):
+            let foreign = ForeignVariables.tokens(in: s)
+            if !foreign.isEmpty {
+                for token in foreign { log.report(.valuesForeignVariable, at: raw.location, "\"\(key.name)\": " + ForeignVariables.message(token)) }
+                let offsets = Set(foreign.map(\.offset))
+                for error in StringTemplate.errors(in: s) {
+                    if case .loneDollar(let offset) = error, offsets.contains(offset) { continue }
+                    report(error, in: s, at: raw.location, key: key)
+                }
+                return nil
+            }
             switch StringTemplate.parse(s) {
             case .success(let (template, nonCanonical)):
                 for name in nonCanonical {

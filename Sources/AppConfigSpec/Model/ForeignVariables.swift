@@ -1,0 +1,114 @@
+/// Other consoles' variable tokens, as admins paste them from Jamf Pro (`$EMAIL`), Workspace ONE
+/// (`{EmailAddress}`) and Microsoft Intune (`{{mail}}`). Left as they are they would reach devices
+/// as literal text; lint names each with our equivalent, and `appconfig import` translates them.
+public enum ForeignVariables {
+    public enum Console: String, Sendable, CaseIterable {
+        case jamf = "Jamf Pro", ws1 = "Workspace ONE", intune = "Intune"
+    }
+
+    public struct Token: Sendable, Equatable {
+        /// As written: `$EMAIL`, `{EmailAddress}`, `{{mail}}`.
+        public var text: String
+        public var console: Console
+        /// Ours (`$(emailAddress)`), or nil when there is none.
+        public var equivalent: String?
+        /// Unicode-scalar offset in the string.
+        public var offset: Int
+    }
+
+    /// Jamf Pro's payload variables for mobile devices.
+    static let jamf: [String: String?] = [
+        "EMAIL": "$(emailAddress)", "SERIALNUMBER": "$(serialNumber)", "UDID": "$(udid)", "USERNAME": "$(userName)",
+        "REALNAME": "$(displayName)", "FULLNAME": "$(displayName)", "IMEI": "$(imei)", "ICCID": "$(iccid)", "MEID": "$(meid)",
+        "MACADDRESS": "$(wifiMacAddress)", "DEVICENAME": "$(device.Display Name)", "DEPARTMENT": "$(device.Department)",
+        "BUILDING": "$(device.Building)", "ROOM": "$(device.Room)", "POSITION": "$(device.Position)",
+        "ASSET_TAG": "$(device.Asset Tag)", "SITENAME": "$(device.Site)", "JSSID": "$(device.JSS Mobile Device ID)",
+        "PHONE": nil, "SITEID": nil, "MANAGEMENTID": nil, "PROFILEJSSID": nil,
+    ]
+    /// Workspace ONE's lookup values.
+    static let ws1: [String: String?] = [
+        "emailaddress": "$(emailAddress)", "emailusername": "$(emailAddressLocalPart)", "emaildomain": "$(emailAddressDomain)",
+        "enrollmentuser": "$(sAMAccountName)", "userprincipalname": "$(upn)", "firstname": "$(firstName)", "lastname": "$(lastName)",
+        "userdistinguishedname": "$(dn)", "deviceserialnumber": "$(serialNumber)", "deviceuid": "$(udid)", "devicemodel": "$(model)",
+        "deviceimei": "$(imei)", "devicewlanmac": "$(wifiMacAddress)", "devicephonenumber": "$(phoneNumber)",
+        "devicefriendlyname": "$(device.Friendly Name)", "deviceplatform": nil, "groupcode": nil, "enrollmentuserid": nil,
+    ]
+    /// Intune's app configuration tokens (case-insensitive).
+    static let intune: [String: String?] = [
+        "userprincipalname": "$(upn)", "mail": "$(emailAddress)", "username": "$(sAMAccountName)", "serialnumber": "$(serialNumber)",
+        "devicename": "$(device.Device name)", "deviceid": "$(device.Device ID)", "imei": "$(imei)",
+        "partialupn": nil, "accountid": nil, "userid": nil, "aaddeviceid": nil, "serialnumberlast4digits": nil, "udidlast4digits": nil,
+    ]
+
+    /// Every known token in `text`, in order.
+    public static func tokens(in text: String) -> [Token] {
+        let s = Array(text.unicodeScalars)
+        var found: [Token] = []
+        var i = 0
+        func word(from start: Int, _ allowed: (Unicode.Scalar) -> Bool) -> Int {
+            var j = start
+            while j < s.count && allowed(s[j]) { j += 1 }
+            return j
+        }
+        func string(_ range: Range<Int>) -> String { var t = ""; t.unicodeScalars.append(contentsOf: s[range]); return t }
+        while i < s.count {
+            if s[i] == "$", i + 1 < s.count, s[i + 1] != "(" && s[i + 1] != "$" {
+                let end = word(from: i + 1) { ("A"..."Z").contains($0) || $0 == "_" || ("0"..."9").contains($0) }
+                let name = string((i + 1)..<end)
+                if let equivalent = jamf[name] {
+                    found.append(Token(text: "$" + name, console: .jamf, equivalent: equivalent, offset: i))
+                    i = end
+                    continue
+                }
+                if name.hasPrefix("EXTENSIONATTRIBUTE_") {
+                    found.append(Token(text: "$" + name, console: .jamf, equivalent: nil, offset: i))
+                    i = end
+                    continue
+                }
+            } else if s[i] == "{", i + 1 < s.count, s[i + 1] == "{" {
+                let end = word(from: i + 2) { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
+                if end + 1 < s.count, s[end] == "}", s[end + 1] == "}", let equivalent = intune[string((i + 2)..<end).lowercased()] {
+                    found.append(Token(text: string(i..<(end + 2)), console: .intune, equivalent: equivalent, offset: i))
+                    i = end + 2
+                    continue
+                }
+            } else if s[i] == "{" {
+                let end = word(from: i + 1) { $0.properties.isAlphabetic }
+                if end < s.count, s[end] == "}", let equivalent = ws1[string((i + 1)..<end).lowercased()] {
+                    found.append(Token(text: string(i..<(end + 1)), console: .ws1, equivalent: equivalent, offset: i))
+                    i = end + 1
+                    continue
+                }
+            }
+            i += 1
+        }
+        return found
+    }
+
+    /// `text` with every token that has an equivalent replaced by it (and `$` of the rest kept as
+    /// a literal `$$`); the tokens without one are returned apart.
+    public static func translate(_ text: String) -> (text: String, untranslated: [Token]) {
+        let s = Array(text.unicodeScalars)
+        var out = "", untranslated: [Token] = [], i = 0
+        for token in tokens(in: text) {
+            for scalar in s[i..<token.offset] { out += scalar == "$" ? "$$" : String(scalar) }
+            if let equivalent = token.equivalent { out += equivalent } else {
+                out += token.text.replacingDollars
+                untranslated.append(token)
+            }
+            i = token.offset + token.text.unicodeScalars.count
+        }
+        for scalar in s[i...] { out += scalar == "$" ? "$$" : String(scalar) }
+        return (out, untranslated)
+    }
+
+    /// The message for a token found in a value or a default.
+    public static func message(_ token: Token) -> String {
+        "\(token.text) is \(token.console.rawValue)'s variable, which would reach devices as literal text; "
+            + (token.equivalent.map { "write \($0)" } ?? "it has no equivalent here: map the value to an inventory column and write $(device.<Column>)")
+    }
+}
+
+private extension String {
+    var replacingDollars: String { unicodeScalars.map { $0 == "$" ? "$$" : String($0) }.joined() }
+}
