@@ -52,7 +52,8 @@ public enum ForeignVariables {
         }
         func string(_ range: Range<Int>) -> String { var t = ""; t.unicodeScalars.append(contentsOf: s[range]); return t }
         while i < s.count {
-            if s[i] == "$", i + 1 < s.count, s[i + 1] != "(" && s[i + 1] != "$" {
+            if s[i] == "$", i + 1 < s.count, s[i + 1] == "$" { i += 2; continue }  // `$$`: a literal dollar, as written on purpose
+            if s[i] == "$", i + 1 < s.count, s[i + 1] != "(" {
                 let end = word(from: i + 1) { ("A"..."Z").contains($0) || $0 == "_" || ("0"..."9").contains($0) }
                 let name = string((i + 1)..<end)
                 if let equivalent = jamf[name] {
