@@ -13,11 +13,14 @@ enum PlistPrecheck {
         case loneSurrogate
         /// A NUL character in a string or key (a raw NUL byte or `&#0;` in XML).
         case nulCharacter
+        /// A binary plist whose trailer does not describe its object table (libplist 2.2 reads some
+        /// such files anyway, past the checks above: found by tools/fuzz values).
+        case malformedTrailer
     }
 
     static func check(_ bytes: [UInt8], limit: Int) -> Verdict {
         guard bytes.starts(with: Array("bplist00".utf8)) else { return xml(bytes, limit: limit) }
-        guard let table = BinaryObjectTable(bytes) else { return .fine }
+        guard let table = BinaryObjectTable(bytes) else { return .malformedTrailer }
         if let trouble = table.stringTrouble() { return trouble }
         return binary(table, limit: limit)
     }
@@ -130,7 +133,7 @@ private struct BinaryObjectTable {
         let be = { Self.bigEndian(bytes, at: $0, size: 8) }
         guard let count = be(trailer + 8), let top = be(trailer + 16), let tableOffset = be(trailer + 24),
               count > 0, top < count, offsetSize > 0, offsetSize <= 8, refSize > 0, refSize <= 8,
-              count <= (bytes.count - tableOffset) / offsetSize else { return nil }
+              tableOffset >= 8, tableOffset <= trailer, count <= (trailer - tableOffset) / offsetSize else { return nil }
         self.count = count
         self.top = top
         self.tableOffset = tableOffset

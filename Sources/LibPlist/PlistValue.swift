@@ -64,6 +64,7 @@ public enum LibPlist {
         case .cycle: throw DecodeError(message: "a container of this binary plist contains itself")
         case .loneSurrogate: throw DecodeError(message: "a string holds a lone UTF-16 surrogate")
         case .nulCharacter: throw DecodeError(message: "a string or key holds a NUL character")
+        case .malformedTrailer: throw DecodeError(message: "libplist could not decode this binary plist: its trailer does not describe its object table")
         }
         var root: plist_t? = nil
         bytes.withUnsafeBufferPointer { buffer in
