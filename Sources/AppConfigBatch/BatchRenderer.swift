@@ -25,7 +25,16 @@ public struct BatchOptions: Sendable {
 /// One device that did not render: its row and the problem (whose location names the device).
 public struct DeviceFailure: Sendable {
     public var row: Int
-    public var problem: Problem
+    /// Every problem of the device (each failing key, each missing variable), in key order.
+    public var problems: [Problem]
+    /// The first of them.
+    public var problem: Problem { problems[0] }
+
+    public init(row: Int, problems: [Problem]) {
+        precondition(!problems.isEmpty, "a failure has a problem")
+        self.row = row
+        self.problems = problems
+    }
 }
 
 /// What a render pass did.
@@ -180,11 +189,11 @@ public final class BatchRenderer: @unchecked Sendable {
         do {
             bytes = try worker.renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
         } catch {
-            worker.failures.append(DeviceFailure(row: row, problem: placed(error, row: row)))
+            worker.failures.append(DeviceFailure(row: row, problems: worker.renderer.deviceProblems.map { placed($0, row: row) }))
             return nil
         }
         if let verifier = worker.verifier, let mismatch = verifier.check(bytes, slots: view) {
-            worker.failures.append(DeviceFailure(row: row, problem: placed(mismatch, row: row)))
+            worker.failures.append(DeviceFailure(row: row, problems: [placed(mismatch, row: row)]))
             return nil
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)

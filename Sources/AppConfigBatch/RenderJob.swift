@@ -213,7 +213,15 @@ public struct RenderJob: Sendable {
         s.devices.failed = result.failures.count
         s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
         s.devices.usersNotFound = fleet.problems.count
-        for f in result.failures { s.errorsByCode[f.problem.code.rawValue, default: 0] += 1 }
+        for f in result.failures { for p in f.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 } }
+        let inventory = fleet.inventory
+        func identity(_ row: Int) -> RunSummary.DeviceIdentity {
+            func text(_ slot: Int?) -> String? { slot.map { inventory.string(row: row, slot: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+            return RunSummary.DeviceIdentity(serialNumber: text(inventory.variableSlots[.serialNumber]), userKey: text(inventory.userKeySlot))
+        }
+        for row in result.failures.map(\.row) + s.problems.compactMap(\.location.row) where row < inventory.rowCount {
+            s.identities[row] = identity(row)
+        }
         for p in s.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 }
         s.devicesPerSecond = result.seconds > 0 ? Int(Double(result.devicesInShard) / result.seconds) : 0
         s.interrupted = result.interrupted

@@ -37,11 +37,18 @@ public struct RunReport {
         unlink(probe)
     }
 
-    /// One line per problem: code, message, device, key, variable, source and the value unless redacted.
+    /// One line per problem (a device with three failing keys has three): code, message, and where
+    /// known device, serialNumber, userKey, key, variable, dn, source, and the value unless redacted.
+    /// The schema is docs/errors-jsonl.md.
     public func errorLines() -> [String] {
-        (summary.failures.map(\.problem) + summary.problems).map { p in
+        (summary.failures.flatMap(\.problems) + summary.problems).map { p in
             var o: [String: Any] = ["code": p.code.rawValue, "message": redact ? Self.redacted(p.message, p.value) : p.message]
             if let device = p.location.device { o["device"] = device }
+            if let row = p.location.row, let identity = summary.identities[row] {
+                if let serial = identity.serialNumber { o["serialNumber"] = serial }
+                if let user = identity.userKey { o["userKey"] = user }
+            }
+            if let dn = p.location.dn { o["dn"] = dn }
             if let key = p.location.key { o["key"] = key }
             if let v = p.variable { o["variable"] = v.description }
             if let source = p.location.place { o["source"] = source }

@@ -32,6 +32,14 @@ public struct RunSummary: Sendable, Codable {
     public var failures: [DeviceFailure] = []
     /// Every row, entry or join problem of the sources.
     public var problems: [Problem] = []
+    /// Per inventory row named by a failure or a problem: the device's serial number and user key
+    /// where the inventory has them, for `errors.jsonl`.
+    public var identities: [Int: DeviceIdentity] = [:]
+
+    public struct DeviceIdentity: Sendable, Equatable {
+        public var serialNumber: String?
+        public var userKey: String?
+    }
 
     public struct Devices: Sendable, Codable {
         /// Every data row of the inventory, whether it became a device or not.

@@ -24,6 +24,9 @@ public final class Renderer {
     }
 
     private var saved: State
+    /// Every problem of the last device rendered, in key order (empty when it rendered): a device
+    /// is checked whole, so that one run names all that is wrong with it. `render` throws the first.
+    public private(set) var deviceProblems: [Problem] = []
     /// Per dynamic string of the current device: where its bytes are and what the scan found.
     let strings: UnsafeMutableBufferPointer<DynamicString>
     /// The keys present for the current device, in plist order (omitted keys are left out).
@@ -66,30 +69,36 @@ public final class Renderer {
         precondition(values.count == image.slotCount, "a device row needs one value per slot")
         var state = saved
         defer { saved = state }
-        var failure = resolve(values, &state)
-        if failure == nil {
+        if !deviceProblems.isEmpty { deviceProblems.removeAll(keepingCapacity: true) }
+        resolve(values, &state, problems: &deviceProblems)
+        if deviceProblems.isEmpty {
             state.output.count = 0
             let device = ResolvedDevice(presentKeys: presentKeys, strings: strings, state: state)
             if let binaryEmitter {
                 binaryEmitter.emit(device, into: &state.output)
-            } else {
-                failure = xmlEmitter!.emit(device, into: &state.output)
+            } else if let failure = xmlEmitter!.emit(device, into: &state.output) {
+                deviceProblems.append(failure)
             }
         }
-        if var error = failure {
-            if let v = error.variable, let place = source(v) {
-                let key = error.location.key
-                error.location = place
-                error.location.key = key
+        guard deviceProblems.isEmpty else {
+            for i in deviceProblems.indices {
+                if let v = deviceProblems[i].variable, let place = source(v) {
+                    let key = deviceProblems[i].location.key
+                    deviceProblems[i].location = place
+                    deviceProblems[i].location.key = key
+                }
             }
-            throw error
+            throw deviceProblems[0]
         }
         return state.output.bytes
     }
 
     // MARK: The VM: resolve variables, build dynamic strings, run the checks
 
-    private func resolve(_ values: UnsafeBufferPointer<SlotValue>, _ state: inout State) -> Problem? {
+    /// Runs the program over one device. A problem is recorded and the VM goes on: a string
+    /// that failed skips its remaining checks, a key with a failed string is left out, and every
+    /// other string and key is still resolved, so that every problem of the device is found.
+    private func resolve(_ values: UnsafeBufferPointer<SlotValue>, _ state: inout State, problems: inout [Problem]) {
         state.text.count = 0
         state.presentCount = 0
         let code = image.instructions
@@ -98,17 +107,28 @@ public final class Renderer {
         var current = 0
         /// Where the value of the last variable starts in `state.text`: what its filters act on.
         var part = 0
+        var keyFailed = false, stringFailed = false
+        /// Records a problem of the current string; `pc` then moves past the string's other checks.
+        func fail(_ problem: Problem) {
+            problems.append(problem)
+            keyFailed = true
+            while Self.isCheck(Instruction(rawValue: code[pc + 1]).opcode) { pc += 1 }
+        }
         while true {
             let instruction = Instruction(rawValue: code[pc])
             switch instruction.opcode {
             case .key:
                 key = instruction.operand
+                keyFailed = false
             case .endKey:
-                presentKeys[state.presentCount] = Int32(key)
-                state.presentCount += 1
+                if !keyFailed {
+                    presentKeys[state.presentCount] = Int32(key)
+                    state.presentCount += 1
+                }
             case .stringBegin:
                 current = instruction.operand
                 strings[current] = DynamicString(start: Int32(state.text.count))
+                stringFailed = false
             case .literal:
                 state.text.append(image.bytes(image.texts[instruction.operand]))
             case .variableOr:
@@ -138,9 +158,12 @@ public final class Renderer {
                 } else {
                     switch image.keyPolicy[key] {
                     case .fail:
-                        return Problem(.missingVariable, at: Location(key: program.keys[key].name),
-                                       "$(\(program.slots[slot])) is \(value.count == 0 ? "empty" : "missing") for this device",
-                                       variable: program.slots[slot])
+                        // Recorded; the string goes on, so that its other missing variables are named too.
+                        problems.append(Problem(.missingVariable, at: Location(key: program.keys[key].name),
+                                                "$(\(program.slots[slot])) is \(value.count == 0 ? "empty" : "missing") for this device",
+                                                variable: program.slots[slot]))
+                        keyFailed = true
+                        stringFailed = true
                     case .omit:
                         pc = Int(image.keyEnd[key]) + 1
                         continue
@@ -149,17 +172,21 @@ public final class Renderer {
                     }
                 }
             case .stringEnd:
+                if stringFailed {
+                    while Self.isCheck(Instruction(rawValue: code[pc + 1]).opcode) { pc += 1 }
+                    break
+                }
                 let start = Int(strings[current].start)
                 let bytes = UnsafeBufferPointer(start: state.text.base + start, count: state.text.count - start)
-                guard DynamicString.scan(bytes, hashing: hashStrings, into: &strings[current]) else {
-                    return deviceError(.invalidUTF8, current, key, value: nil, "the value is not valid UTF-8")
+                if !DynamicString.scan(bytes, hashing: hashStrings, into: &strings[current]) {
+                    fail(deviceError(.invalidUTF8, current, key, value: nil, "the value is not valid UTF-8"))
                 }
             case .checkLength:
                 let (lo, hi) = instruction.operands
                 let n = Int(strings[current].utf16Count)
                 if n < lo || (hi != Instruction.noBound && n > hi) {
                     let bound = n < lo ? "fewer than min \(lo)" : "more than max \(hi)"
-                    return checkError(.length, current, key, state.text, "has \(n) characters (UTF-16 units), \(bound)")
+                    fail(checkError(.length, current, key, state.text, "has \(n) characters (UTF-16 units), \(bound)"))
                 }
             case .checkPattern:
                 let pattern = image.patterns[instruction.operand]
@@ -169,9 +196,9 @@ public final class Renderer {
                 switch result {
                 case .match: break
                 case .noMatch:
-                    return checkError(.pattern, current, key, state.text, "does not match pattern \(pattern.takeUnretainedValue().source)")
+                    fail(checkError(.pattern, current, key, state.text, "does not match pattern \(pattern.takeUnretainedValue().source)"))
                 case .failed(let why):
-                    return checkError(.patternLimit, current, key, state.text, "could not be checked against \(pattern.takeUnretainedValue().source): \(why)")
+                    fail(checkError(.patternLimit, current, key, state.text, "could not be checked against \(pattern.takeUnretainedValue().source): \(why)"))
                 }
             case .checkValues:
                 let v = instruction.operand
@@ -179,16 +206,19 @@ public final class Renderer {
                 let hash = hashStrings ? strings[current].hash : fnv1a(bytes)
                 if !image.valueSet(v, contains: bytes, hash: hash) {
                     let allowed = program.valueSets[v].display.map { "\"\($0)\"" }.joined(separator: ", ")
-                    return checkError(.valueNotAllowed, current, key, state.text, "is not one of " + allowed)
+                    fail(checkError(.valueNotAllowed, current, key, state.text, "is not one of " + allowed))
                 }
             case .halt:
-                return nil
+                return
             case .constant, .arrayBegin, .arrayEnd:
                 break
             }
             pc += 1
         }
     }
+
+    @inline(__always)
+    private static func isCheck(_ op: Instruction.Opcode) -> Bool { op == .checkLength || op == .checkPattern || op == .checkValues }
 
     private func checkError(_ code: DeviceCode, _ d: Int, _ key: Int, _ text: ByteBuffer, _ what: String) -> Problem {
         Problem(check: code, program: program, string: strings[d], text: text, key: key, what)

@@ -32,13 +32,14 @@ struct RenderJobTests {
         #expect(summary.devices.rendered == 975)
         #expect(summary.devices.failed == 25)
         #expect(summary.devices.usersNotFound == 15)
-        #expect(summary.errorsByCode == ["device.missing-variable": 15, "device.pattern": 10, "join.user-not-found": 15])
+        #expect(summary.errorsByCode == ["device.missing-variable": 60, "device.pattern": 10, "join.user-not-found": 15])
+        #expect(summary.failures.map(\.problems.count).reduce(0, +) == 70)
         #expect(summary.published && summary.output == tar)
         #expect(summary.exitStatus == ExitStatus.partial)
         #expect(Set(summary.seconds.keys) == ["compile", "since", "inventory", "directory", "join", "render", "publish"])
         #expect(summary.failures.map(\.problem.location.device).allSatisfy { $0 != nil })
         let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
-        #expect(errors.count == 40)
+        #expect(errors.count == 85)
         let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as? [String: Any]
         #expect((written?["devices"] as? [String: Int])?["rendered"] == 975)
 

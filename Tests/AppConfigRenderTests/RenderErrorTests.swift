@@ -168,4 +168,21 @@ struct RenderErrorTests {
             #expect(try Renderer(image: ProgramImage(program), format: format).renderCopy(Self.good) == clean)
         }
     }
+
+    @Test("a device is checked whole: every failing key and every missing variable, in key order; the next device starts clean")
+    func everyProblemOfADevice() throws {
+        let program = try compileProgram(specXML("""
+            <string keyName="a"/><string keyName="b"><constraint pattern="^x"/></string>
+            <stringArray keyName="c"><constraint pattern="^[0-9]+$"/></stringArray><string keyName="d"/>
+            """), values: #"{"a": "$(ou)-$(cn)", "b": "$(firstName)", "c": ["$(lastName)", "1", "$(locale)"], "d": "ok"}"#)
+        let renderer = Renderer(image: ProgramImage(program), format: .binary)
+        #expect(throws: Problem.self) { try renderer.renderCopy([.user(.firstName): "nope", .user(.lastName): "x9"]) }
+        #expect(renderer.deviceProblems.map { "\($0.location.key ?? "") \($0.code.rawValue) \($0.variable?.description ?? "")" } == [
+            "a device.missing-variable ou", "a device.missing-variable cn", "b device.pattern firstName",
+            "c device.pattern lastName", "c device.missing-variable locale",
+        ])
+        let fine = try renderer.renderCopy([.user(.ou): "o", .user(.cn): "c", .user(.firstName): "xyz", .user(.lastName): "1", .user(.locale): "2"])
+        #expect(renderer.deviceProblems.isEmpty)
+        #expect(try LibPlist.decode(fine)["c"] == .array([.string("1"), .string("1"), .string("2")]))
+    }
 }
