@@ -67,10 +67,12 @@ public struct RenderJob: Sendable {
         self.sources = sources
     }
 
-    /// Hooks for a front end: warnings as they come, the render pass starting (for a progress
-    /// display) and ending.
+    /// Hooks for a front end: warnings as they come, each phase starting (for a progress display:
+    /// `compile`, `inventory`, `directory`, `join`, `render`, `publish`), the render pass starting
+    /// and ending.
     public struct Observer: Sendable {
         public var warning: @Sendable (Problem) -> Void = { _ in }
+        public var phaseStarted: @Sendable (String) -> Void = { _ in }
         public var renderStarted: @Sendable (BatchRenderer) -> Void = { _ in }
         public var renderFinished: @Sendable () -> Void = {}
         public init() {}
@@ -82,8 +84,14 @@ public struct RenderJob: Sendable {
     public func run(cancellation: Cancellation = Cancellation(), observer: Observer = Observer()) throws -> RunSummary {
         var clock = monotonicSeconds()
         var seconds: [String: Double] = [:]
-        func lap(_ phase: String) { let now = monotonicSeconds(); seconds[phase] = now - clock; clock = now }
+        func lap(_ phase: String, next: String? = nil) {
+            let now = monotonicSeconds()
+            seconds[phase] = now - clock
+            clock = now
+            if let next { observer.phaseStarted(next) }
+        }
 
+        observer.phaseStarted("compile")
         let program = try compile(observer: observer)
         let delivery = try self.delivery.resolved(specBundleID: program.metadata.bundleId)
         if delivery.delivery.isMDMCommand && batch.format != .xml {
@@ -94,11 +102,13 @@ public struct RenderJob: Sendable {
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
         let previous = try previousManifest()
-        lap("since")
+        // Before the inventory is read: a wrong password or an unreachable server ends the run at once.
+        try sources.checkDirectory()
+        lap("since", next: "inventory")
         let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
-        lap("inventory")
+        lap("inventory", next: "directory")
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
-        lap("directory")
+        lap("directory", next: "join")
         let fleet = Fleet(inventory: inventory, users: users)
         if var diagnosis = fleet.joinDiagnosis() {
             if diagnosis.code == .joinNone && !allowUnjoined {
@@ -108,7 +118,7 @@ public struct RenderJob: Sendable {
             diagnosis.severity = .warning
             observer.warning(diagnosis)
         }
-        lap("join")
+        lap("join", next: "render")
 
         let encoder = Self.encoder(for: delivery)
         var options = batch
@@ -128,7 +138,7 @@ public struct RenderJob: Sendable {
             throw error
         }
         observer.renderFinished()
-        lap("render")
+        lap("render", next: "publish")
 
         var summary = summarize(program: program, fleet: fleet, result: result)
         let generation = Generation(job: self, program: program, fleet: fleet, result: result,

@@ -35,6 +35,12 @@ public struct FleetSources: Sendable {
         return try InventoryTable.load(inventory, options: options)
     }
 
+    /// Connects to an LDAP directory and binds, then lets go: run before the inventory is read,
+    /// so that a wrong password or an unreachable server is found at once. Nothing for LDIF.
+    public func checkDirectory() throws(Problem) {
+        if case .ldap(let configuration) = directory { try LDAPDirectory.check(configuration) }
+    }
+
     /// Reads the directory, nil without one. An LDAP directory may look up only the users the
     /// inventory names (targeted mode): their keys come from the inventory's user key column.
     /// `warning` hears each LDAP attempt that failed and will be retried, and a password sent in clear.

@@ -85,6 +85,21 @@ struct LDAPTests {
         #expect(try LDAPDirectory.load(insecure, map: AttributeMap()).count == 6000)
     }
 
+    @Test("no base given: the server's naming context is read from its RootDSE; check() binds without searching")
+    func rootDSEBase() throws {
+        let s = try Self.server()
+        var c = configuration(s)
+        c.base = ""
+        let users = try LDAPDirectory.load(c, map: AttributeMap())
+        #expect(users.count == 6000)
+        try LDAPDirectory.check(c)
+        c.password = Secret("wrong")
+        #expect(throws: Problem(.ldapBind, at: Location(file: s.url),
+                                "bind as \(s.bindDN) refused: invalid credentials (check the bind DN and the password's source)")) {
+            try LDAPDirectory.check(c)
+        }
+    }
+
     @Test("targeted mode fetches only the referenced users, with RFC 4515 escaping")
     func targeted() throws {
         let s = try Self.server()

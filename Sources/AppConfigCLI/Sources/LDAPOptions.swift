@@ -5,7 +5,7 @@ import Foundation
 /// LDAP / Active Directory options. The password comes from an environment variable or a file,
 /// never from the command line (where `ps` and shell history would show it).
 struct LDAPOptions: ParsableArguments {
-    @Option(name: .customLong("ldap-base"), help: "The search base, e.g. DC=corp,DC=example.")
+    @Option(name: .customLong("ldap-base"), help: "The search base, e.g. DC=corp,DC=example (default: the server's, from its RootDSE).")
     var base: String?
 
     @Option(name: .customLong("ldap-bind-dn"), help: "The DN to bind as (default: anonymous).")
@@ -61,8 +61,7 @@ struct LDAPOptions: ParsableArguments {
 
     func configuration(url: String) throws -> LDAPConfiguration {
         if LDAPConfiguration.holdsCredentials(url) { throw ValidationError(LDAPConfiguration.credentialsRefusal) }
-        guard let base else { throw ValidationError("an LDAP directory needs --ldap-base") }
-        var c = LDAPConfiguration(url: url, base: base)
+        var c = LDAPConfiguration(url: url, base: base ?? "")
         c.bindDN = bindDN
         c.filter = filter
         c.scope = scope

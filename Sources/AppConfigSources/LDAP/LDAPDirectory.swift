@@ -30,6 +30,7 @@ public struct LDAPConfiguration: Sendable {
     public var caFile: String?
     /// Skip certificate verification (a warning is printed by the CLI).
     public var insecure = false
+    /// Empty: the server's own, read from its RootDSE.
     public var base: String
     public var scope: Scope = .sub
     public var filter = "(objectClass=person)"
@@ -163,6 +164,18 @@ public enum LDAPDirectory {
             } catch {
                 throw Problem(.ldapSearch, at: Location(file: config.url), "\(error)")
             }
+        }
+    }
+
+    /// Connects and binds once (retried like a load), and reads the RootDSE when no base is given.
+    public static func check(_ config: LDAPConfiguration) throws(Problem) {
+        do {
+            let connection = try LDAPConnection(config, budget: LDAPBudget(timeout: config.networkTimeout, deadline: config.deadline))
+            if config.base.isEmpty { _ = try connection.namingContext() }
+        } catch let error as LDAPError {
+            throw Problem(error.kind, at: Location(file: config.url), error.message)
+        } catch {
+            throw Problem(.ldapSearch, at: Location(file: config.url), "\(error)")
         }
     }
 
@@ -348,6 +361,33 @@ final class LDAPConnection {
         entry(dn, values)
     }
 
+    /// The search base: the configured one, else the server's own from its RootDSE
+    /// (`defaultNamingContext` on Active Directory, else the first of `namingContexts`).
+    private(set) lazy var base: String = config.base
+
+    /// Reads the RootDSE for the naming context to search under.
+    func namingContext() throws -> String {
+        var entry: (String, [[UInt8]?])?
+        var attributes: [UnsafeMutablePointer<CChar>?] = [strdup("defaultNamingContext"), strdup("namingContexts"), nil]
+        defer { attributes.forEach { free($0) } }
+        var timeout = Self.timeValue(seconds: try budget.wait())
+        var message: OpaquePointer?
+        try watchdog.bounded(try budget.wait(), "reading the RootDSE") {
+            try check(ldap_search_ext_s(ld, "", LDAP_SCOPE_BASE, "(objectClass=*)", &attributes, 0, nil, nil, &timeout, 1, &message),
+                      "reading the RootDSE for a search base")
+        }
+        defer { ldap_msgfree(message) }
+        if let m = message, let first = ldap_first_entry(ld, m) {
+            take(first, attributes: attributes, count: 2) { dn, values in entry = (dn, values) }
+        }
+        let found = (entry?.1[0] ?? entry?.1[1]).map { String(decoding: $0, as: UTF8.self) }
+        guard let found, !found.isEmpty else {
+            throw LDAPError(code: LDAP_NO_SUCH_OBJECT, message: "the server's RootDSE names no naming context: give --ldap-base", transient: false)
+        }
+        base = found
+        return found
+    }
+
     /// Searches page by page (the paged-results control marked critical, so a server that cannot
     /// page refuses rather than truncates), calling `entry` for each entry and `pageDone` per page.
     func pagedSearch(filter: String, attributes: [String], pageSize: Int,
@@ -361,9 +401,10 @@ final class LDAPConnection {
         case .one: LDAP_SCOPE_ONELEVEL
         case .sub: LDAP_SCOPE_SUBTREE
         }
+        if base.isEmpty { _ = try namingContext() }
         repeat {
             let wait = try budget.wait()
-            try watchdog.bounded(wait, "a page of the search under \(config.base)") {
+            try watchdog.bounded(wait, "a page of the search under \(base)") {
                 try page(filter: filter, scope: scope, attributes: &attributePointers, count: attributes.count, pageSize: pageSize,
                          cookie: &cookie, wait: wait, entry: entry)
             }
@@ -380,8 +421,8 @@ final class LDAPConnection {
         var serverControls: [UnsafeMutablePointer<LDAPControl>?] = [control, nil]
         var timeout = Self.timeValue(seconds: wait)
         var messageID: Int32 = 0
-        try check(ldap_search_ext(ld, config.base, scope, filter, &attributePointers, 0, &serverControls, nil, &timeout,
-                                  LDAP_NO_LIMIT, &messageID), "search under \(config.base) for \(filter)")
+        try check(ldap_search_ext(ld, base, scope, filter, &attributePointers, 0, &serverControls, nil, &timeout,
+                                  LDAP_NO_LIMIT, &messageID), "search under \(base) for \(filter)")
         // Entries are taken one message at a time as they arrive, while the server prepares the
         // next: the table fills as the page streams in.
         var done: OpaquePointer?
@@ -392,7 +433,7 @@ final class LDAPConnection {
                 // -1: the connection failed; 0: the operation timed out.
                 var code: Int32 = LDAP_TIMEOUT
                 if kind < 0 { ldap_get_option(ld, LDAP_OPT_RESULT_CODE, &code) }
-                try check(code == LDAP_SUCCESS ? LDAP_SERVER_DOWN : code, "search under \(config.base)")
+                try check(code == LDAP_SUCCESS ? LDAP_SERVER_DOWN : code, "search under \(base)")
             }
             guard let m = message else { continue }
             if kind == LDAP_RES_SEARCH_ENTRY {
@@ -413,7 +454,7 @@ final class LDAPConnection {
         if code == LDAP_SIZELIMIT_EXCEEDED {
             throw LDAPError(code: code, message: "the server's size limit cut the search short even though it was paged; nothing from it is used")
         }
-        try check(code, "search under \(config.base)")
+        try check(code, "search under \(base)")
         guard let pageResponse = ldap_control_find(LDAP_CONTROL_PAGEDRESULTS, responseControls, nil) else {
             throw LDAPError(code: LDAP_NOT_SUPPORTED, message: "the server did not answer the paged-results control")
         }
