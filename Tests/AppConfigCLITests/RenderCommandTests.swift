@@ -383,4 +383,42 @@ struct RenderCommandTests {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: jobOut + "/" + relative(Self.firstDevice)))
         #expect(bytes.starts(with: Array("<?xml".utf8)))
     }
+
+    /// Runs the binary with stderr on a pseudo-terminal (Python's pty) and returns what the
+    /// terminal received, as Python's repr of the bytes, and the exit status.
+    func renderOnTerminal(_ arguments: [String], progressAfter: String) throws -> (terminal: String, status: Int32) {
+        let python = try #require(which("python3"), "python3 is needed for the terminal test")
+        let script = """
+            import os, pty, subprocess, sys
+            master, slave = pty.openpty()
+            env = dict(os.environ, APPCONFIG_PROGRESS_AFTER=sys.argv[1])
+            p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=slave, env=env)
+            os.close(slave)
+            seen = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            sys.stdout.write(repr(seen))
+            sys.exit(p.wait())
+            """
+        let r = try runProcess(python, ["-c", script, progressAfter, Paths.appconfigBinary, "render"] + arguments)
+        return (r.stdout, r.status)
+    }
+
+    @Test("on a terminal, a progress line across the phases, cleared at the end; none for a job faster than its delay")
+    func progressOnTerminal() throws {
+        let shown = try renderOnTerminal(Self.demo + ["--dry-run"], progressAfter: "0")
+        #expect(shown.status == 3)
+        // Drawn at once (delay 0): the first phase, then the line cleared before the summary.
+        #expect(shown.terminal.contains(#"\r\x1b[K  compiling the spec  "#), "\(shown.terminal)")
+        #expect(shown.terminal.hasSuffix(#"\r\x1b[K'"#), "\(shown.terminal)")
+        let quiet = try renderOnTerminal(Self.demo + ["--dry-run"], progressAfter: "5")
+        #expect(quiet.status == 3)
+        #expect(quiet.terminal == "b''")
+    }
 }

@@ -1,26 +1,65 @@
 import AppConfigBytes
 import Dispatch
+import Foundation
 
-/// A one-line progress display on standard error (a terminal only): devices done, rate, ETA.
+/// A one-line progress display on standard error (a terminal only), across the job's phases: the
+/// phase and its time while the sources load, then devices done, rate and ETA while they render.
+/// Nothing is shown for a job that ends within `delay` seconds (1 s; `APPCONFIG_PROGRESS_AFTER`
+/// overrides it, which the tests use), and the line is cleared at the end.
 final class ProgressMeter: @unchecked Sendable {
     private let timer: DispatchSourceTimer
+    private let lock = NSLock()
+    private var phase = "starting"
+    private var phaseStarted = monotonicSeconds()
+    private var devices: (total: Int, done: @Sendable () -> Int)?
+    private var shown = false
 
-    init(total: Int, done: @escaping @Sendable () -> Int) {
+    static let phaseNames = ["compile": "compiling the spec", "inventory": "reading the inventory", "directory": "reading the directory",
+                             "join": "joining devices to users", "render": "rendering", "publish": "publishing"]
+
+    init(after delay: Double) {
         timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
-        let started = monotonicSeconds()
-        timer.setEventHandler {
-            let n = done()
-            let elapsed = monotonicSeconds() - started
-            let rate = elapsed > 0 ? Double(n) / elapsed : 0
-            let eta = rate > 0 ? Double(total - n) / rate : 0
-            writeStandardError("\r\u{1B}[K  \(n)/\(total) devices  \(formatRate(rate))devices/s  ETA \(String(format1: eta)) s")
-        }
+        timer.schedule(deadline: .now() + max(delay, 0), repeating: 0.25)
+        timer.setEventHandler { [unowned self] in self.draw() }
         timer.resume()
+    }
+
+    /// The delay from the environment, else 1 s.
+    static var delay: Double {
+        ProcessInfo.processInfo.environment["APPCONFIG_PROGRESS_AFTER"].flatMap(Double.init) ?? 1
+    }
+
+    func phase(_ name: String) {
+        lock.withLock {
+            phase = Self.phaseNames[name] ?? name
+            phaseStarted = monotonicSeconds()
+            devices = nil
+        }
+    }
+
+    func rendering(total: Int, done: @escaping @Sendable () -> Int) {
+        lock.withLock {
+            phase = "rendering"
+            phaseStarted = monotonicSeconds()
+            devices = (total, done)
+        }
+    }
+
+    private func draw() {
+        let line: String = lock.withLock {
+            shown = true
+            let elapsed = monotonicSeconds() - phaseStarted
+            guard let devices else { return "  \(phase)  \(String(format1: elapsed)) s" }
+            let n = devices.done()
+            let rate = elapsed > 0 ? Double(n) / elapsed : 0
+            let eta = rate > 0 ? Double(devices.total - n) / rate : 0
+            return "  \(phase)  \(n)/\(devices.total) devices  \(formatRate(rate))devices/s  ETA \(String(format1: eta)) s"
+        }
+        writeStandardError("\r\u{1B}[K" + line)
     }
 
     func finish() {
         timer.cancel()
-        writeStandardError("\r\u{1B}[K")
+        if lock.withLock({ shown }) { writeStandardError("\r\u{1B}[K") }
     }
 }

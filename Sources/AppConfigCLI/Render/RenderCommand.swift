@@ -1,4 +1,5 @@
 import AppConfigBatch
+import AppConfigBytes
 import AppConfigRender
 import AppConfigSources
 import ArgumentParser
@@ -103,31 +104,45 @@ struct RenderCommand: ParsableCommand {
         }
         defer { signals.forEach { $0.cancel() } }
         var observer = RenderJob.Observer()
-        observer.warning = { writeStandardError($0.description + "\n") }
-        let meter = Mutex<ProgressMeter?>(nil)
-        if !quiet && isatty(2) != 0 {
-            observer.renderStarted = { batch in meter.withLock { $0 = ProgressMeter(total: batch.deviceCount) { batch.progress.load(ordering: .relaxed) } } }
-            observer.renderFinished = { meter.withLock { $0?.finish() } }
+        let meter = !quiet && isatty(2) != 0 ? ProgressMeter(after: ProgressMeter.delay) : nil
+        // On a terminal, a warning first clears the progress line it would otherwise run into.
+        let clear = meter == nil ? "" : "\r\u{1B}[K"
+        observer.warning = { writeStandardError(clear + $0.description + "\n") }
+        if let meter {
+            observer.phaseStarted = { meter.phase($0) }
+            observer.renderStarted = { batch in meter.rendering(total: batch.deviceCount) { batch.progress.load(ordering: .relaxed) } }
         }
-        let summary = try reportingProblems { try job.run(cancellation: cancellation, observer: observer) }
-        printSummary(summary)
+        let started = monotonicSeconds()
+        let summary: RunSummary
+        do {
+            summary = try reportingProblems { try job.run(cancellation: cancellation, observer: observer) }
+            meter?.finish()
+        } catch {
+            meter?.finish()
+            throw error
+        }
+        printSummary(summary, seconds: monotonicSeconds() - started)
         if summary.exitStatus != ExitStatus.ok { throw ExitCode(summary.exitStatus) }
     }
 
-    /// The summary goes to stdout, unless stdout carries the tar stream.
-    func printSummary(_ s: RunSummary) {
+    /// The summary goes to stdout, unless stdout carries the tar stream. The headline's time is
+    /// the whole job's; the phases follow it.
+    func printSummary(_ s: RunSummary, seconds: Double) {
         func say(_ line: String) { if tar == "-" { writeStandardError(line + "\n") } else { print(line) } }
-        let render = s.seconds["render"] ?? 0
         say("\(s.dryRun ? "checked" : "rendered") \(s.devices.rendered) of \(s.devices.inShard) devices (\(s.format)"
             + (s.shard != Shard.whole.description ? ", shard \(s.shard)" : "") + ")"
-            + (s.output.map { " to \($0)" } ?? "") + " in \(String(format1: render)) s"
-            + " (\(formatRate(Double(s.devicesPerSecond)))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped")
+            + (s.output.map { " to \($0)" } ?? "") + " in \(String(format1: seconds)) s"
+            + " (\(formatRate(seconds > 0 ? Double(s.devices.inShard) / seconds : 0))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped")
         if !s.errorsByCode.isEmpty {
             say("errors: " + s.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if let c = s.changes, let since = s.since {
             say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.unchanged) unchanged")
         }
+        let phases = ["compile", "since", "inventory", "directory", "join", "render", "publish"].compactMap { name in
+            s.seconds[name].map { "\(name) \(String(format: "%.2f", $0)) s" + (name == "render" ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
+        }
+        say("phases: " + phases.joined(separator: ", "))
         if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl" : "")) }
         if s.interrupted { say("interrupted: nothing was published") }
         if let reason = s.notPublished { say("\(reason): " + (s.dryRun ? "it would not be published" : "nothing was published")) }
