@@ -22,7 +22,16 @@ public struct AppConfigCommand: ParsableCommand {
     public static func run(_ arguments: [String]) -> Int32 {
         do {
             var command = try parseAsRoot(try JobFile.expand(arguments))
-            try command.run()
+            do {
+                try command.run()
+            } catch let error as ValidationError {
+                // A usage error found while running: point at the subcommand's help, not the root's.
+                let subcommand = type(of: command)
+                let name = subcommand.configuration.commandName ?? ""
+                writeStandardError("Error: \(error.message)\nUsage: \(usageString(for: subcommand))\n"
+                                   + "  See 'appconfig \(name) --help' for more information.\n")
+                return ExitStatus.usage
+            }
             return ExitStatus.ok
         } catch let exit as ExitCode {
             return exit.rawValue

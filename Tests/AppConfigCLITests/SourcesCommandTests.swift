@@ -90,6 +90,7 @@ struct SourcesCommandTests {
         let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", Paths.fixture("demo/inventory.csv")] + arguments)
         #expect(r.status == 2)
         #expect(r.stderr.split(separator: "\n").first.map(String.init) == message)
+        #expect(r.stderr.hasSuffix("Usage: appconfig sources [<options>] --inventory <inventory>\n  See 'appconfig sources --help' for more information.\n"))
         #expect(!r.stderr.contains("s3cret") && !r.stdout.contains("s3cret"))
     }
 

@@ -16,11 +16,11 @@ struct CompileCommand: ParsableCommand {
         commandName: "compile",
         abstract: "Compile a spec and admin values into a program; list it, or render one device with given variables.",
         discussion: """
-            With --disasm, prints the program one instruction a line. With --var (repeatable), renders
-            one device whose variables are given on the command line and writes its plist to stdout
-            (or --out); with --delivery, in that delivery's form: an MDM command, or for ddm the
-            declarations and the device's set on stdout (each file's name on a line before it) and
-            the asset to --out. Exit status: 0 done, 1 the spec or values do not compile or the device fails
+            With --disasm, prints the program one instruction a line. With --var (repeatable), renders \
+            one device whose variables are given on the command line and writes its plist to stdout \
+            (or --out); with --delivery, in that delivery's form: an MDM command, or for ddm the \
+            declarations and the device's set on stdout (each file's name on a line before it) and \
+            the asset to --out. Exit status: 0 done, 1 the spec or values do not compile or the device fails \
             (its error on stderr), 2 usage or I/O.
             """
     )

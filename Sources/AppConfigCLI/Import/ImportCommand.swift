@@ -9,11 +9,11 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Turn an app configuration from Jamf Pro, Workspace ONE or Intune into a values file, translating their variables.",
         discussion: """
-            FILE is the configuration as the console holds it: the plist <dict> pasted into its app
-            configuration, or a whole XML plist. Each variable token ($EMAIL, {EmailAddress},
-            {{userprincipalname}}) becomes ours ($(emailAddress), $(upn)...); tokens without an
-            equivalent are kept as text and listed on stderr with their line and column. With --spec
-            the result is checked as lint --values would. Exit status: 0 imported (warnings allowed),
+            FILE is the configuration as the console holds it: the plist <dict> pasted into its app \
+            configuration, or a whole XML plist. Each variable token ($EMAIL, {EmailAddress}, \
+            {{userprincipalname}}) becomes ours ($(emailAddress), $(upn)...); tokens without an \
+            equivalent are kept as text and listed on stderr with their line and column. With --spec \
+            the result is checked as lint --values would. Exit status: 0 imported (warnings allowed), \
             1 the file cannot be read as a configuration or the result breaks the spec, 2 usage.
             """
     )

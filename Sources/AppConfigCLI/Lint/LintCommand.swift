@@ -8,8 +8,8 @@ struct LintCommand: ParsableCommand {
         commandName: "lint",
         abstract: "Check AppConfig specs (and an admin values file) against every rule of the schema reference.",
         discussion: """
-            Reports every problem at once, each with file, line, column, severity, a stable code and
-            a message. Exit status: 0 when no file has an error (warnings allowed), 1 when one has,
+            Reports every problem at once, each with file, line, column, severity, a stable code and \
+            a message. Exit status: 0 when no file has an error (warnings allowed), 1 when one has, \
             2 for usage or I/O problems.
             """
     )

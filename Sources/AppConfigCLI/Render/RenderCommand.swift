@@ -13,11 +13,11 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render one plist per device: spec and admin values, inventory and directory in; a folder or a tar out.",
         discussion: """
-            appconfig render JOBFILE [options] reads the options from a JSON job file (see the README);
+            appconfig render JOBFILE [options] reads the options from a JSON job file (see the README); \
             options on the command line override it.
 
-            Exit status: 0 every device rendered; 3 some failed or were skipped (no more than
-            --max-failures); 1 a fatal error, or more failures than --max-failures (nothing is
+            Exit status: 0 every device rendered; 3 some failed or were skipped (no more than \
+            --max-failures); 1 a fatal error, or more failures than --max-failures (nothing is \
             published); 2 usage; 130 interrupted (nothing is published).
             """
     )
@@ -30,7 +30,7 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Write a folder tree here (published whole: OUT is a symlink to the newest complete generation).") var out: String?
     @Option(help: "Write a tar archive here ('-' for standard output).") var tar: String?
     @Option(help: "Write summary.json and errors.jsonl into this folder.") var report: String?
-    @Option(help: "Threads (default: the machine's cores).") var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Threads (default: the machine's cores).") var jobs: Int?
     @Option(help: "Render shard I of N (devices by a stable hash of their key), e.g. 0/3.") var shard: String?
     @Option(name: .customLong("shard-count"), help: "The number of shards, for an index from JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX.")
     var shardCount: Int?
@@ -53,7 +53,7 @@ struct RenderCommand: ParsableCommand {
 
     func validate() throws {
         if !dryRun && (out == nil) == (tar == nil) { throw ValidationError("give one of --out DIR and --tar FILE (or --dry-run)") }
-        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard takes I/N with 0 <= I < N, not \"\(shard)\"") }
         if delivery.delivery.isMDMCommand && format == .binary {
             throw ValidationError("MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
@@ -73,7 +73,7 @@ struct RenderCommand: ParsableCommand {
         job.compileOptions = try policy.compileOptions()
         job.batch.format = outputFormat
         job.delivery = delivery.options
-        job.batch.jobs = jobs
+        job.batch.jobs = jobs ?? ProcessInfo.processInfo.activeProcessorCount
         job.batch.verify = verify
         job.batch.shard = try reportingProblems {
             try shard.flatMap(Shard.init(parsing:)) ?? Shard.fromEnvironment(ProcessInfo.processInfo.environment, count: shardCount) ?? .whole

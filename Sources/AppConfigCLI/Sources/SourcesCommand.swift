@@ -10,8 +10,8 @@ struct SourcesCommand: ParsableCommand {
         commandName: "sources",
         abstract: "Load the inventory and the directory, join them, and report counts, problems and throughput.",
         discussion: """
-            Exit status: 0 when every row and entry loaded and every device found its user, 3 when some
-            were reported (bad rows, missing users), 1 for a fatal error (with --strict: the first bad
+            Exit status: 0 when every row and entry loaded and every device found its user, 3 when some \
+            were reported (bad rows, missing users), 1 for a fatal error (with --strict: the first bad \
             row), 2 for usage or I/O.
             """
     )
