@@ -51,6 +51,9 @@ struct HostileInputTests {
                 + "(--allow-unjoined renders the devices without users) [join.none]"),
         Case(name: "a job file with a syntax error", files: ["job.json": Array("{\n  \"spec\": \"a.xml\",\n  \"quiet\": true\n  \"jobs\": 2\n}\n".utf8)],
              arguments: ["render", "DIR/job.json"], status: 2, stderr: "Error: job file DIR/job.json:4:3: expected ',' or '}'"),
+        Case(name: "a job file with an unknown key names it", files: ["job.json": Array("{\"spec\": \"a.xml\", \"inventroy\": \"x.csv\"}".utf8)],
+             arguments: ["render", "DIR/job.json"], status: 2,
+             stderr: "Error: job file DIR/job.json:1:19: \"inventroy\" is not an option of render; did you mean \"inventory\"?"),
         Case(name: "a job file giving an option twice", files: ["job.json": Array("{\"spec\": \"a.xml\",\n \"spec\": \"b.xml\"}".utf8)],
              arguments: ["render", "DIR/job.json"], status: 2, stderr: "Error: job file DIR/job.json:2:2: \"spec\" is given twice"),
     ]

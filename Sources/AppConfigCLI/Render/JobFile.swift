@@ -26,8 +26,13 @@ enum JobFile {
         }
         var tokens: [String] = []
         var seen = Set<String>()
+        let known = knownOptions
         for member in members {
             let option = "--" + member.key, at = position(member.keyLocation)
+            guard known.contains(member.key) else {
+                let hint = closestName(to: member.key, among: Array(known)).map { "; did you mean \"\($0)\"?" } ?? ""
+                throw ValidationError("job file \(at): \"\(member.key)\" is not an option of render\(hint)")
+            }
             guard seen.insert(member.key).inserted else { throw ValidationError("job file \(at): \"\(member.key)\" is given twice") }
             switch member.value.kind {
             case .boolean(let on): if on { tokens.append(option) }
@@ -40,6 +45,19 @@ enum JobFile {
             }
         }
         return ["render"] + tokens + arguments.dropFirst(2)
+    }
+
+    /// The long options `render` takes, read from its help (so the list cannot fall behind).
+    static var knownOptions: Set<String> {
+        let help = RenderCommand.helpMessage(includeHidden: true, columns: 10_000)
+        var names = Set<String>()
+        var rest = Substring(help)
+        while let range = rest.range(of: "--") {
+            let name = rest[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "-" }
+            if !name.isEmpty { names.insert(String(name)) }
+            rest = rest[range.upperBound...]
+        }
+        return names
     }
 
     private static func position(_ l: Location) -> String { "\(l.file):\(l.line ?? 1):\(l.column ?? 1)" }

@@ -107,3 +107,8 @@ struct ContentChecker {
         return previous[b.count]
     }
 }
+
+/// The closest of `candidates` to `name` within two edits, for "did you mean" hints anywhere.
+public func closestName(to name: String, among candidates: [String]) -> String? {
+    ContentChecker.suggestion(for: name, among: candidates)
+}
