@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+import AppConfigBytes
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
@@ -105,6 +106,36 @@ struct RenderJobTests {
                                 "cannot read /nonexistent/devices.csv: No such file or directory")) {
             try job.run()
         }
+    }
+
+    @Test("a real Jamf Pro export without a directory: every data row counted, the users from its columns",
+          .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
+    func jamfExportWithoutDirectory() throws {
+        let csv = try #require(Paths.corpusFile("inventory/jamf-reports-community/jamf1128_mobile_exportonly@c444c5e8.csv"))
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let spec = dir.appendingPathComponent("spec.xml").path
+        try """
+            <managedAppConfiguration><version>1</version><bundleId>com.example.jamf</bundleId><dict>
+            <string keyName="mail"><defaultValue><userVariable value="emailAddress"/></defaultValue></string>
+            <string keyName="domain"><defaultValue><userVariable value="emailAddressDomain"/></defaultValue></string>
+            <string keyName="serial"><defaultValue><deviceVariable value="serialNumber"/></defaultValue></string>
+            </dict></managedAppConfiguration>
+            """.write(toFile: spec, atomically: true, encoding: .utf8)
+        var job = RenderJob(spec: spec, sources: FleetSources(inventory: csv))
+        job.output = .directory(dir.appendingPathComponent("out").path)
+        job.maxFailureRatio = 1
+        let summary = try job.run()
+        #expect((summary.devices.inventoryRows, summary.devices.continuationRows, summary.devices.inventoryDevices) == (16, 12, 4))
+        // The fourth device has no email address in the export: both keys that need it are named.
+        #expect(summary.devices.rendered == 3)
+        #expect(summary.failures.flatMap(\.problems).map { "\($0.location.device ?? "") \($0.location.key ?? "")" }
+                == ["FIXTURE-UDID-FXTRM0000004 domain", "FIXTURE-UDID-FXTRM0000004 mail"])
+        let plist = try LibPlist.decode(try readFileBytes(dir.appendingPathComponent("out").path + "/" + {
+            var k = "FIXTURE-UDID-FXTRM0000001"
+            return k.withUTF8 { OutputNames.relativePath($0) }
+        }()))
+        #expect(plist["mail"] == .string("user1@example.org") && plist["domain"] == .string("example.org") && plist["serial"] == .string("FXTRM0000001"))
     }
 }
 
