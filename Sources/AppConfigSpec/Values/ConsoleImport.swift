@@ -32,7 +32,7 @@ public enum ConsoleImport {
             let value = elements[i + 1]
             i += 2
             if let json = self.json(value, key: keyElement.text, notes: &notes) {
-                members.append("  " + quoted(keyElement.text) + ": " + json)
+                members.append("  " + jsonQuoted(keyElement.text) + ": " + json)
             }
         }
         return Result(json: "{\n" + members.joined(separator: ",\n") + "\n}\n", notes: notes)
@@ -47,10 +47,10 @@ public enum ConsoleImport {
                 notes.append(Problem(.valuesForeignVariable, .warning, at: e.location,
                                      "\"\(key)\": \(token.text) (\(token.console.rawValue)) has no equivalent; it is kept as literal text"))
             }
-            return quoted(text)
+            return jsonQuoted(text)
         case "integer", "real": return e.text.trimmingXMLWhitespace
         case "true", "false": return e.name
-        case "date": return quoted(e.text.trimmingXMLWhitespace)
+        case "date": return jsonQuoted(e.text.trimmingXMLWhitespace)
         case "array":
             let items = e.elements.compactMap { json($0, key: key, notes: &notes) }
             return "[" + items.joined(separator: ", ") + "]"
@@ -59,23 +59,24 @@ public enum ConsoleImport {
             return nil
         }
     }
+}
 
-    /// A JSON string literal.
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
+/// A JSON string literal: quotes, backslashes and control characters escaped (lint's JSON output
+/// and the values files `import` writes).
+public func jsonQuoted(_ s: String) -> String {
+    var out = "\""
+    for scalar in s.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20:
+            let hex = String(scalar.value, radix: 16)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: out.unicodeScalars.append(scalar)
         }
-        return out + "\""
     }
+    return out + "\""
 }
