@@ -17,7 +17,7 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .customLong("device-key"), help: "The column naming a device (default: UDID, else Serial Number).")
     var deviceKey: String?
 
-    @Option(name: .customLong("user-key"), help: "The column joining a device to its user (default: Email Address, else Username).")
+    @Option(name: .customLong("user-key"), help: "The column joining a device to its user (default: Email Address, OwnerEmail, Primary user email address or UPN, else Username).")
     var userKey: String?
 
     @Option(name: .customLong("user-attribute"), help: "The directory attribute the user key is matched against, case-insensitively (e.g. userPrincipalName, mail, sAMAccountName, uid).")

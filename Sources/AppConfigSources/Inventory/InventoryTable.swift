@@ -8,7 +8,7 @@ public struct InventoryOptions: Sendable {
     public var delimiter: UInt8?
     /// The column that names a device (default: UDID, else Serial Number).
     public var deviceKeyColumn: String?
-    /// The column that joins a device to its user (default: Email Address, else Username).
+    /// The column that joins a device to its user (default: the first of `ColumnNames.userKeyColumns`).
     public var userKeyColumn: String?
     /// `--map variable=Column`: overrides the built-in aliases.
     public var columnMap: [DeviceVariable: String] = [:]
