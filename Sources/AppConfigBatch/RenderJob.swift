@@ -103,7 +103,7 @@ public struct RenderJob: Sendable {
         if let report { try RunReport.prepare(report) }
         let previous = try previousManifest()
         // Before the inventory is read: a wrong password or an unreachable server ends the run at once.
-        try sources.checkDirectory()
+        try sources.checkDirectory(warning: observer.warning)
         lap("since", next: "inventory")
         let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
         lap("inventory", next: "directory")

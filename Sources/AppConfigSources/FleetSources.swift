@@ -37,8 +37,8 @@ public struct FleetSources: Sendable {
 
     /// Connects to an LDAP directory and binds, then lets go: run before the inventory is read,
     /// so that a wrong password or an unreachable server is found at once. Nothing for LDIF.
-    public func checkDirectory() throws(Problem) {
-        if case .ldap(let configuration) = directory { try LDAPDirectory.check(configuration) }
+    public func checkDirectory(warning: (Problem) -> Void = { _ in }) throws(Problem) {
+        if case .ldap(let configuration) = directory { try LDAPDirectory.check(configuration, warning: warning) }
     }
 
     /// Reads the directory, nil without one. An LDAP directory may look up only the users the

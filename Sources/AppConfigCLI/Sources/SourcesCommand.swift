@@ -26,7 +26,7 @@ struct SourcesCommand: ParsableCommand {
         try reportingProblems {
             var clock = monotonicSeconds()
             func lap() -> Double { let now = monotonicSeconds(); defer { clock = now }; return now - clock }
-            try fleetSources.checkDirectory()
+            try fleetSources.checkDirectory(warning: { writeStandardError($0.description + "\n") })
             let inventory = try fleetSources.loadInventory(extraColumns: [])
             let inventorySeconds = lap()
             let continuation = inventory.continuationRows > 0 ? ", \(inventory.continuationRows) continuing the device above" : ""

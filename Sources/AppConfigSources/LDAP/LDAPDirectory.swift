@@ -102,9 +102,6 @@ public enum LDAPDirectory {
     public static func load(_ config: LDAPConfiguration, map: AttributeMap, referencedKeys: () -> [String] = { [] },
                             onPage: (Progress) -> Void = { _ in },
                             warning: (Problem) -> Void = { _ in }) throws(Problem) -> UserTable {
-        if LDAPConfiguration.holdsCredentials(config.url) {
-            throw Problem(.ldapConnect, at: Location(file: "the LDAP URL"), LDAPConfiguration.credentialsRefusal)
-        }
         if config.password != nil && config.url.hasPrefix("ldap://") && !config.startTLS {
             warning(Problem(.ldapBind, .warning, at: Location(file: config.url),
                             "the bind password crosses the network in clear text: use ldaps:// or --ldap-starttls"))
@@ -127,55 +124,64 @@ public enum LDAPDirectory {
         }
         var progress = Progress(pages: 0, entries: 0, attempt: 1)
         let mark = builder.mark()
+        return try attempting(config, warning: warning, beforeRetry: {
+            // Whatever the failed attempt delivered is dropped: the next one starts the search over.
+            builder.rollback(to: mark)
+            progress.entries = 0
+            progress.attempt += 1
+        }) { connection in
+            for filter in filters {
+                try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder, pageSize: config.pageSize) { dn, values in
+                    builder.add(dn: dn, values: values.map { $0?[...] }, location: Location(file: config.url, dn: dn))
+                    progress.entries += 1
+                } pageDone: {
+                    progress.pages += 1
+                    onPage(progress)
+                }
+            }
+            return builder.finish()
+        }
+    }
+
+    /// Connects and binds (retried like a load), and reads the RootDSE when no base is given:
+    /// what a run checks before it reads anything else.
+    public static func check(_ config: LDAPConfiguration, warning: (Problem) -> Void = { _ in }) throws(Problem) {
+        try attempting(config, warning: warning) { connection in
+            if config.base.isEmpty { _ = try connection.namingContext() }
+        }
+    }
+
+    /// Runs `body` on a new connection, again after a transient failure (down, busy, silent) with
+    /// exponential backoff, up to `retries` more times and within the deadline; one warning per retry.
+    private static func attempting<T>(_ config: LDAPConfiguration, warning: (Problem) -> Void, beforeRetry: () -> Void = {},
+                                      _ body: (LDAPConnection) throws -> T) throws(Problem) -> T {
+        if LDAPConfiguration.holdsCredentials(config.url) {
+            throw Problem(.ldapConnect, at: Location(file: "the LDAP URL"), LDAPConfiguration.credentialsRefusal)
+        }
+        var attempt = 1
         var delay = config.backoff
         let budget = LDAPBudget(timeout: config.networkTimeout, deadline: config.deadline)
         while true {
             do {
-                let connection = try LDAPConnection(config, budget: budget)
-                for filter in filters {
-                    try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder, pageSize: config.pageSize) { dn, values in
-                        builder.add(dn: dn, values: values.map { $0?[...] }, location: Location(file: config.url, dn: dn))
-                        progress.entries += 1
-                    } pageDone: {
-                        progress.pages += 1
-                        onPage(progress)
-                    }
-                }
-                return builder.finish()
-            } catch let error as LDAPError where error.isTransient && progress.attempt <= config.retries
-                        && budget.remaining > delay {
-                // Whatever this attempt delivered is dropped: the next one starts the search over.
+                return try body(try LDAPConnection(config, budget: budget))
+            } catch let error as LDAPError where error.isTransient && attempt <= config.retries && budget.remaining > delay {
                 warning(Problem(error.kind, .warning, at: Location(file: config.url),
-                                "\(error.message); retrying in \(LDAPWatchdog.seconds(delay)) (attempt \(progress.attempt + 1) of \(config.retries + 1))"))
-                builder.rollback(to: mark)
-                progress.entries = 0
-                progress.attempt += 1
+                                "\(error.message); retrying in \(LDAPWatchdog.seconds(delay)) (attempt \(attempt + 1) of \(config.retries + 1))"))
+                beforeRetry()
+                attempt += 1
                 usleep(useconds_t(delay * 1_000_000))
                 delay *= 2
             } catch let error as LDAPError {
-                let attempts = progress.attempt == 1 ? "1 attempt" : "\(progress.attempt) attempts"
                 var message = error.message
                 if error.isTransient {
-                    message += " (after \(attempts)"
-                    if progress.attempt <= config.retries { message += "; --ldap-deadline \(LDAPWatchdog.seconds(config.deadline)) leaves no time for another" }
+                    message += " (after \(attempt == 1 ? "1 attempt" : "\(attempt) attempts")"
+                    if attempt <= config.retries { message += "; --ldap-deadline \(LDAPWatchdog.seconds(config.deadline)) leaves no time for another" }
                     message += ")"
                 }
                 throw Problem(error.kind, at: Location(file: config.url), message)
             } catch {
                 throw Problem(.ldapSearch, at: Location(file: config.url), "\(error)")
             }
-        }
-    }
-
-    /// Connects and binds once (retried like a load), and reads the RootDSE when no base is given.
-    public static func check(_ config: LDAPConfiguration) throws(Problem) {
-        do {
-            let connection = try LDAPConnection(config, budget: LDAPBudget(timeout: config.networkTimeout, deadline: config.deadline))
-            if config.base.isEmpty { _ = try connection.namingContext() }
-        } catch let error as LDAPError {
-            throw Problem(error.kind, at: Location(file: config.url), error.message)
-        } catch {
-            throw Problem(.ldapSearch, at: Location(file: config.url), "\(error)")
         }
     }
 
