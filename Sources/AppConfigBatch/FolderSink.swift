@@ -139,9 +139,15 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         createdLock.withLock { created += 1 }
     }
 
-    /// A file made in the generation other than through `write` (the DDM index, appended to as
-    /// devices go): counted like the others.
-    func noteCreated() { createdLock.withLock { created += 1 } }
+    /// Creates a file of the generation to be appended to as devices go (the DDM index), counted
+    /// like the files `write` makes; the caller closes the descriptor.
+    func createAppending(_ relative: String) throws(Problem) -> Int32 {
+        let full = generation + "/" + relative
+        let fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Problem(.outputWrite, at: Location(file: full), "cannot create \(full): \(systemError())") }
+        createdLock.withLock { created += 1 }
+        return fd
+    }
 
     func write(_ bytes: [UInt8], to relative: String, once: Bool = false) throws(Problem) {
         let failure: Problem? = bytes.withUnsafeBytes { b in

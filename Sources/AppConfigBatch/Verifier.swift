@@ -47,20 +47,17 @@ struct Verifier {
                 case .arrayEnd: value = .array(array ?? []); array = nil
                 case .stringBegin: text = []
                 case .literal: text += program.texts[instruction.operand]
-                case .variable:
+                case .variable, .variableOr:
                     part = text.count
-                    let v = slots[instruction.operand]
+                    let fallback = instruction.opcode == .variableOr
+                    let v = slots[fallback ? instruction.operands.0 : instruction.operand]
                     if v.count > 0, let start = v.start {
                         text += UnsafeBufferPointer(start: start, count: v.count)
+                    } else if fallback {
+                        text += program.texts[instruction.operands.1]
                     } else if key.policy == .omit {
                         continue keys
                     }
-                case .variableOr:
-                    part = text.count
-                    let (slot, fallback) = instruction.operands
-                    let v = slots[slot]
-                    if v.count > 0, let start = v.start { text += UnsafeBufferPointer(start: start, count: v.count) }
-                    else { text += program.texts[fallback] }
                 case .lower, .upper, .trim, .urlencode, .replace:
                     text = Array(text[..<part]) + Array(filtered(String(decoding: text[part...], as: UTF8.self), instruction).utf8)
                 case .stringEnd:

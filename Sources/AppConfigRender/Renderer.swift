@@ -131,16 +131,6 @@ public final class Renderer {
                 stringFailed = false
             case .literal:
                 state.text.append(image.bytes(image.texts[instruction.operand]))
-            case .variableOr:
-                let (slot, fallback) = instruction.operands
-                if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
-                part = state.text.count
-                let value = values[slot]
-                if value.count > 0, let start = value.start {
-                    state.text.append(UnsafeBufferPointer(start: start, count: value.count))
-                } else {
-                    state.text.append(image.bytes(image.texts[fallback]))
-                }
             case .lower: state.text.lowercase(from: part)
             case .upper: state.text.uppercase(from: part)
             case .trim: state.text.trim(from: part)
@@ -148,13 +138,17 @@ public final class Renderer {
             case .replace:
                 let (from, to) = instruction.operands
                 state.text.replace(from: part, image.bytes(image.texts[from]), with: image.bytes(image.texts[to]))
-            case .variable:
-                let slot = instruction.operand
+            case .variable, .variableOr:
+                // `variableOr s, t` is `variable s` with texts[t] for a missing or empty value.
+                let fallback = instruction.opcode == .variableOr
+                let slot = fallback ? instruction.operands.0 : instruction.operand
                 if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
                 part = state.text.count
                 let value = values[slot]
                 if value.count > 0, let start = value.start {
                     state.text.append(UnsafeBufferPointer(start: start, count: value.count))
+                } else if fallback {
+                    state.text.append(image.bytes(image.texts[instruction.operands.1]))
                 } else {
                     switch image.keyPolicy[key] {
                     case .fail:

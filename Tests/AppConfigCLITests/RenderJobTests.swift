@@ -171,4 +171,29 @@ struct VerifierTests {
             }
         }
     }
+
+    @Test("the verifier evaluates template filters its own way and agrees with the VM, or names the key")
+    func filters() throws {
+        let spec = try #require(SpecParser.parse(Array("""
+            <managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId>
+            <dict><string keyName="u"/></dict></managedAppConfiguration>
+            """.utf8), file: "s.xml").spec)
+        let values = AdminValuesReader.read(Array(#"{"u": "$(ou|trim|replace: :-|lower|urlencode)/$(cn|default:x é|upper)"}"#.utf8),
+                                            file: "v.json", spec: spec)
+        let program = try Compiler.compile(spec, values: values.values)
+        for format in OutputFormat.allCases {
+            let renderer = Renderer(image: ProgramImage(program), format: format)
+            let ou = Array("  Sales Ünit ".utf8)
+            try ou.withUnsafeBufferPointer { v in
+                // $(ou) present, $(cn) missing: the default, then upper.
+                let slots = program.slots.map { $0 == .user(.ou) ? SlotValue(start: v.baseAddress, count: v.count) : SlotValue.missing }
+                try slots.withUnsafeBufferPointer { slots in
+                    let bytes = Array(try renderer.render(slots))
+                    #expect(try LibPlist.decode(bytes)["u"] == .string("sales-%C3%BCnit/X É"))
+                    let verifier = Verifier(program: program, format: format)
+                    #expect(bytes.withUnsafeBytes { verifier.check($0, slots: slots) } == nil)
+                }
+            }
+        }
+    }
 }

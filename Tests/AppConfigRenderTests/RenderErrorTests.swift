@@ -176,7 +176,8 @@ struct RenderErrorTests {
             <stringArray keyName="c"><constraint pattern="^[0-9]+$"/></stringArray><string keyName="d"/>
             """), values: #"{"a": "$(ou)-$(cn)", "b": "$(firstName)", "c": ["$(lastName)", "1", "$(locale)"], "d": "ok"}"#)
         let renderer = Renderer(image: ProgramImage(program), format: .binary)
-        #expect(throws: Problem.self) { try renderer.renderCopy([.user(.firstName): "nope", .user(.lastName): "x9"]) }
+        let thrown = #expect(throws: Problem.self) { try renderer.renderCopy([.user(.firstName): "nope", .user(.lastName): "x9"]) }
+        #expect(thrown == renderer.deviceProblems.first)  // the first of them is what render throws
         #expect(renderer.deviceProblems.map { "\($0.location.key ?? "") \($0.code.rawValue) \($0.variable?.description ?? "")" } == [
             "a device.missing-variable ou", "a device.missing-variable cn", "b device.pattern firstName",
             "c device.pattern lastName", "c device.missing-variable locale",

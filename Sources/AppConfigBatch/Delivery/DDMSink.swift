@@ -41,13 +41,11 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     public init(folder path: String, keep: Int, delivery: ResolvedDelivery, filter: ChangeFilter? = nil) throws(Problem) {
         let folder = try FolderSink(path: path, keep: keep)
         self.filter = filter
-        let indexPath = folder.generation + "/index.jsonl"
-        let fd = open(indexPath, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
+        let fd: Int32
+        do { fd = try folder.createAppending("index.jsonl") } catch {
             folder.discard()
-            throw Problem(.outputWrite, at: Location(file: indexPath), "cannot create \(indexPath): \(systemError())")
+            throw error
         }
-        folder.noteCreated()
         container = .folder(folder, index: fd)
         builder = DeclarationBuilder(delivery: delivery)
     }

@@ -46,22 +46,30 @@ public enum ColumnNames {
     static func folded(_ s: String) -> String {
         String(s.lowercased().filter { $0 != " " && $0 != "-" && $0 != "_" && $0 != "\t" })
     }
+}
+
+/// A header's names folded once, each to its first column: every lookup by name (an option's, an
+/// alias's, `$(device.<Column>)`'s) is one dictionary hit, however wide the header.
+struct FoldedHeader: Sendable {
+    private let first: [String: Int]
+
+    init(_ header: [String]) {
+        var first: [String: Int] = [:]
+        for (i, name) in header.enumerated() where first[ColumnNames.folded(name)] == nil { first[ColumnNames.folded(name)] = i }
+        self.first = first
+    }
 
     /// The first column with this name, folded.
-    static func index(of name: String, in header: [String]) -> Int? {
-        let wanted = folded(name)
-        return header.firstIndex { folded($0) == wanted }
-    }
+    func index(of name: String) -> Int? { first[ColumnNames.folded(name)] }
 
-    /// The column a device variable reads by default: its own name or an alias, folded.
-    static func column(for variable: DeviceVariable, in header: [String]) -> Int? {
-        firstColumn(named: [variable.rawValue] + (aliases[variable] ?? []), in: header)
-    }
-
-    /// The first column of `header` holding one of `names` (folded), in the order of `names`.
-    static func firstColumn(named names: [String], in header: [String]) -> Int? {
-        let foldedHeader = header.map(folded)
-        for name in names.map(folded) { if let c = foldedHeader.firstIndex(of: name) { return c } }
+    /// The first of `names` the header has, in the order of `names`.
+    func firstColumn(named names: [String]) -> Int? {
+        for name in names { if let c = index(of: name) { return c } }
         return nil
+    }
+
+    /// The column a device variable reads by default: its own name or an alias.
+    func column(for variable: DeviceVariable) -> Int? {
+        firstColumn(named: [variable.rawValue] + (ColumnNames.aliases[variable] ?? []))
     }
 }

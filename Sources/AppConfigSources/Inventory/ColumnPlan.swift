@@ -13,9 +13,9 @@ struct ColumnPlan {
     let deviceKeySlot: Int
     let userKeySlot: Int?
 
-    init(header: [String], file: String, options: InventoryOptions) throws(Problem) {
+    init(header: [String], folded: FoldedHeader, file: String, options: InventoryOptions) throws(Problem) {
         func column(_ name: String, _ what: String) throws(Problem) -> Int {
-            guard let c = ColumnNames.index(of: name, in: header) else {
+            guard let c = folded.index(of: name) else {
                 throw Problem(.csvUnknownColumn, at: Location(file: file, line: 1),
                               "no column \"\(name)\" (\(what)); columns: " + Self.listed(header.filter { !$0.isEmpty }))
             }
@@ -24,7 +24,7 @@ struct ColumnPlan {
         var variableColumns: [DeviceVariable: Int] = [:]
         for v in DeviceVariable.allCases {
             if let name = options.columnMap[v] { variableColumns[v] = try column(name, "--map \(v.rawValue)") }
-            else if let c = ColumnNames.column(for: v, in: header) { variableColumns[v] = c }
+            else if let c = folded.column(for: v) { variableColumns[v] = c }
         }
         let deviceKeyColumn: Int
         if let name = options.deviceKeyColumn { deviceKeyColumn = try column(name, "--device-key") }
@@ -32,11 +32,11 @@ struct ColumnPlan {
         else { throw Problem(.csvNoDeviceKey, at: Location(file: file, line: 1), "no UDID or Serial Number column to name devices; give --device-key COLUMN") }
         var userKeyColumn: Int?
         if let name = options.userKeyColumn { userKeyColumn = try column(name, "--user-key") }
-        else { userKeyColumn = ColumnNames.firstColumn(named: ColumnNames.userKeyColumns, in: header) }
+        else { userKeyColumn = folded.firstColumn(named: ColumnNames.userKeyColumns) }
         var userColumns: [UserVariable: Int] = [:]
         for v in UserVariable.allCases {
             if let name = options.userColumnMap[v] { userColumns[v] = try column(name, "--map \(v.rawValue)") }
-            else if options.userVariablesFromColumns, let c = ColumnNames.firstColumn(named: [v.rawValue] + (ColumnNames.userAliases[v] ?? []), in: header) {
+            else if options.userVariablesFromColumns, let c = folded.firstColumn(named: [v.rawValue] + (ColumnNames.userAliases[v] ?? [])) {
                 userColumns[v] = c
             }
         }

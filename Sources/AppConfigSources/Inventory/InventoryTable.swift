@@ -55,6 +55,8 @@ public final class InventoryTable: @unchecked Sendable {
     /// Bytes read, for throughput figures.
     public let byteCount: Int
 
+    /// The header folded once, for lookups by column name.
+    private let foldedHeader: FoldedHeader
     /// Owns `bytes`: adopted before anything can throw, so a file refused half way is freed too.
     private let owner = BufferArena()
     private let bytes: UnsafeMutableBufferPointer<UInt8>
@@ -77,9 +79,9 @@ public final class InventoryTable: @unchecked Sendable {
     /// The row's place: file, line, data row and device.
     public func location(of row: Int) -> Location { Location(file: file, line: Int(lines[row]), row: row, device: deviceKey(row)) }
 
-    /// The kept slot of a column by name (trimmed, case-insensitive), if kept.
+    /// The kept slot of a column by name (folded: case, spaces, `-` and `_` ignored), if kept.
     public func slot(ofColumn name: String) -> Int? {
-        guard let column = ColumnNames.index(of: name, in: header) else { return nil }
+        guard let column = foldedHeader.index(of: name) else { return nil }
         return keptColumns.firstIndex(of: column)
     }
 
@@ -133,6 +135,7 @@ public final class InventoryTable: @unchecked Sendable {
         let base = bytes.baseAddress!
         let header = (0..<fields.count).map { ColumnNames.trimmed(String(decoding: UnsafeBufferPointer(start: base + fields.offset($0), count: fields.length($0)), as: UTF8.self)) }
         self.header = header
+        foldedHeader = FoldedHeader(header)
         var problems: [Problem] = []
         var firstColumn: [String: Int] = [:]
         for (i, name) in header.enumerated() where !name.isEmpty {
@@ -146,7 +149,7 @@ public final class InventoryTable: @unchecked Sendable {
 
         let plan: ColumnPlan
         do {
-            plan = try ColumnPlan(header: header, file: file, options: options)
+            plan = try ColumnPlan(header: header, folded: foldedHeader, file: file, options: options)
         } catch where error.code == .csvNoDeviceKey && header.count == 1 {
             // One column: most likely the wrong delimiter, not a missing column.
             let used = delimiter, only = header[0]

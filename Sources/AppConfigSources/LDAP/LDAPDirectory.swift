@@ -82,7 +82,7 @@ struct LDAPError: Error, Sendable, CustomStringConvertible {
     /// What failed, as the problem code the job reports.
     var kind: SourceCode {
         if message.hasPrefix("TLS") { return .ldapTLS }
-        if isTransient || message.hasPrefix("cannot use") { return .ldapConnect }
+        if isTransient || code == LDAP_TIMEOUT || message.hasPrefix("cannot use") { return .ldapConnect }
         return code == LDAP_INVALID_CREDENTIALS ? .ldapBind : .ldapSearch
     }
 }
