@@ -64,23 +64,33 @@ public final class Cancellation: Sendable {
 /// bounded: a folder sink writes each plist as it is made, a tar sink writes each chunk as soon as
 /// the chunks before it are written.
 public final class BatchRenderer: @unchecked Sendable {
+    /// The program of devices that match no assignment.
     public let program: Program
     public let fleet: Fleet
     public let options: BatchOptions
-    let image: ProgramImage
-    let plan: Fleet.SlotPlan
+    /// Each device's variant (its set of assignments), and per variant its program, image and slot plan.
+    public let assignments: DeviceAssignments
+    let images: [ProgramImage]
+    let plans: [Fleet.SlotPlan]
     /// The rows of this shard, in inventory order.
     let rows: [Int32]
     /// Devices done so far (rendered or failed), for a progress display.
     public let progress = Atomic<Int>(0)
     static let chunkSize = 512
 
-    public init(program: Program, fleet: Fleet, options: BatchOptions) throws(Problem) {
-        self.program = program
+    public convenience init(program: Program, fleet: Fleet, options: BatchOptions) throws(Problem) {
+        try self.init(assignments: DeviceAssignments(base: program), fleet: fleet, options: options)
+    }
+
+    public init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions) throws(Problem) {
+        self.assignments = assignments
+        program = assignments.programs[0]
         self.fleet = fleet
         self.options = options
-        image = ProgramImage(program)
-        plan = try fleet.plan(for: program.slots)
+        images = assignments.programs.map(ProgramImage.init)
+        var plans: [Fleet.SlotPlan] = []
+        for p in assignments.programs { plans.append(try fleet.plan(for: p.slots)) }
+        self.plans = plans
         let inventory = fleet.inventory
         var rows: [Int32] = []
         rows.reserveCapacity(inventory.rowCount / options.shard.count + 1)
@@ -122,7 +132,7 @@ public final class BatchRenderer: @unchecked Sendable {
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
-        let workers = (0..<jobs).map { _ in Worker(image: image, options: options) }
+        let workers = (0..<jobs).map { _ in Worker(images: images, options: options) }
         let firstError = Mutex<Problem?>(nil)
         DispatchQueue.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
@@ -157,23 +167,38 @@ public final class BatchRenderer: @unchecked Sendable {
         return result
     }
 
-    /// A worker's state: its renderer, its slot buffer, its chunk buffer, what went wrong. Used by
-    /// one thread at a time.
+    /// A worker's state: a renderer per variant (made when the worker first meets it), its slot
+    /// buffer, its chunk buffer, what went wrong. Used by one thread at a time.
     final class Worker: @unchecked Sendable {
-        let renderer: Renderer
+        private let images: [ProgramImage]
+        private let options: BatchOptions
+        private var renderers: [Renderer?]
+        private var verifiers: [Verifier?]
         let slots: UnsafeMutableBufferPointer<SlotValue>
         var chunk: [UInt8] = []
         var failures: [DeviceFailure] = []
         var rendered = 0
-        let verifier: Verifier?
 
-        init(image: ProgramImage, options: BatchOptions) {
-            renderer = Renderer(image: image, format: options.format, xmlNesting: options.xmlNesting)
-            slots = .allocate(capacity: max(image.slotCount, 1))
+        init(images: [ProgramImage], options: BatchOptions) {
+            self.images = images
+            self.options = options
+            renderers = Array(repeating: nil, count: images.count)
+            verifiers = Array(repeating: nil, count: images.count)
+            slots = .allocate(capacity: max(images.map(\.slotCount).max() ?? 0, 1))
             slots.initialize(repeating: .missing)
-            // A nested fragment is not a plist of its own: the verifier reads whole plists only.
-            verifier = options.verify && options.xmlNesting == 0 ? Verifier(program: image.program, format: options.format) : nil
         }
+
+        @inline(__always)
+        func renderer(_ variant: Int) -> Renderer {
+            if let r = renderers[variant] { return r }
+            let r = Renderer(image: images[variant], format: options.format, xmlNesting: options.xmlNesting)
+            renderers[variant] = r
+            // A nested fragment is not a plist of its own: the verifier reads whole plists only.
+            if options.verify && options.xmlNesting == 0 { verifiers[variant] = Verifier(program: images[variant].program, format: options.format) }
+            return r
+        }
+
+        func verifier(_ variant: Int) -> Verifier? { verifiers[variant] }
 
         deinit { slots.deallocate() }
     }
@@ -181,18 +206,20 @@ public final class BatchRenderer: @unchecked Sendable {
     /// Renders one row into the sink and returns its output's digest, or records its failure.
     @inline(__always)
     func render(row: Int, worker: Worker, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
-        fleet.forEachValue(row: row, plan: plan) { slot, bytes in
+        let variant = assignments.variant(ofRow: row)
+        fleet.forEachValue(row: row, plan: plans[variant]) { slot, bytes in
             worker.slots[slot] = bytes.map { SlotValue(start: $0.baseAddress, count: $0.count) } ?? .missing
         }
-        let view = UnsafeBufferPointer(rebasing: worker.slots[0..<image.slotCount])
+        let view = UnsafeBufferPointer(rebasing: worker.slots[0..<images[variant].slotCount])
+        let renderer = worker.renderer(variant)
         let bytes: UnsafeRawBufferPointer
         do {
-            bytes = try worker.renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
+            bytes = try renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
         } catch {
-            worker.failures.append(DeviceFailure(row: row, problems: worker.renderer.deviceProblems.map { placed($0, row: row) }))
+            worker.failures.append(DeviceFailure(row: row, problems: renderer.deviceProblems.map { placed($0, row: row) }))
             return nil
         }
-        if let verifier = worker.verifier, let mismatch = verifier.check(bytes, slots: view) {
+        if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: view) {
             worker.failures.append(DeviceFailure(row: row, problems: [placed(mismatch, row: row)]))
             return nil
         }

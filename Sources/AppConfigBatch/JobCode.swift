@@ -24,6 +24,9 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case outputLocked = "output.locked"
     /// A scheduler's shard index that is not a number below the shard count, or no count for it.
     case shardIndex = "shard.index"
+    /// Assignments that cannot be matched against these sources: groups without a directory, more
+    /// than 64 groups named, more distinct sets of assignments than a variant index holds.
+    case assignmentMatch = "assignment.match"
 
     public var defaultSeverity: Problem.Severity { .error }
 }

@@ -92,7 +92,8 @@ public struct RenderJob: Sendable {
         }
 
         observer.phaseStarted("compile")
-        let program = try compile(observer: observer)
+        let configuration = try configuration(observer: observer)
+        let program = configuration.base
         let delivery = try self.delivery.resolved(specBundleID: program.metadata.bundleId)
         if delivery.delivery.isMDMCommand && batch.format != .xml {
             throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
@@ -103,9 +104,12 @@ public struct RenderJob: Sendable {
         if let report { try RunReport.prepare(report) }
         let previous = try previousManifest()
         // Before the inventory is read: a wrong password or an unreachable server ends the run at once.
+        var sources = self.sources
+        // Group memberships are read only when an assignment matches on groups.
+        sources.attributes.readsGroups = configuration.assignments.contains { $0.conditions.contains { $0.subject == .group } }
         try sources.checkDirectory(warning: observer.warning)
         lap("since", next: "inventory")
-        let inventory = try sources.loadInventory(extraColumns: program.deviceColumns)
+        let inventory = try sources.loadInventory(extraColumns: configuration.deviceColumns)
         lap("inventory", next: "directory")
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         lap("directory", next: "join")
@@ -118,12 +122,20 @@ public struct RenderJob: Sendable {
             diagnosis.severity = .warning
             observer.warning(diagnosis)
         }
-        lap("join", next: "render")
+        let assignments: DeviceAssignments
+        if configuration.assignments.isEmpty {
+            lap("join", next: "render")
+            assignments = DeviceAssignments(base: program)
+        } else {
+            lap("join", next: "assign")
+            assignments = try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
+            lap("assign", next: "render")
+        }
 
         let encoder = Self.encoder(for: delivery)
         var options = batch
         options.xmlNesting = encoder?.nesting ?? 0
-        let renderer = try BatchRenderer(program: program, fleet: fleet, options: options)
+        let renderer = try BatchRenderer(assignments: assignments, fleet: fleet, options: options)
         let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: changedOnly) }
         let sink = try makeSink(delivery, encoder: encoder, filter: filter)
         // The inputs' fingerprints, read while the devices render; waited for on every way out.
@@ -140,8 +152,8 @@ public struct RenderJob: Sendable {
         observer.renderFinished()
         lap("render", next: "publish")
 
-        var summary = summarize(program: program, fleet: fleet, result: result)
-        let generation = Generation(job: self, program: program, fleet: fleet, result: result,
+        var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments)
+        let generation = Generation(job: self, program: program, fleet: fleet, result: result, assignments: assignments,
                                     previous: previous, fingerprints: fingerprints.wait(), sink: sink)
         summary.changes = generation.changes?.counts
         summary.since = previous == nil ? nil : (since ?? outputPath)
@@ -168,11 +180,17 @@ public struct RenderJob: Sendable {
         return nil
     }
 
-    /// Phase 1: the spec and values compiled; warnings go to the observer.
+    /// Phase 1: the spec and values compiled (the program of devices without assignments);
+    /// warnings go to the observer.
     public func compile(observer: Observer = Observer()) throws(ProblemList) -> Program {
-        let (program, warnings) = try Compiler.compile(specFile: spec, valuesFile: values, options: compileOptions, specOptions: specOptions)
-        warnings.forEach(observer.warning)
-        return program
+        try configuration(observer: observer).base
+    }
+
+    /// The spec and values read and checked, with the base program; warnings go to the observer.
+    public func configuration(observer: Observer = Observer()) throws(ProblemList) -> Configuration {
+        let configuration = try Configuration.load(specFile: spec, valuesFile: values, options: compileOptions, specOptions: specOptions)
+        configuration.warnings.forEach(observer.warning)
+        return configuration
     }
 
     /// The sink for `output` and the delivery; creating it makes the new generation folder or the
@@ -210,7 +228,7 @@ public struct RenderJob: Sendable {
     }
 
     /// The counts of a finished render pass.
-    func summarize(program: Program, fleet: Fleet, result: BatchResult) -> RunSummary {
+    func summarize(program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments) -> RunSummary {
         var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
                            programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
         s.problems = fleet.inventory.problems + (fleet.users?.problems ?? []) + fleet.problems
@@ -227,7 +245,8 @@ public struct RenderJob: Sendable {
         let inventory = fleet.inventory
         func identity(_ row: Int) -> RunSummary.DeviceIdentity {
             func text(_ slot: Int?) -> String? { slot.map { inventory.string(row: row, slot: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
-            return RunSummary.DeviceIdentity(serialNumber: text(inventory.variableSlots[.serialNumber]), userKey: text(inventory.userKeySlot))
+            return RunSummary.DeviceIdentity(serialNumber: text(inventory.variableSlots[.serialNumber]), userKey: text(inventory.userKeySlot),
+                                             assignments: assignments.names.isEmpty ? nil : assignments.applied(toRow: row))
         }
         for row in result.failures.map(\.row) + s.problems.compactMap(\.location.row) where row < inventory.rowCount {
             s.identities[row] = identity(row)
@@ -235,6 +254,10 @@ public struct RenderJob: Sendable {
         for p in s.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 }
         s.devicesPerSecond = result.seconds > 0 ? Int(Double(result.devicesInShard) / result.seconds) : 0
         s.interrupted = result.interrupted
+        if !assignments.names.isEmpty {
+            s.assignments = assignments.counts(rows: result.order)
+            s.variants = assignments.sets.count
+        }
         s.dryRun = output == .dryRun
         return s
     }
@@ -265,9 +288,3 @@ public struct RenderJob: Sendable {
     }
 }
 
-extension Program {
-    /// The inventory columns the program reads through `$(device.<Column>)`.
-    public var deviceColumns: [String] {
-        slots.compactMap { if case .deviceAttribute(let c) = $0 { c } else { nil } }
-    }
-}

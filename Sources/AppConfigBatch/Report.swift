@@ -47,6 +47,7 @@ public struct RunReport {
             if let row = p.location.row, let identity = summary.identities[row] {
                 if let serial = identity.serialNumber { o["serialNumber"] = serial }
                 if let user = identity.userKey { o["userKey"] = user }
+                if let assignments = identity.assignments { o["assignments"] = assignments }
             }
             if let dn = p.location.dn { o["dn"] = dn }
             if let key = p.location.key { o["key"] = key }

@@ -39,7 +39,13 @@ public struct RunSummary: Sendable, Codable {
     public struct DeviceIdentity: Sendable, Equatable {
         public var serialNumber: String?
         public var userKey: String?
+        /// The assignments that applied to the device, when the values file has assignments.
+        public var assignments: [String]?
     }
+    /// With assignments: devices of the shard per assignment name (every name, 0 included), and
+    /// how many distinct sets of assignments (program variants) the devices make, the set of none counted.
+    public var assignments: [String: Int]?
+    public var variants: Int?
 
     public struct Devices: Sendable, Codable {
         /// Every data row of the inventory, whether it became a device or not.
@@ -58,7 +64,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, since, changes
+        case published, interrupted, dryRun, output, notPublished, since, changes, assignments, variants
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

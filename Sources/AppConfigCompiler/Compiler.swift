@@ -29,9 +29,30 @@ public enum Compiler {
     }
 
     /// Parses, checks and compiles a spec file and an optional values file: the front end's
-    /// diagnostics (errors refuse compilation) and the compiler's.
+    /// diagnostics (errors refuse compilation) and the compiler's. With assignments, the program is
+    /// the one for devices that match none (`Configuration` compiles the others).
     public static func compile(specFile: String, valuesFile: String?, options: CompileOptions = CompileOptions(),
                                specOptions: SpecOptions = SpecOptions()) throws(ProblemList) -> (Program, [Problem]) {
+        let configuration = try Configuration.load(specFile: specFile, valuesFile: valuesFile, options: options, specOptions: specOptions)
+        return (configuration.base, configuration.warnings)
+    }
+}
+
+/// A spec and its admin values, read and checked once, with the program of the devices that match
+/// no assignment. The program of each set of assignments (a variant) is compiled from the same
+/// spec and values on demand: the job asks for each set its devices match, once.
+public struct Configuration: Sendable {
+    public let spec: Spec
+    public let values: AdminValues?
+    public let options: CompileOptions
+    public let base: Program
+    /// The front end's and the compiler's warnings.
+    public let warnings: [Problem]
+
+    public var assignments: [Assignment] { values?.assignments ?? [] }
+
+    public static func load(specFile: String, valuesFile: String?, options: CompileOptions = CompileOptions(),
+                            specOptions: SpecOptions = SpecOptions()) throws(ProblemList) -> Configuration {
         func read(_ path: String, limit: Int) throws(ProblemList) -> [UInt8] {
             do { return try readFileBytes(path, limit: limit) } catch { throw ProblemList([error.problem]) }
         }
@@ -46,10 +67,49 @@ public enum Compiler {
             values = read.values
         }
         do {
-            return (try compile(spec, values: values, options: options), diagnostics)
+            let base = try Compiler.compile(spec, values: values, options: options)
+            return Configuration(spec: spec, values: values, options: options, base: base, warnings: diagnostics)
         } catch {
             throw ProblemList(diagnostics + error.problems)
         }
+    }
+
+    /// The program of devices that these assignments (indices, in file order) match.
+    public func program(for assignments: [Int]) throws(ProblemList) -> Program {
+        guard let values, !assignments.isEmpty else { return base }
+        do {
+            return try Compiler.compile(spec, values: values.applying(assignments), options: options)
+        } catch {
+            let names = assignments.map { "\"\(values.assignments[$0].name)\"" }.joined(separator: " + ")
+            throw ProblemList(error.problems.map { p in
+                var p = p
+                p.message = "with assignments \(names): " + p.message
+                return p
+            })
+        }
+    }
+
+    /// Every inventory column a device's program may read (`$(device.<Column>)` in the spec, the
+    /// values or any assignment) and every column an assignment matches on: what the inventory keeps.
+    public var deviceColumns: [String] {
+        var columns = base.deviceColumns
+        func add(_ v: Variable) {
+            if case .deviceAttribute(let c) = v, !columns.contains(c) { columns.append(c) }
+        }
+        for assignment in assignments {
+            for case .value(let value) in assignment.entries.values {
+                for case .template(let t) in value.items.map(\.content) { t.variables.forEach(add) }
+            }
+            for case .variable(let v) in assignment.conditions.map(\.subject) { add(v) }
+        }
+        return columns
+    }
+}
+
+extension Program {
+    /// The inventory columns the program reads through `$(device.<Column>)`.
+    public var deviceColumns: [String] {
+        slots.compactMap { if case .deviceAttribute(let c) = $0 { c } else { nil } }
     }
 }
 

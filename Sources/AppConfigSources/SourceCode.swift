@@ -38,6 +38,10 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A DN that is not valid RFC 4514.
     case ldifDN = "ldif.dn"
     case ldifDuplicateDN = "ldif.duplicate-dn"
+    /// A `memberOf` or `member` value that is not a DN (ignored: the membership cannot be placed).
+    case groupDN = "group.dn"
+    /// An assignment names a group the directory does not hold: no device can match it.
+    case groupUnknown = "group.unknown"
     /// The server cannot be reached (after the retries).
     case ldapConnect = "ldap.connect"
     /// The TLS handshake failed (most often: the certificate is not trusted).
@@ -60,7 +64,7 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
 
     public var defaultSeverity: Problem.Severity {
         switch self {
-        case .csvDuplicateColumn, .userDuplicateKey, .joinFew: .warning
+        case .csvDuplicateColumn, .userDuplicateKey, .joinFew, .groupDN, .groupUnknown: .warning
         default: .error
         }
     }

@@ -18,9 +18,11 @@ struct Generation {
     let fingerprints: [(String, String)]
     let sink: OutputSink
     let changes: ChangeSet?
+    let assignments: DeviceAssignments
 
-    init(job: RenderJob, program: Program, fleet: Fleet, result: BatchResult,
+    init(job: RenderJob, program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments,
          previous: Manifest?, fingerprints: [(String, String)], sink: OutputSink) {
+        self.assignments = assignments
         self.job = job
         self.program = program
         self.fleet = fleet
@@ -85,6 +87,17 @@ struct Generation {
         var index: [UInt8] = []
         index.reserveCapacity(entries.count * 140)
         let ending = sink.pathExtension
+        // With assignments, each line names those that applied: one fragment per variant, made once.
+        let applied: [[UInt8]] = assignments.names.isEmpty ? [] : assignments.sets.map { set in
+            var fragment: [UInt8] = []
+            JSONText.append(#","assignments":["#, to: &fragment)
+            for (n, i) in assignments.names.indices.filter({ set & (1 << UInt64($0)) != 0 }).enumerated() {
+                if n > 0 { fragment.append(UInt8(ascii: ",")) }
+                JSONText.appendString(assignments.names[i], to: &fragment)
+            }
+            fragment.append(UInt8(ascii: "]"))
+            return fragment
+        }
         for e in entries {
             let k = key(e.row)
             Manifest.appendLine(key: k, extension: ending, digest: e.digest, to: &manifest)
@@ -95,7 +108,9 @@ struct Generation {
             OutputNames.appendRelativePath(k, extension: ending, to: &index)
             JSONText.append(#"","sha256":""#, to: &index)
             e.digest.appendHex(to: &index)
-            JSONText.append("\"}\n", to: &index)
+            index.append(UInt8(ascii: "\""))
+            if !applied.isEmpty { index += applied[assignments.variant(ofRow: Int(e.row))] }
+            JSONText.append("}\n", to: &index)
         }
         return [("index.jsonl", index), (Manifest.fileName, manifest)]
     }

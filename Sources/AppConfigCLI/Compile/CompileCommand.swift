@@ -20,7 +20,10 @@ struct CompileCommand: ParsableCommand {
             one device whose variables are given on the command line and writes its plist to stdout \
             (or --out); with --delivery, in that delivery's form: an MDM command, or for ddm the \
             declarations and the device's set on stdout (each file's name on a line before it) and \
-            the asset to --out. Exit status: 0 done, 1 the spec or values do not compile or the device fails \
+            the asset to --out. With assignments in the values file, --disasm lists the program of \
+            devices that match none, then each assignment's variant; --var picks the assignments the \
+            device matches (give its groups as --var group=DN-or-cn, repeatable: nesting is not \
+            resolved here), names them on stderr and renders, or lists, that variant. Exit status: 0 done, 1 the spec or values do not compile or the device fails \
             (its error on stderr), 2 usage or I/O.
             """
     )
@@ -34,7 +37,7 @@ struct CompileCommand: ParsableCommand {
     @Flag(help: "Print the program's listing.")
     var disasm = false
 
-    @Option(name: .customLong("var"), help: "A variable of the device to render, NAME=VALUE (cn=Jane, device.Asset Tag=42); repeatable.")
+    @Option(name: .customLong("var"), help: "A variable of the device to render, NAME=VALUE (cn=Jane, device.Asset Tag=42, group=Sales); repeatable.")
     var variables: [String] = []
 
     @Option(help: "Output format of the rendered device: binary or xml.")
@@ -49,20 +52,45 @@ struct CompileCommand: ParsableCommand {
     @OptionGroup var policy: PolicyOptions
 
     func run() throws {
-        let program = try policy.compile(spec: spec, values: values)
-        if disasm { print(Disassembler.listing(program), terminator: "") }
-        guard !variables.isEmpty || (!disasm && program.slots.isEmpty) || out != nil else {
-            if !disasm { print("compiled \(program.metadata.bundleId) version \(program.metadata.version): \(program.keys.count) keys, \(program.slots.count) variables, hash \(program.metadata.hashHex)") }
-            return
-        }
+        let configuration = try policy.configuration(spec: spec, values: values)
         var device: [Variable: String] = [:]
+        var groups: [String] = []
         for entry in variables {
             guard let eq = entry.firstIndex(of: "=") else { throw ValidationError("--var takes NAME=VALUE, not \"\(entry)\"") }
             let name = String(entry[..<eq])
-            guard case .success(let (template, _)) = StringTemplate.parse("$(\(name))"), let variable = template.variables.first else {
-                throw ValidationError("\"\(name)\" is not a user or device variable (or device.<Column>)")
+            let value = String(entry[entry.index(after: eq)...])
+            if name.lowercased() == "group" {
+                groups.append(value)
+                continue
             }
-            device[variable] = String(entry[entry.index(after: eq)...])
+            guard case .success(let (template, _)) = StringTemplate.parse("$(\(name))"), let variable = template.variables.first else {
+                throw ValidationError("\"\(name)\" is not a user or device variable (or device.<Column>, or group)")
+            }
+            device[variable] = value
+        }
+        let assignments = configuration.assignments
+        var program = configuration.base
+        if !assignments.isEmpty && !variables.isEmpty {
+            let matched = assignments.indices.filter { assignments[$0].matches(variables: device, groups: groups) }
+            writeStandardError("assignments: " + (matched.isEmpty ? "none" : matched.map { assignments[$0].name }.joined(separator: ", ")) + "\n")
+            program = try reportingProblems { try configuration.program(for: matched) }
+        }
+        if disasm {
+            if assignments.isEmpty || !variables.isEmpty {
+                print(Disassembler.listing(program), terminator: "")
+            } else {
+                print("; variant: no assignment")
+                print(Disassembler.listing(program), terminator: "")
+                for i in assignments.indices {
+                    let variant = try reportingProblems { try configuration.program(for: [i]) }
+                    print("\n; variant: assignment \"\(assignments[i].name)\" (line \(assignments[i].location.line))")
+                    print(Disassembler.listing(variant), terminator: "")
+                }
+            }
+        }
+        guard !variables.isEmpty || (!disasm && program.slots.isEmpty) || out != nil else {
+            if !disasm { print("compiled \(program.metadata.bundleId) version \(program.metadata.version): \(program.keys.count) keys, \(program.slots.count) variables, hash \(program.metadata.hashHex)" + (assignments.isEmpty ? "" : "; \(assignments.count) assignments")) }
+            return
         }
         let resolved = try reportingProblems { try delivery.options.resolved(specBundleID: program.metadata.bundleId) }
         let renderFormat = resolved.delivery.isMDMCommand ? .xml : format

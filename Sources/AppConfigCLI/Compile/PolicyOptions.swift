@@ -28,12 +28,17 @@ struct PolicyOptions: ParsableArguments {
     /// Compiles, printing warnings to stderr; errors end the command (status 1, or 2 for a file
     /// that cannot be read).
     func compile(spec: String, values: String?) throws -> Program {
+        try configuration(spec: spec, values: values).base
+    }
+
+    /// The spec and values read and compiled (the base program; assignments' variants on demand).
+    func configuration(spec: String, values: String?) throws -> Configuration {
         let options = try compileOptions()
         return try reportingProblems {
-            let (program, warnings) = try Compiler.compile(specFile: spec, valuesFile: values, options: options,
-                                                           specOptions: SpecOptions(lenient: lenient))
-            for w in warnings { writeStandardError(w.description + "\n") }
-            return program
+            let configuration = try Configuration.load(specFile: spec, valuesFile: values, options: options,
+                                                       specOptions: SpecOptions(lenient: lenient))
+            for w in configuration.warnings { writeStandardError(w.description + "\n") }
+            return configuration
         }
     }
 }

@@ -15,7 +15,7 @@ final class ProgressMeter: @unchecked Sendable {
     private var shown = false
 
     static let phaseNames = ["compile": "compiling the spec", "inventory": "reading the inventory", "directory": "reading the directory",
-                             "join": "joining devices to users", "render": "rendering", "publish": "publishing"]
+                             "join": "joining devices to users", "assign": "matching assignments", "render": "rendering", "publish": "publishing"]
 
     init(after delay: Double) {
         timer = DispatchSource.makeTimerSource(queue: .global())

@@ -8,6 +8,8 @@ import AppConfigSpec
 /// name no objectClass at all; domains, OUs and groups are passed over.
 public enum LDIFReader {
     static let personClasses: [StaticString] = ["person", "organizationalperson", "inetorgperson", "user"]
+    /// Read as groups when the map reads groups (`AttributeMap.groupClasses`).
+    static let groupClasses: [StaticString] = ["group", "groupofnames", "groupofuniquenames"]
 
     public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
         let bytes: [UInt8]
@@ -48,7 +50,11 @@ struct EntryCollector {
     var dn: [UInt8]?
     var values: [ArraySlice<UInt8>?]
     var rejected = false
-    var sawObjectClass = false, isPerson = false
+    var sawObjectClass = false, isPerson = false, isGroup = false
+    /// Group memberships, when the map reads groups: every `memberOf`, and a group's members.
+    let readsGroups: Bool
+    var memberOf: [ArraySlice<UInt8>] = []
+    var members: [ArraySlice<UInt8>] = []
     /// Before the first record: a `version:` line may stand here.
     var first = true
     /// Entries seen (`dn:` lines), people or not.
@@ -60,6 +66,7 @@ struct EntryCollector {
         builder = UserTableBuilder(source: file, map: map)
         self.file = file
         wanted = builder.attributeOrder.map { Array($0.utf8) }
+        readsGroups = map.readsGroups
         values = [ArraySlice<UInt8>?](repeating: nil, count: wanted.count)
     }
 
@@ -67,11 +74,22 @@ struct EntryCollector {
     /// of it was refused or its DN was seen before.
     mutating func finishEntry() {
         defer {
-            dn = nil; rejected = false; sawObjectClass = false; isPerson = false
+            dn = nil; rejected = false; sawObjectClass = false; isPerson = false; isGroup = false
             for i in values.indices { values[i] = nil }
+            memberOf.removeAll(keepingCapacity: true)
+            members.removeAll(keepingCapacity: true)
         }
-        guard let dn, !rejected, isPerson || !sawObjectClass else { return }
+        guard let dn, !rejected else { return }
         let location = Location(file: file, line: entryLine)
+        if readsGroups && isGroup && !isPerson {
+            guard let text = String(validating: dn, as: UTF8.self) else {
+                builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
+                return
+            }
+            builder.addGroup(dn: text, members: members, memberOf: memberOf, location: location.with(dn: text))
+            return
+        }
+        guard isPerson || !sawObjectClass else { return }
         guard let text = String(validating: dn, as: UTF8.self) else {
             builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
             return
@@ -88,7 +106,7 @@ struct EntryCollector {
             return
         }
         let user = builder.count
-        builder.add(dn: text, values: values, line: entryLine, location: location)
+        builder.add(dn: text, values: values, memberOf: memberOf, line: entryLine, location: location)
         guard builder.count > user else { return }  // the DN did not parse: reported, not added
         if seenDNs[hash] == nil { seenDNs[hash] = user } else { collisions[hash, default: []].append(user) }
     }
@@ -131,6 +149,7 @@ struct EntryCollector {
         if equalsLower(name, "objectclass") {
             sawObjectClass = true
             if LDIFReader.personClasses.contains(where: { equalsLower(value, $0) }) { isPerson = true }
+            if readsGroups && LDIFReader.groupClasses.contains(where: { equalsLower(value, $0) }) { isGroup = true }
             return
         }
         if equalsLower(name, "changetype") {
@@ -139,6 +158,10 @@ struct EntryCollector {
         }
         // Attribute options (";lang-de", ";binary") do not change which attribute it is.
         let attribute = name.prefix { $0 != UInt8(ascii: ";") }
+        if readsGroups {
+            if equalsLower(attribute, "memberof") { memberOf.append(value); return }
+            if equalsLower(attribute, "member") || equalsLower(attribute, "uniquemember") { members.append(value); return }
+        }
         guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { return }
         if values[i] != nil { return }  // multi-valued: the first value is kept
         if firstInvalidUTF8Slice(value) != nil {

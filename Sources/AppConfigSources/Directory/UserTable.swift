@@ -19,6 +19,13 @@ public struct AttributeMap: Sendable {
     ]
     /// The attribute a device's user key is matched against (`--user-attribute`), case-insensitively.
     public var joinAttribute = "mail"
+    /// Also read group memberships: every `memberOf` of a user, and the group entries (`member`,
+    /// `uniqueMember`, their own `memberOf`). Assignments that match on `group` need them.
+    public var readsGroups = false
+    /// The multi-valued attributes read for groups, lowercased.
+    public static let groupAttributes = ["memberof", "member", "uniquemember"]
+    /// The object classes of group entries, lowercased.
+    public static let groupClasses = ["group", "groupofnames", "groupofuniquenames"]
 
     public init() {}
 
@@ -44,6 +51,8 @@ public final class UserTable: @unchecked Sendable {
     /// (lowercased names): what `Fleet.joinDiagnosis` explains a poor join with.
     public internal(set) var joinAttribute = "mail"
     public internal(set) var attributeCounts: [String: Int] = [:]
+    /// The memberships read when the map asked for them (`readsGroups`), else nil.
+    public internal(set) var groups: DirectoryGroups?
     private let pool: UnsafeMutableBufferPointer<UInt8>
     /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
     private let ranges: [UInt32]
@@ -143,23 +152,27 @@ public struct UserTableBuilder {
         joinPosition = position(map.joinAttribute)
         cnPosition = order.firstIndex(of: "cn")
         attributeCounts = [Int](repeating: 0, count: order.count)
+        groups = map.readsGroups ? GroupBuilder() : nil
     }
 
     private let cnPosition: Int?
+    /// Memberships, when the map reads groups.
+    private var groups: GroupBuilder?
 
     public var count: Int { ranges.count / (2 * UserTable.stride) }
 
     /// The attributes to collect per entry, lowercased, in the order `add` expects them.
     public var attributeOrder: [String] { map.requestedAttributes }
 
-    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, problems: Int, attributeCounts: [Int] }
+    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, problems: Int, attributeCounts: [Int], groups: GroupBuilder? }
 
     public func mark() -> Mark {
-        Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, problems: problems.count, attributeCounts: attributeCounts)
+        Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, problems: problems.count, attributeCounts: attributeCounts, groups: groups)
     }
 
     public mutating func rollback(to mark: Mark) {
         attributeCounts = mark.attributeCounts
+        groups = mark.groups
         pool.removeSubrange(mark.pool...)
         ranges.removeSubrange(mark.ranges...)
         lines.removeSubrange(mark.lines...)
@@ -170,7 +183,26 @@ public struct UserTableBuilder {
 
     /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil. Values go
     /// straight into the pool: no array per variable. `line`: where an LDIF entry starts.
-    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], line: Int? = nil, location: @autoclosure () -> Location) {
+    /// `memberOf`: the user's groups, when the map reads groups.
+    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], memberOf: [ArraySlice<UInt8>] = [], line: Int? = nil,
+                             location: @autoclosure () -> Location) {
+        let before = count
+        addUser(dn: dn, values: values, line: line, location: location())
+        guard count > before, let invalid = groups?.addUser(memberOf: memberOf) else { return }
+        for value in invalid { reportNotDN(value, "memberOf", at: location()) }
+    }
+
+    /// A group entry (when the map reads groups): its members and the groups it is in, by DN.
+    public mutating func addGroup(dn: String, members: [ArraySlice<UInt8>], memberOf: [ArraySlice<UInt8>], location: @autoclosure () -> Location) {
+        guard let invalid = groups?.addGroup(dn: Array(dn.utf8)[...], members: members, memberOf: memberOf) else { return }
+        for value in invalid { reportNotDN(value, "member or memberOf", at: location()) }
+    }
+
+    private mutating func reportNotDN(_ value: ArraySlice<UInt8>, _ attribute: String, at location: Location) {
+        problems.append(Problem(.groupDN, at: location, "the \(attribute) value \"\(String(decoding: value, as: UTF8.self))\" is not a DN; it is ignored"))
+    }
+
+    private mutating func addUser(dn: String, values: [ArraySlice<UInt8>?], line: Int?, location: @autoclosure () -> Location) {
         let dnBytes = Array(dn.utf8)
         let cnAndOU: (cn: [UInt8]?, ou: [UInt8]?)
         do {
@@ -221,6 +253,7 @@ public struct UserTableBuilder {
         let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
+        table.groups = groups?.finish(userCount: count) { dn(ofUser: $0) }
         return table
     }
 }

@@ -130,9 +130,27 @@ public enum LDAPDirectory {
             progress.entries = 0
             progress.attempt += 1
         }) { connection in
+            let memberOf = map.readsGroups ? ["memberof"] : []
             for filter in filters {
-                try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder, pageSize: config.pageSize) { dn, values in
-                    builder.add(dn: dn, values: values.map { $0?[...] }, location: Location(file: config.url, dn: dn))
+                try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder + memberOf, multiValued: memberOf.count,
+                                           pageSize: config.pageSize) { e in
+                    builder.add(dn: e.dn, values: e.values.map { $0?[...] }, memberOf: e.lists.first?.map { $0[...] } ?? [],
+                                location: Location(file: config.url, dn: e.dn))
+                    progress.entries += 1
+                } pageDone: {
+                    progress.pages += 1
+                    onPage(progress)
+                }
+            }
+            if map.readsGroups {
+                // The group entries, for nesting and for groups that list their members (OpenLDAP's
+                // groupOfNames has no memberOf on users without the memberof overlay). Also in
+                // targeted mode: groups are few beside users, and a nested group can sit anywhere.
+                let filter = "(|" + AttributeMap.groupClasses.map { "(objectClass=\($0))" }.joined() + ")"
+                try connection.pagedSearch(filter: filter, attributes: ["memberof", "member", "uniquemember"], multiValued: 3,
+                                           pageSize: config.pageSize) { e in
+                    builder.addGroup(dn: e.dn, members: (e.lists[1] + e.lists[2]).map { $0[...] }, memberOf: e.lists[0].map { $0[...] },
+                                     location: Location(file: config.url, dn: e.dn))
                     progress.entries += 1
                 } pageDone: {
                     progress.pages += 1
@@ -335,26 +353,33 @@ final class LDAPConnection {
     }
 
     /// One entry: its DN and the first value of each wanted attribute, found in one walk over the
-    /// entry's attributes (names compared case-insensitively, options such as ";binary" ignored).
-    private func take(_ m: OpaquePointer, attributes: [UnsafeMutablePointer<CChar>?], count: Int,
-                      entry: (String, [[UInt8]?]) -> Void) {
+    /// entry's attributes (names compared case-insensitively, options such as ";binary" ignored);
+    /// the last `multiValued` attributes give every value (group memberships).
+    private func take(_ m: OpaquePointer, attributes: [UnsafeMutablePointer<CChar>?], count: Int, multiValued: Int = 0,
+                      entry: (LDAPEntry) -> Void) {
         var dn = ""
         if let raw = ldap_get_dn(ld, m) {
             dn = String(cString: raw)
             ldap_memfree(raw)
         }
-        var values = [[UInt8]?](repeating: nil, count: count)
+        let single = count - multiValued
+        var values = [[UInt8]?](repeating: nil, count: single)
+        var lists = [[[UInt8]]](repeating: [], count: multiValued)
         var ber: OpaquePointer?
         var name = ldap_first_attribute(ld, m, &ber)
         while let n = name {
             var length = strcspn(n, ";")
             if length == 0 { length = strlen(n) }
-            for i in 0..<count where values[i] == nil {
+            for i in 0..<count where i >= single || values[i] == nil {
                 guard let wanted = attributes[i], strlen(wanted) == length, strncasecmp(wanted, n, length) == 0 else { continue }
                 if let list = ldap_get_values_len(ld, m, n) {
-                    if let first = list[0] {
-                        let v = first.pointee
-                        values[i] = v.bv_val.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(v.bv_len))) } ?? []
+                    var k = 0
+                    while let item = list[k] {
+                        let v = item.pointee
+                        let bytes = v.bv_val.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(v.bv_len))) } ?? []
+                        if i < single { values[i] = bytes; break }
+                        lists[i - single].append(bytes)
+                        k += 1
                     }
                     ldap_value_free_len(list)
                 }
@@ -364,7 +389,7 @@ final class LDAPConnection {
             name = ldap_next_attribute(ld, m, ber)
         }
         if let ber { ber_free(ber, 0) }
-        entry(dn, values)
+        entry(LDAPEntry(dn: dn, values: values, lists: lists))
     }
 
     /// The search base: the configured one, else the server's own from its RootDSE
@@ -373,7 +398,7 @@ final class LDAPConnection {
 
     /// Reads the RootDSE for the naming context to search under.
     func namingContext() throws -> String {
-        var entry: (String, [[UInt8]?])?
+        var entry: LDAPEntry?
         var attributes: [UnsafeMutablePointer<CChar>?] = [strdup("defaultNamingContext"), strdup("namingContexts"), nil]
         defer { attributes.forEach { free($0) } }
         var timeout = Self.timeValue(seconds: try budget.wait())
@@ -384,9 +409,9 @@ final class LDAPConnection {
         }
         defer { ldap_msgfree(message) }
         if let m = message, let first = ldap_first_entry(ld, m) {
-            take(first, attributes: attributes, count: 2) { dn, values in entry = (dn, values) }
+            take(first, attributes: attributes, count: 2) { entry = $0 }
         }
-        let found = (entry?.1[0] ?? entry?.1[1]).map { String(decoding: $0, as: UTF8.self) }
+        let found = (entry?.values[0] ?? entry?.values[1]).map { String(decoding: $0, as: UTF8.self) }
         guard let found, !found.isEmpty else {
             throw LDAPError(code: LDAP_NO_SUCH_OBJECT, message: "the server's RootDSE names no naming context: give --ldap-base", transient: false)
         }
@@ -396,8 +421,8 @@ final class LDAPConnection {
 
     /// Searches page by page (the paged-results control marked critical, so a server that cannot
     /// page refuses rather than truncates), calling `entry` for each entry and `pageDone` per page.
-    func pagedSearch(filter: String, attributes: [String], pageSize: Int,
-                     entry: (String, [[UInt8]?]) -> Void, pageDone: () -> Void) throws {
+    func pagedSearch(filter: String, attributes: [String], multiValued: Int = 0, pageSize: Int,
+                     entry: (LDAPEntry) -> Void, pageDone: () -> Void) throws {
         var cookie = berval(bv_len: 0, bv_val: nil)
         defer { if cookie.bv_val != nil { ber_memfree(cookie.bv_val) } }
         var attributePointers: [UnsafeMutablePointer<CChar>?] = attributes.map { strdup($0) } + [nil]
@@ -411,8 +436,8 @@ final class LDAPConnection {
         repeat {
             let wait = try budget.wait()
             try watchdog.bounded(wait, "a page of the search under \(base)") {
-                try page(filter: filter, scope: scope, attributes: &attributePointers, count: attributes.count, pageSize: pageSize,
-                         cookie: &cookie, wait: wait, entry: entry)
+                try page(filter: filter, scope: scope, attributes: &attributePointers, count: attributes.count, multiValued: multiValued,
+                         pageSize: pageSize, cookie: &cookie, wait: wait, entry: entry)
             }
             pageDone()
         } while cookie.bv_len > 0
@@ -420,7 +445,7 @@ final class LDAPConnection {
 
     /// One page: the search sent with the cookie, its entries taken as they arrive, the next cookie read.
     private func page(filter: String, scope: Int32, attributes attributePointers: inout [UnsafeMutablePointer<CChar>?], count: Int,
-                      pageSize: Int, cookie: inout berval, wait: Double, entry: (String, [[UInt8]?]) -> Void) throws {
+                      multiValued: Int, pageSize: Int, cookie: inout berval, wait: Double, entry: (LDAPEntry) -> Void) throws {
         var control: UnsafeMutablePointer<LDAPControl>?
         try check(ldap_create_page_control(ld, ber_int_t(pageSize), &cookie, 1, &control), "paged results control")
         defer { ldap_control_free(control) }
@@ -443,7 +468,7 @@ final class LDAPConnection {
             }
             guard let m = message else { continue }
             if kind == LDAP_RES_SEARCH_ENTRY {
-                take(m, attributes: attributePointers, count: count, entry: entry)
+                take(m, attributes: attributePointers, count: count, multiValued: multiValued, entry: entry)
                 ldap_msgfree(m)
             } else if kind == LDAP_RES_SEARCH_RESULT {
                 done = m
@@ -468,4 +493,12 @@ final class LDAPConnection {
         var estimate: ber_int_t = 0
         try check(ldap_parse_pageresponse_control(ld, pageResponse, &estimate, &cookie), "reading the paged-results cookie")
     }
+}
+
+/// One search result: the DN, the first value of each single-valued attribute asked for, and
+/// every value of each multi-valued one.
+struct LDAPEntry {
+    var dn: String
+    var values: [[UInt8]?]
+    var lists: [[[UInt8]]]
 }

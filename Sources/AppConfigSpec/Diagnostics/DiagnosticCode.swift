@@ -129,6 +129,17 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     /// Another console's variable in a value (`$EMAIL`, `{EmailAddress}`, `{{mail}}`), named with ours.
     case valuesForeignVariable = "values.foreign-variable"
 
+    // MARK: Assignments (values for the devices a match selects)
+    /// An assignment that is not a dictionary of name, match and values, a match that is empty or
+    /// not strings, an unknown top-level entry beside `values` and `assignments`.
+    case assignmentSyntax = "assignment.syntax"
+    /// Two assignments with one name (the report counts devices per name).
+    case assignmentDuplicateName = "assignment.duplicate-name"
+    /// A match on something that is not a user or device variable, `device.<Column>` or `group`.
+    case assignmentMatchKey = "assignment.match-key"
+    /// A group named by a DN that RFC 4514 does not read.
+    case assignmentGroupDN = "assignment.group-dn"
+
     // MARK: Compilation (spec + values -> program)
     /// A literal that is not of its key's type (a model built in code; the parsers refuse it earlier).
     case compileType = "compile.type"

@@ -53,11 +53,15 @@ public struct AdminValues: Sendable {
     }
 
     public var file: String
+    /// For every device (the file's `values`, or the whole flat file).
     public var entries: [String: Entry]
+    /// Overrides for the devices each matches, in file order.
+    public var assignments: [Assignment]
 
-    public init(file: String, entries: [String: Entry]) {
+    public init(file: String, entries: [String: Entry], assignments: [Assignment] = []) {
         self.file = file
         self.entries = entries
+        self.assignments = assignments
     }
 }
 
@@ -86,6 +90,50 @@ public enum AdminValuesReader {
             return AdminValuesResult(values: AdminValues(file: file, entries: [:]), diagnostics: log.sorted)
         }
         var typer = ValueTyper(log: log)
+        guard isStructured(members, spec: spec) else {
+            let entries = typedEntries(members, spec: spec, typer: &typer)
+            return AdminValuesResult(values: AdminValues(file: file, entries: entries), diagnostics: typer.log.sorted)
+        }
+        // `{"values": {...}, "assignments": [...]}`
+        var entries: [String: AdminValues.Entry] = [:]
+        var assignments: [Assignment] = []
+        var seen: Set<String> = []
+        for member in members {
+            guard seen.insert(member.key).inserted else {
+                typer.log.report(.valuesDuplicateKey, at: member.keyLocation, "\"\(member.key)\" is given twice", hint: "keep one of them")
+                continue
+            }
+            switch member.key {
+            case "values":
+                guard case .dictionary(let values) = member.value.kind else {
+                    typer.log.report(.valuesRoot, at: member.value.location, "\"values\" is a dictionary from keyName to value, not \(member.value.typeName)")
+                    continue
+                }
+                entries = typedEntries(values, spec: spec, typer: &typer)
+            case "assignments":
+                var reader = AssignmentReader(spec: spec, typer: typer)
+                assignments = reader.read(member.value)
+                typer = reader.typer
+            default:
+                typer.log.report(.assignmentSyntax, at: member.keyLocation,
+                                 "a values file with assignments holds \"values\" and \"assignments\", not \"\(member.key)\"",
+                                 hint: ContentChecker.suggestion(for: member.key, among: ["values", "assignments"]).map { "did you mean \"\($0)\"?" })
+            }
+        }
+        return AdminValuesResult(values: AdminValues(file: file, entries: entries, assignments: assignments), diagnostics: typer.log.sorted)
+    }
+
+    /// The form with assignments: the top level holds `assignments`, or only `values` (and the spec
+    /// has no keys by those names, which would make it a flat file).
+    private static func isStructured(_ members: [RawValue.Member], spec: Spec) -> Bool {
+        let names = Set(members.map(\.key))
+        if spec.key(named: "assignments") == nil && names.contains("assignments") { return true }
+        return spec.key(named: "values") == nil && names == ["values"]
+    }
+
+    /// One dictionary from keyName to value typed against the spec: the flat file, the `values`
+    /// of the form with assignments, and each assignment's.
+    static func typedEntries(_ members: [RawValue.Member], spec: Spec, typer: inout ValueTyper) -> [String: AdminValues.Entry] {
         var entries: [String: AdminValues.Entry] = [:]
         var firstSeen: [String: Location] = [:]
         for member in members {
@@ -106,7 +154,7 @@ public enum AdminValuesReader {
                 entries[key.name] = .value(value)
             }
         }
-        return AdminValuesResult(values: AdminValues(file: file, entries: entries), diagnostics: typer.log.sorted)
+        return entries
     }
 
     /// JSON by its first character; plists by libplist. XML plists are also walked by our XML

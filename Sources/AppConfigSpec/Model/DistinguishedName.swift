@@ -27,9 +27,29 @@ public struct DistinguishedName: Sendable, Equatable {
         self.rdns = rdns
     }
 
+    /// A DN in one spelling for comparison: types and values ASCII-lowercased, values unescaped,
+    /// no spaces around separators (`CN=Sales, OU=Groups` and `cn=sales,ou=groups` are one group).
+    /// Distinguished names compare case-insensitively in AD and in the usual OpenLDAP schemas.
+    private static let special = Array(",+\"\\<>;=".utf8)
+
+    public static func canonical(_ dn: [UInt8]) throws(ParseError) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(dn.count)
+        try scan(dn, wants: { _ in true }) { type, value, newRDN in
+            if !out.isEmpty { out.append(newRDN ? UInt8(ascii: ",") : UInt8(ascii: "+")) }
+            for b in type { out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b) }
+            out.append(UInt8(ascii: "="))
+            for b in value {
+                if Self.special.contains(b) { out.append(UInt8(ascii: "\\")) }  // kept apart from the separators
+                out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+            }
+        }
+        return out
+    }
+
     /// The `cn` (leaf-most CN) and `ou` (OU nearest the domain components) of a DN, as bytes,
     /// without building the whole parsed DN: the user table derives both for every entry.
-    static func commonNameAndUnit(_ dn: [UInt8]) throws(ParseError) -> (cn: [UInt8]?, ou: [UInt8]?) {
+    public static func commonNameAndUnit(_ dn: [UInt8]) throws(ParseError) -> (cn: [UInt8]?, ou: [UInt8]?) {
         var cn: [UInt8]?, ou: [UInt8]?
         func isType(_ type: ArraySlice<UInt8>, _ a: UInt8, _ b: UInt8) -> Bool {
             type.count == 2 && type[type.startIndex] | 0x20 == a && type[type.startIndex + 1] | 0x20 == b
@@ -44,7 +64,7 @@ public struct DistinguishedName: Sendable, Equatable {
 
     /// Walks a DN, calling `visit(type, value, startsNewRDN)` for each attribute whose type `wants`
     /// accepts, leaf first; the other values are checked and skipped without being built.
-    static func scan(_ s: [UInt8], wants: (ArraySlice<UInt8>) -> Bool,
+    public static func scan(_ s: [UInt8], wants: (ArraySlice<UInt8>) -> Bool,
                      visit: (ArraySlice<UInt8>, [UInt8], Bool) -> Void) throws(ParseError) {
         var i = 0
         func skipSpaces() { while i < s.count && s[i] == 0x20 { i += 1 } }

@@ -1,0 +1,184 @@
+import AppConfigBytes
+import AppConfigSpec
+
+/// Collects the directory's group memberships while entries are read: each user's `memberOf`
+/// values (Active Directory lists direct groups only), and each group entry's `member` /
+/// `uniqueMember` and its own `memberOf` (nesting). DNs are interned once as nodes of a graph, by
+/// their canonical spelling (`DistinguishedName.canonical`), so `CN=Sales, OU=G` and `cn=sales,ou=g`
+/// are one group.
+struct GroupBuilder {
+    /// Canonical DN -> node.
+    private var nodes: [[UInt8]: Int32] = [:]
+    private var canonicalDNs: [[UInt8]] = []
+    /// Nodes known to be groups: group entries, and whatever a `memberOf` names.
+    private var isGroup: [Bool] = []
+    /// (member, group) pairs.
+    private var edges: [(member: Int32, group: Int32)] = []
+    /// Per user, its `memberOf` nodes: `userGroups[userGroupStart[u]..<userGroupStart[u + 1]]`.
+    private var userGroupStart: [UInt32] = [0]
+    private var userGroups: [Int32] = []
+    private(set) var groupEntries = 0
+
+    /// The node of a DN, nil when it is not a DN. Most DNs are written without escapes or spaces
+    /// around separators: for those the canonical spelling is the lowercased bytes, no parse needed.
+    private mutating func node(_ dn: ArraySlice<UInt8>) -> Int32? {
+        guard let key = Self.canonicalKey(dn) else { return nil }
+        if let n = nodes[key] { return n }
+        let n = Int32(canonicalDNs.count)
+        nodes[key] = n
+        canonicalDNs.append(key)
+        isGroup.append(false)
+        return n
+    }
+
+    static func canonicalKey(_ dn: ArraySlice<UInt8>) -> [UInt8]? {
+        var simple = !dn.isEmpty && dn.first != 0x20 && dn.last != 0x20
+        var previous: UInt8 = 0
+        if simple {
+            for b in dn {
+                switch b {
+                case UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "#"): simple = false
+                case 0x20 where previous == UInt8(ascii: ",") || previous == UInt8(ascii: "="): simple = false
+                case UInt8(ascii: ","), UInt8(ascii: "=") where previous == 0x20: simple = false
+                default: break
+                }
+                if !simple { break }
+                previous = b
+            }
+        }
+        if simple, dn.contains(UInt8(ascii: "=")) {
+            // Still checked as a DN: each RDN needs a type, `=` and a value.
+            if (try? DistinguishedName.scan(Array(dn), wants: { _ in false }, visit: { _, _, _ in })) == nil { return nil }
+            return dn.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        }
+        return try? DistinguishedName.canonical(Array(dn))
+    }
+
+    /// The next user's direct groups (call once per user added, in order). Values that are not
+    /// DNs are returned for the caller to report.
+    mutating func addUser(memberOf: [ArraySlice<UInt8>]) -> [ArraySlice<UInt8>] {
+        var invalid: [ArraySlice<UInt8>] = []
+        for value in memberOf {
+            guard let g = node(value) else { invalid.append(value); continue }
+            isGroup[Int(g)] = true
+            userGroups.append(g)
+        }
+        userGroupStart.append(UInt32(userGroups.count))
+        return invalid
+    }
+
+    /// A group entry: its members (users or groups, by DN) and the groups it is itself a member of.
+    mutating func addGroup(dn: ArraySlice<UInt8>, members: [ArraySlice<UInt8>], memberOf: [ArraySlice<UInt8>]) -> [ArraySlice<UInt8>] {
+        guard let g = node(dn) else { return [dn] }
+        groupEntries += 1
+        isGroup[Int(g)] = true
+        var invalid: [ArraySlice<UInt8>] = []
+        for value in members {
+            if let m = node(value) { edges.append((m, g)) } else { invalid.append(value) }
+        }
+        for value in memberOf {
+            if let parent = node(value) { isGroup[Int(parent)] = true; edges.append((g, parent)) } else { invalid.append(value) }
+        }
+        return invalid
+    }
+
+    /// `userDN(u)`: each user's DN as stored, to find the users that group entries list by DN.
+    func finish(userCount: Int, userDN: (Int) -> ArraySlice<UInt8>) -> DirectoryGroups {
+        // Members of each group: a CSR list from the (member, group) pairs.
+        var start = [Int32](repeating: 0, count: canonicalDNs.count + 1)
+        for e in edges { start[Int(e.group) + 1] += 1 }
+        for i in 0..<canonicalDNs.count { start[i + 1] += start[i] }
+        var fill = start
+        var members = [Int32](repeating: 0, count: edges.count)
+        for e in edges {
+            members[Int(fill[Int(e.group)])] = e.member
+            fill[Int(e.group)] += 1
+        }
+        // Users that a group entry lists by DN: their nodes (none when no group lists members).
+        var userNode = [Int32]()
+        if !edges.isEmpty {
+            userNode = (0..<userCount).map { u in Self.canonicalKey(userDN(u)).flatMap { nodes[$0] } ?? -1 }
+        }
+        return DirectoryGroups(nodes: nodes, canonicalDNs: canonicalDNs, isGroup: isGroup, memberStart: start, members: members,
+                               userGroupStart: userGroupStart, userGroups: userGroups, userNode: userNode, groupEntries: groupEntries)
+    }
+}
+
+/// The directory's groups as a graph, read once per run: which users are in which of the groups
+/// that assignments name, nested groups included (a group in a group in the named group), cycles
+/// cut (each group is visited once).
+public final class DirectoryGroups: Sendable {
+    private let nodes: [[UInt8]: Int32]
+    private let canonicalDNs: [[UInt8]]
+    private let isGroup: [Bool]
+    private let memberStart: [Int32]
+    private let members: [Int32]
+    private let userGroupStart: [UInt32]
+    private let userGroups: [Int32]
+    private let userNode: [Int32]
+    /// Group entries read (LDIF group entries, LDAP group search results).
+    public let groupEntries: Int
+
+    init(nodes: [[UInt8]: Int32], canonicalDNs: [[UInt8]], isGroup: [Bool], memberStart: [Int32], members: [Int32],
+         userGroupStart: [UInt32], userGroups: [Int32], userNode: [Int32], groupEntries: Int) {
+        self.nodes = nodes
+        self.canonicalDNs = canonicalDNs
+        self.isGroup = isGroup
+        self.memberStart = memberStart
+        self.members = members
+        self.userGroupStart = userGroupStart
+        self.userGroups = userGroups
+        self.userNode = userNode
+        self.groupEntries = groupEntries
+    }
+
+    /// Groups known (entries and the groups `memberOf` values name).
+    public var groupCount: Int { isGroup.lazy.filter { $0 }.count }
+
+    /// The groups a name stands for: a DN names one (by its canonical spelling), a bare name every
+    /// group whose leaf RDN is `cn=` that name (ASCII case-insensitively).
+    public func groups(named name: String) -> [Int32] {
+        if Assignment.isGroupDN(name) {
+            return GroupBuilder.canonicalKey(Array(name.utf8)[...]).flatMap { nodes[$0] }.map { [$0] } ?? []
+        }
+        let wanted = Array(name.utf8).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        return (0..<Int32(canonicalDNs.count)).filter { n in
+            guard isGroup[Int(n)] else { return false }
+            var rdn = 0
+            var leafCN: [UInt8]?
+            try? DistinguishedName.scan(canonicalDNs[Int(n)], wants: { _ in true }) { type, value, newRDN in
+                if newRDN { rdn += 1 }
+                if rdn == 1, leafCN == nil, type.elementsEqual("cn".utf8) { leafCN = value }
+            }
+            return leafCN == wanted
+        }
+    }
+
+    /// Per user, a bit for each name in `names` (bit i for names[i], at most 64) whose groups hold
+    /// the user directly or through nested groups. Each name's members are found by one walk down
+    /// from its groups; a group met twice (a cycle, or two paths) is walked once.
+    public func memberships(of names: [String], userCount: Int) -> [UInt64] {
+        precondition(names.count <= 64)
+        var nodeBits = [UInt64](repeating: 0, count: canonicalDNs.count)
+        var seen = [Bool](repeating: false, count: canonicalDNs.count)
+        for (bit, name) in names.enumerated() {
+            for i in seen.indices { seen[i] = false }
+            var stack = groups(named: name)
+            for n in stack { seen[Int(n)] = true }
+            while let n = stack.popLast() {
+                nodeBits[Int(n)] |= 1 << UInt64(bit)
+                for m in members[Int(memberStart[Int(n)])..<Int(memberStart[Int(n) + 1])] where !seen[Int(m)] {
+                    seen[Int(m)] = true
+                    stack.append(m)
+                }
+            }
+        }
+        return (0..<userCount).map { u in
+            var bits = userNode.isEmpty || userNode[u] < 0 ? 0 : nodeBits[Int(userNode[u])]
+            if u + 1 < userGroupStart.count {
+                for g in userGroups[Int(userGroupStart[u])..<Int(userGroupStart[u + 1])] { bits |= nodeBits[Int(g)] }
+            }
+            return bits
+        }
+    }
+}

@@ -1,0 +1,228 @@
+/// Values for some of the devices, as every MDM console scopes them: a name, a match (groups, OUs,
+/// sites, models) and the keys it overrides. Assignments apply in file order over the values file's
+/// `values`, each overriding the keys it names (`null` removes a key).
+public struct Assignment: Sendable {
+    /// One condition of a match: a variable (or `device.<Column>`) equal to one of `values`, or
+    /// membership of one of the groups `values` names (by DN, or by `cn`), nesting included.
+    public struct Condition: Sendable {
+        public enum Subject: Sendable, Hashable, CustomStringConvertible {
+            case variable(Variable)
+            case group
+
+            public var description: String {
+                switch self {
+                case .variable(let v): v.description
+                case .group: "group"
+                }
+            }
+        }
+
+        public var subject: Subject
+        /// Any of these matches, compared ASCII case-insensitively (as directories compare names).
+        public var values: [String]
+        public var location: Location
+    }
+
+    public var name: String
+    public var location: Location
+    /// Every one must hold.
+    public var conditions: [Condition]
+    public var entries: [String: AdminValues.Entry]
+
+    /// At most this many assignments: a device's set of matching ones is one 64-bit word.
+    public static let limit = 64
+
+    /// A group named by DN (it holds `=`) or by its common name.
+    public static func isGroupDN(_ value: String) -> Bool { value.contains("=") }
+}
+
+extension AdminValues {
+    /// The values one device gets when these assignments (indices, in file order) match it.
+    public func applying(_ indices: [Int]) -> AdminValues {
+        var merged = entries
+        for i in indices {
+            for (key, entry) in assignments[i].entries { merged[key] = entry }
+        }
+        return AdminValues(file: file, entries: merged)
+    }
+}
+
+/// Reads the `assignments` of a values file, checking each with its position: its name, its
+/// match (known variables, `device.<Column>`, `group` with valid RFC 4514 DNs) and its values
+/// (typed against the spec like the file's own).
+struct AssignmentReader {
+    let spec: Spec
+    var typer: ValueTyper
+
+    mutating func read(_ raw: RawValue) -> [Assignment] {
+        guard case .array(let items) = raw.kind else {
+            typer.log.report(.assignmentSyntax, at: raw.location, "\"assignments\" is a list of assignments, not \(raw.typeName)")
+            return []
+        }
+        var assignments: [Assignment] = []
+        var names: [String: Location] = [:]
+        for (index, item) in items.enumerated() {
+            if index == Assignment.limit {
+                typer.log.report(.assignmentSyntax, at: item.location, "more than \(Assignment.limit) assignments")
+                break
+            }
+            guard let assignment = assignment(item, number: index + 1) else { continue }
+            if let first = names[assignment.name] {
+                typer.log.report(.assignmentDuplicateName, at: assignment.location,
+                                 "two assignments are named \"\(assignment.name)\"; the first is at line \(first.line)",
+                                 hint: "the report counts devices per assignment name: give each its own")
+                continue
+            }
+            names[assignment.name] = assignment.location
+            assignments.append(assignment)
+        }
+        return assignments
+    }
+
+    private mutating func assignment(_ raw: RawValue, number: Int) -> Assignment? {
+        guard case .dictionary(let members) = raw.kind else {
+            typer.log.report(.assignmentSyntax, at: raw.location, "assignment \(number) is \(raw.typeName), not a dictionary with name, match and values")
+            return nil
+        }
+        var name: String?, match: RawValue?, values: RawValue?
+        var ok = true
+        for member in members {
+            switch member.key {
+            case "name":
+                if case .string(let s) = member.value.kind, !s.isEmpty { name = s } else {
+                    typer.log.report(.assignmentSyntax, at: member.value.location, "an assignment's name is a non-empty string, not \(member.value.typeName)")
+                    ok = false
+                }
+            case "match": match = member.value
+            case "values": values = member.value
+            default:
+                let hint = ContentChecker.suggestion(for: member.key, among: ["name", "match", "values"]).map { "did you mean \"\($0)\"?" }
+                typer.log.report(.assignmentSyntax, at: member.keyLocation, "an assignment holds name, match and values, not \"\(member.key)\"", hint: hint)
+                ok = false
+            }
+        }
+        let label = name.map { "assignment \"\($0)\"" } ?? "assignment \(number)"
+        for (field, value) in [("name", name as Any?), ("match", match), ("values", values)] where value == nil {
+            typer.log.report(.assignmentSyntax, at: raw.location, "\(label) has no \"\(field)\"")
+            ok = false
+        }
+        let conditions = match.flatMap { self.conditions($0, label: label) }
+        var entries: [String: AdminValues.Entry] = [:]
+        if let values {
+            guard case .dictionary(let members) = values.kind else {
+                typer.log.report(.assignmentSyntax, at: values.location, "the values of \(label) are a dictionary from keyName to value, not \(values.typeName)")
+                return nil
+            }
+            entries = AdminValuesReader.typedEntries(members, spec: spec, typer: &typer)
+        }
+        guard ok, let name, let conditions else { return nil }
+        return Assignment(name: name, location: raw.location, conditions: conditions, entries: entries)
+    }
+
+    private mutating func conditions(_ raw: RawValue, label: String) -> [Assignment.Condition]? {
+        guard case .dictionary(let members) = raw.kind else {
+            typer.log.report(.assignmentSyntax, at: raw.location, "the match of \(label) is a dictionary from variable or \"group\" to values, not \(raw.typeName)")
+            return nil
+        }
+        guard !members.isEmpty else {
+            typer.log.report(.assignmentSyntax, at: raw.location, "the match of \(label) is empty: it would match every device",
+                             hint: "put values for every device in the file's \"values\"")
+            return nil
+        }
+        var conditions: [Assignment.Condition] = []
+        var failed = false
+        var seen: Set<String> = []
+        for member in members {
+            guard let subject = subject(member, label: label) else { failed = true; continue }
+            if !seen.insert(subject.description.lowercased()).inserted {
+                typer.log.report(.assignmentSyntax, at: member.keyLocation, "the match of \(label) names \"\(member.key)\" twice")
+                failed = true
+                continue
+            }
+            guard let values = strings(member.value, of: member.key, label: label) else { failed = true; continue }
+            if subject == .group {
+                for value in values where Assignment.isGroupDN(value) {
+                    do { _ = try DistinguishedName.canonical(Array(value.utf8)) } catch {
+                        typer.log.report(.assignmentGroupDN, at: member.value.location,
+                                         "the group \"\(value)\" of \(label) is not a valid DN (RFC 4514): \(error.message) at offset \(error.offset)",
+                                         hint: "name a group by its DN (CN=Sales,OU=Groups,DC=example,DC=com) or by its cn (Sales)")
+                        failed = true
+                    }
+                }
+            }
+            conditions.append(Assignment.Condition(subject: subject, values: values, location: member.keyLocation))
+        }
+        return failed ? nil : conditions
+    }
+
+    private mutating func subject(_ member: RawValue.Member, label: String) -> Assignment.Condition.Subject? {
+        let key = member.key
+        if key.lowercased() == "group" { return .group }
+        if key.hasPrefix("device."), key.count > "device.".count { return .variable(.deviceAttribute(String(key.dropFirst("device.".count)))) }
+        if let (variable, canonical) = Variable.named(key) {
+            if !canonical { typer.log.report(.variableSpelling, at: member.keyLocation, "variable \"\(key)\" is spelt \"\(variable)\" in the reference") }
+            return .variable(variable)
+        }
+        let hint = ContentChecker.suggestion(for: key, among: Variable.allNames + ["group"]).map { "did you mean \"\($0)\"?" }
+            ?? "match on a user or device variable, device.<Column> or group"
+        typer.log.report(.assignmentMatchKey, at: member.keyLocation, "\(label) matches on \"\(key)\", which is not a user or device variable, device.<Column> or group", hint: hint)
+        return nil
+    }
+
+    /// A string, or a non-empty list of strings.
+    private mutating func strings(_ raw: RawValue, of key: String, label: String) -> [String]? {
+        func bad(_ what: String, at location: Location) -> [String]? {
+            typer.log.report(.assignmentSyntax, at: location, "\(label) matches \"\(key)\" against \(what); give a string or a list of strings")
+            return nil
+        }
+        switch raw.kind {
+        case .string(let s): return [s]
+        case .array(let items):
+            guard !items.isEmpty else { return bad("an empty list", at: raw.location) }
+            var out: [String] = []
+            for item in items {
+                guard case .string(let s) = item.kind else { return bad(item.typeName, at: item.location) }
+                out.append(s)
+            }
+            return out
+        default: return bad(raw.typeName, at: raw.location)
+        }
+    }
+}
+
+extension Assignment {
+    /// Whether this assignment matches a device given by its variables and the groups it is in
+    /// (nesting already resolved by whoever lists them): for a preview of one device, where no
+    /// directory is read. Compared as the batch compares: ASCII case-insensitively, DNs in their
+    /// canonical spelling, a bare name against a group's leaf `cn`.
+    public func matches(variables: [Variable: String], groups: [String]) -> Bool {
+        conditions.allSatisfy { condition in
+            switch condition.subject {
+            case .variable(let v):
+                guard let value = variables[v] else { return false }
+                return condition.values.contains { $0.lowercasedASCII == value.lowercasedASCII }
+            case .group:
+                return condition.values.contains { wanted in groups.contains { Self.sameGroup(wanted, $0) } }
+            }
+        }
+    }
+
+    static func sameGroup(_ a: String, _ b: String) -> Bool {
+        func parts(_ s: String) -> (dn: [UInt8]?, cn: String?) {
+            guard isGroupDN(s) else { return (nil, s.lowercasedASCII) }
+            let dn = try? DistinguishedName.canonical(Array(s.utf8))
+            let leaf = (try? DistinguishedName(parsing: s))?.rdns.first?.first { $0.type.lowercased() == "cn" }?.value
+            return (dn, leaf?.lowercasedASCII)
+        }
+        let (x, y) = (parts(a), parts(b))
+        if let dx = x.dn, let dy = y.dn { return dx == dy }
+        return x.cn != nil && x.cn == y.cn
+    }
+}
+
+extension String {
+    /// A-Z to a-z, other characters as they are (directories fold names this way).
+    var lowercasedASCII: String {
+        String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+}
