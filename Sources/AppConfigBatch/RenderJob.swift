@@ -109,7 +109,7 @@ public struct RenderJob: Sendable {
         sources.attributes.readsGroups = configuration.assignments.contains { $0.conditions.contains { $0.subject == .group } }
         try sources.checkDirectory(warning: observer.warning)
         lap("since", next: "inventory")
-        let inventory = try sources.loadInventory(extraColumns: configuration.deviceColumns)
+        let inventory = try sources.loadInventory(extraColumns: configuration.deviceColumns, matchColumns: configuration.matchColumns)
         lap("inventory", next: "directory")
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         lap("directory", next: "join")

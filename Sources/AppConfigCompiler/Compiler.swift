@@ -89,20 +89,23 @@ public struct Configuration: Sendable {
         }
     }
 
-    /// Every inventory column a device's program may read (`$(device.<Column>)` in the spec, the
-    /// values or any assignment) and every column an assignment matches on: what the inventory keeps.
+    /// Every inventory column a device's program may read: `$(device.<Column>)` in the spec, the
+    /// values or any assignment.
     public var deviceColumns: [String] {
         var columns = base.deviceColumns
-        func add(_ v: Variable) {
-            if case .deviceAttribute(let c) = v, !columns.contains(c) { columns.append(c) }
-        }
         for assignment in assignments {
             for case .value(let value) in assignment.entries.values {
-                for case .template(let t) in value.items.map(\.content) { t.variables.forEach(add) }
+                for case .template(let t) in value.items.map(\.content) {
+                    for case .deviceAttribute(let c) in t.variables where !columns.contains(c) { columns.append(c) }
+                }
             }
-            for case .variable(let v) in assignment.conditions.map(\.subject) { add(v) }
         }
         return columns
+    }
+
+    /// The inventory columns assignments match on (`device.<Column>`).
+    public var matchColumns: [String] {
+        assignments.flatMap(\.conditions).compactMap { if case .variable(.deviceAttribute(let c)) = $0.subject { c } else { nil } }
     }
 }
 

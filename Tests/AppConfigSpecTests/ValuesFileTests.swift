@@ -85,6 +85,17 @@ struct ValuesFileTests {
         Bad(json: "{\"ratio\": 1e-400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"ratio\": -1e400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"timeout\": 5,\n \"timeout\": 6}", code: .valuesDuplicateKey, line: 2, column: 2),
+        // Assignments: each checked where it stands.
+        Bad(json: "{\"assignments\": {}}", code: .assignmentSyntax, line: 1, column: 17),
+        Bad(json: "{\"values\": {}, \"asignments\": []}", code: .assignmentSyntax, line: 1, column: 16),
+        Bad(json: "{\"assignments\": [\n {\"name\": \"a\", \"match\": {}, \"values\": {}}]}", code: .assignmentSyntax, line: 2, column: 25),
+        Bad(json: "{\"assignments\": [\n {\"name\": \"a\", \"match\": {\"ou\": 5}, \"values\": {}}]}", code: .assignmentSyntax, line: 2, column: 32),
+        Bad(json: "{\"assignments\": [\n {\"name\": \"a\", \"values\": {}}]}", code: .assignmentSyntax, line: 2, column: 2),
+        Bad(json: "{\"assignments\": [\n {\"name\": \"a\", \"match\": {\"ou\": \"x\"}, \"value\": {}}]}", code: .assignmentSyntax, line: 2, column: 38),
+        Bad(json: "{\"assignments\": [\n {\"name\": \"a\", \"match\": {\"grup\": \"x\"}, \"values\": {}}]}", code: .assignmentMatchKey, line: 2, column: 26),
+        Bad(json: "{\"assignments\": [\n {\"name\": \"a\", \"match\": {\"group\": [\"Sales\", \"CN=x,,DC=y\"]}, \"values\": {}}]}", code: .assignmentGroupDN, line: 2, column: 35),
+        Bad(json: "{\"assignments\": [{\"name\": \"a\", \"match\": {\"ou\": \"x\"}, \"values\": {}},\n {\"name\": \"a\", \"match\": {\"ou\": \"y\"}, \"values\": {}}]}", code: .assignmentDuplicateName, line: 2, column: 2),
+        Bad(json: "{\"assignments\": [\n {\"name\": \"a\", \"match\": {\"ou\": \"x\"}, \"values\": {\"timeout\": \"5\"}}]}", code: .valuesType, line: 2, column: 60),
     ]
 
     @Test("filters parse in order; default may come once; every bad variable of a string is reported")
@@ -128,6 +139,37 @@ struct ValuesFileTests {
         #expect(read(#"{"ratio": 0.000e-999}"#).diagnostics.isEmpty)
         #expect(value(read(#"{"ports": [-9223372036854775808]}"#), "ports") == [.literal(.integer(.min))])
         #expect(read(#"{"ports": [9223372036854775807]}"#).diagnostics.isEmpty)
+    }
+
+    @Test("values with assignments: the shared values, then each assignment's name, conditions and values in file order")
+    func assignments() throws {
+        let r = read("""
+            {"values": {"timeout": 30, "role": "staff"},
+             "assignments": [
+              {"name": "sales", "match": {"group": ["Sales", "CN=EMEA Sales, OU=Groups,DC=corp"], "device.Building": "HQ"},
+               "values": {"timeout": 5, "role": null}},
+              {"name": "ipads", "match": {"Model": "iPad"}, "values": {}}
+             ]}
+            """)
+        #expect(r.diagnostics.map(\.message) == ["variable \"Model\" is spelt \"model\" in the reference"])
+        #expect(value(r, "timeout") == [.literal(.integer(30))])
+        let a = r.values.assignments
+        #expect(a.map(\.name) == ["sales", "ipads"])
+        #expect(a.map(\.location.line) == [3, 5])
+        #expect(a[0].conditions.map(\.subject) == [.group, .variable(.deviceAttribute("Building"))])
+        #expect(a[0].conditions.map(\.values) == [["Sales", "CN=EMEA Sales, OU=Groups,DC=corp"], ["HQ"]])
+        #expect(a[1].conditions.map(\.subject) == [.variable(.device(.model))])
+        // Applied in order over the shared values: `null` removes.
+        let merged = r.values.applying([0, 1])
+        if case .value(let v)? = merged.entries["timeout"] { #expect(v.items.map(\.content) == [.literal(.integer(5))]) } else { Issue.record("timeout") }
+        if case .omitted? = merged.entries["role"] {} else { Issue.record("role must be omitted") }
+        // Matching one device (the preview's path): case-insensitive values, DNs in canonical spelling.
+        #expect(a[0].matches(variables: [.deviceAttribute("Building"): "hq"], groups: ["cn=emea sales,ou=groups,dc=corp"]))
+        #expect(a[0].matches(variables: [.deviceAttribute("Building"): "hq"], groups: ["CN=Sales,OU=Other,DC=corp"]))
+        #expect(!a[0].matches(variables: [.deviceAttribute("Building"): "Annex"], groups: ["Sales"]))
+        #expect(!a[0].matches(variables: [.deviceAttribute("Building"): "HQ"], groups: ["CN=EMEA Sales,OU=Other,DC=corp"]))
+        // A flat file stays flat.
+        #expect(read(#"{"timeout": 30}"#).values.assignments.isEmpty)
     }
 
     @Test(arguments: badCases)

@@ -43,6 +43,8 @@ struct ColumnPlan {
         var kept = Set(variableColumns.values).union(userColumns.values)
         kept.insert(deviceKeyColumn)
         if let userKeyColumn { kept.insert(userKeyColumn) }
+        // Columns an assignment matches on: kept where they exist; the assignment says if one does not.
+        for name in options.matchColumns { if let c = folded.index(of: name) { kept.insert(c) } }
         if let extras = options.extraColumns {
             for name in extras { kept.insert(try column(name, "$(device.\(name))")) }
         } else {

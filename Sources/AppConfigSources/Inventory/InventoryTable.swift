@@ -20,6 +20,8 @@ public struct InventoryOptions: Sendable {
     /// Columns to keep besides the mapped variables and the two keys (for `$(device.<Column>)`);
     /// nil keeps every column.
     public var extraColumns: [String]?
+    /// Columns kept when the inventory has them (those assignments match on).
+    public var matchColumns: [String] = []
     /// A bad row fails the load instead of being reported and skipped.
     public var strict = false
 

@@ -123,12 +123,10 @@ public enum AdminValuesReader {
         return AdminValuesResult(values: AdminValues(file: file, entries: entries, assignments: assignments), diagnostics: typer.log.sorted)
     }
 
-    /// The form with assignments: the top level holds `assignments`, or only `values` (and the spec
-    /// has no keys by those names, which would make it a flat file).
+    /// The form with assignments: the top level holds `assignments` or `values`, and the spec has
+    /// no key by that name (which would make it a flat file).
     private static func isStructured(_ members: [RawValue.Member], spec: Spec) -> Bool {
-        let names = Set(members.map(\.key))
-        if spec.key(named: "assignments") == nil && names.contains("assignments") { return true }
-        return spec.key(named: "values") == nil && names == ["values"]
+        members.contains { ($0.key == "assignments" || $0.key == "values") && spec.key(named: $0.key) == nil }
     }
 
     /// One dictionary from keyName to value typed against the spec: the flat file, the `values`

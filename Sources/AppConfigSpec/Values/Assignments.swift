@@ -102,7 +102,8 @@ struct AssignmentReader {
             }
         }
         let label = name.map { "assignment \"\($0)\"" } ?? "assignment \(number)"
-        for (field, value) in [("name", name as Any?), ("match", match), ("values", values)] where value == nil {
+        // A misspelt field was named above; its absence is not reported again.
+        for (field, value) in [("name", name as Any?), ("match", match), ("values", values)] where value == nil && ok {
             typer.log.report(.assignmentSyntax, at: raw.location, "\(label) has no \"\(field)\"")
             ok = false
         }
