@@ -224,7 +224,7 @@ public final class BatchRenderer: @unchecked Sendable {
             return nil
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
-        let digest = try sink.add(key: key, plist: bytes, to: &worker.chunk)
+        let digest = try sink.add(key: key, plist: bytes, indexFields: assignments.indexFields[variant], to: &worker.chunk)
         worker.rendered += 1
         return digest
     }

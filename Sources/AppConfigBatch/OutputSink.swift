@@ -20,6 +20,10 @@ public protocol OutputSink: AnyObject, Sendable {
     /// A device the change filter finds unchanged is not written (`--changed-only`).
     func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
 
+    /// The same, for a sink that writes its own `index.jsonl` (DDM): `indexFields` (JSON members
+    /// with their leading commas: the assignments that applied) end the device's line.
+    func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: [UInt8], to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
+
     /// Chunk `index` is complete. The sink takes its bytes (leaving `chunk` empty for reuse).
     func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem)
 
@@ -36,6 +40,9 @@ public protocol OutputSink: AnyObject, Sendable {
 }
 
 extension OutputSink {
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: [UInt8], to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+        try add(key: key, plist: plist, to: &chunk)
+    }
     public var wantsKeyOrder: Bool { false }
     public var pathExtension: StaticString { ".plist" }
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) { chunk.removeAll(keepingCapacity: true) }

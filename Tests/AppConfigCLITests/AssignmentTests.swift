@@ -176,6 +176,24 @@ struct AssignmentTests {
         try renderAndCheck(files, directory: .ldap(configuration))
     }
 
+    @Test("ddm: each device's line of the sink's own index.jsonl names its assignments too")
+    func ddmIndex() throws {
+        let files = try Files()
+        defer { try? FileManager.default.removeItem(at: files.dir) }
+        var job = RenderJob(spec: files.spec, sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
+        job.values = files.values
+        job.delivery = DeliveryOptions(delivery: .ddm)
+        job.delivery.assetBaseURL = "https://cdn.example.com/appconfig"
+        let out = files.dir.appendingPathComponent("ddm").path
+        job.output = .directory(out)
+        #expect(try job.run().devices.rendered == 6)
+        let index = try String(contentsOfFile: out + "/index.jsonl", encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(index.map { $0["assignments"] as! [String] } == Self.expected.map(\.assignments))
+        #expect(index.allSatisfy { $0["declarations"] != nil })
+    }
+
     @Test("the directory's groups: nesting and cycles resolved once, DNs compared in their canonical spelling, cn names every group")
     func groupGraph() throws {
         var map = AttributeMap()

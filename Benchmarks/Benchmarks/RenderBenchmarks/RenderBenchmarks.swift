@@ -120,13 +120,14 @@ func libplistDocument(_ v: [String], binary: Bool) -> Int {
 }
 
 /// A fleet on disk made by tools/gen-fleet, cached across runs in Benchmarks/.fleet/<devices>.
-func fleetFiles(devices: Int) -> (inventory: String, directory: String) {
-    let dir = root.appendingPathComponent("Benchmarks/.fleet/\(devices)").path
+/// A fleet made once by tools/gen-fleet; `groups`: with memberOf and nested group entries (its own folder).
+func fleetFiles(devices: Int, groups: Bool = false) -> (inventory: String, directory: String) {
+    let dir = root.appendingPathComponent("Benchmarks/.fleet/\(devices)\(groups ? "-groups" : "")").path
     let inventory = dir + "/inventory.csv", directory = dir + "/directory.ldif"
     if !FileManager.default.fileExists(atPath: directory) {
         let p = Process()
         p.executableURL = root.appendingPathComponent("tools/gen-fleet")
-        p.arguments = ["--devices", String(devices), "--seed", "1", "--out", dir]
+        p.arguments = ["--devices", String(devices), "--seed", "1", "--out", dir] + (groups ? ["--groups"] : [])
         try! p.run()
         p.waitUntilExit()
     }
@@ -259,6 +260,26 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try! job.run().devices.rendered)
             benchmark.stopMeasurement()
             unlink(tar)
+        }
+    }
+
+    // Assignments (issue 14's target: within 10% of the flat job). Both on the fleet whose users
+    // have memberOf and whose groups nest; the flat job reads the same files and no groups.
+    for (name, values) in [("flat", "values.json"), ("assignments10", "assignments.json")] {
+        Benchmark("WholeJob.1MDevices.groupsFleet.\(name)",
+                  configuration: .init(metrics: [.wallClock, .peakMemoryResident, .cpuTotal], warmupIterations: 0,
+                                       maxDuration: .seconds(120), maxIterations: 1)) { benchmark in
+            let files = fleetFiles(devices: 1_000_000, groups: true)
+            let tar = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-bench-\(getpid()).tar").path
+            var job = RenderJob(spec: root.appendingPathComponent("Fixtures/demo/spec.xml").path,
+                                sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
+            job.values = root.appendingPathComponent("Fixtures/demo/\(values)").path
+            job.output = .tar(tar)
+            benchmark.startMeasurement()
+            blackHole(try! job.run().devices.rendered)
+            benchmark.stopMeasurement()
+            unlink(tar)
+            unlink(tar + ".manifest.tsv")
         }
     }
 }

@@ -15,13 +15,13 @@ public struct DeviceAssignments: Sendable {
     public let programs: [Program]
     /// Per inventory row, its variant.
     let variantOfRow: [UInt16]
+    /// Per variant, what ends its devices' lines of `index.jsonl`: `,"assignments":[...]` (nothing
+    /// without assignments), made once.
+    let indexFields: [[UInt8]]
 
     /// The variant of a job without assignments: every row renders the base program.
     init(base: Program) {
-        names = []
-        sets = [0]
-        programs = [base]
-        variantOfRow = []
+        self.init(names: [], sets: [0], programs: [base], variantOfRow: [])
     }
 
     @inline(__always)
@@ -71,7 +71,21 @@ public struct DeviceAssignments: Sendable {
         self.sets = sets
         self.programs = programs
         self.variantOfRow = variantOfRow
+        indexFields = names.isEmpty ? [[]] : sets.map { set in
+            var fields: [UInt8] = []
+            JSONText.append(#","assignments":["#, to: &fields)
+            for (n, i) in names.indices.filter({ set & (1 << UInt64($0)) != 0 }).enumerated() {
+                if n > 0 { fields.append(UInt8(ascii: ",")) }
+                JSONText.appendString(names[i], to: &fields)
+            }
+            fields.append(UInt8(ascii: "]"))
+            return fields
+        }
     }
+
+    /// The `index.jsonl` fields of a row's device.
+    @inline(__always)
+    func indexFields(ofRow row: Int) -> [UInt8] { indexFields[variant(ofRow: row)] }
 
     /// Devices per assignment (the shard's rows).
     func counts(rows: [Int32]) -> [String: Int] {

@@ -74,6 +74,10 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     /// The device's digest is its declaration set's (which names its asset and declarations).
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+        try add(key: key, plist: plist, indexFields: [], to: &chunk)
+    }
+
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: [UInt8], to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
         let d = builder.build(plist: plist)
         var set: [UInt8] = []
         DeclarationBuilder.setFile(key: key, d, into: &set)
@@ -81,7 +85,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         if filter?.skips(key, digest) == true { return digest }
         let assetName = "assets/" + String(decoding: d.assetHash, as: UTF8.self) + ".plist"
         var line: [UInt8] = []
-        DeclarationBuilder.indexLine(key: key, d, path: path(of: key), digest: digest, into: &line)
+        DeclarationBuilder.indexLine(key: key, d, path: path(of: key), digest: digest, extra: indexFields, into: &line)
         switch container {
         case .folder(let folder, _):
             try folder.write(plist, to: assetName, once: true)

@@ -87,17 +87,6 @@ struct Generation {
         var index: [UInt8] = []
         index.reserveCapacity(entries.count * 140)
         let ending = sink.pathExtension
-        // With assignments, each line names those that applied: one fragment per variant, made once.
-        let applied: [[UInt8]] = assignments.names.isEmpty ? [] : assignments.sets.map { set in
-            var fragment: [UInt8] = []
-            JSONText.append(#","assignments":["#, to: &fragment)
-            for (n, i) in assignments.names.indices.filter({ set & (1 << UInt64($0)) != 0 }).enumerated() {
-                if n > 0 { fragment.append(UInt8(ascii: ",")) }
-                JSONText.appendString(assignments.names[i], to: &fragment)
-            }
-            fragment.append(UInt8(ascii: "]"))
-            return fragment
-        }
         for e in entries {
             let k = key(e.row)
             Manifest.appendLine(key: k, extension: ending, digest: e.digest, to: &manifest)
@@ -109,7 +98,7 @@ struct Generation {
             JSONText.append(#"","sha256":""#, to: &index)
             e.digest.appendHex(to: &index)
             index.append(UInt8(ascii: "\""))
-            if !applied.isEmpty { index += applied[assignments.variant(ofRow: Int(e.row))] }
+            index += assignments.indexFields(ofRow: Int(e.row))
             JSONText.append("}\n", to: &index)
         }
         return [("index.jsonl", index), (Manifest.fileName, manifest)]
