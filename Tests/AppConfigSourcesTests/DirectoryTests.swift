@@ -1,4 +1,4 @@
-import AppConfigSources
+@testable import AppConfigSources
 import AppConfigSpec
 import Foundation
 import TestSupport
@@ -7,6 +7,25 @@ import Testing
 /// DNs (RFC 4514), LDIF (RFC 2849), derived user variables and the join.
 @Suite("Directory: DNs, LDIF, user variables, the join")
 struct DirectoryTests {
+    @Test("a DN is compared as its canonical spelling; the plain ones (most) are their bytes lowercased, without a parse", arguments: [
+        ("CN=Sales,OU=Groups,DC=corp", "cn=sales,ou=groups,dc=corp", true),
+        ("CN=Doe\\, Jane,OU=Sales,DC=corp", "cn=doe\\, jane,ou=sales,dc=corp", true),
+        ("cn=a\\=b,dc=x", "cn=a\\=b,dc=x", true),
+        ("CN=Sales, OU=Groups, DC=corp", "cn=sales,ou=groups,dc=corp", false),
+        ("CN = Sales,OU=Groups", "cn=sales,ou=groups", false),
+        ("cn=a=b,dc=x", "cn=a\\=b,dc=x", false),
+        ("CN=Doe\\2C Jane,DC=corp", "cn=doe\\, jane,dc=corp", false),
+        ("CN=\\#1,DC=corp", "cn=#1,dc=corp", false),
+        ("CN=\"Doe, Jane\",DC=corp", "cn=doe\\, jane,dc=corp", false),
+        ("CN=a+UID=b,DC=corp", "cn=a+uid=b,dc=corp", false),
+        ("CN=trailing\\ ,DC=corp", "cn=trailing ,dc=corp", false),
+    ])
+    func canonicalDN(dn: String, canonical: String, plain: Bool) throws {
+        #expect(String(decoding: try DistinguishedName.canonical(Array(dn.utf8)), as: UTF8.self) == canonical)
+        #expect(GroupBuilder.isPlain(Array(dn.utf8)) == plain)
+        #expect(GroupBuilder.canonicalKey(Array(dn.utf8)[...]).map { String(decoding: $0, as: UTF8.self) } == canonical)
+    }
+
     @Test(arguments: [
         ("CN=Jane Doe, OU=NA,OU=Users, OU=XY, DC=myCompany, DC=com", "Jane Doe", "XY"),   // the reference's sample
         ("CN=Doe\\, Jane,OU=Sales,DC=corp,DC=example", "Doe, Jane", "Sales"),

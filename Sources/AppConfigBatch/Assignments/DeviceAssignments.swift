@@ -2,6 +2,7 @@ import AppConfigBytes
 import AppConfigCompiler
 import AppConfigSources
 import AppConfigSpec
+import Dispatch
 
 /// Which assignments match each device, and one program per distinct set of them (a variant),
 /// compiled once on first sight. The render loop only picks a device's variant: its program
@@ -41,12 +42,20 @@ public struct DeviceAssignments: Sendable {
         let assignments = configuration.assignments
         guard !assignments.isEmpty else { return DeviceAssignments(base: configuration.base) }
         let matcher = try Matcher(assignments, fleet: fleet, warning: warning)
+        // Each row's set, rows split across the cores; then each distinct set numbered in row order.
+        let rowSets = RowSets(count: fleet.deviceCount)
+        let chunk = 65_536
+        DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
+            var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
+            for row in (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount) {
+                rowSets.sets[row] = matcher.set(ofRow: row, values: &scratch)
+            }
+        }
         var variantOf: [UInt64: UInt16] = [0: 0]
         var sets: [UInt64] = [0]
         var variantOfRow = [UInt16](repeating: 0, count: fleet.deviceCount)
-        var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
         for row in 0..<fleet.deviceCount {
-            let set = matcher.set(ofRow: row, values: &scratch)
+            let set = rowSets.sets[row]
             if let v = variantOf[set] {
                 variantOfRow[row] = v
             } else {
@@ -99,9 +108,19 @@ public struct DeviceAssignments: Sendable {
     }
 }
 
+/// One set per row, written by the matching workers at disjoint rows.
+private final class RowSets: @unchecked Sendable {
+    let sets: UnsafeMutableBufferPointer<UInt64>
+    init(count: Int) {
+        sets = .allocate(capacity: max(count, 1))
+        sets.initialize(repeating: 0)
+    }
+    deinit { sets.deallocate() }
+}
+
 /// Evaluates the assignments' matches for one row: values compared with the device's bytes
 /// (ASCII case-insensitively), groups through the user's membership bits, resolved once per run.
-private struct Matcher {
+private struct Matcher: @unchecked Sendable {
     struct Test {
         /// An index into `plan` (a variable), or -1 for a group test.
         var slot: Int

@@ -70,21 +70,37 @@ struct GroupBuilder {
         return try? DistinguishedName.canonical(Array(dn))
     }
 
-    /// No escapes, quotes, multi-valued RDNs or spaces around separators: if it is a DN, its
-    /// canonical spelling is its bytes lowercased.
+    /// A DN whose canonical spelling is its bytes lowercased: no spaces around separators, no
+    /// quotes, no multi-valued RDN, no `=` in a value, and escapes only of the characters the
+    /// canonical form escapes the same way (`\,` in `CN=Doe\, Jane`, as AD writes it). Most DNs
+    /// are: they are compared without a parse or a copy.
     static func isPlain<C: Collection<UInt8>>(_ dn: C) -> Bool {
         guard let first = dn.first, first != 0x20 else { return false }
         var previous: UInt8 = 0
+        var escaped = false, sawEquals = false, anyEquals = false
         for b in dn {
+            if escaped {
+                guard DistinguishedName.canonicallyEscaped.contains(b) else { return false }  // hex pairs, `\ `, `\#`: parsed
+                escaped = false
+                previous = UInt8(ascii: "a")
+                continue
+            }
             switch b {
-            case UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "#"): return false
+            case UInt8(ascii: "\\"): escaped = true; continue
+            case UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "#"), UInt8(ascii: "<"), UInt8(ascii: ">"): return false
+            case UInt8(ascii: "="):
+                if sawEquals || previous == 0x20 { return false }
+                sawEquals = true
+                anyEquals = true
+            case UInt8(ascii: ","):
+                if previous == 0x20 || !sawEquals { return false }
+                sawEquals = false
             case 0x20 where previous == UInt8(ascii: ",") || previous == UInt8(ascii: "="): return false
-            case UInt8(ascii: ","), UInt8(ascii: "=") where previous == 0x20: return false
             default: break
             }
             previous = b
         }
-        return previous != 0x20 && dn.contains(UInt8(ascii: "="))
+        return !escaped && previous != 0x20 && anyEquals
     }
 
     /// The next user's direct groups (call once per user added, in order). Values that are not

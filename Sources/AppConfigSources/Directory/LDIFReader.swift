@@ -8,8 +8,8 @@ import AppConfigSpec
 /// name no objectClass at all; domains, OUs and groups are passed over.
 public enum LDIFReader {
     static let personClasses: [StaticString] = ["person", "organizationalperson", "inetorgperson", "user"]
-    /// Read as groups when the map reads groups (`AttributeMap.groupClasses`).
-    static let groupClasses: [StaticString] = ["group", "groupofnames", "groupofuniquenames"]
+    /// Read as groups when the map reads groups.
+    static let groupClasses = AttributeMap.groupClasses.map { Array($0.utf8) }
 
     public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
         let bytes: [UInt8]
@@ -149,7 +149,7 @@ struct EntryCollector {
         if equalsLower(name, "objectclass") {
             sawObjectClass = true
             if LDIFReader.personClasses.contains(where: { equalsLower(value, $0) }) { isPerson = true }
-            if readsGroups && LDIFReader.groupClasses.contains(where: { equalsLower(value, $0) }) { isGroup = true }
+            if readsGroups && LDIFReader.groupClasses.contains(where: { equalsLowerBytes(value, $0) }) { isGroup = true }
             return
         }
         if equalsLower(name, "changetype") {

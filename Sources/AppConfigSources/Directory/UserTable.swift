@@ -22,7 +22,7 @@ public struct AttributeMap: Sendable {
     /// Also read group memberships: every `memberOf` of a user, and the group entries (`member`,
     /// `uniqueMember`, their own `memberOf`). Assignments that match on `group` need them.
     public var readsGroups = false
-    /// The multi-valued attributes read for groups, lowercased.
+    /// The multi-valued attributes read for group entries, lowercased, in this order (users: `memberof`).
     public static let groupAttributes = ["memberof", "member", "uniquemember"]
     /// The object classes of group entries, lowercased.
     public static let groupClasses = ["group", "groupofnames", "groupofuniquenames"]

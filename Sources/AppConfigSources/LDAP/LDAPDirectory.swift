@@ -147,7 +147,7 @@ public enum LDAPDirectory {
                 // groupOfNames has no memberOf on users without the memberof overlay). Also in
                 // targeted mode: groups are few beside users, and a nested group can sit anywhere.
                 let filter = "(|" + AttributeMap.groupClasses.map { "(objectClass=\($0))" }.joined() + ")"
-                try connection.pagedSearch(filter: filter, attributes: ["memberof", "member", "uniquemember"], multiValued: 3,
+                try connection.pagedSearch(filter: filter, attributes: AttributeMap.groupAttributes, multiValued: 3,
                                            pageSize: config.pageSize) { e in
                     builder.addGroup(dn: e.dn, members: (e.lists[1] + e.lists[2]).map { $0[...] }, memberOf: e.lists[0].map { $0[...] },
                                      location: Location(file: config.url, dn: e.dn))

@@ -30,7 +30,8 @@ public struct DistinguishedName: Sendable, Equatable {
     /// A DN in one spelling for comparison: types and values ASCII-lowercased, values unescaped,
     /// no spaces around separators (`CN=Sales, OU=Groups` and `cn=sales,ou=groups` are one group).
     /// Distinguished names compare case-insensitively in AD and in the usual OpenLDAP schemas.
-    private static let special = Array(",+\"\\<>;=".utf8)
+    /// The characters `canonical` writes escaped (`\,`).
+    public static let canonicallyEscaped = Array(",+\"\\<>;=".utf8)
 
     public static func canonical(_ dn: [UInt8]) throws(ParseError) -> [UInt8] {
         var out: [UInt8] = []
@@ -40,7 +41,7 @@ public struct DistinguishedName: Sendable, Equatable {
             for b in type { out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b) }
             out.append(UInt8(ascii: "="))
             for b in value {
-                if Self.special.contains(b) { out.append(UInt8(ascii: "\\")) }  // kept apart from the separators
+                if Self.canonicallyEscaped.contains(b) { out.append(UInt8(ascii: "\\")) }  // kept apart from the separators
                 out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
             }
         }
