@@ -61,9 +61,7 @@ public final class TarSink: OutputSink, @unchecked Sendable {
     }
 
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) {
-        let bytes = chunk
-        chunk = []
-        try order.finish(index, bytes) { _, next throws(Problem) in try writeAll(descriptor, next, path: name) }
+        try order.finish(index, &chunk) { _, next throws(Problem) in try writeAll(descriptor, next, path: name) }
     }
 
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {

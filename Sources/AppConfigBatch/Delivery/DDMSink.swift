@@ -132,13 +132,11 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     }
 
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) {
-        let bytes = chunk
-        chunk = []
         switch container {
         case .folder(_, let fd):
-            try order.finish(index, bytes) { _, lines throws(Problem) in try writeAll(fd, lines, path: "index.jsonl") }
+            try order.finish(index, &chunk) { _, lines throws(Problem) in try writeAll(fd, lines, path: "index.jsonl") }
         case .tar(_, let fd, let name, let indexFD):
-            try order.finish(index, bytes) { state, records throws(Problem) in
+            try order.finish(index, &chunk) { state, records throws(Problem) in
                 var out: [UInt8] = []
                 var lines: [UInt8] = []
                 Self.forEachRecord(records) { kind, key, body in
