@@ -1,3 +1,4 @@
+import AppConfigBytes
 @testable import AppConfigSources
 import AppConfigSpec
 import Foundation
@@ -249,5 +250,40 @@ struct DirectoryTests {
         let fleet = Fleet(inventory: try InventoryTable(bytes: Array("UDID,Email Address\nA,jane.doe@corp.example\nB,gone@x\n".utf8), file: "inv.csv"),
                           users: try LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif"))
         #expect(fleet.matchedCount == 1 && fleet.joinDiagnosis() == nil)
+    }
+}
+
+@Suite("LDIF read in parts")
+struct ParallelLDIFTests {
+    /// 20,000 people with folded lines, CRLF and LF, a bad base64 value every 997th entry, a DN
+    /// every 1,500th entry that repeats one from the other half of the file, groups and OUs between.
+    static let ldif: [UInt8] = {
+        var text = "version: 1\n"
+        for i in 0..<20_000 {
+            let dn = i % 1_500 == 1_499 ? "cn=User \(i - 10_000 < 0 ? i + 5_000 : i - 10_000),ou=People,dc=corp" : "cn=User \(i),ou=People,dc=corp"
+            let eol = i % 3 == 0 ? "\r\n" : "\n"
+            text += "dn: \(dn)\(eol)objectClass: inetOrgPerson\(eol)uid: u\(i)\(eol)mail: u\(i)@corp.exam\(eol) ple\(eol)"
+            if i % 997 == 0 { text += "displayName:: not base64!\(eol)" }
+            text += eol
+            if i % 4_000 == 0 { text += "dn: ou=Unit \(i),dc=corp\nobjectClass: organizationalUnit\n\n" }
+        }
+        return Array(text.utf8)
+    }()
+
+    @Test("a file read in parts gives the users, their order, lines and problems that one reader gives", arguments: [2, 3, 7])
+    func partsMatchOneReader(parts: Int) throws {
+        let one = try LDIFReader.read(Self.ldif, file: "d.ldif", parts: 1)
+        let split = try LDIFReader.read(Self.ldif, file: "d.ldif", parts: parts)
+        #expect(one.count == 20_000 - 21 - 13)  // 21 bad base64 values and 13 repeated DNs left out
+        #expect(split.count == one.count)
+        #expect(split.problems == one.problems)
+        #expect(one.problems.filter { $0.code == .ldifDuplicateDN }.count == 13)
+        for u in 0..<one.count {
+            guard one.string(user: u, .dn) == split.string(user: u, .dn), one.string(user: u, .emailAddress) == split.string(user: u, .emailAddress) else {
+                Issue.record("user \(u) differs")
+                return
+            }
+        }
+        #expect(one.string(user: 7, .emailAddress) == "u8@corp.example")  // u0 has the bad value
     }
 }

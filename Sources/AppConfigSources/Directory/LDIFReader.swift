@@ -1,5 +1,7 @@
 import AppConfigBytes
 import AppConfigSpec
+import Dispatch
+import Foundation
 
 /// LDIF content records (RFC 2849) into a user table: `version:`, comments, folded lines, base64
 /// `::` values. Change records and `:<` URL values are refused, entry by entry, with the line.
@@ -12,27 +14,119 @@ public enum LDIFReader {
     static let groupClasses = AttributeMap.groupClasses.map { Array($0.utf8) }
 
     public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
-        let bytes: [UInt8]
-        do { bytes = try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
-        return try read(bytes, file: path, map: map)
+        // A large file is read in parts (one per core), each into its own array, each parsed on its
+        // own core; group memberships are read by one reader.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let parts: [[UInt8]]
+        do {
+            if size >= parallelThreshold && cores > 1 && !map.readsGroups {
+                parts = try readFileInParts(path, parts: cores, limit: Int(UInt32.max)) { entryEnd(in: $0) }
+            } else {
+                parts = [try readFileBytes(path, limit: Int(UInt32.max))]
+            }
+        } catch {
+            throw error.problem
+        }
+        return try read(parts: parts, file: path, map: map)
     }
+
+    /// Files at least this large are read in parts, one per core.
+    static let parallelThreshold = 8 << 20
 
     /// Refuses (throws) what cannot be a directory export: an LDIF version other than 1, and a file
     /// without a single entry, which would otherwise fail every device with `join.user-not-found`.
-    public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
-        var collector = EntryCollector(file: file, map: map)
-        var lines = LogicalLines(bytes: bytes)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { lines.position = 3 }  // a UTF-8 byte order mark
-        while let (line, number) = lines.next() {
-            collector.take(line, number)
-            if let problem = collector.fatal { throw problem }
+    /// `parts` > 1 splits the bytes at entry boundaries and reads the parts in parallel (as `load`
+    /// does for a large file): the same users, lines and problems as one reader.
+    public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap(), parts: Int = 1) throws(Problem) -> UserTable {
+        guard parts > 1 && !map.readsGroups else { return try read(parts: [bytes], file: file, map: map) }
+        var pieces: [[UInt8]] = []
+        var start = 0
+        while pieces.count < parts - 1, start < bytes.count {
+            let from = max(start, bytes.count * (pieces.count + 1) / parts)
+            guard let end = bytes.withUnsafeBufferPointer({ entryEnd(in: UnsafeBufferPointer(rebasing: $0[from...])) }).map({ from + $0 }) else { break }
+            pieces.append(Array(bytes[start..<end]))
+            start = end
         }
-        collector.finishEntry()
-        guard collector.entries > 0 || !collector.builder.problems.isEmpty else {
+        pieces.append(Array(bytes[start...]))
+        return try read(parts: pieces, file: file, map: map)
+    }
+
+    /// Where the first entry that ends in `bytes` ends: just past the newline before a blank line
+    /// (a continued line starts with a space, so a blank line is never inside a value).
+    static func entryEnd(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var i = 0
+        while i + 1 < bytes.count {
+            if bytes[i] == 0x0A && (bytes[i + 1] == 0x0A || (bytes[i + 1] == 0x0D && i + 2 < bytes.count && bytes[i + 2] == 0x0A)) {
+                return i + 1
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The parts of one file, in order: each read by its own collector on its own core, then
+    /// joined in file order with the duplicate-DN check across parts.
+    static func read(parts: [[UInt8]], file: String, map: AttributeMap) throws(Problem) -> UserTable {
+        let partCount = parts.count
+        var collectors = (0..<partCount).map { i in
+            var c = EntryCollector(file: file, map: map)
+            c.first = i == 0  // a `version:` line stands only before the first entry
+            return c
+        }
+        var lineCounts = [Int](repeating: 0, count: partCount)
+        // Each worker reads its part into its own collector, in place.
+        collectors.withUnsafeMutableBufferPointer { collectors in
+            lineCounts.withUnsafeMutableBufferPointer { counts in
+                let (collectors, counts) = (SendablePointer(collectors), SendablePointer(counts))
+                DispatchQueue.concurrentPerform(iterations: partCount) { i in
+                    var lines = LogicalLines(bytes: parts[i])
+                    if i == 0 && parts[0].starts(with: [0xEF, 0xBB, 0xBF]) { lines.position = 3 }  // a UTF-8 byte order mark
+                    while let (line, number) = lines.next() {
+                        collectors.buffer[i].take(line, number)
+                        if collectors.buffer[i].fatal != nil { break }
+                    }
+                    collectors.buffer[i].finishEntry()
+                    counts.buffer[i] = lines.line
+                }
+            }
+        }
+        var lineOffset = 0
+        for i in 0..<partCount {
+            if var problem = collectors[i].fatal {
+                problem.location.line += lineOffset
+                throw problem
+            }
+            lineOffset += lineCounts[i]
+        }
+        var builder = collectors[0].builder
+        // The part's own reference goes, so that appending to the builder does not copy its pool.
+        collectors[0].builder = UserTableBuilder(source: file, map: map)
+        var entries = collectors[0].entries
+        if partCount > 1 {
+            var seen: [UInt64: [Int]] = [:]
+            for u in 0..<builder.count {
+                seen[builder.dn(ofUser: u).withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }, default: []].append(u)
+            }
+            lineOffset = lineCounts[0]
+            for i in 1..<partCount {
+                builder.append(collectors[i].builder, lineOffset: lineOffset, seenDNs: &seen)
+                collectors[i].builder = UserTableBuilder(source: file, map: map)
+                entries += collectors[i].entries
+                lineOffset += lineCounts[i]
+            }
+        }
+        guard entries > 0 || !builder.problems.isEmpty else {
             throw Problem(.directoryEmpty, at: Location(file: file), "\(file) holds no directory entries")
         }
-        return collector.builder.finish()
+        return builder.finish()
     }
+}
+
+/// A buffer handed to the workers of one `concurrentPerform`, each touching its own elements.
+private struct SendablePointer<T>: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<T>
+    init(_ buffer: UnsafeMutableBufferPointer<T>) { self.buffer = buffer }
 }
 
 /// One LDIF reading: the entry being collected, line by line, and the users so far.
@@ -95,12 +189,12 @@ struct EntryCollector {
             return
         }
         let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
-        let candidates = (seenDNs[hash].map { [$0] } ?? []) + (collisions[hash] ?? [])
-        let sameDN = candidates.contains { u in
+        func same(_ u: Int) -> Bool {
             builder.dn(ofUser: u).withUnsafeBufferPointer { stored in
                 dn.withUnsafeBufferPointer { bytesEqual(stored, $0, foldingASCIICase: true) }
             }
         }
+        let sameDN = seenDNs[hash].map(same) ?? false || (collisions[hash]?.contains(where: same) ?? false)
         if sameDN {
             builder.report(Problem(.ldifDuplicateDN, at: location.with(dn: text), "DN \"\(text)\" appears again; this entry is skipped"))
             return
@@ -223,16 +317,23 @@ func firstInvalidUTF8Slice(_ s: ArraySlice<UInt8>) -> Int? {
 struct LogicalLines {
     let bytes: [UInt8]
     var position = 0
+    let end: Int
+    /// Physical lines read so far.
     var line = 0
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        end = bytes.count
+    }
 
     /// A slice of the input when the line is not folded (the common case); a copy when it is.
     mutating func next() -> (ArraySlice<UInt8>, Int)? {
-        guard position < bytes.count else { return nil }
+        guard position < end else { return nil }
         let first = physical()
         let number = line
-        guard position < bytes.count && bytes[position] == 0x20 else { return (first, number) }
+        guard position < end && bytes[position] == 0x20 else { return (first, number) }
         var out = Array(first)
-        while position < bytes.count && bytes[position] == 0x20 {
+        while position < end && bytes[position] == 0x20 {
             position += 1  // the fold's space
             out += physical()
         }
@@ -242,11 +343,11 @@ struct LogicalLines {
     private mutating func physical() -> ArraySlice<UInt8> {
         line += 1
         let start = position
-        while position < bytes.count && bytes[position] != 0x0A { position += 1 }
-        var end = position
-        if end > start && bytes[end - 1] == 0x0D { end -= 1 }
-        if position < bytes.count { position += 1 }
-        return bytes[start..<end]
+        while position < end && bytes[position] != 0x0A { position += 1 }
+        var stop = position
+        if stop > start && bytes[stop - 1] == 0x0D { stop -= 1 }
+        if position < end { position += 1 }
+        return bytes[start..<stop]
     }
 }
 

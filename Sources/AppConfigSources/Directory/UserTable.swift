@@ -243,6 +243,44 @@ public struct UserTableBuilder {
         put(UserTable.stride - 1, values[joinPosition])
     }
 
+    /// Appends the users of a builder that read a later part of the same file (a parallel LDIF
+    /// read), leaving out those whose DN an earlier user has (`ldif.duplicate-dn`, as one reader
+    /// would). `lineOffset`: the lines of the file before that part. Groups are read serially.
+    mutating func append(_ other: UserTableBuilder, lineOffset: Int, seenDNs: inout [UInt64: [Int]]) {
+        precondition(groups == nil && other.groups == nil, "group memberships are read by one reader")
+        var problems = other.problems.map { p in
+            var p = p
+            if p.location.line > 0 { p.location.line += lineOffset }
+            return p
+        }
+        for i in attributeCounts.indices { attributeCounts[i] += other.attributeCounts[i] }
+        let stride = 2 * UserTable.stride
+        for u in 0..<other.count {
+            let dn = other.dn(ofUser: u)
+            let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
+            let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
+            let earlier = seenDNs[hash, default: []].contains { v in
+                self.dn(ofUser: v).withUnsafeBufferPointer { a in dn.withUnsafeBufferPointer { bytesEqual(a, $0, foldingASCIICase: true) } }
+            }
+            if earlier {
+                let text = String(decoding: dn, as: UTF8.self)
+                problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
+                                        "DN \"\(text)\" appears again; this entry is skipped"))
+                continue
+            }
+            seenDNs[hash, default: []].append(count)
+            let base = UInt32(pool.count)
+            for j in 0..<stride {
+                let r = other.ranges[u * stride + j]
+                ranges.append(j % 2 == 0 && other.ranges[u * stride + j + 1] != .max ? r &+ base : r)
+            }
+            if !other.lines.isEmpty { lines.append(UInt32(line)) }
+        }
+        pool += other.pool
+        // In line order, as one reader reports them.
+        self.problems += problems.enumerated().sorted { ($0.element.location.line, $0.offset) < ($1.element.location.line, $1.offset) }.map(\.element)
+    }
+
     /// The DN stored for a user added earlier (for duplicate checks).
     func dn(ofUser u: Int) -> ArraySlice<UInt8> {
         let i = (u * UserTable.stride + Self.dnIndex) * 2
