@@ -82,7 +82,8 @@ public struct RenderJob: Sendable {
     /// `ProblemList` (the spec or values do not compile). Device failures do not throw: they are in
     /// the summary, whose `exitStatus` says what a script should see.
     public func run(cancellation: Cancellation = Cancellation(), observer: Observer = Observer()) throws -> RunSummary {
-        var clock = monotonicSeconds()
+        let jobStart = monotonicSeconds()
+        var clock = jobStart
         var seconds: [String: Double] = [:]
         func lap(_ phase: String, next: String? = nil) {
             let now = monotonicSeconds()
@@ -160,7 +161,13 @@ public struct RenderJob: Sendable {
         try publish(sink, generation, &summary)
         lap("publish")
         summary.seconds = seconds
-        if let report { try RunReport(summary: summary, redact: redact, changes: generation.changes?.lines).write(to: report) }
+        // The phases are laps of one clock: they add up to the job's time so far.
+        summary.wallSeconds = clock - jobStart
+        if let report {
+            try RunReport(summary: summary, redact: redact, changes: generation.changes?.lines).write(to: report)
+            lap("report")  // for the caller; summary.json is written before it ends
+            summary.seconds = seconds
+        }
         return summary
     }
 

@@ -17,6 +17,9 @@ public struct RunSummary: Sendable, Codable {
     /// Seconds per phase: compile, since (the lock, the report folder, the previous manifest),
     /// inventory, directory, join, render, publish.
     public var seconds: [String: Double] = [:]
+    /// The job's time from its start to the end of publishing: the phases add up to it (writing
+    /// the report comes after; the summary the job returns has it as `report`).
+    public var wallSeconds = 0.0
     public var devicesPerSecond = 0
     public var published = false
     public var interrupted = false
@@ -63,7 +66,7 @@ public struct RunSummary: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, devicesPerSecond
+        case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, wallSeconds, devicesPerSecond
         case published, interrupted, dryRun, output, notPublished, since, changes, assignments, variants
     }
 

@@ -139,7 +139,7 @@ struct RenderCommand: ParsableCommand {
         if let c = s.changes, let since = s.since {
             say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.unchanged) unchanged")
         }
-        let phases = ["compile", "since", "inventory", "directory", "join", "assign", "render", "publish"].compactMap { name in
+        let phases = ["compile", "since", "inventory", "directory", "join", "assign", "render", "publish", "report"].compactMap { name in
             s.seconds[name].map { "\(name) \(String(format: "%.2f", $0)) s" + (name == "render" ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
         }
         say("phases: " + phases.joined(separator: ", "))

@@ -28,7 +28,7 @@ public enum LDIFReader {
         } catch {
             throw error.problem
         }
-        return try read(parts: parts, file: path, map: map)
+        return try read(parts: consume parts, file: path, map: map)
     }
 
     /// Files at least this large are read in parts, one per core.
@@ -67,7 +67,7 @@ public enum LDIFReader {
 
     /// The parts of one file, in order: each read by its own collector on its own core, then
     /// joined in file order with the duplicate-DN check across parts.
-    static func read(parts: [[UInt8]], file: String, map: AttributeMap) throws(Problem) -> UserTable {
+    static func read(parts: consuming [[UInt8]], file: String, map: AttributeMap) throws(Problem) -> UserTable {
         let partCount = parts.count
         var collectors = (0..<partCount).map { i in
             var c = EntryCollector(file: file, map: map)
@@ -75,19 +75,26 @@ public enum LDIFReader {
             return c
         }
         var lineCounts = [Int](repeating: 0, count: partCount)
-        // Each worker reads its part into its own collector, in place.
-        collectors.withUnsafeMutableBufferPointer { collectors in
-            lineCounts.withUnsafeMutableBufferPointer { counts in
-                let (collectors, counts) = (SendablePointer(collectors), SendablePointer(counts))
-                DispatchQueue.concurrentPerform(iterations: partCount) { i in
-                    var lines = LogicalLines(bytes: parts[i])
-                    if i == 0 && parts[0].starts(with: [0xEF, 0xBB, 0xBF]) { lines.position = 3 }  // a UTF-8 byte order mark
-                    while let (line, number) = lines.next() {
-                        collectors.buffer[i].take(line, number)
-                        if collectors.buffer[i].fatal != nil { break }
+        // Each worker reads its part into its own collector, in place, and lets the part's bytes
+        // go as soon as it is done (the users' values are in the collector's pool by then).
+        var files = consume parts
+        files.withUnsafeMutableBufferPointer { files in
+            collectors.withUnsafeMutableBufferPointer { collectors in
+                lineCounts.withUnsafeMutableBufferPointer { counts in
+                    let (files, collectors, counts) = (SendablePointer(files), SendablePointer(collectors), SendablePointer(counts))
+                    DispatchQueue.concurrentPerform(iterations: partCount) { i in
+                        do {
+                            var lines = LogicalLines(bytes: files.buffer[i])
+                            if i == 0 && files.buffer[0].starts(with: [0xEF, 0xBB, 0xBF]) { lines.position = 3 }  // a UTF-8 byte order mark
+                            while let (line, number) = lines.next() {
+                                collectors.buffer[i].take(line, number)
+                                if collectors.buffer[i].fatal != nil { break }
+                            }
+                            collectors.buffer[i].finishEntry()
+                            counts.buffer[i] = lines.line
+                        }
+                        files.buffer[i] = []
                     }
-                    collectors.buffer[i].finishEntry()
-                    counts.buffer[i] = lines.line
                 }
             }
         }
