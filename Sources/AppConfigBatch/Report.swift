@@ -38,30 +38,52 @@ public struct RunReport {
     }
 
     /// One line per problem (a device with three failing keys has three): code, message, and where
-    /// known device, serialNumber, userKey, key, variable, dn, source, and the value unless redacted.
-    /// The schema is docs/errors-jsonl.md.
-    public func errorLines() -> [String] {
-        (summary.failures.flatMap(\.problems) + summary.problems).map { p in
-            var o: [String: Any] = ["code": p.code.rawValue, "message": redact ? Self.redacted(p.message, p.value) : p.message]
-            if let device = p.location.device { o["device"] = device }
-            if let row = p.location.row, let identity = summary.identities[row] {
-                if let serial = identity.serialNumber { o["serialNumber"] = serial }
-                if let user = identity.userKey { o["userKey"] = user }
-                if let assignments = identity.assignments { o["assignments"] = assignments }
+    /// known device, serialNumber, userKey, assignments, key, variable, dn, source, and the value
+    /// unless redacted. Keys in sorted order. The schema is docs/errors-jsonl.md. Written straight
+    /// into bytes: through JSONSerialization, 50k problems took 2.5 s.
+    public func errorsJSONL() -> [UInt8] {
+        var out: [UInt8] = []
+        for p in summary.failures.flatMap(\.problems) + summary.problems {
+            let identity = p.location.row.flatMap { summary.identities[$0] }
+            var first = true
+            func field(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {
+                out.append(UInt8(ascii: first ? "{" : ","))
+                first = false
+                JSONText.appendString(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), to: &out)
+                out.append(UInt8(ascii: ":"))
+                write(&out)
             }
-            if let dn = p.location.dn { o["dn"] = dn }
-            if let key = p.location.key { o["key"] = key }
-            if let v = p.variable { o["variable"] = v.description }
-            if let source = p.location.place { o["source"] = source }
-            if !redact, let v = p.value { o["value"] = v }
-            return Self.json(o)
+            func field(_ name: StaticString, _ text: String?) {
+                if let text { field(name) { JSONText.appendString(text, to: &$0) } }
+            }
+            if let assignments = identity?.assignments {
+                field("assignments") { out in
+                    out.append(UInt8(ascii: "["))
+                    for (i, name) in assignments.enumerated() {
+                        if i > 0 { out.append(UInt8(ascii: ",")) }
+                        JSONText.appendString(name, to: &out)
+                    }
+                    out.append(UInt8(ascii: "]"))
+                }
+            }
+            field("code", p.code.rawValue)
+            field("device", p.location.device)
+            field("dn", p.location.dn)
+            field("key", p.location.key)
+            field("message", redact ? Self.redacted(p.message, p.value) : p.message)
+            field("serialNumber", identity?.serialNumber)
+            field("source", p.location.place)
+            field("userKey", identity?.userKey)
+            field("value", redact ? nil : p.value)
+            field("variable", p.variable?.description)
+            out += Array("}\n".utf8)
         }
+        return out
     }
 
     public func write(to directory: String) throws(Problem) {
-        let errors = errorLines().map { $0 + "\n" }.joined()
         do {
-            try writeFileAtomically(Array(errors.utf8), to: directory + "/errors.jsonl")
+            try writeFileAtomically(errorsJSONL(), to: directory + "/errors.jsonl")
             if let changes { try writeFileAtomically(changes, to: directory + "/changes.jsonl") }
             try writeFileAtomically(Array(summary.json().utf8), to: directory + "/summary.json")
         } catch {
@@ -74,8 +96,4 @@ public struct RunReport {
         return message.replacingOccurrences(of: value, with: "<redacted>")
     }
 
-    static func json(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
 }
