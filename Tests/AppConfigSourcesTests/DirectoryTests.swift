@@ -286,4 +286,20 @@ struct ParallelLDIFTests {
         }
         #expect(one.string(user: 7, .emailAddress) == "u8@corp.example")  // u0 has the bad value
     }
+
+    @Test("parts begin only after an entry: a version line after comments and blank lines is read as one reader reads it")
+    func versionAfterComments() throws {
+        let lead = String(repeating: "# exported\n\n", count: 200)
+        let body = (0..<50).map { "dn: cn=u\($0),dc=x\nmail: u\($0)@x\n\n" }.joined()
+        for version in ["1", "2"] {
+            let bytes = Array((lead + "version: \(version)\n" + body).utf8)
+            let one = Result { () throws(Problem) in try LDIFReader.read(bytes, file: "v.ldif") }
+            let parts = Result { () throws(Problem) in try LDIFReader.read(bytes, file: "v.ldif", parts: 4) }
+            switch (one, parts) {
+            case (.success(let a), .success(let b)): #expect(a.count == 50 && b.count == 50 && a.problems == b.problems)
+            case (.failure(let a), .failure(let b)): #expect(a == b && version == "2")
+            default: Issue.record("version \(version): \(one) against \(parts)")
+            }
+        }
+    }
 }
