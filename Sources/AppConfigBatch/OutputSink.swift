@@ -33,10 +33,25 @@ public protocol OutputSink: AnyObject, Sendable {
 
     /// Every device is rendered and the run may be published: writes the closing files (in order:
     /// the manifest last), makes the output visible whole and returns where it is.
-    func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String
+    func publish(closing files: [ClosingFile]) throws(Problem) -> String
 
     /// The run is not published (an interrupt, too many failures, an error): removes what was written.
     func discard()
+}
+
+/// A closing file of a generation (the index, the manifest), made when the sink writes it: at 1M
+/// devices each is over 100 MB, and made one at a time only one is in memory (measured: building
+/// both first was the job's peak, +430 MB).
+public struct ClosingFile {
+    public let name: String
+    public let make: () -> [UInt8]
+
+    public init(name: String, make: @escaping () -> [UInt8]) {
+        self.name = name
+        self.make = make
+    }
+
+    public init(_ name: String, _ bytes: [UInt8]) { self.init(name: name) { bytes } }
 }
 
 extension OutputSink {
@@ -80,6 +95,6 @@ public final class DryRunSink: OutputSink {
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
         digester?(key, plist) ?? SHA256Digest(of: plist)
     }
-    public func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String { "" }
+    public func publish(closing files: [ClosingFile]) throws(Problem) -> String { "" }
     public func discard() {}
 }

@@ -71,13 +71,16 @@ public final class TarSink: OutputSink, @unchecked Sendable {
         try writeAll(descriptor, member, path: name)
     }
 
-    public func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String {
+    public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         // Header, bytes, padding: written as they are (the index and manifest of 1M devices are
-        // ~250 MB; copying them into one buffer first cost a second).
+        // ~250 MB; copying them into one buffer first cost a second), one file made at a time.
+        var manifest: [UInt8]?
         for f in files {
-            try writeAll(descriptor, Tar.header(named: f.name, size: f.bytes.count), path: name)
-            try writeAll(descriptor, f.bytes, path: name)
-            try writeAll(descriptor, [UInt8](repeating: 0, count: Tar.padding(for: f.bytes.count)), path: name)
+            let bytes = f.make()
+            try writeAll(descriptor, Tar.header(named: f.name, size: bytes.count), path: name)
+            try writeAll(descriptor, bytes, path: name)
+            try writeAll(descriptor, [UInt8](repeating: 0, count: Tar.padding(for: bytes.count)), path: name)
+            if f.name == Manifest.fileName { manifest = bytes }
         }
         try writeAll(descriptor, Tar.trailer, path: name)
         guard let file else { return name }
@@ -85,9 +88,7 @@ public final class TarSink: OutputSink, @unchecked Sendable {
         let beside = name + "." + Manifest.fileName
         unlink(beside)
         try file.commit()
-        if let manifest = files.last(where: { $0.name == Manifest.fileName }) {
-            try writeFileAtomically(manifest.bytes, to: beside)
-        }
+        if let manifest { try writeFileAtomically(manifest, to: beside) }
         return name
     }
 

@@ -43,7 +43,7 @@ struct GenerationFolderTests {
         let empty = dir.appendingPathComponent("made-by-the-admin").path
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
         let sink = try FolderSink(path: empty)
-        #expect(try sink.publish(closing: [("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == empty)
+        #expect(try sink.publish(closing: [ClosingFile("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == empty)
         #expect(FolderSink.published(empty) != nil)
     }
 
@@ -60,13 +60,13 @@ struct GenerationFolderTests {
         try FileManager.default.removeItem(atPath: sink.generation + "/a1/device4.plist")
         #expect(throws: Problem(.outputIncomplete, at: Location(file: sink.generation),
                                 "\(sink.generation) holds 10 files but this run wrote 11; it is not published")) {
-            try sink.publish(closing: [("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))])
+            try sink.publish(closing: [ClosingFile("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))])
         }
         #expect(FolderSink.published(out) == nil)
         #expect(!FileManager.default.fileExists(atPath: out))
 
         let whole = try FolderSink(path: dir.appendingPathComponent("whole").path)
         for i in 0..<10 { try whole.write(Array("plist \(i)".utf8), to: "a\(i % 3)/device\(i).plist") }
-        #expect(try whole.publish(closing: [("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == dir.appendingPathComponent("whole").path)
+        #expect(try whole.publish(closing: [ClosingFile("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == dir.appendingPathComponent("whole").path)
     }
 }

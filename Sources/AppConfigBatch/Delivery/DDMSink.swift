@@ -155,7 +155,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     /// The closing files but `index.jsonl` (this sink writes its own, with each device's
     /// declarations), then the archive's end or the folder's switch.
-    public func publish(closing files: [(name: String, bytes: [UInt8])]) throws(Problem) -> String {
+    public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
+        // This sink wrote its own index (with each device's declarations): the generation's is not made.
         let closing = files.filter { $0.name != "index.jsonl" }
         switch container {
         case .folder(let folder, let fd):
@@ -168,14 +169,19 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             try writeAll(fd, Tar.header(named: "index.jsonl", size: size), path: name)
             try copy(indexFD, size: size, to: fd, name: name)
             var tail = [UInt8](repeating: 0, count: Tar.padding(for: size))
-            for f in closing { f.bytes.withUnsafeBytes { Tar.appendMember(named: f.name, bytes: $0, to: &tail) } }
+            var manifest: [UInt8]?
+            for f in closing {
+                let bytes = f.make()
+                bytes.withUnsafeBytes { Tar.appendMember(named: f.name, bytes: $0, to: &tail) }
+                if f.name == Manifest.fileName { manifest = bytes }
+            }
             try writeAll(fd, tail + Tar.trailer, path: name)
             close(indexFD)
             guard let file else { return name }
             let beside = name + "." + Manifest.fileName
             unlink(beside)
             try file.commit()
-            if let manifest = closing.last(where: { $0.name == Manifest.fileName }) { try writeFileAtomically(manifest.bytes, to: beside) }
+            if let manifest { try writeFileAtomically(manifest, to: beside) }
             return name
         }
     }

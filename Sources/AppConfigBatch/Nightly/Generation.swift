@@ -65,10 +65,11 @@ struct Generation {
         }
     }
 
-    /// `index.jsonl` (the devices this generation holds: device, path, SHA-256) and the manifest of
-    /// the whole fleet (the devices rendered, and those that failed tonight with their previous
-    /// entry), both in device-key order, appended straight into two buffers.
-    func closingFiles() -> [(name: String, bytes: [UInt8])] {
+    /// `index.jsonl` (the devices this generation holds: device, path, SHA-256, and with
+    /// assignments the names that applied) and the manifest of the whole fleet (the devices
+    /// rendered, and those that failed tonight with their previous entry), both in device-key
+    /// order, each appended straight into one buffer when the sink writes it.
+    func closingFiles() -> [ClosingFile] {
         // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
         var entries: [(row: Int32, digest: SHA256Digest, carried: Bool)] = []
         entries.reserveCapacity(result.order.count)
@@ -83,42 +84,32 @@ struct Generation {
                                           ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
         header += fingerprints
         let ending = sink.pathExtension
-        // The two files are built at once, one per core (each is a pass over 1M devices).
-        let files = ClosingBuffers()
-        DispatchQueue.concurrentPerform(iterations: 2) { [header, entries] which in
-            if which == 0 {
-                var manifest = Manifest.headerText(header)
-                manifest.reserveCapacity(manifest.count + entries.count * 110)
-                for e in entries { Manifest.appendLine(key: key(e.row), extension: ending, digest: e.digest, to: &manifest) }
-                files.manifest = manifest
-            } else {
-                var index: [UInt8] = []
-                index.reserveCapacity(entries.count * 140)
-                for e in entries {
-                    if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
-                    let k = key(e.row)
-                    JSONText.append(#"{"device":"#, to: &index)
-                    JSONText.appendString(k, to: &index)
-                    JSONText.append(#","path":""#, to: &index)
-                    OutputNames.appendRelativePath(k, extension: ending, to: &index)
-                    JSONText.append(#"","sha256":""#, to: &index)
-                    e.digest.appendHex(to: &index)
-                    index.append(UInt8(ascii: "\""))
-                    index += assignments.indexFields(ofRow: Int(e.row))
-                    JSONText.append("}\n", to: &index)
-                }
-                files.index = index
+        let index = ClosingFile(name: "index.jsonl") { [self] in
+            var index: [UInt8] = []
+            index.reserveCapacity(entries.count * 140)
+            for e in entries {
+                if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
+                let k = key(e.row)
+                JSONText.append(#"{"device":"#, to: &index)
+                JSONText.appendString(k, to: &index)
+                JSONText.append(#","path":""#, to: &index)
+                OutputNames.appendRelativePath(k, extension: ending, to: &index)
+                JSONText.append(#"","sha256":""#, to: &index)
+                e.digest.appendHex(to: &index)
+                index.append(UInt8(ascii: "\""))
+                index += assignments.indexFields(ofRow: Int(e.row))
+                JSONText.append("}\n", to: &index)
             }
+            return index
         }
-        let (index, manifest) = (files.index, files.manifest)
-        return [("index.jsonl", index), (Manifest.fileName, manifest)]
+        let manifest = ClosingFile(name: Manifest.fileName) { [self] in
+            var manifest = Manifest.headerText(header)
+            manifest.reserveCapacity(manifest.count + entries.count * 110)
+            for e in entries { Manifest.appendLine(key: key(e.row), extension: ending, digest: e.digest, to: &manifest) }
+            return manifest
+        }
+        return [index, manifest]
     }
-}
-
-/// The closing files as their two builders leave them (each writes its own field once).
-private final class ClosingBuffers: @unchecked Sendable {
-    var index: [UInt8] = []
-    var manifest: [UInt8] = []
 }
 
 /// The inputs' fingerprints (size and SHA-256), read on another thread while the job runs.
