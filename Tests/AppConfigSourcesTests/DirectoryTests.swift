@@ -287,6 +287,20 @@ struct ParallelLDIFTests {
         #expect(one.string(user: 7, .emailAddress) == "u8@corp.example")  // u0 has the bad value
     }
 
+    @Test("a blank line that a continued line follows is not an entry's end, for a reader in parts either (found by the fuzzer)")
+    func blankLineContinued() throws {
+        // A long first entry puts the middle of the file before cn=v, whose blank line a continued
+        // line follows: the first place a reader in two parts could split.
+        let long = "dn: cn=long,dc=x\nmail: long@x\n" + String(repeating: "description: filler\n", count: 3_000) + "\n"
+        let tail = (0..<5).map { "dn: cn=u\($0),dc=x\nmail: u\($0)@x\n\n" }.joined()
+        let bytes = Array((long + "dn: cn=v,dc=x\nmail: v@x\n\n wimpi\nmail: v2@x\n\n" + tail).utf8)
+        let one = try LDIFReader.read(bytes, file: "b.ldif")
+        let split = try LDIFReader.read(bytes, file: "b.ldif", parts: 2)
+        #expect(split.count == one.count && split.problems == one.problems)
+        #expect(one.count == 6)  // cn=v is refused: " wimpi" continued its blank line, which is not an attribute line
+        #expect(one.problems.map(\.message) == ["expected \"attribute: value\""])
+    }
+
     @Test("parts begin only after an entry: a version line after comments and blank lines is read as one reader reads it")
     func versionAfterComments() throws {
         let lead = String(repeating: "# exported\n\n", count: 200)

@@ -53,15 +53,17 @@ public enum LDIFReader {
     }
 
     /// Where the first entry that ends in `bytes` ends: just past the newline before a blank line
-    /// (a continued line starts with a space, so a blank line is never inside a value), after a
-    /// `dn:` line (so the part before holds an entry, and a `version:` line can only be in the first).
+    /// that no continued line (one starting with a space) follows, after a `dn:` line (so the part
+    /// before holds an entry, and a `version:` line can only be in the first).
     static func entryEnd(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var i = 0
         var sawDN = false
         while i + 1 < bytes.count {
             if bytes[i] == 0x0A {
                 let next = bytes[i + 1]
-                if sawDN && (next == 0x0A || (next == 0x0D && i + 2 < bytes.count && bytes[i + 2] == 0x0A)) { return i + 1 }
+                // The blank line's end; a line after it that starts with a space would continue it.
+                let after = next == 0x0A ? i + 2 : next == 0x0D && i + 2 < bytes.count && bytes[i + 2] == 0x0A ? i + 3 : nil
+                if sawDN, let after, after < bytes.count, bytes[after] != 0x20 { return i + 1 }
                 if next | 0x20 == UInt8(ascii: "d") && i + 3 < bytes.count && bytes[i + 2] | 0x20 == UInt8(ascii: "n") && bytes[i + 3] == UInt8(ascii: ":") {
                     sawDN = true
                 }
