@@ -215,6 +215,13 @@ struct AssignmentTests {
         #expect(member("eve") == [])
         #expect(member("fay") == ["Sales", "cn=sales emea,ou=testgroups,dc=corp,dc=example", "Field"])
         #expect(groups.groups(named: "Nobody").isEmpty)
+        // Read in parts (as a large file is), the same memberships.
+        for parts in 2...4 {
+            let split = try LDIFReader.read(Array(Self.directory.utf8), file: "d.ldif", map: map, parts: parts)
+            #expect(split.count == users.count && split.problems == users.problems)
+            #expect(try #require(split.groups).memberships(of: names, userCount: split.count) == bits, "\(parts) parts")
+            #expect(split.groups?.groupEntries == 5)
+        }
         // Without the flag nothing is collected.
         #expect(try LDIFReader.read(Array(Self.directory.utf8), file: "d.ldif").groups == nil)
     }

@@ -5,7 +5,7 @@ import AppConfigSpec
 
 /// One input as an LDIF export: logical lines, base64, DNs (RFC 4514), the user table and its
 /// join index; every user's variables read back. The same input read in three parts must give what
-/// one reader gives (a difference traps), and read with group memberships, the groups' walk runs.
+/// one reader gives (a difference traps), with group memberships too.
 func fuzzLDIF(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -27,8 +27,11 @@ func fuzzLDIF(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     var map = AttributeMap()
     map.readsGroups = true
-    if let users = try? LDIFReader.read(bytes, file: "fuzz.ldif", map: map), let groups = users.groups {
-        _ = groups.memberships(of: ["Sales", "cn=x,dc=y"], userCount: users.count)
+    if let users = try? LDIFReader.read(bytes, file: "fuzz.ldif", map: map), let groups = users.groups,
+       let split = try? LDIFReader.read(bytes, file: "fuzz.ldif", map: map, parts: 3), let splitGroups = split.groups {
+        let names = ["Sales", "cn=x,dc=y", "g"]
+        precondition(groups.memberships(of: names, userCount: users.count) == splitGroups.memberships(of: names, userCount: split.count),
+                     "group memberships read in parts differ from one reader's")
     }
     return 0
 }

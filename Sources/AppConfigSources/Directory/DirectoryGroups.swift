@@ -131,6 +131,33 @@ struct GroupBuilder {
         return invalid
     }
 
+    /// Appends what a reader of a later part of the same file collected: its nodes by their
+    /// canonical spelling, its edges, and the direct groups of its users that were kept (`kept`:
+    /// their indices in that part, in order; a user whose DN an earlier part had is left out).
+    mutating func append(_ other: GroupBuilder, keptUsers kept: [Int]) {
+        let node = other.canonicalDNs.indices.map { n -> Int32 in
+            let key = other.canonicalDNs[n]
+            let mine: Int32
+            if let existing = nodes[key] {
+                mine = existing
+            } else {
+                mine = Int32(canonicalDNs.count)
+                nodes[key] = mine
+                canonicalDNs.append(key)
+                isGroup.append(false)
+            }
+            if other.isGroup[n] { isGroup[Int(mine)] = true }
+            return mine
+        }
+        edges += other.edges.map { (node[Int($0.member)], node[Int($0.group)]) }
+        for u in kept {
+            let range = Int(other.userGroupStart[u])..<Int(other.userGroupStart[u + 1])
+            userGroups += other.userGroups[range].map { node[Int($0)] }
+            userGroupStart.append(UInt32(userGroups.count))
+        }
+        groupEntries += other.groupEntries
+    }
+
     /// `userDN(u)`: each user's DN as stored, to find the users that group entries list by DN.
     func finish(userCount: Int, userDN: (Int) -> ArraySlice<UInt8>) -> DirectoryGroups {
         // Members of each group: a CSR list from the (member, group) pairs.

@@ -15,12 +15,12 @@ public enum LDIFReader {
 
     public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
         // A large file is read in parts (one per core), each into its own array, each parsed on its
-        // own core; group memberships are read by one reader.
+        // own core.
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let parts: [[UInt8]]
         do {
-            if size >= parallelThreshold && cores > 1 && !map.readsGroups {
+            if size >= parallelThreshold && cores > 1 {
                 parts = try readFileInParts(path, parts: cores, limit: Int(UInt32.max)) { entryEnd(in: $0) }
             } else {
                 parts = [try readFileBytes(path, limit: Int(UInt32.max))]
@@ -39,7 +39,7 @@ public enum LDIFReader {
     /// `parts` > 1 splits the bytes at entry boundaries and reads the parts in parallel (as `load`
     /// does for a large file): the same users, lines and problems as one reader.
     public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap(), parts: Int = 1) throws(Problem) -> UserTable {
-        guard parts > 1 && !map.readsGroups else { return try read(parts: [bytes], file: file, map: map) }
+        guard parts > 1 else { return try read(parts: [bytes], file: file, map: map) }
         var pieces: [[UInt8]] = []
         var start = 0
         while pieces.count < parts - 1, start < bytes.count {

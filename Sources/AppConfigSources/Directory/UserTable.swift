@@ -245,9 +245,9 @@ public struct UserTableBuilder {
 
     /// Appends the users of a builder that read a later part of the same file (a parallel LDIF
     /// read), leaving out those whose DN an earlier user has (`ldif.duplicate-dn`, as one reader
-    /// would). `lineOffset`: the lines of the file before that part. Groups are read serially.
+    /// would), with their group memberships. `lineOffset`: the lines of the file before that part.
     mutating func append(_ other: UserTableBuilder, lineOffset: Int, seenDNs: inout [UInt64: [Int]]) {
-        precondition(groups == nil && other.groups == nil, "group memberships are read by one reader")
+        var kept: [Int] = []
         var problems = other.problems.map { p in
             var p = p
             if p.location.line > 0 { p.location.line += lineOffset }
@@ -269,6 +269,7 @@ public struct UserTableBuilder {
                 continue
             }
             seenDNs[hash, default: []].append(count)
+            kept.append(u)
             let base = UInt32(pool.count)
             for j in 0..<stride {
                 let r = other.ranges[u * stride + j]
@@ -277,6 +278,7 @@ public struct UserTableBuilder {
             if !other.lines.isEmpty { lines.append(UInt32(line)) }
         }
         pool += other.pool
+        if let theirs = other.groups { groups?.append(theirs, keptUsers: kept) }
         // In line order, as one reader reports them.
         self.problems += problems.enumerated().sorted { ($0.element.location.line, $0.offset) < ($1.element.location.line, $1.offset) }.map(\.element)
     }
