@@ -4,6 +4,10 @@ import Glibc
 import Darwin
 #endif
 
+/// A-Z as a-z, every other byte as it is: how directories and inventories fold names.
+@inlinable @inline(__always)
+public func asciiLower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+
 /// Byte equality; `foldingASCIICase` compares A-Z as a-z.
 @inlinable @inline(__always)
 public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool = false) -> Bool {
@@ -12,12 +16,7 @@ public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer
         guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
         return memcmp(pa, pb, a.count) == 0
     }
-    for i in 0..<a.count {
-        var x = a[i], y = b[i]
-        if x >= 0x41 && x <= 0x5A { x |= 0x20 }
-        if y >= 0x41 && y <= 0x5A { y |= 0x20 }
-        if x != y { return false }
-    }
+    for i in 0..<a.count where asciiLower(a[i]) != asciiLower(b[i]) { return false }
     return true
 }
 

@@ -42,29 +42,33 @@ public func readFileInParts(_ path: String, parts: Int, limit: Int = 1 << 30,
                             splitPoint: (UnsafeBufferPointer<UInt8>) -> Int?) throws(FileReadError) -> [[UInt8]] {
     let file = try OpenFile(path, limit: limit)
     defer { close(file.fd) }
-    var bounds = [0]
     var window = [UInt8](repeating: 0, count: 1 << 16)
-    for k in 1..<max(parts, 1) {
-        var offset = max(bounds.last!, file.size * k / parts)
-        var found: Int?
-        while found == nil && offset < file.size {
+    let bounds = partBounds(size: file.size, parts: parts) { start in
+        var offset = start
+        while offset < file.size {
             let n = window.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, $0.count, off_t(offset)) }
-            guard n > 0 else { break }
-            if let i = window.withUnsafeBufferPointer({ splitPoint(UnsafeBufferPointer(rebasing: $0[0..<n])) }) {
-                found = offset + i
-            } else {
-                offset += max(n - 2, 1)  // a separator may straddle two windows
-            }
+            guard n > 0 else { return nil }
+            if let i = window.withUnsafeBufferPointer({ splitPoint(UnsafeBufferPointer(rebasing: $0[0..<n])) }) { return offset + i }
+            offset += max(n - 2, 1)  // a separator may straddle two windows
         }
-        guard let bound = found, bound > bounds.last!, bound < file.size else { break }
-        bounds.append(bound)
+        return nil
     }
-    bounds.append(file.size)
     let results = PartArrays(count: bounds.count - 1)
     DispatchQueue.concurrentPerform(iterations: bounds.count - 1) { [bounds] i in
         results.set(i, Result { () throws(FileReadError) in try file.read(bounds[i]..<bounds[i + 1]) })
     }
     return try results.all()
+}
+
+/// Where `size` bytes split into (at most) `parts` parts: near each `parts`th, at the split point
+/// `splitPoint(from)` finds from there on (an absolute offset, nil for none), each past the one before.
+public func partBounds(size: Int, parts: Int, splitPoint: (Int) -> Int?) -> [Int] {
+    var bounds = [0]
+    for k in 1..<max(parts, 1) {
+        guard let bound = splitPoint(max(bounds.last!, size * k / parts)), bound > bounds.last!, bound < size else { break }
+        bounds.append(bound)
+    }
+    return bounds + [size]
 }
 
 /// An open file checked against a size limit; reads ranges of it with pread.

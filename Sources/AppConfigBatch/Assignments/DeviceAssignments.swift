@@ -28,10 +28,15 @@ public struct DeviceAssignments: Sendable {
     @inline(__always)
     func variant(ofRow row: Int) -> Int { variantOfRow.isEmpty ? 0 : Int(variantOfRow[row]) }
 
+    /// The assignments (indices, in file order) in a set.
+    static func members(of set: UInt64, among count: Int) -> [Int] {
+        (0..<count).filter { set & (1 << UInt64($0)) != 0 }
+    }
+
     /// The names of the assignments that applied to a row, in file order.
     public func applied(toRow row: Int) -> [String] {
         let set = sets[variant(ofRow: row)]
-        return names.indices.filter { set & (1 << UInt64($0)) != 0 }.map { names[$0] }
+        return Self.members(of: set, among: names.count).map { names[$0] }
     }
 
     /// Matches every device of the fleet against the configuration's assignments, then compiles
@@ -43,19 +48,21 @@ public struct DeviceAssignments: Sendable {
         guard !assignments.isEmpty else { return DeviceAssignments(base: configuration.base) }
         let matcher = try Matcher(assignments, fleet: fleet, warning: warning)
         // Each row's set, rows split across the cores; then each distinct set numbered in row order.
-        let rowSets = RowSets(count: fleet.deviceCount)
+        var setOfRow = [UInt64](repeating: 0, count: fleet.deviceCount)
         let chunk = 65_536
-        DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
-            var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
-            for row in (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount) {
-                rowSets.sets[row] = matcher.set(ofRow: row, values: &scratch)
+        setOfRow.withUnsafeMutableBufferPointer { buffer in
+            let sets = WorkerSlots(buffer)
+            DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
+                var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
+                for row in (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount) {
+                    sets.buffer[row] = matcher.set(ofRow: row, values: &scratch)
+                }
             }
         }
         var variantOf: [UInt64: UInt16] = [0: 0]
         var sets: [UInt64] = [0]
         var variantOfRow = [UInt16](repeating: 0, count: fleet.deviceCount)
-        for row in 0..<fleet.deviceCount {
-            let set = rowSets.sets[row]
+        for (row, set) in setOfRow.enumerated() {
             if let v = variantOf[set] {
                 variantOfRow[row] = v
             } else {
@@ -70,7 +77,7 @@ public struct DeviceAssignments: Sendable {
         }
         var programs = [configuration.base]
         for set in sets.dropFirst() {
-            programs.append(try configuration.program(for: assignments.indices.filter { set & (1 << UInt64($0)) != 0 }))
+            programs.append(try configuration.program(for: members(of: set, among: assignments.count)))
         }
         return DeviceAssignments(names: assignments.map(\.name), sets: sets, programs: programs, variantOfRow: variantOfRow)
     }
@@ -83,7 +90,7 @@ public struct DeviceAssignments: Sendable {
         indexFields = names.isEmpty ? [[]] : sets.map { set in
             var fields: [UInt8] = []
             JSONText.append(#","assignments":["#, to: &fields)
-            for (n, i) in names.indices.filter({ set & (1 << UInt64($0)) != 0 }).enumerated() {
+            for (n, i) in Self.members(of: set, among: names.count).enumerated() {
                 if n > 0 { fields.append(UInt8(ascii: ",")) }
                 JSONText.appendString(names[i], to: &fields)
             }
@@ -102,20 +109,10 @@ public struct DeviceAssignments: Sendable {
         for row in rows { perVariant[variant(ofRow: Int(row))] += 1 }
         var counts = Dictionary(uniqueKeysWithValues: names.map { ($0, 0) })
         for (v, n) in perVariant.enumerated() where n > 0 {
-            for (i, name) in names.enumerated() where sets[v] & (1 << UInt64(i)) != 0 { counts[name, default: 0] += n }
+            for i in Self.members(of: sets[v], among: names.count) { counts[names[i], default: 0] += n }
         }
         return counts
     }
-}
-
-/// One set per row, written by the matching workers at disjoint rows.
-private final class RowSets: @unchecked Sendable {
-    let sets: UnsafeMutableBufferPointer<UInt64>
-    init(count: Int) {
-        sets = .allocate(capacity: max(count, 1))
-        sets.initialize(repeating: 0)
-    }
-    deinit { sets.deallocate() }
 }
 
 /// Evaluates the assignments' matches for one row: values compared with the device's bytes

@@ -65,7 +65,7 @@ struct GroupBuilder {
         if isPlain(dn) {
             // Still checked as a DN: each RDN needs a type, `=` and a value.
             if (try? DistinguishedName.scan(Array(dn), wants: { _ in false }, visit: { _, _, _ in })) == nil { return nil }
-            return dn.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+            return dn.map(asciiLower)
         }
         return try? DistinguishedName.canonical(Array(dn))
     }
@@ -243,7 +243,7 @@ public final class DirectoryGroups: Sendable {
         if Assignment.isGroupDN(name) {
             return GroupBuilder.canonicalKey(Array(name.utf8)[...]).flatMap { nodes[$0] }.map { [$0] } ?? []
         }
-        let wanted = Array(name.utf8).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        let wanted = name.utf8.map(asciiLower)
         return (0..<Int32(canonicalDNs.count)).filter { n in
             guard isGroup[Int(n)] else { return false }
             var rdn = 0

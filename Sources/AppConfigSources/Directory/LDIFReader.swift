@@ -40,16 +40,10 @@ public enum LDIFReader {
     /// does for a large file): the same users, lines and problems as one reader.
     public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap(), parts: Int = 1) throws(Problem) -> UserTable {
         guard parts > 1 else { return try read(parts: [bytes], file: file, map: map) }
-        var pieces: [[UInt8]] = []
-        var start = 0
-        while pieces.count < parts - 1, start < bytes.count {
-            let from = max(start, bytes.count * (pieces.count + 1) / parts)
-            guard let end = bytes.withUnsafeBufferPointer({ entryEnd(in: UnsafeBufferPointer(rebasing: $0[from...])) }).map({ from + $0 }) else { break }
-            pieces.append(Array(bytes[start..<end]))
-            start = end
+        let bounds = partBounds(size: bytes.count, parts: parts) { from in
+            bytes.withUnsafeBufferPointer { entryEnd(in: UnsafeBufferPointer(rebasing: $0[from...])) }.map { from + $0 }
         }
-        pieces.append(Array(bytes[start...]))
-        return try read(parts: pieces, file: file, map: map)
+        return try read(parts: zip(bounds, bounds.dropFirst()).map { Array(bytes[$0..<$1]) }, file: file, map: map)
     }
 
     /// Where the first entry that ends in `bytes` ends: just past the newline before a blank line
@@ -89,7 +83,7 @@ public enum LDIFReader {
         files.withUnsafeMutableBufferPointer { files in
             collectors.withUnsafeMutableBufferPointer { collectors in
                 lineCounts.withUnsafeMutableBufferPointer { counts in
-                    let (files, collectors, counts) = (SendablePointer(files), SendablePointer(collectors), SendablePointer(counts))
+                    let (files, collectors, counts) = (WorkerSlots(files), WorkerSlots(collectors), WorkerSlots(counts))
                     DispatchQueue.concurrentPerform(iterations: partCount) { i in
                         do {
                             var lines = LogicalLines(bytes: files.buffer[i])
@@ -119,10 +113,7 @@ public enum LDIFReader {
         collectors[0].builder = UserTableBuilder(source: file, map: map)
         var entries = collectors[0].entries
         if partCount > 1 {
-            var seen: [UInt64: [Int]] = [:]
-            for u in 0..<builder.count {
-                seen[builder.dn(ofUser: u).withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }, default: []].append(u)
-            }
+            var seen = collectors[0].seenDNs  // the first part's users are the joined table's first
             lineOffset = lineCounts[0]
             for i in 1..<partCount {
                 builder.append(collectors[i].builder, lineOffset: lineOffset, seenDNs: &seen)
@@ -138,22 +129,14 @@ public enum LDIFReader {
     }
 }
 
-/// A buffer handed to the workers of one `concurrentPerform`, each touching its own elements.
-private struct SendablePointer<T>: @unchecked Sendable {
-    let buffer: UnsafeMutableBufferPointer<T>
-    init(_ buffer: UnsafeMutableBufferPointer<T>) { self.buffer = buffer }
-}
-
 /// One LDIF reading: the entry being collected, line by line, and the users so far.
 struct EntryCollector {
     var builder: UserTableBuilder
     let file: String
     /// Attribute names compared as lowercased bytes: a short list, no String per line.
     let wanted: [[UInt8]]
-    /// Duplicate DNs: the FNV hash of the lowercased DN names the first user with it; a hit is
-    /// checked against that user's stored DN (rarer hits share one list).
-    var seenDNs: [UInt64: Int] = [:]
-    var collisions: [UInt64: [Int]] = [:]
+    /// The DNs of the users so far (duplicates are refused).
+    var seenDNs = DNIndex()
 
     var entryLine = 0
     var dn: [UInt8]?
@@ -203,21 +186,15 @@ struct EntryCollector {
             builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
             return
         }
-        let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
-        func same(_ u: Int) -> Bool {
-            builder.dn(ofUser: u).withUnsafeBufferPointer { stored in
-                dn.withUnsafeBufferPointer { bytesEqual(stored, $0, foldingASCIICase: true) }
-            }
-        }
-        let sameDN = seenDNs[hash].map(same) ?? false || (collisions[hash]?.contains(where: same) ?? false)
-        if sameDN {
+        let hash = DNIndex.hash(dn[...])
+        if seenDNs.user(withDN: dn[...], hash: hash, in: builder) != nil {
             builder.report(Problem(.ldifDuplicateDN, at: location.with(dn: text), "DN \"\(text)\" appears again; this entry is skipped"))
             return
         }
         let user = builder.count
         builder.add(dn: text, values: values, memberOf: memberOf, line: entryLine, location: location)
         guard builder.count > user else { return }  // the DN did not parse: reported, not added
-        if seenDNs[hash] == nil { seenDNs[hash] = user } else { collisions[hash, default: []].append(user) }
+        seenDNs.insert(user, hash: hash)
     }
 
     /// A refused line: reported, and its entry is left out.
@@ -296,9 +273,6 @@ struct EntryCollector {
         return rest.drop { $0 == 0x20 }
     }
 }
-
-@inline(__always)
-func asciiLower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
 
 /// Bytes equal to a lowercase ASCII word, ignoring ASCII case.
 @inline(__always)

@@ -246,7 +246,7 @@ public struct UserTableBuilder {
     /// Appends the users of a builder that read a later part of the same file (a parallel LDIF
     /// read), leaving out those whose DN an earlier user has (`ldif.duplicate-dn`, as one reader
     /// would), with their group memberships. `lineOffset`: the lines of the file before that part.
-    mutating func append(_ other: UserTableBuilder, lineOffset: Int, seenDNs: inout [UInt64: [Int]]) {
+    mutating func append(_ other: UserTableBuilder, lineOffset: Int, seenDNs: inout DNIndex) {
         var kept: [Int] = []
         var problems = other.problems.map { p in
             var p = p
@@ -257,18 +257,15 @@ public struct UserTableBuilder {
         let stride = 2 * UserTable.stride
         for u in 0..<other.count {
             let dn = other.dn(ofUser: u)
-            let hash = dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) }
+            let hash = DNIndex.hash(dn)
             let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
-            let earlier = seenDNs[hash, default: []].contains { v in
-                self.dn(ofUser: v).withUnsafeBufferPointer { a in dn.withUnsafeBufferPointer { bytesEqual(a, $0, foldingASCIICase: true) } }
-            }
-            if earlier {
+            if seenDNs.user(withDN: dn, hash: hash, in: self) != nil {
                 let text = String(decoding: dn, as: UTF8.self)
                 problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
                                         "DN \"\(text)\" appears again; this entry is skipped"))
                 continue
             }
-            seenDNs[hash, default: []].append(count)
+            seenDNs.insert(count, hash: hash)
             kept.append(u)
             let base = UInt32(pool.count)
             for j in 0..<stride {
@@ -295,5 +292,29 @@ public struct UserTableBuilder {
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
         table.groups = groups?.finish(userCount: count) { dn(ofUser: $0) }
         return table
+    }
+}
+
+/// The DNs of a builder's users, to refuse a second entry with one of them (`ldif.duplicate-dn`): by
+/// the FNV hash of the lowercased DN, each hit checked against the user's stored DN (rarer hits
+/// share one list). One reader fills it as it goes; a read in parts hands the first part's on to
+/// the join of the others.
+struct DNIndex {
+    private var first: [UInt64: Int] = [:]
+    private var more: [UInt64: [Int]] = [:]
+
+    static func hash(_ dn: ArraySlice<UInt8>) -> UInt64 { dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) } }
+
+    /// The user of `builder` with this DN (ASCII case-insensitively), or nil.
+    func user(withDN dn: ArraySlice<UInt8>, hash: UInt64, in builder: UserTableBuilder) -> Int? {
+        func same(_ u: Int) -> Bool {
+            builder.dn(ofUser: u).withUnsafeBufferPointer { stored in dn.withUnsafeBufferPointer { bytesEqual(stored, $0, foldingASCIICase: true) } }
+        }
+        if let u = first[hash], same(u) { return u }
+        return more[hash]?.first(where: same)
+    }
+
+    mutating func insert(_ user: Int, hash: UInt64) {
+        if first[hash] == nil { first[hash] = user } else { more[hash, default: []].append(user) }
     }
 }

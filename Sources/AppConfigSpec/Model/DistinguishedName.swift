@@ -1,3 +1,5 @@
+import AppConfigBytes
+
 /// A distinguished name parsed per RFC 4514: RDNs from the leaf to the root, each with one or more
 /// attribute-value pairs (`+` joins a multi-valued RDN). Values are unescaped (`\,` `\+` `\"` `\\`
 /// `\<` `\>` `\;` `\=` `\ ` `\#` and hex pairs such as `\2C` or `\C3\A9`). Spaces around `,`, `+` and
@@ -38,11 +40,11 @@ public struct DistinguishedName: Sendable, Equatable {
         out.reserveCapacity(dn.count)
         try scan(dn, wants: { _ in true }) { type, value, newRDN in
             if !out.isEmpty { out.append(newRDN ? UInt8(ascii: ",") : UInt8(ascii: "+")) }
-            for b in type { out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b) }
+            out += type.map(asciiLower)
             out.append(UInt8(ascii: "="))
             for b in value {
                 if Self.canonicallyEscaped.contains(b) { out.append(UInt8(ascii: "\\")) }  // kept apart from the separators
-                out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+                out.append(asciiLower(b))
             }
         }
         return out

@@ -1,3 +1,5 @@
+import AppConfigBytes
+
 /// Values for some of the devices, as every MDM console scopes them: a name, a match (groups, OUs,
 /// sites, models) and the keys it overrides. Assignments apply in file order over the values file's
 /// `values`, each overriding the keys it names (`null` removes a key).
@@ -224,6 +226,6 @@ extension Assignment {
 extension String {
     /// A-Z to a-z, other characters as they are (directories fold names this way).
     var lowercasedASCII: String {
-        String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        String(decoding: utf8.map(asciiLower), as: UTF8.self)
     }
 }

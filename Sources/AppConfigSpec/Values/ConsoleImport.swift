@@ -1,3 +1,4 @@
+import AppConfigBytes
 /// `appconfig import`: an app configuration as Jamf Pro, Workspace ONE or Intune hold it (a plist
 /// `<dict>` fragment as pasted into the console, or a whole XML plist) turned into one of our values
 /// files (JSON), their variable tokens translated to ours. Read with our XML reader, so that every
@@ -64,19 +65,7 @@ public enum ConsoleImport {
 /// A JSON string literal: quotes, backslashes and control characters escaped (lint's JSON output
 /// and the values files `import` writes).
 public func jsonQuoted(_ s: String) -> String {
-    var out = "\""
-    for scalar in s.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20:
-            let hex = String(scalar.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
+    var out: [UInt8] = []
+    appendJSONString(s.utf8, to: &out)
+    return String(decoding: out, as: UTF8.self)
 }
