@@ -13,11 +13,14 @@ final class ProgressMeter: @unchecked Sendable {
     private var phaseStarted = monotonicSeconds()
     private var devices: (total: Int, done: @Sendable () -> Int)?
     private var shown = false
+    /// When the line may first be drawn.
+    private let due: Double
 
     static let phaseNames = ["compile": "compiling the spec", "inventory": "reading the inventory", "directory": "reading the directory",
                              "join": "joining devices to users", "assign": "matching assignments", "render": "rendering", "publish": "publishing"]
 
     init(after delay: Double) {
+        due = monotonicSeconds() + max(delay, 0)
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + max(delay, 0), repeating: 0.25)
         timer.setEventHandler { [unowned self] in self.draw() }
@@ -29,12 +32,15 @@ final class ProgressMeter: @unchecked Sendable {
         ProcessInfo.processInfo.environment["APPCONFIG_PROGRESS_AFTER"].flatMap(Double.init) ?? 1
     }
 
+    /// A new phase is drawn at once once the line is due (not at the timer's next tick, which a
+    /// short phase would not live to see).
     func phase(_ name: String) {
         lock.withLock {
             phase = Self.phaseNames[name] ?? name
             phaseStarted = monotonicSeconds()
             devices = nil
         }
+        if monotonicSeconds() >= due { draw() }
     }
 
     func rendering(total: Int, done: @escaping @Sendable () -> Int) {
@@ -43,6 +49,7 @@ final class ProgressMeter: @unchecked Sendable {
             phaseStarted = monotonicSeconds()
             devices = (total, done)
         }
+        if monotonicSeconds() >= due { draw() }
     }
 
     private func draw() {
