@@ -148,12 +148,16 @@ public final class BatchRenderer: @unchecked Sendable {
                 } catch {
                     firstError.withLock { if $0 == nil { $0 = error } }
                     cancellation.cancel()
+                    // The chunk this worker held never comes: workers waiting on the writer return.
+                    sink.abandonChunks()
                     break
                 }
                 progress.add(slice.count, ordering: .relaxed)
             }
         }
         if let error = firstError.withLock({ $0 }) { throw error }
+        // Writing overlaps rendering: the pass ends when the writer has written the last chunk.
+        try sink.closeChunks()
         var result = BatchResult(devicesInShard: rows.count)
         for w in workers {
             result.rendered += w.rendered

@@ -27,6 +27,12 @@ public protocol OutputSink: AnyObject, Sendable {
     /// Chunk `index` is complete. The sink takes its bytes (leaving `chunk` empty for reuse).
     func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem)
 
+    /// Every chunk is handed over: returns when they are written, with the first write error.
+    func closeChunks() throws(Problem)
+
+    /// A worker failed: chunks not yet written are dropped, workers waiting in `finish` return.
+    func abandonChunks()
+
     /// A device gone since the previous generation (`--changed-only`): what removes its
     /// configuration, where the delivery has one (an MDM removal command, an empty DDM set).
     func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem)
@@ -41,17 +47,20 @@ public protocol OutputSink: AnyObject, Sendable {
 
 /// A closing file of a generation (the index, the manifest), made when the sink writes it: at 1M
 /// devices each is over 100 MB, and made one at a time only one is in memory (measured: building
-/// both first was the job's peak, +430 MB).
+/// both first was the job's peak, +430 MB). It comes in parts, made in parallel and written in order.
 public struct ClosingFile {
     public let name: String
-    public let make: () -> [UInt8]
+    public let makeParts: () -> [[UInt8]]
 
-    public init(name: String, make: @escaping () -> [UInt8]) {
+    public init(name: String, parts: @escaping () -> [[UInt8]]) {
         self.name = name
-        self.make = make
+        makeParts = parts
     }
 
-    public init(_ name: String, _ bytes: [UInt8]) { self.init(name: name) { bytes } }
+    public init(_ name: String, _ bytes: [UInt8]) { self.init(name: name) { [bytes] } }
+
+    /// The whole file in one buffer.
+    public func make() -> [UInt8] { Array(makeParts().joined()) }
 }
 
 extension OutputSink {
@@ -61,6 +70,8 @@ extension OutputSink {
     public var wantsKeyOrder: Bool { false }
     public var pathExtension: StaticString { ".plist" }
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) { chunk.removeAll(keepingCapacity: true) }
+    public func closeChunks() throws(Problem) {}
+    public func abandonChunks() {}
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {}
 }
 

@@ -22,8 +22,8 @@ public final class TarSink: OutputSink, @unchecked Sendable {
     private let encoder: DeviceFileEncoder?
     /// `--changed-only`: devices whose output is unchanged are not written.
     private let filter: ChangeFilter?
-    /// Chunks written in chunk order; then removal members.
-    private let order = OrderedChunks(())
+    /// Chunks written in chunk order, by a writer thread; then removal members.
+    private let order: OrderedChunks<Void>
 
     /// An archive written to `path`, published by a rename. Temporaries that died with their run
     /// (`FILE.tmp-PID`, the caller holding the output's lock) are removed first.
@@ -35,6 +35,7 @@ public final class TarSink: OutputSink, @unchecked Sendable {
         name = path
         self.encoder = encoder
         self.filter = filter
+        order = Self.writer(descriptor, path)
     }
 
     /// An archive streamed to a descriptor (standard output); publishing only ends it.
@@ -44,6 +45,11 @@ public final class TarSink: OutputSink, @unchecked Sendable {
         self.name = name
         self.encoder = encoder
         self.filter = filter
+        order = Self.writer(descriptor, name)
+    }
+
+    private static func writer(_ descriptor: Int32, _ name: String) -> OrderedChunks<Void> {
+        OrderedChunks(()) { _, chunk throws(Problem) in try writeAll(descriptor, chunk, path: name) }
     }
 
     public var wantsKeyOrder: Bool { true }
@@ -61,8 +67,11 @@ public final class TarSink: OutputSink, @unchecked Sendable {
     }
 
     public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) {
-        try order.finish(index, &chunk) { _, next throws(Problem) in try writeAll(descriptor, next, path: name) }
+        try order.finish(index, &chunk)
     }
+
+    public func closeChunks() throws(Problem) { try order.close() }
+    public func abandonChunks() { order.abandon() }
 
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
         guard let removal = encoder?.removal(key: key) else { return }
@@ -72,15 +81,14 @@ public final class TarSink: OutputSink, @unchecked Sendable {
     }
 
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
+        try order.close()
         // Header, bytes, padding: written as they are (the index and manifest of 1M devices are
         // ~250 MB; copying them into one buffer first cost a second), one file made at a time.
-        var manifest: [UInt8]?
+        var manifest: [[UInt8]]?
         for f in files {
-            let bytes = f.make()
-            try writeAll(descriptor, Tar.header(named: f.name, size: bytes.count), path: name)
-            try writeAll(descriptor, bytes, path: name)
-            try writeAll(descriptor, [UInt8](repeating: 0, count: Tar.padding(for: bytes.count)), path: name)
-            if f.name == Manifest.fileName { manifest = bytes }
+            let parts = f.makeParts()
+            try Tar.writeMember(named: f.name, parts: parts, to: descriptor, path: name)
+            if f.name == Manifest.fileName { manifest = parts }
         }
         try writeAll(descriptor, Tar.trailer, path: name)
         guard let file else { return name }
@@ -88,9 +96,12 @@ public final class TarSink: OutputSink, @unchecked Sendable {
         let beside = name + "." + Manifest.fileName
         unlink(beside)
         try file.commit()
-        if let manifest { try writeFileAtomically(manifest, to: beside) }
+        if let manifest { try writeFileAtomically(parts: manifest, to: beside) }
         return name
     }
 
-    public func discard() { file?.discard() }
+    public func discard() {
+        order.abandon()
+        file?.discard()
+    }
 }

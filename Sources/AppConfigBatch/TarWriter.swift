@@ -42,6 +42,14 @@ enum Tar {
         appendMember(to: &out, path: { $0 += name.utf8 }, body: { $0.append(contentsOf: bytes) })
     }
 
+    /// Writes a member made of parts straight to a descriptor, without copying them into one buffer.
+    static func writeMember(named member: String, parts: [[UInt8]], to fd: Int32, path: String) throws(Problem) {
+        let size = parts.reduce(0) { $0 + $1.count }
+        try writeAll(fd, header(named: member, size: size), path: path)
+        for part in parts { try writeAll(fd, part, path: path) }
+        try writeAll(fd, [UInt8](repeating: 0, count: padding(for: size)), path: path)
+    }
+
     /// The header of a member of `size` bytes whose body the caller writes after it (a large file).
     static func header(named name: String, size: Int) -> [UInt8] {
         var out = template

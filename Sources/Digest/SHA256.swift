@@ -19,7 +19,6 @@ public enum SHA256 {
         bytes.withUnsafeBytes { SHA256Digest(of: $0).appendHex(digits: digits, to: &out) }
     }
 
-    static let digitTable = Array("0123456789abcdef".utf8)
 }
 
 /// A SHA-256 digest as a value: 32 bytes, compared and stored without allocation.
@@ -67,13 +66,20 @@ public struct SHA256Digest: Hashable, Sendable {
     }
 
     /// Appends the first `digits` (default all 64) lowercase hex digits to `out`: the one hex writer.
+    /// The digits are made on the stack and appended at once (an append per digit, through a
+    /// table, was 5% of a 1M-device job's CPU time: two files of a million digests each).
     @inline(__always)
     public func appendHex(digits: Int = 64, to out: inout [UInt8]) {
         var words = (a, b, c, d)
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeBytes(of: &words) { raw in
-            for i in 0..<digits {
-                let byte = raw[i / 2]
-                out.append(SHA256.digitTable[Int(i % 2 == 0 ? byte >> 4 : byte & 0xF)])
+            withUnsafeMutableBytes(of: &text) { t in
+                @inline(__always) func digit(_ n: UInt8) -> UInt8 { n < 10 ? 48 + n : 87 + n }
+                for i in 0..<32 {
+                    t[2 * i] = digit(raw[i] >> 4)
+                    t[2 * i + 1] = digit(raw[i] & 0xF)
+                }
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: t[0..<min(max(digits, 0), 64)]))
             }
         }
     }

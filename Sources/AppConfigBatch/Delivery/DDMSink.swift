@@ -23,8 +23,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     private let builder: DeclarationBuilder
     /// `--changed-only`: devices whose declaration set is unchanged are not written.
     private let filter: ChangeFilter?
-    /// Tar only: what is written so far (content keys of shared members, index bytes).
-    private let order = OrderedChunks(TarState())
+    /// Chunks written in order by a writer thread; for a tar, what is written so far (content
+    /// keys of shared members, index bytes).
+    private let order: OrderedChunks<TarState>
 
     struct TarState: Sendable {
         var seen = Set<SHA256Digest>()
@@ -47,6 +48,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             throw error
         }
         container = .folder(folder, index: fd)
+        order = Self.writer(for: container)
         builder = DeclarationBuilder(delivery: delivery)
     }
 
@@ -65,6 +67,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         }
         unlink(scratch)
         container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-", index: fd)
+        order = Self.writer(for: container)
         builder = DeclarationBuilder(delivery: delivery)
     }
 
@@ -131,15 +134,21 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         }
     }
 
-    public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) {
+    public func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem) { try order.finish(index, &chunk) }
+    public func closeChunks() throws(Problem) { try order.close() }
+    public func abandonChunks() { order.abandon() }
+
+    /// What the writer thread does with each chunk in turn: a folder's are index lines; a tar's
+    /// are records, whose members go to the archive (a shared one once) and lines to the index.
+    private static func writer(for container: Container) -> OrderedChunks<TarState> {
         switch container {
         case .folder(_, let fd):
-            try order.finish(index, &chunk) { _, lines throws(Problem) in try writeAll(fd, lines, path: "index.jsonl") }
+            return OrderedChunks(TarState()) { _, lines throws(Problem) in try writeAll(fd, lines, path: "index.jsonl") }
         case .tar(_, let fd, let name, let indexFD):
-            try order.finish(index, &chunk) { state, records throws(Problem) in
+            return OrderedChunks(TarState()) { state, records throws(Problem) in
                 var out: [UInt8] = []
                 var lines: [UInt8] = []
-                Self.forEachRecord(records) { kind, key, body in
+                forEachRecord(records) { kind, key, body in
                     switch kind {
                     case .member: out.append(contentsOf: body)
                     case .shared: if state.seen.insert(key!).inserted { out.append(contentsOf: body) }
@@ -158,6 +167,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         // This sink wrote its own index (with each device's declarations): the generation's is not made.
         let closing = files.filter { $0.name != "index.jsonl" }
+        try order.close()
         switch container {
         case .folder(let folder, let fd):
             guard close(fd) == 0 else {
@@ -168,25 +178,26 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             let size = try order.withState { $0.indexBytes }
             try writeAll(fd, Tar.header(named: "index.jsonl", size: size), path: name)
             try copy(indexFD, size: size, to: fd, name: name)
-            var tail = [UInt8](repeating: 0, count: Tar.padding(for: size))
-            var manifest: [UInt8]?
+            try writeAll(fd, [UInt8](repeating: 0, count: Tar.padding(for: size)), path: name)
+            var manifest: [[UInt8]]?
             for f in closing {
-                let bytes = f.make()
-                bytes.withUnsafeBytes { Tar.appendMember(named: f.name, bytes: $0, to: &tail) }
-                if f.name == Manifest.fileName { manifest = bytes }
+                let parts = f.makeParts()
+                try Tar.writeMember(named: f.name, parts: parts, to: fd, path: name)
+                if f.name == Manifest.fileName { manifest = parts }
             }
-            try writeAll(fd, tail + Tar.trailer, path: name)
+            try writeAll(fd, Tar.trailer, path: name)
             close(indexFD)
             guard let file else { return name }
             let beside = name + "." + Manifest.fileName
             unlink(beside)
             try file.commit()
-            if let manifest { try writeFileAtomically(manifest, to: beside) }
+            if let manifest { try writeFileAtomically(parts: manifest, to: beside) }
             return name
         }
     }
 
     public func discard() {
+        order.abandon()
         switch container {
         case .folder(let folder, let fd):
             close(fd)

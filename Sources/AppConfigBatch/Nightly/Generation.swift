@@ -68,7 +68,7 @@ struct Generation {
     /// `index.jsonl` (the devices this generation holds: device, path, SHA-256, and with
     /// assignments the names that applied) and the manifest of the whole fleet (the devices
     /// rendered, and those that failed tonight with their previous entry), both in device-key
-    /// order, each appended straight into one buffer when the sink writes it.
+    /// order, each made in parts (one per core) when the sink writes it.
     func closingFiles() -> [ClosingFile] {
         // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
         var entries: [(row: Int32, digest: SHA256Digest, carried: Bool)] = []
@@ -85,28 +85,32 @@ struct Generation {
         header += fingerprints
         let ending = sink.pathExtension
         let index = ClosingFile(name: "index.jsonl") { [self] in
-            var index: [UInt8] = []
-            index.reserveCapacity(entries.count * 140)
-            for e in entries {
-                if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
-                let k = key(e.row)
-                JSONText.append(#"{"device":"#, to: &index)
-                JSONText.appendString(k, to: &index)
-                JSONText.append(#","path":""#, to: &index)
-                OutputNames.appendRelativePath(k, extension: ending, to: &index)
-                JSONText.append(#"","sha256":""#, to: &index)
-                e.digest.appendHex(to: &index)
-                index.append(UInt8(ascii: "\""))
-                index += assignments.indexFields(ofRow: Int(e.row))
-                JSONText.append("}\n", to: &index)
+            bytesInParts(count: entries.count) { range in
+                var index: [UInt8] = []
+                index.reserveCapacity(range.count * 140)
+                for e in entries[range] {
+                    if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
+                    let k = key(e.row)
+                    JSONText.append(#"{"device":"#, to: &index)
+                    JSONText.appendString(k, to: &index)
+                    JSONText.append(#","path":""#, to: &index)
+                    OutputNames.appendRelativePath(k, extension: ending, to: &index)
+                    JSONText.append(#"","sha256":""#, to: &index)
+                    e.digest.appendHex(to: &index)
+                    index.append(UInt8(ascii: "\""))
+                    index += assignments.indexFields(ofRow: Int(e.row))
+                    JSONText.append("}\n", to: &index)
+                }
+                return index
             }
-            return index
         }
         let manifest = ClosingFile(name: Manifest.fileName) { [self] in
-            var manifest = Manifest.headerText(header)
-            manifest.reserveCapacity(manifest.count + entries.count * 110)
-            for e in entries { Manifest.appendLine(key: key(e.row), extension: ending, digest: e.digest, to: &manifest) }
-            return manifest
+            [Manifest.headerText(header)] + bytesInParts(count: entries.count) { range in
+                var lines: [UInt8] = []
+                lines.reserveCapacity(range.count * 110)
+                for e in entries[range] { Manifest.appendLine(key: key(e.row), extension: ending, digest: e.digest, to: &lines) }
+                return lines
+            }
         }
         return [index, manifest]
     }

@@ -60,7 +60,7 @@ enum JobFile {
         return names
     }
 
-    private static func position(_ l: Location) -> String { "\(l.file):\(l.line ?? 1):\(l.column ?? 1)" }
+    private static func position(_ l: Location) -> String { "\(l.file):\(l.line):\(l.column)" }
 
     /// A string or a number, as the command line would spell it.
     private static func scalar(_ value: RawValue, _ key: String) throws -> String {
