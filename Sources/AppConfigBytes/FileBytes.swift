@@ -1,5 +1,3 @@
-import Dispatch
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -34,30 +32,72 @@ public func readFileBytes(_ path: String, limit: Int = 1 << 30) throws(FileReadE
     return try file.read(0..<file.size)
 }
 
-/// A file's parts as separate arrays, read in parallel, split near each `parts`th of the file
-/// where `splitPoint` finds one in the bytes from there on (the index just past a record's end), so
-/// that each part can be parsed on its own core. A reader of one array shared by every core pays
-/// for its shared reference count on every slice (measured: a third of an LDIF read's time).
-public func readFileInParts(_ path: String, parts: Int, limit: Int = 1 << 30,
-                            splitPoint: (UnsafeBufferPointer<UInt8>) -> Int?) throws(FileReadError) -> [[UInt8]] {
-    let file = try OpenFile(path, limit: limit)
-    defer { close(file.fd) }
-    var window = [UInt8](repeating: 0, count: 1 << 16)
-    let bounds = partBounds(size: file.size, parts: parts) { start in
-        var offset = start
-        while offset < file.size {
-            let n = window.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, $0.count, off_t(offset)) }
-            guard n > 0 else { return nil }
-            if let i = window.withUnsafeBufferPointer({ splitPoint(UnsafeBufferPointer(rebasing: $0[0..<n])) }) { return offset + i }
-            offset += max(n - 2, 1)  // a separator may straddle two windows
+/// A file cut into parts (one per core) near each `parts`th of it, where `splitPoint` finds a
+/// record's end, each part read window by window into one buffer of its own: a reader of a 400 MB
+/// export touches a few megabytes of fresh memory per core, not 400 (measured on this machine's VM:
+/// first-touched pages cost more than the parse; and one array per part read whole was the job's
+/// largest allocation).
+public final class PartedFile: Sendable {
+    private let file: OpenFile
+    /// The parts' offsets: part `i` is `bounds[i]..<bounds[i + 1]`.
+    public let bounds: [Int]
+    public var partCount: Int { bounds.count - 1 }
+    public var size: Int { file.size }
+
+    public init(_ path: String, parts: Int, limit: Int = 1 << 30, splitPoint: (UnsafeBufferPointer<UInt8>) -> Int?) throws(FileReadError) {
+        let file = try OpenFile(path, limit: limit)
+        var window = [UInt8](repeating: 0, count: 1 << 16)
+        bounds = partBounds(size: file.size, parts: parts) { start in
+            var offset = start
+            while offset < file.size {
+                let n = window.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, $0.count, off_t(offset)) }
+                guard n > 0 else { return nil }
+                if let i = window.withUnsafeBufferPointer({ splitPoint(UnsafeBufferPointer(rebasing: $0[0..<n])) }) { return offset + i }
+                offset += max(n - 2, 1)  // a separator may straddle two windows
+            }
+            return nil
         }
-        return nil
+        self.file = file
     }
-    let results = PartArrays(count: bounds.count - 1)
-    DispatchQueue.concurrentPerform(iterations: bounds.count - 1) { [bounds] i in
-        results.set(i, Result { () throws(FileReadError) in try file.read(bounds[i]..<bounds[i + 1]) })
+
+    deinit { close(file.fd) }
+
+    /// Reads part `part` in windows of whole records: each window is cut after the last record that
+    /// ends in it (`lastRecordEnd`, nil: none does yet, and the window grows), and what follows is
+    /// carried to the front of the next. `body` gets each window (its bytes may be changed in
+    /// place) and whether it is the part's last; it returns false to stop.
+    public func readWindows(part: Int, window: Int = 8 << 20, lastRecordEnd: (UnsafeBufferPointer<UInt8>) -> Int?,
+                            _ body: (UnsafeMutableBufferPointer<UInt8>, Bool) -> Bool) throws(FileReadError) {
+        var offset = bounds[part]
+        let end = bounds[part + 1]
+        var buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(min(window, end - offset), 1))
+        defer { buffer.deallocate() }
+        var carried = 0
+        while true {
+            let n = try file.read(into: UnsafeMutableBufferPointer(rebasing: buffer[carried..<min(buffer.count, carried + end - offset)]), at: offset)
+            offset += n
+            let filled = carried + n
+            let last = offset >= end || n == 0  // n == 0: the file shrank while it was read
+            if last {
+                _ = body(UnsafeMutableBufferPointer(rebasing: buffer[0..<filled]), true)
+                return
+            }
+            guard let cut = lastRecordEnd(UnsafeBufferPointer(rebasing: buffer[0..<filled])), cut > 0 else {
+                if filled == buffer.count {
+                    // A record longer than the window: a window twice as large, with what was read.
+                    let bigger = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
+                    _ = bigger.initialize(from: buffer)
+                    buffer.deallocate()
+                    buffer = bigger
+                }
+                carried = filled
+                continue
+            }
+            guard body(UnsafeMutableBufferPointer(rebasing: buffer[0..<cut]), false) else { return }
+            carried = filled - cut
+            if carried > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + cut, carried) }
+        }
     }
-    return try results.all()
 }
 
 /// Where `size` bytes split into (at most) `parts` parts: near each `parts`th, at the split point
@@ -97,41 +137,32 @@ private struct OpenFile: Sendable {
         self.size = size
     }
 
+    /// Fills `buffer` from `offset` (fewer bytes when the file ends first); returns how many.
+    func read(into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) throws(FileReadError) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset + filled))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileReadError(path: path, reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        return filled
+    }
+
     /// The bytes of `range` (fewer when the file shrank meanwhile), read straight into the array.
     func read(_ range: Range<Int>) throws(FileReadError) -> [UInt8] {
-        var failure: Int32 = 0
+        var failure: FileReadError?
         let bytes = [UInt8](unsafeUninitializedCapacity: max(range.count, 1)) { buffer, count in
-            var filled = 0
-            while filled < range.count {
-                let n = pread(fd, buffer.baseAddress! + filled, range.count - filled, off_t(range.lowerBound + filled))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    break
-                }
-                if n == 0 { break }
-                filled += n
+            do throws(FileReadError) { count = try read(into: UnsafeMutableBufferPointer(rebasing: buffer[0..<range.count]), at: range.lowerBound) } catch {
+                failure = error
+                count = 0
             }
-            count = filled
         }
-        if failure != 0 { throw FileReadError(path: path, reason: String(cString: strerror(failure))) }
+        if let failure { throw failure }
         return bytes
-    }
-}
-
-/// The parts' arrays as the workers read them.
-private final class PartArrays: Sendable {
-    private let results: Mutex<[Result<[UInt8], FileReadError>?]>
-
-    init(count: Int) { results = Mutex(Array(repeating: nil, count: count)) }
-
-    func set(_ i: Int, _ result: sending Result<[UInt8], FileReadError>) {
-        results.withLock { $0[i] = result }
-    }
-
-    func all() throws(FileReadError) -> [[UInt8]] {
-        let all = results.withLock { $0 }
-        return try all.map { r throws(FileReadError) in try r!.get() }
     }
 }
 

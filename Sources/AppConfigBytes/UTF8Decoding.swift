@@ -22,3 +22,25 @@ public func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar
     if scalar < minimum || scalar > 0x10FFFF || (scalar >= 0xD800 && scalar <= 0xDFFF) { return nil }
     return (scalar, length)
 }
+
+/// The offset of the first byte that does not start a valid UTF-8 sequence, or nil. ASCII runs
+/// are skipped eight bytes at a time.
+public func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
+    var i = 0
+    while i < n {
+        if i + 8 <= n {
+            let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+            if word & 0x8080_8080_8080_8080 == 0 { i += 8; continue }
+        }
+        if p[i] < 0x80 { i += 1; continue }
+        guard let (_, length) = decodeUTF8(p, i, n) else { return i }
+        i += length
+    }
+    return nil
+}
+
+/// `firstInvalidUTF8` of a buffer.
+public func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    guard let base = bytes.baseAddress else { return nil }
+    return firstInvalidUTF8(base, bytes.count)
+}

@@ -24,7 +24,7 @@ struct DirectoryTests {
     func canonicalDN(dn: String, canonical: String, plain: Bool) throws {
         #expect(String(decoding: try DistinguishedName.canonical(Array(dn.utf8)), as: UTF8.self) == canonical)
         #expect(GroupBuilder.isPlain(Array(dn.utf8)) == plain)
-        #expect(GroupBuilder.canonicalKey(Array(dn.utf8)[...]).map { String(decoding: $0, as: UTF8.self) } == canonical)
+        #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.canonicalKey).map { String(decoding: $0, as: UTF8.self) } == canonical)
     }
 
     @Test(arguments: [
@@ -315,5 +315,33 @@ struct ParallelLDIFTests {
             default: Issue.record("version \(version): \(one) against \(parts)")
             }
         }
+    }
+
+    @Test("a file read in windows (entries longer than a window, folded lines, CRLF, a BOM) gives what one reader of its bytes gives",
+          arguments: [(1, 64), (1, 1_000), (3, 200), (2, 1 << 20)])
+    func windowsMatchOneReader(parts: Int, window: Int) throws {
+        let long = "dn: cn=long,dc=x\nobjectClass: person\nmail: long@x\n" + String(repeating: "description: filler\n", count: 200) + "\n"
+        let inputs: [[UInt8]] = [
+            Self.ldif,
+            [0xEF, 0xBB, 0xBF] + Array((long + "dn: cn=v,dc=x\nmail: v@x\n\n wimpi\nmail: v2@x\n\n" + "dn: cn=w,dc=x\nmail: w@x").utf8),
+        ]
+        let folder = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (n, bytes) in inputs.enumerated() {
+            let path = folder.appendingPathComponent("\(n).ldif").path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let one = try LDIFReader.read(bytes, file: path)
+            let windowed = try LDIFReader.load(path, parts: parts, window: window)
+            #expect(windowed.count == one.count, "input \(n): \(windowed.count) users against \(one.count); \(windowed.problems.map(\.message).prefix(3))")
+            guard windowed.count == one.count else { continue }
+            #expect(windowed.problems == one.problems)
+            for u in 0..<one.count {
+                for v in [UserVariable.dn, .cn, .emailAddress, .sAMAccountName] where windowed.string(user: u, v) != one.string(user: u, v) {
+                    Issue.record("input \(n), user \(u), \(v): \(String(describing: windowed.string(user: u, v))) against \(String(describing: one.string(user: u, v)))")
+                    return
+                }
+            }
+        }
+        #expect(try LDIFReader.load(folder.appendingPathComponent("1.ldif").path, window: 64).string(user: 1, .emailAddress) == "w@x")  // the last entry, with no blank line after it
     }
 }

@@ -27,11 +27,9 @@ struct GroupBuilder {
     private var spellingNode: [Int32] = []
 
     /// The node of a DN, nil when it is not a DN.
-    private mutating func node(_ dn: ArraySlice<UInt8>) -> Int32? {
-        let known = dn.withUnsafeBufferPointer { key in
-            spellingPool.withUnsafeBufferPointer { pool in
-                spellings.find(key) { UnsafeBufferPointer(rebasing: pool[spellingRanges[Int($0)]]) }
-            }
+    private mutating func node(_ dn: UnsafeBufferPointer<UInt8>) -> Int32? {
+        let known = spellingPool.withUnsafeBufferPointer { pool in
+            spellings.find(dn) { UnsafeBufferPointer(rebasing: pool[spellingRanges[Int($0)]]) }
         }
         if let known { return spellingNode[Int(known)] < 0 ? nil : spellingNode[Int(known)] }
         let n = canonicalNode(dn)
@@ -39,16 +37,14 @@ struct GroupBuilder {
         spellingRanges.append(spellingPool.count..<(spellingPool.count + dn.count))
         spellingPool += dn
         spellingNode.append(n ?? -1)
-        _ = dn.withUnsafeBufferPointer { key in
-            spellingPool.withUnsafeBufferPointer { pool in
-                spellings.insert(key, id: id) { UnsafeBufferPointer(rebasing: pool[spellingRanges[Int($0)]]) }
-            }
+        _ = spellingPool.withUnsafeBufferPointer { pool in
+            spellings.insert(dn, id: id) { UnsafeBufferPointer(rebasing: pool[spellingRanges[Int($0)]]) }
         }
         return n
     }
 
     /// The node of a DN by its canonical spelling, made when first met.
-    private mutating func canonicalNode(_ dn: ArraySlice<UInt8>) -> Int32? {
+    private mutating func canonicalNode(_ dn: UnsafeBufferPointer<UInt8>) -> Int32? {
         guard let key = Self.canonicalKey(dn) else { return nil }
         if let n = nodes[key] { return n }
         let n = Int32(canonicalDNs.count)
@@ -61,7 +57,7 @@ struct GroupBuilder {
     /// The canonical spelling. Most DNs are written without escapes or spaces around separators:
     /// for those it is the lowercased bytes (after a check that they are a DN).
 
-    static func canonicalKey(_ dn: ArraySlice<UInt8>) -> [UInt8]? {
+    static func canonicalKey(_ dn: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         if isPlain(dn) {
             // Still checked as a DN: each RDN needs a type, `=` and a value.
             if (try? DistinguishedName.scan(Array(dn), wants: { _ in false }, visit: { _, _, _ in })) == nil { return nil }
@@ -105,8 +101,8 @@ struct GroupBuilder {
 
     /// The next user's direct groups (call once per user added, in order). Values that are not
     /// DNs are returned for the caller to report.
-    mutating func addUser(memberOf: [ArraySlice<UInt8>]) -> [ArraySlice<UInt8>] {
-        var invalid: [ArraySlice<UInt8>] = []
+    mutating func addUser(memberOf: [UnsafeBufferPointer<UInt8>]) -> [UnsafeBufferPointer<UInt8>] {
+        var invalid: [UnsafeBufferPointer<UInt8>] = []
         for value in memberOf {
             guard let g = node(value) else { invalid.append(value); continue }
             isGroup[Int(g)] = true
@@ -117,11 +113,11 @@ struct GroupBuilder {
     }
 
     /// A group entry: its members (users or groups, by DN) and the groups it is itself a member of.
-    mutating func addGroup(dn: ArraySlice<UInt8>, members: [ArraySlice<UInt8>], memberOf: [ArraySlice<UInt8>]) -> [ArraySlice<UInt8>] {
+    mutating func addGroup(dn: UnsafeBufferPointer<UInt8>, members: [UnsafeBufferPointer<UInt8>], memberOf: [UnsafeBufferPointer<UInt8>]) -> [UnsafeBufferPointer<UInt8>] {
         guard let g = node(dn) else { return [dn] }
         groupEntries += 1
         isGroup[Int(g)] = true
-        var invalid: [ArraySlice<UInt8>] = []
+        var invalid: [UnsafeBufferPointer<UInt8>] = []
         for value in members {
             if let m = node(value) { edges.append((m, g)) } else { invalid.append(value) }
         }
@@ -196,8 +192,9 @@ struct GroupBuilder {
                 }
                 return (0..<userCount).map { u in
                     let dn = userDN(u)
-                    if Self.isPlain(dn) { return dn.withUnsafeBufferPointer(find) }
-                    return Self.canonicalKey(dn)?.withUnsafeBufferPointer(find) ?? -1
+                    return dn.withUnsafeBufferPointer { dn in
+                        Self.isPlain(dn) ? find(dn) : Self.canonicalKey(dn)?.withUnsafeBufferPointer(find) ?? -1
+                    }
                 }
             }
         }
@@ -241,7 +238,7 @@ public final class DirectoryGroups: Sendable {
     /// group whose leaf RDN is `cn=` that name (ASCII case-insensitively).
     public func groups(named name: String) -> [Int32] {
         if Assignment.isGroupDN(name) {
-            return GroupBuilder.canonicalKey(Array(name.utf8)[...]).flatMap { nodes[$0] }.map { [$0] } ?? []
+            return Array(name.utf8).withUnsafeBufferPointer(GroupBuilder.canonicalKey).flatMap { nodes[$0] }.map { [$0] } ?? []
         }
         let wanted = name.utf8.map(asciiLower)
         return (0..<Int32(canonicalDNs.count)).filter { n in

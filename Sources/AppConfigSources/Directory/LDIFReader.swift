@@ -13,22 +13,21 @@ public enum LDIFReader {
     /// Read as groups when the map reads groups.
     static let groupClasses = AttributeMap.groupClasses.map { Array($0.utf8) }
 
-    public static func load(_ path: String, map: AttributeMap = AttributeMap()) throws(Problem) -> UserTable {
-        // A large file is read in parts (one per core), each into its own array, each parsed on its
-        // own core.
+    /// A large file is read in parts (one per core), each part in windows of `window` bytes into a
+    /// buffer of its own, each parsed on its own core. `parts` overrides the parts (tests).
+    public static func load(_ path: String, map: AttributeMap = AttributeMap(), parts: Int? = nil, window: Int = 8 << 20) throws(Problem) -> UserTable {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        let parts: [[UInt8]]
+        let file: PartedFile
         do {
-            if size >= parallelThreshold && cores > 1 {
-                parts = try readFileInParts(path, parts: cores, limit: Int(UInt32.max)) { entryEnd(in: $0) }
-            } else {
-                parts = [try readFileBytes(path, limit: Int(UInt32.max))]
-            }
+            file = try PartedFile(path, parts: parts ?? (size >= parallelThreshold ? cores : 1), limit: Int(UInt32.max)) { entryEnd(in: $0) }
         } catch {
             throw error.problem
         }
-        return try read(parts: consume parts, file: path, map: map)
+        let sizes = zip(file.bounds, file.bounds.dropFirst()).map { $1 - $0 }
+        return try read(partSizes: sizes, file: path, map: map) { part, take throws(FileReadError) in
+            try file.readWindows(part: part, window: window, lastRecordEnd: lastEntryEnd, take)
+        }
     }
 
     /// Files at least this large are read in parts, one per core.
@@ -39,11 +38,30 @@ public enum LDIFReader {
     /// `parts` > 1 splits the bytes at entry boundaries and reads the parts in parallel (as `load`
     /// does for a large file): the same users, lines and problems as one reader.
     public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap(), parts: Int = 1) throws(Problem) -> UserTable {
-        guard parts > 1 else { return try read(parts: [bytes], file: file, map: map) }
         let bounds = partBounds(size: bytes.count, parts: parts) { from in
             bytes.withUnsafeBufferPointer { entryEnd(in: UnsafeBufferPointer(rebasing: $0[from...])) }.map { from + $0 }
         }
-        return try read(parts: zip(bounds, bounds.dropFirst()).map { Array(bytes[$0..<$1]) }, file: file, map: map)
+        var arrays = zip(bounds, bounds.dropFirst()).map { Array(bytes[$0..<$1]) }
+        let sizes = arrays.map(\.count)
+        return try arrays.withUnsafeMutableBufferPointer { arrays throws(Problem) in
+            let parts = WorkerSlots(arrays)
+            return try read(partSizes: sizes, file: file, map: map) { part, take in
+                _ = parts.buffer[part].withUnsafeMutableBufferPointer { take($0, true) }
+            }
+        }
+    }
+
+    /// Where the last entry that ends in `bytes` ends: just past a blank line's newline, where
+    /// the next line is there to see and does not continue it (a window is cut there).
+    static func lastEntryEnd(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var j = bytes.count - 2
+        while j >= 1 {
+            if bytes[j] == 0x0A && bytes[j + 1] != 0x20 && (bytes[j - 1] == 0x0A || (j >= 2 && bytes[j - 1] == 0x0D && bytes[j - 2] == 0x0A)) {
+                return j + 1
+            }
+            j -= 1
+        }
+        return nil
     }
 
     /// Where the first entry that ends in `bytes` ends: just past the newline before a blank line
@@ -68,38 +86,57 @@ public enum LDIFReader {
     }
 
     /// The parts of one file, in order: each read by its own collector on its own core, then
-    /// joined in file order with the duplicate-DN check across parts.
-    static func read(parts: consuming [[UInt8]], file: String, map: AttributeMap) throws(Problem) -> UserTable {
-        let partCount = parts.count
+    /// joined in file order with the duplicate-DN check across parts. `feed(part, take)` hands
+    /// `take` the part's bytes, in windows that end where an entry does (the last may end anywhere);
+    /// `take` reads them in place and returns false when the reading must stop.
+    static func read(partSizes: [Int], file: String, map: AttributeMap,
+                     feed: (Int, (UnsafeMutableBufferPointer<UInt8>, Bool) -> Bool) throws(FileReadError) -> Void) throws(Problem) -> UserTable {
+        let partCount = partSizes.count
         var collectors = (0..<partCount).map { i in
             var c = EntryCollector(file: file, map: map)
             c.first = i == 0  // a `version:` line stands only before the first entry
+            // The users' values are under half an export's bytes: the pool is not copied as it
+            // grows, nor when the other parts' users join the first's (untouched room costs no memory).
+            c.builder.reserve(poolBytes: (i == 0 ? partSizes.reduce(0, +) : partSizes[i]) / 2)
             return c
         }
         var lineCounts = [Int](repeating: 0, count: partCount)
-        // Each worker reads its part into its own collector, in place, and lets the part's bytes
-        // go as soon as it is done (the users' values are in the collector's pool by then).
-        var files = consume parts
-        files.withUnsafeMutableBufferPointer { files in
-            collectors.withUnsafeMutableBufferPointer { collectors in
-                lineCounts.withUnsafeMutableBufferPointer { counts in
-                    let (files, collectors, counts) = (WorkerSlots(files), WorkerSlots(collectors), WorkerSlots(counts))
+        var failures = [FileReadError?](repeating: nil, count: partCount)
+        // Called for each part on its own core; each touches only its part's slots.
+        nonisolated(unsafe) let feed = feed
+        collectors.withUnsafeMutableBufferPointer { collectors in
+            lineCounts.withUnsafeMutableBufferPointer { counts in
+                failures.withUnsafeMutableBufferPointer { failures in
+                    let (collectors, counts, failures) = (WorkerSlots(collectors), WorkerSlots(counts), WorkerSlots(failures))
                     DispatchQueue.concurrentPerform(iterations: partCount) { i in
-                        do {
-                            var lines = LogicalLines(bytes: files.buffer[i])
-                            if i == 0 && files.buffer[0].starts(with: [0xEF, 0xBB, 0xBF]) { lines.position = 3 }  // a UTF-8 byte order mark
-                            while let (line, number) = lines.next() {
-                                collectors.buffer[i].take(line, number)
-                                if collectors.buffer[i].fatal != nil { break }
+                        var physicalLines = 0
+                        var atStart = true
+                        do throws(FileReadError) {
+                            // Folded lines and base64 values are undone in place (both only shrink),
+                            // so every line and value is a range of the window: no copy, no allocation.
+                            try feed(i) { window, last in
+                                var lines = LogicalLines(bytes: window)
+                                lines.line = physicalLines
+                                if i == 0 && atStart && window.starts(with: [0xEF, 0xBB, 0xBF]) { lines.position = 3 }  // a UTF-8 byte order mark
+                                atStart = false
+                                while let (line, number) = lines.next() {
+                                    collectors.buffer[i].take(line, number)
+                                    if collectors.buffer[i].fatal != nil { break }
+                                }
+                                physicalLines = lines.line
+                                // The entry ends with the window: its values are in it.
+                                if last || collectors.buffer[i].fatal != nil { collectors.buffer[i].finishEntry() }
+                                return collectors.buffer[i].fatal == nil
                             }
-                            collectors.buffer[i].finishEntry()
-                            counts.buffer[i] = lines.line
+                        } catch {
+                            failures.buffer[i] = error
                         }
-                        files.buffer[i] = []
+                        counts.buffer[i] = physicalLines
                     }
                 }
             }
         }
+        if let failure = failures.lazy.compactMap({ $0 }).first { throw failure.problem }
         var lineOffset = 0
         for i in 0..<partCount {
             if var problem = collectors[i].fatal {
@@ -129,7 +166,8 @@ public enum LDIFReader {
     }
 }
 
-/// One LDIF reading: the entry being collected, line by line, and the users so far.
+/// One LDIF reading: the entry being collected, line by line, and the users so far. Lines and
+/// values are ranges of the part being read, valid while it is.
 struct EntryCollector {
     var builder: UserTableBuilder
     let file: String
@@ -139,14 +177,15 @@ struct EntryCollector {
     var seenDNs = DNIndex()
 
     var entryLine = 0
-    var dn: [UInt8]?
-    var values: [ArraySlice<UInt8>?]
+    var dn: UnsafeBufferPointer<UInt8>?
+    /// Kept from entry to entry (emptied, never freed).
+    var values: [UnsafeBufferPointer<UInt8>?]
     var rejected = false
     var sawObjectClass = false, isPerson = false, isGroup = false
     /// Group memberships, when the map reads groups: every `memberOf`, and a group's members.
     let readsGroups: Bool
-    var memberOf: [ArraySlice<UInt8>] = []
-    var members: [ArraySlice<UInt8>] = []
+    var memberOf: [UnsafeBufferPointer<UInt8>] = []
+    var members: [UnsafeBufferPointer<UInt8>] = []
     /// Before the first record: a `version:` line may stand here.
     var first = true
     /// Entries seen (`dn:` lines), people or not.
@@ -159,7 +198,7 @@ struct EntryCollector {
         self.file = file
         wanted = builder.attributeOrder.map { Array($0.utf8) }
         readsGroups = map.readsGroups
-        values = [ArraySlice<UInt8>?](repeating: nil, count: wanted.count)
+        values = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: wanted.count)
     }
 
     /// The entry ends (a blank line, the end of the file): a person becomes a user, unless a line
@@ -172,27 +211,31 @@ struct EntryCollector {
             members.removeAll(keepingCapacity: true)
         }
         guard let dn, !rejected else { return }
-        let location = Location(file: file, line: entryLine)
+        let (file, line) = (self.file, entryLine)
+        func location(dn: Bool = false) -> Location {
+            Location(file: file, line: line, dn: dn ? String(decoding: self.dn!, as: UTF8.self) : nil)
+        }
         if readsGroups && isGroup && !isPerson {
-            guard let text = String(validating: dn, as: UTF8.self) else {
-                builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
+            guard firstInvalidUTF8(dn) == nil else {
+                builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
                 return
             }
-            builder.addGroup(dn: text, members: members, memberOf: memberOf, location: location.with(dn: text))
+            builder.addGroupEntry(dn: dn, members: members, memberOf: memberOf, location: location(dn: true))
             return
         }
         guard isPerson || !sawObjectClass else { return }
-        guard let text = String(validating: dn, as: UTF8.self) else {
-            builder.report(Problem(.ldifInvalidUTF8, at: location, "the DN is not valid UTF-8"))
+        guard firstInvalidUTF8(dn) == nil else {
+            builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
             return
         }
-        let hash = DNIndex.hash(dn[...])
-        if seenDNs.user(withDN: dn[...], hash: hash, in: builder) != nil {
-            builder.report(Problem(.ldifDuplicateDN, at: location.with(dn: text), "DN \"\(text)\" appears again; this entry is skipped"))
+        let hash = DNIndex.hash(dn)
+        if seenDNs.user(withDN: dn, hash: hash, in: builder) != nil {
+            let text = String(decoding: dn, as: UTF8.self)
+            builder.report(Problem(.ldifDuplicateDN, at: location(dn: true), "DN \"\(text)\" appears again; this entry is skipped"))
             return
         }
         let user = builder.count
-        builder.add(dn: text, values: values, memberOf: memberOf, line: entryLine, location: location)
+        builder.addEntry(dn: dn, values: values, memberOf: memberOf, line: entryLine, location: location())
         guard builder.count > user else { return }  // the DN did not parse: reported, not added
         seenDNs.insert(user, hash: hash)
     }
@@ -203,16 +246,17 @@ struct EntryCollector {
         rejected = true
     }
 
-    /// One logical line (folded lines joined) numbered as in the file.
-    mutating func take(_ line: ArraySlice<UInt8>, _ number: Int) {
+    /// One logical line (folded lines joined) numbered as in the file; base64 values are decoded
+    /// in its place.
+    mutating func take(_ line: UnsafeMutableBufferPointer<UInt8>, _ number: Int) {
         if line.isEmpty { finishEntry(); return }
-        if line.first == UInt8(ascii: "#") { return }
+        if line[0] == UInt8(ascii: "#") { return }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
             problem(.ldifSyntax, number, "expected \"attribute: value\"")
             return
         }
-        let name = line[..<colon]
-        guard let value = value(line[(colon + 1)...], of: name, number) else { return }
+        let name = UnsafeBufferPointer(rebasing: line[..<colon])
+        guard let value = value(UnsafeMutableBufferPointer(rebasing: line[(colon + 1)...]), of: name, number) else { return }
         if first && equalsLower(name, "version") {
             first = false
             if !value.elementsEqual("1".utf8) {
@@ -229,7 +273,7 @@ struct EntryCollector {
             }
             entryLine = number
             entries += 1
-            dn = Array(value)
+            dn = value
             return
         }
         if equalsLower(name, "objectclass") {
@@ -243,100 +287,94 @@ struct EntryCollector {
             return
         }
         // Attribute options (";lang-de", ";binary") do not change which attribute it is.
-        let attribute = name.prefix { $0 != UInt8(ascii: ";") }
+        let attribute = UnsafeBufferPointer(rebasing: name[..<(name.firstIndex(of: UInt8(ascii: ";")) ?? name.count)])
         if readsGroups {
             if equalsLower(attribute, "memberof") { memberOf.append(value); return }
             if equalsLower(attribute, "member") || equalsLower(attribute, "uniquemember") { members.append(value); return }
         }
         guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { return }
         if values[i] != nil { return }  // multi-valued: the first value is kept
-        if firstInvalidUTF8Slice(value) != nil {
+        if firstInvalidUTF8(value) != nil {
             problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
             return
         }
         values[i] = value
     }
 
-    /// The value after the colon: ": text", ":: base64" (decoded) or ":< URL" (refused: nil).
-    mutating func value(_ rest: ArraySlice<UInt8>, of name: ArraySlice<UInt8>, _ number: Int) -> ArraySlice<UInt8>? {
+    /// The value after the colon: ": text", ":: base64" (decoded in place) or ":< URL" (refused: nil).
+    mutating func value(_ rest: UnsafeMutableBufferPointer<UInt8>, of name: UnsafeBufferPointer<UInt8>, _ number: Int) -> UnsafeBufferPointer<UInt8>? {
         if rest.first == UInt8(ascii: ":") {
-            guard let d = Base64.decode(rest.dropFirst().drop { $0 == 0x20 }) else {
+            let text = UnsafeMutableBufferPointer(rebasing: rest[1...])
+            let skip = text.firstIndex { $0 != 0x20 } ?? text.count
+            guard let d = Base64.decodeInPlace(UnsafeMutableBufferPointer(rebasing: text[skip...])) else {
                 problem(.ldifBase64, number, "the base64 value of \(String(decoding: name, as: UTF8.self)) is not valid base64")
                 return nil
             }
-            return d[...]
+            return UnsafeBufferPointer(d)
         }
         if rest.first == UInt8(ascii: "<") {
             problem(.ldifURLValue, number, "\(String(decoding: name, as: UTF8.self)) takes its value from a URL (\":<\"), which is not supported")
             return nil
         }
-        return rest.drop { $0 == 0x20 }
+        let skip = rest.firstIndex { $0 != 0x20 } ?? rest.count
+        return UnsafeBufferPointer(rebasing: rest[skip...])
     }
 }
 
 /// Bytes equal to a lowercase ASCII word, ignoring ASCII case.
 @inline(__always)
-func equalsLower(_ bytes: ArraySlice<UInt8>, _ word: StaticString) -> Bool {
+func equalsLower(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
     guard bytes.count == word.utf8CodeUnitCount else { return false }
     let w = word.utf8Start
-    var i = 0
-    for b in bytes {
-        if asciiLower(b) != w[i] { return false }
-        i += 1
-    }
+    for i in 0..<bytes.count where asciiLower(bytes[i]) != w[i] { return false }
     return true
 }
 
-func equalsLowerBytes(_ bytes: ArraySlice<UInt8>, _ lower: [UInt8]) -> Bool {
+func equalsLowerBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: [UInt8]) -> Bool {
     guard bytes.count == lower.count else { return false }
-    var i = 0
-    for b in bytes {
-        if asciiLower(b) != lower[i] { return false }
-        i += 1
-    }
+    for i in 0..<bytes.count where asciiLower(bytes[i]) != lower[i] { return false }
     return true
-}
-
-func firstInvalidUTF8Slice(_ s: ArraySlice<UInt8>) -> Int? {
-    s.withUnsafeBufferPointer { firstInvalidUTF8($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count) }
 }
 
 /// LDIF's lines with folding undone (a line starting with one space continues the previous one),
-/// CRLF or LF, each with the number of its first physical line.
+/// CRLF or LF, each with the number of its first physical line. A folded line is joined in place:
+/// each continuation is copied down over the line break and the fold's space before it.
 struct LogicalLines {
-    let bytes: [UInt8]
+    let bytes: UnsafeMutableBufferPointer<UInt8>
     var position = 0
-    let end: Int
     /// Physical lines read so far.
     var line = 0
 
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
-        end = bytes.count
-    }
+    init(bytes: UnsafeMutableBufferPointer<UInt8>) { self.bytes = bytes }
 
-    /// A slice of the input when the line is not folded (the common case); a copy when it is.
-    mutating func next() -> (ArraySlice<UInt8>, Int)? {
-        guard position < end else { return nil }
+    mutating func next() -> (UnsafeMutableBufferPointer<UInt8>, Int)? {
+        guard position < bytes.count else { return nil }
         let first = physical()
         let number = line
-        guard position < end && bytes[position] == 0x20 else { return (first, number) }
-        var out = Array(first)
-        while position < end && bytes[position] == 0x20 {
+        var end = first.upperBound
+        while position < bytes.count && bytes[position] == 0x20 {
             position += 1  // the fold's space
-            out += physical()
+            let more = physical()
+            if more.lowerBound != end {
+                memmove(bytes.baseAddress! + end, bytes.baseAddress! + more.lowerBound, more.count)
+            }
+            end += more.count
         }
-        return (out[...], number)
+        return (UnsafeMutableBufferPointer(rebasing: bytes[first.lowerBound..<end]), number)
     }
 
-    private mutating func physical() -> ArraySlice<UInt8> {
+    private mutating func physical() -> Range<Int> {
         line += 1
         let start = position
-        while position < end && bytes[position] != 0x0A { position += 1 }
+        if let newline = UnsafeBufferPointer(rebasing: bytes[start...]).firstIndex(of: 0x0A) {
+            position = start + newline
+        } else {
+            position = bytes.count
+        }
         var stop = position
         if stop > start && bytes[stop - 1] == 0x0D { stop -= 1 }
-        if position < end { position += 1 }
-        return bytes[start..<stop]
+        if position < bytes.count { position += 1 }
+        return start..<stop
     }
 }
 
@@ -356,21 +394,23 @@ enum Base64 {
         }
     }
 
-    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.count * 3 / 4)
+    /// Decodes `text` into its own first bytes (the output is never longer than what it has read)
+    /// and returns them; nil when it is not base64.
+    static func decodeInPlace(_ text: UnsafeMutableBufferPointer<UInt8>) -> UnsafeMutableBufferPointer<UInt8>? {
+        var out = 0
         var buffer: UInt32 = 0
         var bits = 0
         var padding = 0
-        for c in text {
-            let v = table[Int(c)]
+        for i in 0..<text.count {
+            let v = table[Int(text[i])]
             if v < 64 {
                 if padding > 0 { return nil }
                 buffer = buffer << 6 | UInt32(v)
                 bits += 6
                 if bits >= 8 {
                     bits -= 8
-                    out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                    text[out] = UInt8(truncatingIfNeeded: buffer >> UInt32(bits))
+                    out += 1
                 }
             } else if v == 64 {
                 padding += 1
@@ -379,6 +419,6 @@ enum Base64 {
             }
         }
         guard padding <= 2, bits < 6 else { return nil }
-        return out
+        return UnsafeMutableBufferPointer(rebasing: text[0..<out])
     }
 }

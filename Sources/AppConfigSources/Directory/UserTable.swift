@@ -135,8 +135,8 @@ public struct UserTableBuilder {
     /// Per requested attribute (`attributeOrder`), how many users have it: why a join finds few.
     private var attributeCounts: [Int]
     public private(set) var problems: [Problem] = []
-    /// Per user variable fed by attributes: the positions (in `attributeOrder`) to try, in order.
-    private let sourcePositions: [(variable: Int, positions: [Int])]
+    /// Per user variable: the positions (in `attributeOrder`) of the attributes that feed it, in order.
+    private let positions: [[Int]]
     private let joinPosition: Int
     private static let index = UserTable.variableIndex
     private static let emailIndex = UserTable.variableIndex[.emailAddress]!
@@ -148,7 +148,9 @@ public struct UserTableBuilder {
         self.map = map
         let order = map.requestedAttributes
         func position(_ name: String) -> Int { order.firstIndex(of: name.lowercased())! }
-        sourcePositions = map.sources.map { (Self.index[$0.key]!, $0.value.map(position)) }.sorted { $0.variable < $1.variable }
+        var positions = [[Int]](repeating: [], count: UserTable.stride)
+        for (variable, attributes) in map.sources { positions[Self.index[variable]!] = attributes.map(position) }
+        self.positions = positions
         joinPosition = position(map.joinAttribute)
         cnPosition = order.firstIndex(of: "cn")
         attributeCounts = [Int](repeating: 0, count: order.count)
@@ -181,66 +183,120 @@ public struct UserTableBuilder {
 
     public mutating func report(_ problem: Problem) { problems.append(problem) }
 
-    /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil. Values go
-    /// straight into the pool: no array per variable. `line`: where an LDIF entry starts.
-    /// `memberOf`: the user's groups, when the map reads groups.
-    public mutating func add(dn: String, values: [ArraySlice<UInt8>?], memberOf: [ArraySlice<UInt8>] = [], line: Int? = nil,
-                             location: @autoclosure () -> Location) {
-        let before = count
-        addUser(dn: dn, values: values, line: line, location: location())
-        guard count > before, let invalid = groups?.addUser(memberOf: memberOf) else { return }
+    /// Adds one entry as LDAP delivers it: `values[i]` is the first value of `attributeOrder[i]`,
+    /// or nil; `memberOf`: the user's groups, when the map reads groups.
+    public mutating func add(dn: String, values: [[UInt8]?], memberOf: [[UInt8]] = [], location: @autoclosure () -> Location) {
+        let dnBytes = Array(dn.utf8)
+        withBuffers(values) { values in
+            withBuffers(memberOf) { memberOf in
+                dnBytes.withUnsafeBufferPointer { dn in
+                    addEntry(dn: dn, values: values, memberOf: memberOf.map { $0! }, line: nil, location: location())
+                }
+            }
+        }
+    }
+
+    /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil; every value
+    /// is copied into the pool (the buffers may go once this returns). `line`: where an LDIF entry
+    /// starts. `memberOf`: the user's groups, when the map reads groups.
+    mutating func addEntry(dn: UnsafeBufferPointer<UInt8>, values: [UnsafeBufferPointer<UInt8>?], memberOf: [UnsafeBufferPointer<UInt8>],
+                           line: Int?, location: @autoclosure () -> Location) {
+        guard addUser(dn: dn, values: values, line: line, location: location()), let invalid = groups?.addUser(memberOf: memberOf) else { return }
         for value in invalid { reportNotDN(value, "memberOf", at: location()) }
     }
 
     /// A group entry (when the map reads groups): its members and the groups it is in, by DN.
-    public mutating func addGroup(dn: String, members: [ArraySlice<UInt8>], memberOf: [ArraySlice<UInt8>], location: @autoclosure () -> Location) {
-        guard let invalid = groups?.addGroup(dn: Array(dn.utf8)[...], members: members, memberOf: memberOf) else { return }
+    public mutating func addGroup(dn: String, members: [[UInt8]], memberOf: [[UInt8]], location: @autoclosure () -> Location) {
+        let dnBytes = Array(dn.utf8)
+        withBuffers(members) { members in
+            withBuffers(memberOf) { memberOf in
+                dnBytes.withUnsafeBufferPointer { dn in
+                    addGroupEntry(dn: dn, members: members.map { $0! }, memberOf: memberOf.map { $0! }, location: location())
+                }
+            }
+        }
+    }
+
+    mutating func addGroupEntry(dn: UnsafeBufferPointer<UInt8>, members: [UnsafeBufferPointer<UInt8>], memberOf: [UnsafeBufferPointer<UInt8>],
+                                location: @autoclosure () -> Location) {
+        guard let invalid = groups?.addGroup(dn: dn, members: members, memberOf: memberOf) else { return }
         for value in invalid { reportNotDN(value, "member or memberOf", at: location()) }
     }
 
-    private mutating func reportNotDN(_ value: ArraySlice<UInt8>, _ attribute: String, at location: Location) {
+    private mutating func reportNotDN(_ value: UnsafeBufferPointer<UInt8>, _ attribute: String, at location: Location) {
         problems.append(Problem(.groupDN, at: location, "the \(attribute) value \"\(String(decoding: value, as: UTF8.self))\" is not a DN; it is ignored"))
     }
 
-    private mutating func addUser(dn: String, values: [ArraySlice<UInt8>?], line: Int?, location: @autoclosure () -> Location) {
-        let dnBytes = Array(dn.utf8)
-        let cnAndOU: (cn: [UInt8]?, ou: [UInt8]?)
+    /// The user's 13 variables and join key into the pool, each value once: `cn` and `ou` are
+    /// usually ranges of the DN, the mail address's parts ranges of it, and a value that feeds
+    /// several variables (the mail address as `userName` and join key) is stored once. No
+    /// allocation per entry. False when the DN does not parse (reported; the entry is skipped).
+    private mutating func addUser(dn: UnsafeBufferPointer<UInt8>, values: [UnsafeBufferPointer<UInt8>?], line: Int?,
+                                  location: @autoclosure () -> Location) -> Bool {
+        let pieces: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?)
         do {
-            cnAndOU = try DistinguishedName.commonNameAndUnit(dnBytes)
+            pieces = try DistinguishedName.commonNameAndUnit(in: dn)
         } catch {
-            problems.append(Problem(.ldifDN, at: location(), "DN \"\(dn)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
-            return
-        }
-        func first(_ positions: [Int]) -> ArraySlice<UInt8>? {
-            for p in positions { if let v = values[p] { return v } }
-            return nil
+            let text = String(decoding: dn, as: UTF8.self)
+            problems.append(Problem(.ldifDN, at: location(), "DN \"\(text)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
+            return false
         }
         let start = ranges.count
         ranges.append(contentsOf: repeatElement(0, count: 2 * UserTable.stride))
         if let line { lines.append(UInt32(line)) }
         for (i, v) in values.enumerated() where v != nil { attributeCounts[i] += 1 }
-        func put(_ variable: Int, _ value: ArraySlice<UInt8>?) {
-            guard let value else { ranges[start + 2 * variable + 1] = .max; return }
-            ranges[start + 2 * variable] = UInt32(pool.count)
-            ranges[start + 2 * variable + 1] = UInt32(value.count)
-            pool += value
+        // Values stored for this entry, by where they came from: one stored once is found again.
+        var stored: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
+        var storedMore: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
+        func store(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
+            if let base = value.baseAddress {
+                if stored.0 == base && stored.1 == value.count { return stored.2 }
+                if storedMore.0 == base && storedMore.1 == value.count { return storedMore.2 }
+            }
+            let offset = append(value)
+            (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
+            return offset
         }
-        var fromAttributes = [ArraySlice<UInt8>?](repeating: nil, count: UserTable.stride)
-        for (variable, positions) in sourcePositions { fromAttributes[variable] = first(positions) }
-        let mail = fromAttributes[Self.emailIndex]
-        let at = mail?.lastIndex(of: UInt8(ascii: "@"))
+        func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
+            let offset = UInt32(pool.count)
+            pool.append(contentsOf: value)
+            return offset
+        }
+        func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
+            guard let value else { ranges[start + 2 * variable + 1] = .max; return }
+            set(variable, store(value), value.count)
+        }
+        func set(_ variable: Int, _ offset: UInt32, _ count: Int) {
+            ranges[start + 2 * variable] = offset
+            ranges[start + 2 * variable + 1] = UInt32(count)
+        }
+        func attribute(_ variable: Int) -> UnsafeBufferPointer<UInt8>? {
+            for p in positions[variable] { if let v = values[p] { return v } }
+            return nil
+        }
+        let dnOffset = store(dn)
+        func put(_ variable: Int, _ piece: DistinguishedName.Piece?) {
+            switch piece {
+            case .range(let r): set(variable, dnOffset + UInt32(r.lowerBound), r.count)
+            case .bytes(let b): b.withUnsafeBufferPointer { set(variable, append($0), $0.count) }  // built: never the same buffer again
+            case nil: put(variable, nil as UnsafeBufferPointer<UInt8>?)
+            }
+        }
+        let mail = attribute(Self.emailIndex)
+        let at = mail.flatMap { m in m.lastIndex(of: UInt8(ascii: "@")) }
         for (i, v) in UserVariable.allCases.enumerated() {
             switch v {
-            case .dn: put(i, dnBytes[...])
-            case .cn: put(i, cnAndOU.cn.map { $0[...] } ?? cnPosition.flatMap { values[$0] })
-            case .ou: put(i, cnAndOU.ou.map { $0[...] })
-            case .emailAddressLocalPart: put(i, at.map { mail![..<$0] })
-            case .emailAddressDomain: put(i, at.map { mail![($0 + 1)...] })
-            case .userName: put(i, fromAttributes[Self.upnIndex] ?? mail)
-            default: put(i, fromAttributes[i])
+            case .dn: set(i, dnOffset, dn.count)
+            case .cn: if pieces.cn != nil { put(i, pieces.cn) } else { put(i, cnPosition.flatMap { values[$0] }) }
+            case .ou: put(i, pieces.ou)
+            case .emailAddressLocalPart: put(i, at.map { UnsafeBufferPointer(rebasing: mail![..<$0]) })
+            case .emailAddressDomain: put(i, at.map { UnsafeBufferPointer(rebasing: mail![($0 + 1)...]) })
+            case .userName: put(i, attribute(Self.upnIndex) ?? mail)
+            default: put(i, attribute(i))
             }
         }
         put(UserTable.stride - 1, values[joinPosition])
+        return true
     }
 
     /// Appends the users of a builder that read a later part of the same file (a parallel LDIF
@@ -256,11 +312,13 @@ public struct UserTableBuilder {
         for i in attributeCounts.indices { attributeCounts[i] += other.attributeCounts[i] }
         let stride = 2 * UserTable.stride
         for u in 0..<other.count {
-            let dn = other.dn(ofUser: u)
-            let hash = DNIndex.hash(dn)
+            let (hash, seen) = other.withDN(ofUser: u) { dn in
+                let hash = DNIndex.hash(dn)
+                return (hash, seenDNs.user(withDN: dn, hash: hash, in: self) != nil)
+            }
             let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
-            if seenDNs.user(withDN: dn, hash: hash, in: self) != nil {
-                let text = String(decoding: dn, as: UTF8.self)
+            if seen {
+                let text = String(decoding: other.dn(ofUser: u), as: UTF8.self)
                 problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
                                         "DN \"\(text)\" appears again; this entry is skipped"))
                 continue
@@ -286,6 +344,15 @@ public struct UserTableBuilder {
         return pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }
 
+    func withDN<R>(ofUser u: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let i = (u * UserTable.stride + Self.dnIndex) * 2
+        return pool.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])) }
+    }
+
+    /// Room for this many bytes of values, ahead (a reader knows its input's size: the pool is
+    /// not copied as it grows).
+    mutating func reserve(poolBytes: Int) { pool.reserveCapacity(pool.count + poolBytes) }
+
     public func finish() -> UserTable {
         let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
@@ -303,18 +370,30 @@ struct DNIndex {
     private var first: [UInt64: Int] = [:]
     private var more: [UInt64: [Int]] = [:]
 
-    static func hash(_ dn: ArraySlice<UInt8>) -> UInt64 { dn.withUnsafeBufferPointer { fnv1a($0, foldingASCIICase: true) } }
+    static func hash(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(dn, foldingASCIICase: true) }
 
     /// The user of `builder` with this DN (ASCII case-insensitively), or nil.
-    func user(withDN dn: ArraySlice<UInt8>, hash: UInt64, in builder: UserTableBuilder) -> Int? {
-        func same(_ u: Int) -> Bool {
-            builder.dn(ofUser: u).withUnsafeBufferPointer { stored in dn.withUnsafeBufferPointer { bytesEqual(stored, $0, foldingASCIICase: true) } }
-        }
+    func user(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64, in builder: UserTableBuilder) -> Int? {
+        func same(_ u: Int) -> Bool { builder.withDN(ofUser: u) { bytesEqual($0, dn, foldingASCIICase: true) } }
         if let u = first[hash], same(u) { return u }
         return more[hash]?.first(where: same)
     }
 
     mutating func insert(_ user: Int, hash: UInt64) {
         if first[hash] == nil { first[hash] = user } else { more[hash, default: []].append(user) }
+    }
+}
+
+/// Byte arrays (some missing) as buffers into one contiguous copy, for the duration of `body`.
+func withBuffers<R>(_ arrays: [[UInt8]?], _ body: ([UnsafeBufferPointer<UInt8>?]) -> R) -> R {
+    let flat = arrays.flatMap { $0 ?? [] }
+    return flat.withUnsafeBufferPointer { all in
+        var offset = 0
+        let buffers = arrays.map { a -> UnsafeBufferPointer<UInt8>? in
+            guard let a else { return nil }
+            defer { offset += a.count }
+            return UnsafeBufferPointer(rebasing: all[offset..<(offset + a.count)])
+        }
+        return body(buffers)
     }
 }

@@ -164,19 +164,3 @@ extension CSVScanner {
         (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080
     }
 }
-
-/// The offset of the first byte that does not start a valid UTF-8 sequence, or nil. ASCII runs
-/// are skipped eight bytes at a time.
-func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
-    var i = 0
-    while i < n {
-        if i + 8 <= n {
-            let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-            if word & 0x8080_8080_8080_8080 == 0 { i += 8; continue }
-        }
-        if p[i] < 0x80 { i += 1; continue }
-        guard let (_, length) = decodeUTF8(p, i, n) else { return i }
-        i += length
-    }
-    return nil
-}

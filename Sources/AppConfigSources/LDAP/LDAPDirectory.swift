@@ -134,7 +134,7 @@ public enum LDAPDirectory {
             for filter in filters {
                 try connection.pagedSearch(filter: filter, attributes: builder.attributeOrder + memberOf, multiValued: memberOf.count,
                                            pageSize: config.pageSize) { e in
-                    builder.add(dn: e.dn, values: e.values.map { $0?[...] }, memberOf: e.lists.first?.map { $0[...] } ?? [],
+                    builder.add(dn: e.dn, values: e.values, memberOf: e.lists.first ?? [],
                                 location: Location(file: config.url, dn: e.dn))
                     progress.entries += 1
                 } pageDone: {
@@ -149,7 +149,7 @@ public enum LDAPDirectory {
                 let filter = "(|" + AttributeMap.groupClasses.map { "(objectClass=\($0))" }.joined() + ")"
                 try connection.pagedSearch(filter: filter, attributes: AttributeMap.groupAttributes, multiValued: 3,
                                            pageSize: config.pageSize) { e in
-                    builder.addGroup(dn: e.dn, members: (e.lists[1] + e.lists[2]).map { $0[...] }, memberOf: e.lists[0].map { $0[...] },
+                    builder.addGroup(dn: e.dn, members: e.lists[1] + e.lists[2], memberOf: e.lists[0],
                                      location: Location(file: config.url, dn: e.dn))
                     progress.entries += 1
                 } pageDone: {

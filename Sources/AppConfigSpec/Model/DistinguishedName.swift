@@ -51,24 +51,50 @@ public struct DistinguishedName: Sendable, Equatable {
     }
 
     /// The `cn` (leaf-most CN) and `ou` (OU nearest the domain components) of a DN, as bytes,
-    /// without building the whole parsed DN: the user table derives both for every entry.
+    /// without building the whole parsed DN.
     public static func commonNameAndUnit(_ dn: [UInt8]) throws(ParseError) -> (cn: [UInt8]?, ou: [UInt8]?) {
-        var cn: [UInt8]?, ou: [UInt8]?
-        func isType(_ type: ArraySlice<UInt8>, _ a: UInt8, _ b: UInt8) -> Bool {
-            type.count == 2 && type[type.startIndex] | 0x20 == a && type[type.startIndex + 1] | 0x20 == b
+        let pieces = try dn.withUnsafeBufferPointer { b throws(ParseError) in try commonNameAndUnit(in: b) }
+        return (pieces.cn?.bytes(in: dn), pieces.ou?.bytes(in: dn))
+    }
+
+    /// `commonNameAndUnit` for the user table, which derives both for every entry: a value
+    /// written without escapes or quotes (most are) is a range of `dn`, with nothing built.
+    public static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
+        var cn: Piece?, ou: Piece?
+        func isType(_ type: Range<Int>, _ a: UInt8, _ b: UInt8) -> Bool {
+            type.count == 2 && dn[type.lowerBound] | 0x20 == a && dn[type.lowerBound + 1] | 0x20 == b
         }
         // Only CN and OU values are built; the others are checked and skipped.
-        try scan(dn, wants: { isType($0, UInt8(ascii: "c"), UInt8(ascii: "n")) || isType($0, UInt8(ascii: "o"), UInt8(ascii: "u")) }) { type, value, _ in
+        try walk(dn, wants: { isType($0, UInt8(ascii: "c"), UInt8(ascii: "n")) || isType($0, UInt8(ascii: "o"), UInt8(ascii: "u")) }) { type, value, _ in
             if isType(type, UInt8(ascii: "c"), UInt8(ascii: "n")) { if cn == nil { cn = value } }
             else { ou = value }  // the last OU wins: the one nearest the DCs
         }
         return (cn, ou)
     }
 
+    /// An attribute value: a range of the DN's bytes when written plainly, else built (unescaped).
+    public enum Piece: Equatable, Sendable {
+        case range(Range<Int>)
+        case bytes([UInt8])
+
+        public func bytes<S: RandomAccessCollection<UInt8>>(in dn: S) -> [UInt8] where S.Index == Int {
+            switch self {
+            case .range(let r): Array(dn[r])
+            case .bytes(let b): b
+            }
+        }
+    }
+
     /// Walks a DN, calling `visit(type, value, startsNewRDN)` for each attribute whose type `wants`
     /// accepts, leaf first; the other values are checked and skipped without being built.
     public static func scan(_ s: [UInt8], wants: (ArraySlice<UInt8>) -> Bool,
                      visit: (ArraySlice<UInt8>, [UInt8], Bool) -> Void) throws(ParseError) {
+        try walk(s, wants: { wants(s[$0]) }) { type, value, newRDN in visit(s[type], value.bytes(in: s), newRDN) }
+    }
+
+    /// `scan` over any contiguous bytes, types as ranges, values as pieces.
+    static func walk<S: RandomAccessCollection<UInt8>>(_ s: S, wants: (Range<Int>) -> Bool,
+                                                      visit: (Range<Int>, Piece, Bool) -> Void) throws(ParseError) where S.Index == Int {
         var i = 0
         func skipSpaces() { while i < s.count && s[i] == 0x20 { i += 1 } }
         if s.allSatisfy({ $0 == 0x20 }) { return }  // the root DSE
@@ -80,9 +106,9 @@ public struct DistinguishedName: Sendable, Equatable {
                 while i < s.count && s[i] != UInt8(ascii: "=") && s[i] != UInt8(ascii: ",") && s[i] != UInt8(ascii: "+") { i += 1 }
                 var typeEnd = i
                 while typeEnd > typeStart && s[typeEnd - 1] == 0x20 { typeEnd -= 1 }
-                let type = s[typeStart..<typeEnd]
+                let type = typeStart..<typeEnd
                 guard i < s.count, s[i] == UInt8(ascii: "="), !type.isEmpty,
-                      type.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x2E })
+                      type.allSatisfy({ isTypeCharacter(s[$0]) })
                 else { throw ParseError(message: "expected an attribute type and '='", offset: typeStart) }
                 i += 1
                 skipSpaces()
@@ -101,15 +127,16 @@ public struct DistinguishedName: Sendable, Equatable {
         }
     }
 
-    /// One attribute value, up to an unescaped `,` `+` `;` or the end; trailing unescaped spaces dropped.
-    private static func value(_ s: [UInt8], _ i: inout Int, build: Bool) throws(ParseError) -> [UInt8] {
-        var out: [UInt8] = []
+    /// One attribute value, up to an unescaped `,` `+` `;` or the end; trailing unescaped spaces
+    /// dropped. Built only when an escape or quotes make it differ from its bytes as written.
+    private static func value<S: RandomAccessCollection<UInt8>>(_ s: S, _ i: inout Int, build: Bool) throws(ParseError) -> Piece where S.Index == Int {
         if i < s.count && s[i] == UInt8(ascii: "#") {
             // A BER-encoded value in hex: kept as written (no AppConfig variable reads one).
             let start = i
             while i < s.count && s[i] != UInt8(ascii: ",") && s[i] != UInt8(ascii: "+") && s[i] != UInt8(ascii: ";") { i += 1 }
-            return build ? Array(s[start..<i]) : []
+            return .range(build ? start..<i : start..<start)
         }
+        var out: [UInt8] = []
         if i < s.count && s[i] == UInt8(ascii: "\"") {
             // RFC 1779's quoted value.
             let start = i
@@ -122,14 +149,21 @@ public struct DistinguishedName: Sendable, Equatable {
             guard i < s.count else { throw ParseError(message: "unterminated quoted value", offset: start) }
             i += 1
             while i < s.count && s[i] == 0x20 { i += 1 }
-            return out
+            return .bytes(out)
         }
-        var keep = 0  // length of out up to the last escaped or non-space byte
+        // Plain until the first escape: a range of the input; from an escape on, built.
+        let start = i
+        var built = false
+        var keep = 0  // up to the last escaped or non-space byte: of `out` once built, else of the input
         while i < s.count {
             let c = s[i]
             if c == UInt8(ascii: ",") || c == UInt8(ascii: "+") || c == UInt8(ascii: ";") { break }
             if c == UInt8(ascii: "\\") {
                 guard i + 1 < s.count else { throw ParseError(message: "a '\\' ends the DN", offset: i) }
+                if build && !built {
+                    out.append(contentsOf: s[start..<i])
+                    built = true
+                }
                 if let hi = hexValue(s[i + 1]), i + 2 < s.count, let lo = hexValue(s[i + 2]) {
                     if build { out.append(hi << 4 | lo) }
                     i += 3
@@ -142,18 +176,31 @@ public struct DistinguishedName: Sendable, Equatable {
                 keep = out.count
                 continue
             }
-            if build {
+            if built {
                 out.append(c)
                 if c != 0x20 { keep = out.count }
+            } else if c != 0x20 {
+                keep = i + 1
             }
             i += 1
         }
-        guard build else { return [] }
-        out.removeSubrange(keep...)
-        guard String(validating: out, as: UTF8.self) != nil else {
-            throw ParseError(message: "the value's escapes are not UTF-8", offset: i)
+        guard build else { return .range(start..<start) }
+        if built {
+            out.removeSubrange(keep...)
+            guard out.withUnsafeBufferPointer({ firstInvalidUTF8($0) }) == nil else {
+                throw ParseError(message: "the value's escapes are not UTF-8", offset: i)
+            }
+            return .bytes(out)
         }
-        return out
+        let range = start..<max(keep, start)
+        let invalid = s.withContiguousStorageIfAvailable { firstInvalidUTF8(UnsafeBufferPointer(rebasing: $0[range])) } ?? nil
+        guard invalid == nil else { throw ParseError(message: "the value's escapes are not UTF-8", offset: i) }
+        return .range(range)
+    }
+
+    /// A letter, digit, `-` or `.`: what an attribute type (a name or an OID) is made of.
+    private static func isTypeCharacter(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || c == 0x2D || c == 0x2E
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {
