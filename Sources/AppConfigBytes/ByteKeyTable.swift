@@ -4,9 +4,17 @@
 /// nothing is allocated per key. One table serves the program image (constant strings), the
 /// inventory (device keys) and the user table (join keys).
 public struct ByteKeyTable: Sendable {
-    /// Per slot: the id, or -1 when empty.
-    @usableFromInline var ids: [Int32]
-    @usableFromInline var hashes: [UInt64]
+    /// A slot: the key's hash and the caller's id (-1 when empty), side by side so that a probe is
+    /// one cache line (measured: separate arrays were two misses per key, a third of the time of
+    /// loading 1M device keys).
+    @usableFromInline struct Slot: Sendable {
+        @usableFromInline var hash: UInt64
+        @usableFromInline var id: Int32
+        @usableFromInline static let empty = Slot(hash: 0, id: -1)
+        @usableFromInline init(hash: UInt64, id: Int32) { (self.hash, self.id) = (hash, id) }
+    }
+
+    @usableFromInline var slots: [Slot]
     @usableFromInline var mask: Int
     public private(set) var count = 0
     /// A-Z and a-z are the same key (directory join keys).
@@ -16,8 +24,7 @@ public struct ByteKeyTable: Sendable {
     public init(capacity: Int = 512, foldingASCIICase: Bool = false) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
-        ids = [Int32](repeating: -1, count: size)
-        hashes = [UInt64](repeating: 0, count: size)
+        slots = [Slot](repeating: .empty, count: size)
         mask = size - 1
         foldsASCIICase = foldingASCIICase
     }
@@ -31,9 +38,9 @@ public struct ByteKeyTable: Sendable {
     public func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         var i = Int(truncatingIfNeeded: hash) & mask
         while true {
-            let id = ids[i]
-            if id < 0 { return nil }
-            if hashes[i] == hash && bytesEqual(keyOf(id), key, foldingASCIICase: foldsASCIICase) { return id }
+            let slot = slots[i]
+            if slot.id < 0 { return nil }
+            if slot.hash == hash && bytesEqual(keyOf(slot.id), key, foldingASCIICase: foldsASCIICase) { return slot.id }
             i = (i + 1) & mask
         }
     }
@@ -45,31 +52,32 @@ public struct ByteKeyTable: Sendable {
 
     /// Adds `key` under `id`, unless an equal key is there: then returns that key's id and adds nothing.
     public mutating func insert(_ key: UnsafeBufferPointer<UInt8>, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+        insert(key, hash: hash(key), id: id, keyOf: keyOf)
+    }
+
+    /// `insert` with the key's hash made beforehand (`hash(key)`: by a parallel scan, say).
+    public mutating func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         precondition(id >= 0, "ids are not negative")
-        if (count + 1) * 2 > ids.count { grow() }
-        let h = hash(key)
+        if (count + 1) * 2 > slots.count { grow() }
         var i = Int(truncatingIfNeeded: h) & mask
-        while ids[i] >= 0 {
-            if hashes[i] == h && bytesEqual(keyOf(ids[i]), key, foldingASCIICase: foldsASCIICase) { return ids[i] }
+        while slots[i].id >= 0 {
+            if slots[i].hash == h && bytesEqual(keyOf(slots[i].id), key, foldingASCIICase: foldsASCIICase) { return slots[i].id }
             i = (i + 1) & mask
         }
-        ids[i] = id
-        hashes[i] = h
+        slots[i] = Slot(hash: h, id: id)
         count += 1
         return nil
     }
 
     /// Doubles the slots; hashes are kept, so no key is read again.
     private mutating func grow() {
-        let oldIDs = ids, oldHashes = hashes
-        ids = [Int32](repeating: -1, count: oldIDs.count * 2)
-        hashes = [UInt64](repeating: 0, count: oldIDs.count * 2)
-        mask = ids.count - 1
-        for (j, id) in oldIDs.enumerated() where id >= 0 {
-            var i = Int(truncatingIfNeeded: oldHashes[j]) & mask
-            while ids[i] >= 0 { i = (i + 1) & mask }
-            ids[i] = id
-            hashes[i] = oldHashes[j]
+        let old = slots
+        slots = [Slot](repeating: .empty, count: old.count * 2)
+        mask = slots.count - 1
+        for slot in old where slot.id >= 0 {
+            var i = Int(truncatingIfNeeded: slot.hash) & mask
+            while slots[i].id >= 0 { i = (i + 1) & mask }
+            slots[i] = slot
         }
     }
 }

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -167,30 +169,37 @@ private struct OpenFile: Sendable {
 }
 
 /// Reads a whole file into a new buffer of exactly its size (one allocation, no copy); the caller
-/// owns the buffer and deallocates it.
+/// owns the buffer and deallocates it. A large file is read in parts, one per core (the kernel's
+/// copy and the first touch of each page are most of a read's time, and they go in parallel).
 public func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(FileReadError) -> UnsafeMutableBufferPointer<UInt8> {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
-    if (info.st_mode & S_IFMT) == S_IFDIR { throw FileReadError(path: path, reason: "is a directory") }
-    let size = Int(info.st_size)
-    if size > limit {
-        throw FileReadError(path: path, reason: "it is \(size) bytes; this kind of file is read up to \(byteSize(limit))", tooLarge: true)
-    }
-    let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(size, 1))
-    var filled = 0
-    while filled < size {
-        let n = read(fd, buffer.baseAddress! + filled, size - filled)
-        if n < 0 {
-            if errno == EINTR { continue }
-            let reason = String(cString: strerror(errno))
-            buffer.deallocate()
-            throw FileReadError(path: path, reason: reason)
+    let file = try OpenFile(path, limit: limit)
+    defer { close(file.fd) }
+    let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(file.size, 1))
+    let parts = file.size >= 8 << 20 ? ProcessInfo.processInfo.activeProcessorCount : 1
+    var filled = [Int](repeating: 0, count: parts)
+    var failures = [FileReadError?](repeating: nil, count: parts)
+    filled.withUnsafeMutableBufferPointer { filled in
+        failures.withUnsafeMutableBufferPointer { failures in
+            let (target, filled, failures) = (WorkerSlots(buffer), WorkerSlots(filled), WorkerSlots(failures))
+            DispatchQueue.concurrentPerform(iterations: parts) { i in
+                let range = (file.size * i / parts)..<(file.size * (i + 1) / parts)
+                do throws(FileReadError) {
+                    filled.buffer[i] = try file.read(into: UnsafeMutableBufferPointer(rebasing: target.buffer[range]), at: range.lowerBound)
+                } catch {
+                    failures.buffer[i] = error
+                }
+            }
         }
-        if n == 0 { break }
-        filled += n
     }
-    return UnsafeMutableBufferPointer(rebasing: buffer[0..<filled])
+    if let failure = failures.lazy.compactMap({ $0 }).first {
+        buffer.deallocate()
+        throw failure
+    }
+    // A file that shrank while it was read: what was read before the first short part.
+    var size = 0
+    for i in 0..<parts {
+        size += filled[i]
+        if filled[i] < file.size * (i + 1) / parts - file.size * i / parts { break }
+    }
+    return UnsafeMutableBufferPointer(rebasing: buffer[0..<size])
 }

@@ -1,18 +1,33 @@
 import FuzzDriver
 import Foundation
 import AppConfigSources
+import AppConfigSpec
 
 /// One input as an inventory export, with each delimiter: the scanner (quotes unescaped in place,
-/// SWAR field search, UTF-8 check), the header and column plan, the device-key table.
+/// SWAR field search, UTF-8 check), the header and column plan, the device-key table. The same
+/// input scanned in three parts must give what one scanner gives (a difference traps).
 func fuzzCSV(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     for delimiter in [UInt8(ascii: ","), UInt8(ascii: ";"), 0x09] {
         var options = InventoryOptions()
         options.delimiter = delimiter
-        guard let table = try? InventoryTable(bytes: bytes, file: "fuzz.csv", options: options) else { continue }
+        let one = Result { () throws(Problem) in try InventoryTable(bytes: bytes, file: "fuzz.csv", options: options) }
+        options.scanParts = 3
+        let three = Result { () throws(Problem) in try InventoryTable(bytes: bytes, file: "fuzz.csv", options: options) }
+        guard case .success(let table) = one else {
+            guard case .failure(let a) = one, case .failure(let b) = three, a == b else { preconditionFailure("a scan in parts fails differently") }
+            continue
+        }
+        guard case .success(let split) = three, split.rowCount == table.rowCount, split.problems == table.problems,
+              split.dataRows == table.dataRows, split.continuationRows == table.continuationRows else {
+            preconditionFailure("a scan in parts differs from one scanner")
+        }
         for row in 0..<table.rowCount {
-            for slot in table.keptColumns.indices { _ = table.value(row: row, slot: slot) }
+            for slot in table.keptColumns.indices {
+                precondition(table.string(row: row, slot: slot) == split.string(row: row, slot: slot) && table.line(of: row) == split.line(of: row),
+                             "a scan in parts differs from one scanner")
+            }
             _ = table.location(of: row)
         }
         for problem in table.problems { _ = problem.description }

@@ -3,23 +3,28 @@ import AppConfigSpec
 
 /// RFC 4180 records from a byte buffer: quoted fields, doubled quotes, CRLF or LF, newlines inside
 /// quotes. A quoted field is unescaped in place (its bytes only ever shrink), so every field is a
-/// plain range of the buffer and nothing is copied.
+/// plain range of the buffer and nothing is copied. A scanner that does not unescape (a part of the
+/// file scanned from a place that is not yet known to start a record) writes nothing: a field
+/// with doubled quotes comes with its length negative (`-rawLength - 1`), for `unescape` later.
 struct CSVScanner {
     struct Record {
         /// The line the record starts on.
         var line: Int
-        /// A problem that makes the whole record unusable.
-        var error: (SourceCode, String)?
+        /// A problem that makes the whole record unusable; its message, given how many lines
+        /// precede the scanner's line 1 (a part of a file counts its lines from its own start).
+        var error: (SourceCode, message: (_ lineOffset: Int) -> String)?
     }
 
     let bytes: UnsafeMutableBufferPointer<UInt8>
     let delimiter: UInt8
+    let unescapes: Bool
     var position = 0
     var line = 1
 
-    init(bytes: UnsafeMutableBufferPointer<UInt8>, delimiter: UInt8) {
+    init(bytes: UnsafeMutableBufferPointer<UInt8>, delimiter: UInt8, unescapes: Bool = true) {
         self.bytes = bytes
         self.delimiter = delimiter
+        self.unescapes = unescapes
     }
 
     /// The next record's fields as (offset, length), or nil at the end of the input.
@@ -39,13 +44,14 @@ struct CSVScanner {
                 let quoteLine = line
                 guard let (end, fieldStart, length) = scanQuoted(from: p + 1, high: &high) else {
                     position = n
-                    record.error = (.csvUnterminatedQuote, "the quoted field opened on line \(quoteLine) is never closed")
+                    record.error = (.csvUnterminatedQuote, { "the quoted field opened on line \(quoteLine + $0) is never closed" })
                     return record
                 }
                 p = end
                 fields.append(fieldStart, length)
                 if p < n && b[p] != delimiter && b[p] != 0x0A && b[p] != 0x0D {
-                    record.error = (.csvTextAfterQuote, "text after the closing quote of field \(fields.count)")
+                    let field = fields.count
+                    record.error = (.csvTextAfterQuote, { _ in "text after the closing quote of field \(field)" })
                     while p < n && b[p] != 0x0A { p += 1 }
                 }
             } else {
@@ -65,8 +71,8 @@ struct CSVScanner {
         if record.error == nil, high & 0x8080_8080_8080_8080 != 0, let bad = firstInvalidUTF8(b + start, p - start) {
             var badLine = record.line
             for i in start..<(start + bad) where b[i] == 0x0A { badLine += 1 }
-            record.error = (.csvInvalidUTF8, "invalid UTF-8 (byte 0x\(String(b[start + bad], radix: 16, uppercase: true)))"
-                            + (badLine != record.line ? " on line \(badLine)" : ""))
+            let byte = String(b[start + bad], radix: 16, uppercase: true), recordLine = record.line
+            record.error = (.csvInvalidUTF8, { "invalid UTF-8 (byte 0x\(byte))" + (badLine != recordLine ? " on line \(badLine + $0)" : "") })
         }
         return record
     }
@@ -84,16 +90,34 @@ struct CSVScanner {
         while p < n {
             let c = b[p]
             if c == quote {
-                if p + 1 < n && b[p + 1] == quote { b[out] = quote; out += 1; p += 2; continue }
-                return (p + 1, start, out - start)
+                if p + 1 < n && b[p + 1] == quote {
+                    if unescapes { b[out] = quote }
+                    out += 1
+                    p += 2
+                    continue
+                }
+                return (p + 1, start, unescapes || out == p ? out - start : -(p - start) - 1)
             }
             if c == 0x0A { line += 1 }
             high |= UInt64(c)
-            b[out] = c
+            if unescapes { b[out] = c }
             out += 1
             p += 1
         }
         return nil
+    }
+
+    /// A quoted field's text as written (`rawLength` bytes from `offset`) unescaped in place;
+    /// returns its length.
+    static func unescape(_ bytes: UnsafeMutableBufferPointer<UInt8>, offset: Int, rawLength: Int) -> Int {
+        let quote = UInt8(ascii: "\"")
+        var p = offset, out = offset
+        while p < offset + rawLength {
+            bytes[out] = bytes[p]
+            p += bytes[p] == quote ? 2 : 1
+            out += 1
+        }
+        return out - offset
     }
 
     /// An unquoted field from `start`: the position of the delimiter, LF or CR that ends it (or the

@@ -1,5 +1,6 @@
 import AppConfigBytes
 import AppConfigSpec
+import Foundation
 
 /// How to read an inventory export.
 public struct InventoryOptions: Sendable {
@@ -24,6 +25,9 @@ public struct InventoryOptions: Sendable {
     public var matchColumns: [String] = []
     /// A bad row fails the load instead of being reported and skipped.
     public var strict = false
+    /// The parts the rows are scanned in whatever the file's size (tests); nil: one per core for a
+    /// large file.
+    public var scanParts: Int?
 
     public init() {}
 }
@@ -129,7 +133,7 @@ public final class InventoryTable: @unchecked Sendable {
             throw Problem(.csvNoHeader, at: Location(file: file, line: 1), "no header row: the file is empty")
         }
         let headerLine = Location(file: file, line: headerRecord.line)
-        if let error = headerRecord.error { throw Problem(error.0, at: headerLine, "header: \(error.1)") }
+        if let error = headerRecord.error { throw Problem(error.0, at: headerLine, "header: \(error.message(0))") }
         guard fields.count <= Self.maxColumns else {
             throw Problem(.csvTooManyColumns, at: headerLine,
                           "the header has \(fields.count) columns; at most \(Self.maxColumns) are read")
@@ -167,58 +171,69 @@ public final class InventoryTable: @unchecked Sendable {
         userKeySlot = plan.userKeySlot
         let deviceKeyColumn = keptColumns[deviceKeySlot]
 
-        // The rows.
+        // The rows: scanned in parts (one per core for a large file), merged in file order.
         var keptIndex = [Int](repeating: -1, count: header.count)
         for (slot, column) in keptColumns.enumerated() { keptIndex[column] = slot }
+        let layout = RowScan.Layout(headerCount: header.count, keptIndex: keptIndex, keptCount: keptColumns.count, strict: options.strict,
+                                    keySlot: deviceKeySlot)
+        var scans = RowScan.scanInParts(buffer, from: scanner.position, delimiter: delimiter, layout: layout,
+                                        parts: options.scanParts ?? ProcessInfo.processInfo.activeProcessorCount, always: options.scanParts != nil)
         // Keys equal but for ASCII case are one key: they would be one file on a case-insensitive
         // filesystem (macOS's default), so the second is refused like an exact duplicate.
-        var keys = ByteKeyTable(capacity: data.count / 256, foldingASCIICase: true)
-        var rowRanges = [UInt32](repeating: 0, count: keptColumns.count * 2)
-        // A row holds at least a delimiter per column: a wide header means few rows.
-        ranges.reserveCapacity(data.count / max(64, header.count) * keptColumns.count)
+        let width = keptColumns.count * 2
+        for i in scans.indices { scans[i].unescapeFields(buffer, keySlot: deviceKeySlot) }
+        let duplicates = DuplicateKeys(scans: scans, bytes: buffer, width: width, keySlot: deviceKeySlot)
+        var lineOffsets = [scanner.line - 1]  // per part, the lines before its first
+        for scan in scans { lineOffsets.append(lineOffsets.last! + scan.lines) }
+        ranges.reserveCapacity(scans.reduce(0) { $0 + $1.ranges.count })
+        lines.reserveCapacity(scans.reduce(0) { $0 + $1.rowLines.count })
         // A row with all of these empty names no device: after a device, it continues it.
         let identitySlots = Array(Set(plan.variableSlots.values).union([plan.deviceKeySlot]).union(plan.userKeySlot.map { [$0] } ?? []))
-        while let record = scanner.next(into: &fields) {
-            var location: Location { Location(file: file, line: record.line) }
-            if !(fields.count == 1 && fields.length(0) == 0 && header.count > 1) { dataRows += 1 }
-            if let (code, message) = record.error {
-                problems.append(Problem(code, at: location, message))
-                if options.strict { break }
-                continue
-            }
-            if fields.count == 1 && fields.length(0) == 0 && header.count > 1 { continue }  // a blank line holds no device
-            guard fields.count == header.count else {
-                problems.append(Problem(.csvFieldCount, at: location, "the row has \(fields.count) field\(fields.count == 1 ? "" : "s"); the header has \(header.count)"))
-                if options.strict { break }
-                continue
-            }
-            for c in 0..<fields.count where keptIndex[c] >= 0 {
-                rowRanges[keptIndex[c] * 2] = UInt32(fields.offset(c))
-                rowRanges[keptIndex[c] * 2 + 1] = UInt32(fields.length(c))
-            }
-            let key = UnsafeBufferPointer(start: bytes.baseAddress! + Int(rowRanges[deviceKeySlot * 2]), count: Int(rowRanges[deviceKeySlot * 2 + 1]))
-            if key.isEmpty {
-                if rowCount > 0 && identitySlots.allSatisfy({ rowRanges[$0 * 2 + 1] == 0 }) {
-                    continuationRows += 1
-                    continue
+        rows: for (part, scan) in scans.enumerated() {
+            let lineOffset = lineOffsets[part]
+            dataRows += scan.dataRows
+            let stop: Bool = scan.ranges.withUnsafeBufferPointer { partRanges in
+                for event in scan.events {
+                    if event < 0 {
+                        let p = scan.problems[Int(-event - 1)]
+                        problems.append(Problem(p.code, at: Location(file: file, line: p.line + lineOffset), p.message(lineOffset)))
+                        if options.strict { return true }
+                        continue
+                    }
+                    let r = Int(event)
+                    let rowRanges = UnsafeBufferPointer(rebasing: partRanges[(r * width)..<((r + 1) * width)])
+                    let lineNumber = Int(scan.rowLines[r]) + lineOffset
+                    var location: Location { Location(file: file, line: lineNumber) }
+                    let key = UnsafeBufferPointer(start: base + Int(rowRanges[deviceKeySlot * 2]), count: Int(rowRanges[deviceKeySlot * 2 + 1]))
+                    if key.isEmpty {
+                        if rowCount > 0 && identitySlots.allSatisfy({ rowRanges[$0 * 2 + 1] == 0 }) {
+                            continuationRows += 1
+                            continue
+                        }
+                        problems.append(Problem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
+                        if options.strict { return true }
+                        continue
+                    }
+                    if let first = duplicates.earlier(part: part, row: r) {
+                        let name = String(decoding: key, as: UTF8.self)
+                        let firstRanges = scans[first.part].ranges[(first.row * width)...]
+                        let firstKey = UnsafeBufferPointer(start: base + Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2]),
+                                                           count: Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2 + 1]))
+                        let firstLine = Int(scans[first.part].rowLines[first.row]) + lineOffsets[first.part]
+                        let message = bytesEqual(firstKey, key)
+                            ? "device key \"\(name)\" is also on line \(firstLine); this row is skipped"
+                            : "device key \"\(name)\" differs only in case from \"\(String(decoding: firstKey, as: UTF8.self))\" on line \(firstLine) (one file on a case-insensitive filesystem); this row is skipped"
+                        problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: name), message))
+                        if options.strict { return true }
+                        continue
+                    }
+                    ranges.append(contentsOf: rowRanges)
+                    lines.append(UInt32(lineNumber))
+                    rowCount += 1
                 }
-                problems.append(Problem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
-                if options.strict { break }
-                continue
+                return false
             }
-            if let first = keys.insert(key, id: Int32(rowCount), keyOf: { self.keyOf(row: Int($0), slot: self.deviceKeySlot, ranges: self.ranges) }) {
-                let name = String(decoding: key, as: UTF8.self)
-                let firstKey = keyOf(row: Int(first), slot: deviceKeySlot, ranges: ranges)
-                let message = bytesEqual(firstKey, key)
-                    ? "device key \"\(name)\" is also on line \(lines[Int(first)]); this row is skipped"
-                    : "device key \"\(name)\" differs only in case from \"\(String(decoding: firstKey, as: UTF8.self))\" on line \(lines[Int(first)]) (one file on a case-insensitive filesystem); this row is skipped"
-                problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: name), message))
-                if options.strict { break }
-                continue
-            }
-            ranges += rowRanges
-            lines.append(UInt32(record.line))
-            rowCount += 1
+            if stop { break rows }
         }
         self.problems = problems
         if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {

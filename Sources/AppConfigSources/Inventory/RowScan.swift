@@ -1,0 +1,158 @@
+import AppConfigBytes
+import AppConfigSpec
+import Dispatch
+import Foundation
+
+/// The data rows of one part of an inventory, scanned on a core of its own: each record's kept
+/// fields as ranges, or its problem, in file order, with lines counted from the part's start. The
+/// table merges the parts in order (the device-key checks and continuation rows need every row
+/// before).
+///
+/// A large file is cut at line starts near each core's share. A line start may fall inside a quoted
+/// field that spans lines; a part's scan is therefore checked against the part before it (which
+/// must end exactly where it starts) and scanned again from there when it does not. Nothing is
+/// written while parts scan (a part that started inside quotes would unescape what is not a
+/// field): fields with doubled quotes are unescaped once the parts are known good.
+struct RowScan {
+    struct Layout: Sendable {
+        let headerCount: Int
+        /// Per header column, its kept slot or -1.
+        let keptIndex: [Int]
+        let keptCount: Int
+        /// Stop at the first problem (`--strict`).
+        let strict: Bool
+        /// The device key's slot, whose value each row's hash is made of (case folded).
+        let keySlot: Int
+    }
+
+    /// A problem of the part, its line counted from the part's start; `message` takes the lines
+    /// before the part.
+    struct PartProblem {
+        let code: SourceCode
+        let line: Int
+        let message: (Int) -> String
+    }
+
+    /// Where the scan began and where its last record ended.
+    var start: Int
+    var end: Int
+    /// Physical lines the part spans.
+    var lines = 0
+    var dataRows = 0
+    /// Per row with the header's field count: its kept slots as (offset, length).
+    var ranges: [UInt32] = []
+    var rowLines: [UInt32] = []
+    /// Per row, the hash of its device key as `ByteKeyTable(foldingASCIICase: true)` files it:
+    /// made here, on the part's core, for the table's check of duplicates.
+    var keyHashes: [UInt64] = []
+    /// In file order: a row (its index, >= 0) or a problem (`-index - 1`).
+    var events: [Int32] = []
+    var problems: [PartProblem] = []
+    /// Kept fields written with doubled quotes, their length still the raw one: (row, slot).
+    var escaped: [(row: Int32, slot: Int32)] = []
+    /// Stopped at a problem (`--strict`): the parts after it do not count.
+    var stopped = false
+
+    /// Files at least this large are scanned in parts, one per core.
+    static let parallelThreshold = 8 << 20
+
+    /// The rows of `bytes[from...]`, in parts for a large file (`always`: whatever its size), each
+    /// part checked against the one before it (and scanned again from where that one ended when
+    /// they disagree).
+    static func scanInParts(_ bytes: UnsafeMutableBufferPointer<UInt8>, from start: Int, delimiter: UInt8, layout: Layout,
+                            parts: Int, always: Bool = false) -> [RowScan] {
+        let n = bytes.count
+        var bounds = [start]
+        if n - start >= parallelThreshold || always {
+            for k in 1..<max(parts, 1) {
+                let near = max(bounds.last!, start + (n - start) * k / parts)
+                guard let newline = UnsafeBufferPointer(rebasing: bytes[near...]).firstIndex(of: 0x0A), near + newline + 1 < n else { break }
+                bounds.append(near + newline + 1)
+            }
+        }
+        bounds.append(n)
+        let count = bounds.count - 1
+        var scans = [RowScan](repeating: RowScan(start: 0, end: 0), count: count)
+        scans.withUnsafeMutableBufferPointer { buffer in
+            let (slots, input) = (WorkerSlots(buffer), WorkerSlots(bytes))
+            DispatchQueue.concurrentPerform(iterations: count) { [bounds] i in
+                slots.buffer[i] = scan(input.buffer, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout)
+            }
+        }
+        for i in 0..<(count - 1) {
+            if scans[i].stopped { return Array(scans[...i]) }
+            if scans[i].end != scans[i + 1].start {
+                // Part i + 1 began inside a record (a quoted field across lines): from where part i ended.
+                scans[i + 1] = scan(bytes, from: scans[i].end, to: max(bounds[i + 2], scans[i].end), delimiter: delimiter, layout: layout)
+            }
+        }
+        return scans
+    }
+
+    /// The records that start in `from..<to` (the last may end past `to`), nothing written.
+    static func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, from: Int, to: Int, delimiter: UInt8, layout: Layout) -> RowScan {
+        var part = RowScan(start: from, end: from)
+        var scanner = CSVScanner(bytes: bytes, delimiter: delimiter, unescapes: false)
+        scanner.position = from
+        scanner.line = 1
+        var fields = FieldBuffer()
+        let width = layout.keptCount * 2
+        var row = [UInt32](repeating: 0, count: width)
+        // A row holds at least a delimiter per column: a wide header means few rows.
+        part.ranges.reserveCapacity((to - from) / max(64, layout.headerCount) * width)
+        while scanner.position < to, let record = scanner.next(into: &fields) {
+            let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
+            if !blank { part.dataRows += 1 }
+            if let (code, message) = record.error {
+                part.problem(code, record.line, message)
+                if layout.strict { part.stopped = true; break }
+                continue
+            }
+            if blank { continue }  // a blank line holds no device
+            guard fields.count == layout.headerCount else {
+                let (count, headerCount) = (fields.count, layout.headerCount)
+                part.problem(.csvFieldCount, record.line) { _ in "the row has \(count) field\(count == 1 ? "" : "s"); the header has \(headerCount)" }
+                if layout.strict { part.stopped = true; break }
+                continue
+            }
+            let index = Int32(part.rowLines.count)
+            for c in 0..<fields.count where layout.keptIndex[c] >= 0 {
+                let slot = layout.keptIndex[c]
+                var length = fields.length(c)
+                if length < 0 {
+                    length = -length - 1
+                    part.escaped.append((index, Int32(slot)))
+                }
+                row[slot * 2] = UInt32(fields.offset(c))
+                row[slot * 2 + 1] = UInt32(length)
+            }
+            part.ranges += row
+            part.rowLines.append(UInt32(record.line))
+            part.keyHashes.append(fnv1a(UnsafeBufferPointer(start: bytes.baseAddress! + Int(row[layout.keySlot * 2]), count: Int(row[layout.keySlot * 2 + 1])),
+                                        foldingASCIICase: true))
+            part.events.append(index)
+        }
+        part.end = scanner.position
+        part.lines = scanner.line - 1
+        return part
+    }
+
+    private mutating func problem(_ code: SourceCode, _ line: Int, _ message: @escaping (Int) -> String) {
+        problems.append(PartProblem(code: code, line: line, message: message))
+        events.append(-Int32(problems.count))
+    }
+
+    /// Unescapes the kept fields written with doubled quotes, in place, and sets their lengths
+    /// (once the part is known to start where a record does).
+    mutating func unescapeFields(_ bytes: UnsafeMutableBufferPointer<UInt8>, keySlot: Int) {
+        let width = ranges.count / max(rowLines.count, 1)
+        for (row, slot) in escaped {
+            let i = Int(row) * width + Int(slot) * 2
+            ranges[i + 1] = UInt32(CSVScanner.unescape(bytes, offset: Int(ranges[i]), rawLength: Int(ranges[i + 1])))
+            if Int(slot) == keySlot {
+                keyHashes[Int(row)] = fnv1a(UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1])), foldingASCIICase: true)
+            }
+        }
+        escaped = []
+    }
+}
