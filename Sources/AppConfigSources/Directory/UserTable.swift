@@ -56,7 +56,7 @@ public final class UserTable: @unchecked Sendable {
     private let pool: UnsafeMutableBufferPointer<UInt8>
     /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
     private let ranges: [UInt32]
-    private let index: ByteKeyTable
+    private let index: ShardedKeyTable
     static let stride = UserVariable.allCases.count + 1
     static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
@@ -68,27 +68,23 @@ public final class UserTable: @unchecked Sendable {
         self.ranges = ranges
         count = ranges.count / (2 * Self.stride)
         var problems = problems
-        // The join index, keys folded to lower case.
-        var index = ByteKeyTable(capacity: count, foldingASCIICase: true)
+        // The join index, keys folded to lower case, filled on every core.
         let base = pool.baseAddress!
         func key(_ u: Int32) -> UnsafeBufferPointer<UInt8> {
             let i = (Int(u) * Self.stride + Self.stride - 1) * 2
             return ranges[i + 1] == .max ? UnsafeBufferPointer(start: nil, count: 0) : UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1]))
         }
-        for u in 0..<Int32(count) {
-            let k = key(u)
-            guard !k.isEmpty else { continue }
-            if let first = index.insert(k, id: u, keyOf: key) {
-                func dn(_ user: Int32) -> String {
-                    let i = (Int(user) * Self.stride + Self.variableIndex[.dn]!) * 2
-                    return String(decoding: UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1])), as: UTF8.self)
-                }
-                func entry(_ user: Int32) -> String {
-                    "\"\(dn(user))\"" + (lines.isEmpty ? "" : " (line \(lines[Int(user)]))")
-                }
-                problems.append(Problem(.userDuplicateKey, at: Location(file: source, line: lines.isEmpty ? 0 : Int(lines[Int(u)]), dn: dn(u)),
-                                        "two users have the join key \"\(String(decoding: k, as: UTF8.self))\": \(entry(first)) and \(entry(u)); the first is used"))
+        let index = ShardedKeyTable(count: count, foldingASCIICase: true, key: key)
+        for (u, first) in index.duplicates {
+            func dn(_ user: Int32) -> String {
+                let i = (Int(user) * Self.stride + Self.variableIndex[.dn]!) * 2
+                return String(decoding: UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1])), as: UTF8.self)
             }
+            func entry(_ user: Int32) -> String {
+                "\"\(dn(user))\"" + (lines.isEmpty ? "" : " (line \(lines[Int(user)]))")
+            }
+            problems.append(Problem(.userDuplicateKey, at: Location(file: source, line: lines.isEmpty ? 0 : Int(lines[Int(u)]), dn: dn(u)),
+                                    "two users have the join key \"\(String(decoding: key(u), as: UTF8.self))\": \(entry(first)) and \(entry(u)); the first is used"))
         }
         self.index = index
         self.problems = problems

@@ -1,11 +1,9 @@
 import AppConfigBytes
-import Dispatch
 import Foundation
 
 /// Which rows repeat an earlier row's device key (ASCII case folded: one file on a case-insensitive
-/// filesystem). The keys are shared out among the cores by hash, and each core checks its share
-/// in file order in a table of its own: equal keys have equal hashes, so each pair meets in one
-/// table (measured: one table for 1M keys was a cache miss per key, a quarter of the inventory's time).
+/// filesystem), checked in a `ShardedKeyTable` (measured: one table for 1M keys was a cache miss
+/// per key on one core, a quarter of the inventory's time).
 struct DuplicateKeys {
     /// Rows of all parts in order: row `r` of part `p` is `starts[p] + r`.
     let starts: [Int]
@@ -28,25 +26,13 @@ struct DuplicateKeys {
                 hashes[starts[p] + r] = scan.keyHashes[r]
             }
         }
-        var first = [Int32](repeating: -1, count: total)
-        let shares = max(1, cores)
-        keys.withUnsafeBufferPointer { keys in
-            hashes.withUnsafeBufferPointer { hashes in
-                first.withUnsafeMutableBufferPointer { first in
-                    let (file, keys, hashes, first) = (WorkerSlots(bytes), WorkerSlots(UnsafeMutableBufferPointer(mutating: keys)), WorkerSlots(UnsafeMutableBufferPointer(mutating: hashes)), WorkerSlots(first))
-                    DispatchQueue.concurrentPerform(iterations: shares) { share in
-                        func key(_ row: Int32) -> UnsafeBufferPointer<UInt8> {
-                            UnsafeBufferPointer(start: file.buffer.baseAddress! + Int(keys.buffer[2 * Int(row)]), count: Int(keys.buffer[2 * Int(row) + 1]))
-                        }
-                        var table = ByteKeyTable(capacity: total / shares + 16, foldingASCIICase: true)
-                        // The share by the hash's high half: the table files keys by its low bits.
-                        for row in 0..<total where keys.buffer[2 * row + 1] > 0 && Int(hashes.buffer[row] >> 32) % shares == share {
-                            if let f = table.insert(key(Int32(row)), hash: hashes.buffer[row], id: Int32(row), keyOf: key) { first.buffer[row] = f }
-                        }
-                    }
-                }
-            }
+        let table = keys.withUnsafeBufferPointer { keys in
+            ShardedKeyTable(count: total, foldingASCIICase: true, shares: cores,
+                            key: { UnsafeBufferPointer(start: bytes.baseAddress! + Int(keys[2 * Int($0)]), count: Int(keys[2 * Int($0) + 1])) },
+                            hash: { hashes[Int($0)] })
         }
+        var first = [Int32](repeating: -1, count: total)
+        for d in table.duplicates { first[Int(d.id)] = d.first }
         self.starts = starts
         self.keys = keys
         self.first = first

@@ -1,0 +1,66 @@
+import Dispatch
+import Foundation
+
+/// A `ByteKeyTable` cut into shares by hash, each filled on a core of its own: equal keys have
+/// equal hashes, so they meet in one share, and each share files its keys in id order, so the
+/// first of equal keys wins as in one table (measured: one table filled with a million keys was a
+/// cache miss per key on one core while the other waited).
+public struct ShardedKeyTable: Sendable {
+    private var shares: [ByteKeyTable]
+    public let foldsASCIICase: Bool
+
+    /// A key's share: by the hash's high half (each share's table files keys by the low bits).
+    @inline(__always)
+    private static func share(_ hash: UInt64, of count: Int) -> Int { Int(hash >> 32) % count }
+
+    /// Files ids `0..<count` by `key(id)` (an empty key is not filed); `hash(id)`, when given, is
+    /// each key's hash made beforehand (`fnv1a`, case folded as the table folds). Returns every id
+    /// whose key an earlier id has, with that id, in id order.
+    public init(count: Int, foldingASCIICase: Bool, shares requested: Int = ProcessInfo.processInfo.activeProcessorCount,
+                key: (Int32) -> UnsafeBufferPointer<UInt8>, hash: ((Int32) -> UInt64)? = nil) {
+        foldsASCIICase = foldingASCIICase
+        let shareCount = max(1, min(requested, count / 4096 + 1))
+        // Read from every core, written by none while they read.
+        nonisolated(unsafe) let key = key
+        var hashes = [UInt64](repeating: 0, count: count)
+        hashes.withUnsafeMutableBufferPointer { buffer in
+            let slots = WorkerSlots(buffer)
+            nonisolated(unsafe) let given = hash
+            DispatchQueue.concurrentPerform(iterations: shareCount) { part in
+                for id in (count * part / shareCount)..<(count * (part + 1) / shareCount) {
+                    slots.buffer[id] = given?(Int32(id)) ?? fnv1a(key(Int32(id)), foldingASCIICase: foldingASCIICase)
+                }
+            }
+        }
+        var tables = [ByteKeyTable](repeating: ByteKeyTable(capacity: 0), count: shareCount)
+        var found = [[(id: Int32, first: Int32)]](repeating: [], count: shareCount)
+        hashes.withUnsafeBufferPointer { hashes in
+            tables.withUnsafeMutableBufferPointer { tables in
+                found.withUnsafeMutableBufferPointer { found in
+                    let (hashes, tables, found) = (WorkerSlots(UnsafeMutableBufferPointer(mutating: hashes)), WorkerSlots(tables), WorkerSlots(found))
+                    DispatchQueue.concurrentPerform(iterations: shareCount) { share in
+                        var table = ByteKeyTable(capacity: count / shareCount + 16, foldingASCIICase: foldingASCIICase)
+                        for id in 0..<count where Self.share(hashes.buffer[id], of: shareCount) == share {
+                            let k = key(Int32(id))
+                            guard !k.isEmpty else { continue }
+                            if let first = table.insert(k, hash: hashes.buffer[id], id: Int32(id), keyOf: key) { found.buffer[share].append((Int32(id), first)) }
+                        }
+                        tables.buffer[share] = table
+                    }
+                }
+            }
+        }
+        shares = tables
+        duplicates = found.joined().sorted { $0.id < $1.id }
+    }
+
+    /// Every id whose key an earlier id has, with that id, in id order (not filed).
+    public let duplicates: [(id: Int32, first: Int32)]
+
+    /// The id of the key equal to `key`, or nil.
+    @inline(__always)
+    public func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+        let h = fnv1a(key, foldingASCIICase: foldsASCIICase)
+        return shares[Self.share(h, of: shares.count)].find(key, hash: h, keyOf: keyOf)
+    }
+}
