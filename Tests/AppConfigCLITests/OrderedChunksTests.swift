@@ -1,0 +1,69 @@
+@testable import AppConfigBatch
+import AppConfigSpec
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+/// The writer thread behind the tar and DDM sinks: chunks finished in any order are handled in
+/// chunk order, a write error reaches the workers and the caller, and a failed worker releases
+/// the others.
+@Suite("Ordered chunks: the writer thread")
+struct OrderedChunksTests {
+    @Test("chunks finished out of order by many workers are handled in order, each once")
+    func inOrder() throws {
+        let handled = Mutex<[UInt8]>([])
+        let order = OrderedChunks(()) { _, chunk throws(Problem) in handled.withLock { $0 += chunk } }
+        let next = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            var chunk: [UInt8] = []
+            while true {
+                let i = next.add(1, ordering: .relaxed).oldValue
+                guard i < 200 else { break }
+                chunk.append(UInt8(i))
+                if i % 7 == 0 { usleep(200) }  // finish out of order
+                try? order.finish(i, &chunk)
+                #expect(chunk.isEmpty)
+            }
+        }
+        try order.close()
+        #expect(handled.withLock { $0 } == (0..<200).map(UInt8.init))
+    }
+
+    @Test("a write error is thrown to the next worker that finishes a chunk, and by close")
+    func writeError() throws {
+        let failure = Problem(.outputWrite, "disk full")
+        let order = OrderedChunks(()) { _, chunk throws(Problem) in if chunk == [3] { throw failure } }
+        var chunk: [UInt8] = []
+        for i in 0..<4 {
+            chunk = [UInt8(i)]
+            try order.finish(i, &chunk)
+        }
+        #expect(throws: failure) { try order.close() }
+        chunk = [9]
+        #expect(throws: failure) { try order.finish(4, &chunk) }
+    }
+
+    @Test("a worker waiting for room returns when another abandons the run")
+    func abandonReleasesWaiters() throws {
+        // Chunk 0 never comes: chunks 1...3 fill the room (limit 2) and the third waits.
+        let order = OrderedChunks((), limit: 2) { _, _ throws(Problem) in }
+        let released = Atomic<Bool>(false)
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            var chunk: [UInt8] = []
+            for i in 1...3 {
+                chunk = [UInt8(i)]
+                do throws(Problem) { try order.finish(i, &chunk) } catch { break }
+            }
+            released.store(true, ordering: .relaxed)
+        }
+        usleep(100_000)
+        let waiting = !released.load(ordering: .relaxed)
+        #expect(waiting)
+        order.abandon()
+        #expect(group.wait(timeout: .now() + 5) == .success)
+        let returned = released.load(ordering: .relaxed)
+        #expect(returned)
+    }
+}
