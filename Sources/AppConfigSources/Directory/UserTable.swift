@@ -63,8 +63,9 @@ public final class UserTable: @unchecked Sendable {
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
     init(source: String, pool bytes: [UInt8], ranges: [UInt32], lines: [UInt32], problems: [Problem]) {
         self.source = source
-        pool = .allocate(capacity: max(bytes.count, 1))
-        _ = pool.initialize(from: bytes)
+        let pool = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
+        bytes.withUnsafeBufferPointer { copyInParallel($0, to: pool) }
+        self.pool = pool
         self.ranges = ranges
         count = ranges.count / (2 * Self.stride)
         var problems = problems
@@ -296,9 +297,10 @@ public struct UserTableBuilder {
     }
 
     /// Appends the users of a builder that read a later part of the same file (a parallel LDIF
-    /// read), leaving out those whose DN an earlier user has (`ldif.duplicate-dn`, as one reader
-    /// would), with their group memberships. `lineOffset`: the lines of the file before that part.
-    mutating func append(_ other: UserTableBuilder, lineOffset: Int, seenDNs: inout DNIndex) {
+    /// read), leaving out those whose DN an earlier user has (`repeated`: per user of `other`;
+    /// `ldif.duplicate-dn`, as one reader would), with their group memberships. `lineOffset`: the
+    /// lines of the file before that part.
+    mutating func append(_ other: UserTableBuilder, lineOffset: Int, repeated: [Bool]) {
         var kept: [Int] = []
         var problems = other.problems.map { p in
             var p = p
@@ -307,26 +309,24 @@ public struct UserTableBuilder {
         }
         for i in attributeCounts.indices { attributeCounts[i] += other.attributeCounts[i] }
         let stride = 2 * UserTable.stride
-        for u in 0..<other.count {
-            let (hash, seen) = other.withDN(ofUser: u) { dn in
-                let hash = DNIndex.hash(dn)
-                return (hash, seenDNs.user(withDN: dn, hash: hash, in: self) != nil)
+        let base = UInt32(pool.count)
+        ranges.reserveCapacity(ranges.count + other.ranges.count)
+        other.ranges.withUnsafeBufferPointer { theirs in
+            for u in 0..<other.count {
+                let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
+                if repeated[u] {
+                    let text = String(decoding: other.dn(ofUser: u), as: UTF8.self)
+                    problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
+                                            "DN \"\(text)\" appears again; this entry is skipped"))
+                    continue
+                }
+                kept.append(u)
+                for j in Swift.stride(from: u * stride, to: (u + 1) * stride, by: 2) {
+                    ranges.append(theirs[j + 1] != .max ? theirs[j] &+ base : theirs[j])
+                    ranges.append(theirs[j + 1])
+                }
+                if !other.lines.isEmpty { lines.append(UInt32(line)) }
             }
-            let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
-            if seen {
-                let text = String(decoding: other.dn(ofUser: u), as: UTF8.self)
-                problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
-                                        "DN \"\(text)\" appears again; this entry is skipped"))
-                continue
-            }
-            seenDNs.insert(count, hash: hash)
-            kept.append(u)
-            let base = UInt32(pool.count)
-            for j in 0..<stride {
-                let r = other.ranges[u * stride + j]
-                ranges.append(j % 2 == 0 && other.ranges[u * stride + j + 1] != .max ? r &+ base : r)
-            }
-            if !other.lines.isEmpty { lines.append(UInt32(line)) }
         }
         pool += other.pool
         if let theirs = other.groups { groups?.append(theirs, keptUsers: kept) }
@@ -360,8 +360,8 @@ public struct UserTableBuilder {
 
 /// The DNs of a builder's users, to refuse a second entry with one of them (`ldif.duplicate-dn`): by
 /// the FNV hash of the lowercased DN, each hit checked against the user's stored DN (rarer hits
-/// share one list). One reader fills it as it goes; a read in parts hands the first part's on to
-/// the join of the others.
+/// share one list). One reader fills it as it goes; in a read in parts, a later part's users are
+/// looked up in the earlier parts' indexes.
 struct DNIndex {
     private var first: [UInt64: Int] = [:]
     private var more: [UInt64: [Int]] = [:]
