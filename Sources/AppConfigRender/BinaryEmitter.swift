@@ -14,14 +14,20 @@ final class BinaryEmitter {
     private let refAt: UnsafeMutableBufferPointer<Int32>
     private let classStamp: UnsafeMutableBufferPointer<UInt32>
     private let classIndex: UnsafeMutableBufferPointer<Int32>
-    private let dynamicClass: UnsafeMutableBufferPointer<Int32>
-    private let objectKind: UnsafeMutableBufferPointer<UInt8>
-    private let objectArgument: UnsafeMutableBufferPointer<Int32>
+    fileprivate let dynamicClass: UnsafeMutableBufferPointer<Int32>
+    fileprivate let objectKind: UnsafeMutableBufferPointer<UInt8>
+    fileprivate let objectArgument: UnsafeMutableBufferPointer<Int32>
     private let objectOffset: UnsafeMutableBufferPointer<Int>
     /// This device's stamp: bumped per device, so no table is cleared between devices.
     private let generation: UnsafeMutablePointer<UInt32>
+    /// The layout of the common device, made from the first one met (nil until then).
+    private var layout: FixedLayout?
+    /// Whether the fixed layout is used (tests turn it off to compare it with the general path),
+    /// and how many devices it wrote.
+    var usesFixedLayout = true
+    private(set) var fixedLayoutDevices = 0
 
-    private enum ObjectKind: UInt8 { case root, constant, dynamic, array }
+    fileprivate enum ObjectKind: UInt8 { case root, constant, dynamic, array }
 
     init(image: ProgramImage, arena: BufferArena) {
         self.image = image
@@ -40,12 +46,19 @@ final class BinaryEmitter {
     }
 
     func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) {
+        if usesFixedLayout, let layout, layout.emit(device, emitter: self, into: &output) {
+            fixedLayoutDevices &+= 1
+            return
+        }
         generation.pointee &+= 1
         if generation.pointee == 0 {  // wrapped: stamps from 2^32 devices ago could collide
             classStamp.update(repeating: 0)
             generation.pointee = 1
         }
-        let (objects, fixedBytes, references) = number(device)
+        let (objects, fixedBytes, references, distinct) = number(device)
+        if usesFixedLayout && layout == nil && distinct && device.presentKeys.count == image.program.keys.count {
+            layout = FixedLayout(objects: objects, references: references, emitter: self, device: device)
+        }
         // The reference width follows the object count, the offset width the offset table's place.
         let refSize = PlistEncoding.byteWidth(for: objects)
         let offsetTableOffset = fixedBytes + references * refSize
@@ -71,7 +84,7 @@ final class BinaryEmitter {
 
     /// Numbers the objects (the keys, then each value depth-first), adding up their sizes as it
     /// goes: bytes known now, plus references whose width is known only from the final count.
-    private func number(_ device: ResolvedDevice) -> (objects: Int, fixedBytes: Int, references: Int) {
+    private func number(_ device: ResolvedDevice) -> (objects: Int, fixedBytes: Int, references: Int, distinct: Bool) {
         let stamp = generation.pointee
         let presentCount = device.presentKeys.count
         var objects = 1
@@ -104,6 +117,7 @@ final class BinaryEmitter {
         }
         let code = image.instructions
         var assignedDynamic = 0
+        var distinct = true
         for k in device.presentKeys {
             let key = Int(k)
             var pc = Int(image.keyStart[key]) + 1
@@ -125,6 +139,7 @@ final class BinaryEmitter {
                 case .stringBegin:
                     let d = instruction.operand
                     let cls = dedupClass(ofDynamic: d, assignedBefore: assignedDynamic, device)
+                    if cls != image.program.constantClassCount + d { distinct = false }
                     dynamicClass[assignedDynamic] = Int32(d)
                     assignedDynamic += 1
                     refAt[pc] = assign(cls, .dynamic, d)
@@ -134,12 +149,12 @@ final class BinaryEmitter {
                 pc += 1
             }
         }
-        return (objects, fixedBytes, references)
+        return (objects, fixedBytes, references, distinct)
     }
 
     /// A dynamic string's dedup class: a constant string's when equal to one, an earlier dynamic
     /// string's of this device when equal to it, else its own.
-    private func dedupClass(ofDynamic d: Int, assignedBefore: Int, _ device: ResolvedDevice) -> Int {
+    fileprivate func dedupClass(ofDynamic d: Int, assignedBefore: Int, _ device: ResolvedDevice) -> Int {
         let bytes = device.bytes(of: d)
         let hash = device.strings[d].hash
         let constant = image.constantStringClass(bytes, hash: hash)
@@ -153,7 +168,7 @@ final class BinaryEmitter {
         return image.program.constantClassCount + d
     }
 
-    private func writeObject(_ o: Int, at start: UnsafeMutablePointer<UInt8>, refSize: Int,
+    fileprivate func writeObject(_ o: Int, at start: UnsafeMutablePointer<UInt8>, refSize: Int,
                              _ device: ResolvedDevice) -> UnsafeMutablePointer<UInt8> {
         var p = start
         let argument = Int(objectArgument[o])
@@ -196,12 +211,130 @@ final class BinaryEmitter {
 
     /// A reference or offset of 1, 2, 4 or 8 bytes, big-endian; the narrow cases first.
     @inline(__always)
-    private static func writeWidth(_ value: Int, _ width: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
+    fileprivate static func writeWidth(_ value: Int, _ width: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
         switch width {
         case 1: p[0] = UInt8(truncatingIfNeeded: value)
         case 2: p[0] = UInt8(truncatingIfNeeded: value >> 8); p[1] = UInt8(truncatingIfNeeded: value)
         default: PlistEncoding.writeBigEndian(UInt64(value), width: width, to: p)
         }
         p += width
+    }
+}
+
+/// The binary layout of the common device, made once per renderer: every key present, every
+/// dynamic string its own object (equal to no constant and to no other string of the device). Its
+/// objects, their numbering and references are then the same for every such device; only the
+/// dynamic strings' bytes and with them the offsets differ. A device is written as the fixed bytes
+/// between its strings, its strings, and the offsets shifted by the strings' sizes: no numbering
+/// pass and no per-object dispatch (measured: numbering and writing were 38% of a device's time
+/// on the reference spec). A device that is not common goes the general way; tests compare both.
+private struct FixedLayout {
+    let objects: Int
+    let refSize: Int
+    /// The keys, in the order the common device has them.
+    let keys: [Int32]
+    /// The dynamic strings in object order.
+    let strings: [Int32]
+    /// The fixed bytes (after `bplist00`) before each dynamic string, and after the last.
+    let segments: [[UInt8]]
+    /// Per object, its offset were every dynamic string empty, and how many strings precede it.
+    let fixedOffset: [Int]
+    let stringsBefore: [Int32]
+    /// `bplist00`, the fixed objects and every reference: the size before the strings.
+    let fixedBytes: Int
+
+    /// From the device just numbered by the general path (the emitter's tables describe it).
+    init(objects: Int, references: Int, emitter e: BinaryEmitter, device: ResolvedDevice) {
+        self.objects = objects
+        let refSize = PlistEncoding.byteWidth(for: objects)
+        self.refSize = refSize
+        keys = Array(device.presentKeys)
+        var strings: [Int32] = [], segments: [[UInt8]] = [], fixedOffset: [Int] = [], stringsBefore: [Int32] = []
+        var segment: [UInt8] = []
+        var offset = 8
+        var scratch = [UInt8](repeating: 0, count: 64)
+        for o in 0..<objects {
+            fixedOffset.append(offset)
+            stringsBefore.append(Int32(strings.count))
+            if e.objectKind[o] == BinaryEmitter.ObjectKind.dynamic.rawValue {
+                strings.append(e.objectArgument[o])
+                segments.append(segment)
+                segment = []
+                continue
+            }
+            // A fixed object's bytes, as the general path writes them.
+            let size: Int
+            if e.objectKind[o] == BinaryEmitter.ObjectKind.constant.rawValue {
+                size = Int(e.image.constantBinary[Int(e.objectArgument[o])].count)
+            } else {
+                size = 16 + (device.presentKeys.count * 2 + objects) * refSize  // a bound: header plus references
+            }
+            if scratch.count < size { scratch = [UInt8](repeating: 0, count: size) }
+            let written = scratch.withUnsafeMutableBufferPointer { b in e.writeObject(o, at: b.baseAddress!, refSize: refSize, device) - b.baseAddress! }
+            segment += scratch[0..<written]
+            offset += written
+        }
+        segments.append(segment)
+        self.strings = strings
+        self.segments = segments
+        self.fixedOffset = fixedOffset
+        self.stringsBefore = stringsBefore
+        fixedBytes = offset
+    }
+
+    /// Writes `device` when it is common (true); false leaves it to the general path.
+    func emit(_ device: ResolvedDevice, emitter: BinaryEmitter, into output: inout ByteBuffer) -> Bool {
+        guard device.presentKeys.count == keys.count else { return false }
+        for i in 0..<keys.count where keys[i] != device.presentKeys[i] { return false }
+        // Every string its own object, as numbering would find: equal to no constant, to no string before it.
+        var stringBytes = 0
+        for (i, d) in strings.enumerated() {
+            let d = Int(d)
+            if emitter.dedupClass(ofDynamic: d, assignedBefore: i, device) != emitter.image.program.constantClassCount + d { return false }
+            emitter.dynamicClass[i] = Int32(d)
+            let s = device.strings[d]
+            let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
+            stringBytes += PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
+        }
+        let offsetTableOffset = fixedBytes + stringBytes
+        let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
+        let total = offsetTableOffset + objects * offsetSize + 32
+        output.append(count: total) { base in
+            var p = base
+            for b in "bplist00".utf8 { p.pointee = b; p += 1 }
+            for (i, d) in strings.enumerated() {
+                segments[i].withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: $0.count); p += $0.count }
+                let s = device.strings[Int(d)]
+                let bytes = device.bytes(of: Int(d))
+                if s.isASCII {
+                    p += PlistEncoding.writeSizeHeader(token: 0x50, count: bytes.count, to: p)
+                    if let b = bytes.baseAddress { p.update(from: b, count: bytes.count) }
+                    p += bytes.count
+                } else {
+                    p += PlistEncoding.writeSizeHeader(token: 0x60, count: Int(s.utf16Count), to: p)
+                    p = UTF16.writeBigEndian(bytes, to: p)
+                }
+            }
+            segments[strings.count].withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: $0.count); p += $0.count }
+            // The offsets: each object's fixed offset, shifted by the strings before it.
+            var shifted = 0, done = 0
+            for o in 0..<objects {
+                let before = Int(stringsBefore[o])
+                while done < before {
+                    let s = device.strings[Int(strings[done])]
+                    let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
+                    shifted += PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
+                    done += 1
+                }
+                BinaryEmitter.writeWidth(fixedOffset[o] + shifted, offsetSize, &p)
+            }
+            for _ in 0..<6 { p.pointee = 0; p += 1 }
+            p[0] = UInt8(offsetSize); p[1] = UInt8(refSize); p += 2
+            PlistEncoding.writeBigEndian(UInt64(objects), width: 8, to: p); p += 8
+            PlistEncoding.writeBigEndian(0, width: 8, to: p); p += 8
+            PlistEncoding.writeBigEndian(UInt64(offsetTableOffset), width: 8, to: p); p += 8
+            return p
+        }
+        return true
     }
 }

@@ -41,6 +41,14 @@ public final class Renderer {
 
     /// `xmlNesting` > 0 (XML only) renders the dictionary's body as a fragment, that many tabs deeper,
     /// for a caller that nests it in a larger plist; 0 renders a whole plist.
+    /// Binary only: whether common devices are written from the precomputed layout (tests turn
+    /// it off to compare with the general path); and how many were.
+    var usesFixedLayout: Bool {
+        get { binaryEmitter?.usesFixedLayout ?? false }
+        set { binaryEmitter?.usesFixedLayout = newValue }
+    }
+    var fixedLayoutDevices: Int { binaryEmitter?.fixedLayoutDevices ?? 0 }
+
     public init(image: ProgramImage, format: OutputFormat, xmlNesting: Int = 0) {
         precondition(xmlNesting == 0 || format == .xml, "only XML renders as a nested fragment")
         self.image = image

@@ -218,6 +218,31 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(try! LDIFReader.read(bytes, file: "directory.ldif").count)
     }
 
+    // The readers as the job runs them (issue 15): from the file, on every core. MB/s = size / time.
+    Benchmark("LDIF.load.900kUsers.413MB.allCores",
+              configuration: .init(metrics: [.wallClock, .peakMemoryResident, .cpuTotal], maxIterations: 5)) { benchmark in
+        let path = fleetFiles(devices: 1_000_000).directory
+        benchmark.startMeasurement()
+        blackHole(try! LDIFReader.load(path).count)
+    }
+
+    Benchmark("CSV.load.1MDevices.277MB.allCores",
+              configuration: .init(metrics: [.wallClock, .peakMemoryResident, .cpuTotal], maxIterations: 5)) { benchmark in
+        let path = fleetFiles(devices: 1_000_000).inventory
+        benchmark.startMeasurement()
+        blackHole(try! InventoryTable.load(path).rowCount)
+    }
+
+    // One core's share: the 100k inventory in one part (the duplicate check still on every core).
+    Benchmark("CSV.parse.100kDevices.27MB.oneCore",
+              configuration: .init(metrics: [.throughput, .wallClock, .peakMemoryResident], maxIterations: 30)) { benchmark in
+        let bytes = try! readFileBytes(fleetFiles(devices: 100_000).inventory)
+        var options = InventoryOptions()
+        options.scanParts = 1
+        benchmark.startMeasurement()
+        blackHole(try! InventoryTable(bytes: bytes, file: "inventory.csv", options: options).rowCount)
+    }
+
     // A night in which nothing changed: the same 1M job with --since the last tar and --changed-only
     // (issue 11's target: no slower than a full run, 20% faster hoped for as nothing is written).
     Benchmark("WholeJob.1MDevices.sinceChangedOnly",
