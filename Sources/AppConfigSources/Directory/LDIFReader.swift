@@ -173,12 +173,14 @@ extension LDIFReader {
                     let (part, share) = tasks[t]
                     // Taken once per task: read through the buffer per user, each was a copy.
                     let mine = parts.buffer[part].builder
-                    let earlier = (0..<part).map { (index: parts.buffer[$0].seenDNs, users: parts.buffer[$0].builder) }
+                    let earlier = (0..<part).map { parts.buffer[$0].builder }
                     flags.buffer[part].withUnsafeMutableBufferPointer { flags in
                         for u in (mine.count * share / cores)..<(mine.count * (share + 1) / cores) {
                             flags[u] = mine.withDN(ofUser: u) { dn in
                                 let hash = DNIndex.hash(dn)
-                                return earlier.contains { $0.index.user(withDN: dn, hash: hash, in: $0.users) != nil }
+                                // By index: a closure over the builders copied one per user.
+                                for j in 0..<part where earlier[j].hasUser(withDN: dn, hash: hash) { return true }
+                                return false
                             }
                         }
                     }
@@ -196,8 +198,6 @@ struct EntryCollector {
     let file: String
     /// Attribute names compared as lowercased bytes: a short list, no String per line.
     let wanted: [[UInt8]]
-    /// The DNs of the users so far (duplicates are refused).
-    var seenDNs = DNIndex()
 
     var entryLine = 0
     var dn: UnsafeBufferPointer<UInt8>?
@@ -273,7 +273,7 @@ struct EntryCollector {
             return
         }
         let hash = DNIndex.hash(dn)
-        if seenDNs.user(withDN: dn, hash: hash, in: builder) != nil {
+        if builder.hasUser(withDN: dn, hash: hash) {
             let text = String(decoding: dn, as: UTF8.self)
             builder.report(Problem(.ldifDuplicateDN, at: location(dn: true), "DN \"\(text)\" appears again; this entry is skipped"))
             return
@@ -281,7 +281,7 @@ struct EntryCollector {
         let user = builder.count
         builder.addEntry(dn: dn, values: values, memberOf: memberOf, line: entryLine, location: location())
         guard builder.count > user else { return }  // the DN did not parse: reported, not added
-        seenDNs.insert(user, hash: hash)
+        builder.indexDN(ofUser: user, hash: hash)
     }
 
     /// A refused line: reported, and its entry is left out.

@@ -340,10 +340,26 @@ public struct UserTableBuilder {
         return pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }
 
+    /// Whether a user's DN equals `dn`, ASCII case-insensitively.
+    func dn(ofUser u: Int, equals dn: UnsafeBufferPointer<UInt8>) -> Bool {
+        let i = (u * UserTable.stride + Self.dnIndex) * 2
+        let (start, count) = (Int(ranges[i]), Int(ranges[i + 1]))
+        return pool.withUnsafeBufferPointer { bytesEqual(UnsafeBufferPointer(rebasing: $0[start..<(start + count)]), dn, foldingASCIICase: true) }
+    }
+
     func withDN<R>(ofUser u: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let i = (u * UserTable.stride + Self.dnIndex) * 2
         return pool.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])) }
     }
+
+    /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before).
+    private var dnIndex = DNIndex()
+
+    /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively; `hash`: `DNIndex.hash`).
+    func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool { dnIndex.user(withDN: dn, hash: hash, in: self) != nil }
+
+    /// Indexes a user's DN for `hasUser(withDN:)`.
+    mutating func indexDN(ofUser user: Int, hash: UInt64) { dnIndex.insert(user, hash: hash) }
 
     /// Room for this many bytes of values, ahead (a reader knows its input's size: the pool is
     /// not copied as it grows).
@@ -370,9 +386,10 @@ struct DNIndex {
 
     /// The user of `builder` with this DN (ASCII case-insensitively), or nil.
     func user(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64, in builder: UserTableBuilder) -> Int? {
-        func same(_ u: Int) -> Bool { builder.withDN(ofUser: u) { bytesEqual($0, dn, foldingASCIICase: true) } }
-        if let u = first[hash], same(u) { return u }
-        return more[hash]?.first(where: same)
+        // Loops, not closures over `builder`: a closure's context copied the builder per lookup.
+        if let u = first[hash], builder.dn(ofUser: u, equals: dn) { return u }
+        if let list = more[hash] { for u in list where builder.dn(ofUser: u, equals: dn) { return u } }
+        return nil
     }
 
     mutating func insert(_ user: Int, hash: UInt64) {

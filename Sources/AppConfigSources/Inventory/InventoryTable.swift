@@ -263,9 +263,4 @@ public final class InventoryTable: @unchecked Sendable {
     }
 
     static func shortened(_ text: String) -> String { text.count <= 60 ? text : String(text.prefix(57)) + "..." }
-
-    private func keyOf(row: Int, slot: Int, ranges: [UInt32]) -> UnsafeBufferPointer<UInt8> {
-        let i = (row * keptColumns.count + slot) * 2
-        return UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
-    }
 }
