@@ -1,5 +1,7 @@
 import AppConfigBytes
 import AppConfigSpec
+import Dispatch
+import Foundation
 
 /// Collects the directory's group memberships while entries are read: each user's `memberOf`
 /// values (Active Directory lists direct groups only), and each group entry's `member` /
@@ -186,14 +188,24 @@ struct GroupBuilder {
             if inserted == nil { listedNode.append(e.member) } else { listedRanges.removeLast(); listedPool.removeLast(key.count) }
         }
         if listed.count > 0 {
-            userNode = listedPool.withUnsafeBufferPointer { pool in
-                func find(_ key: UnsafeBufferPointer<UInt8>) -> Int32 {
-                    listed.find(key) { UnsafeBufferPointer(rebasing: pool[listedRanges[Int($0)]]) }.map { listedNode[Int($0)] } ?? -1
-                }
-                return (0..<userCount).map { u in
-                    let dn = userDN(u)
-                    return dn.withUnsafeBufferPointer { dn in
-                        Self.isPlain(dn) ? find(dn) : Self.canonicalKey(dn)?.withUnsafeBufferPointer(find) ?? -1
+            // Every user looked up, one range of users per core (read-only tables; measured: 0.13 s
+            // on one core for 900k users).
+            userNode = [Int32](repeating: -1, count: userCount)
+            let parts = userCount >= 65_536 ? ProcessInfo.processInfo.activeProcessorCount : 1
+            nonisolated(unsafe) let userDN = userDN
+            let (table, ranges, nodes) = (listed, listedRanges, listedNode)
+            listedPool.withUnsafeBufferPointer { pool in
+                userNode.withUnsafeMutableBufferPointer { out in
+                    let (pool, out) = (WorkerSlots(UnsafeMutableBufferPointer(mutating: pool)), WorkerSlots(out))
+                    DispatchQueue.concurrentPerform(iterations: parts) { part in
+                        func find(_ key: UnsafeBufferPointer<UInt8>) -> Int32 {
+                            table.find(key) { UnsafeBufferPointer(rebasing: pool.buffer[ranges[Int($0)]]) }.map { nodes[Int($0)] } ?? -1
+                        }
+                        for u in (userCount * part / parts)..<(userCount * (part + 1) / parts) {
+                            out.buffer[u] = userDN(u).withUnsafeBufferPointer { dn in
+                                Self.isPlain(dn) ? find(dn) : Self.canonicalKey(dn)?.withUnsafeBufferPointer(find) ?? -1
+                            }
+                        }
                     }
                 }
             }
