@@ -96,7 +96,14 @@ public final class UserTable: @unchecked Sendable {
     /// A user variable's value, or nil when the entry has none.
     @inline(__always)
     public func value(user: Int, _ variable: UserVariable) -> UnsafeBufferPointer<UInt8>? {
-        let i = (user * Self.stride + Self.variableIndex[variable]!) * 2
+        value(user: user, index: Self.variableIndex[variable]!)
+    }
+
+    /// `value(user:_:)` by the variable's index (`variableIndex`), looked up once per plan: the
+    /// dictionary lookup per value was a hash per device and variable.
+    @inline(__always)
+    func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? {
+        let i = (user * Self.stride + index) * 2
         guard ranges[i + 1] != .max else { return nil }
         return UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
     }

@@ -101,7 +101,8 @@ public final class Fleet: @unchecked Sendable {
             case column(Int)
             /// The part of an address column before (local) or after its last `@`.
             case addressPart(Int, local: Bool)
-            case user(UserVariable)
+            /// A user variable, by its index in the user table (`UserTable.variableIndex`).
+            case user(Int)
             case none
         }
         let sources: [Source]
@@ -134,7 +135,7 @@ public final class Fleet: @unchecked Sendable {
     private func userSource(_ u: UserVariable) -> SlotPlan.Source {
         let columns = inventory.userVariableSlots
         if let c = columns[u] { return .column(c) }
-        if users != nil { return .user(u) }
+        if users != nil { return .user(UserTable.variableIndex[u]!) }
         switch u {
         case .emailAddressLocalPart: return columns[.emailAddress].map { .addressPart($0, local: true) } ?? .none
         case .emailAddressDomain: return columns[.emailAddress].map { .addressPart($0, local: false) } ?? .none
@@ -154,7 +155,7 @@ public final class Fleet: @unchecked Sendable {
                 let address = inventory.value(row: row, slot: c)
                 guard let at = address.lastIndex(of: UInt8(ascii: "@")) else { body(slot, nil); continue }
                 body(slot, local ? UnsafeBufferPointer(rebasing: address[..<at]) : UnsafeBufferPointer(rebasing: address[(at + 1)...]))
-            case .user(let v): body(slot, user >= 0 ? users!.value(user: Int(user), v) : nil)
+            case .user(let v): body(slot, user >= 0 ? users?.value(user: Int(user), index: v) : nil)
             case .none: body(slot, nil)
             }
         }
