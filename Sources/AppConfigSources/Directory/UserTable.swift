@@ -347,26 +347,38 @@ public struct UserTableBuilder {
         return pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }
 
-    /// Whether a user's DN equals `dn`, ASCII case-insensitively.
-    func dn(ofUser u: Int, equals dn: UnsafeBufferPointer<UInt8>) -> Bool {
-        let i = (u * UserTable.stride + Self.dnIndex) * 2
-        let (start, count) = (Int(ranges[i]), Int(ranges[i + 1]))
-        return pool.withUnsafeBufferPointer { bytesEqual(UnsafeBufferPointer(rebasing: $0[start..<(start + count)]), dn, foldingASCIICase: true) }
-    }
-
     func withDN<R>(ofUser u: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let i = (u * UserTable.stride + Self.dnIndex) * 2
         return pool.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])) }
     }
 
-    /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before).
-    private var dnIndex = DNIndex()
+    /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before): by the hash
+    /// of the case-folded DN (`hashDN`), each hit checked against the stored DN.
+    private var dnIndex = ByteKeyTable(capacity: 16, foldingASCIICase: true)
 
-    /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively; `hash`: `DNIndex.hash`).
-    func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool { dnIndex.user(withDN: dn, hash: hash, in: self) != nil }
+    /// The hash `hasUser(withDN:)` and `indexDN` take: FNV-1a of the ASCII-lowercased DN.
+    static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(dn, foldingASCIICase: true) }
+
+    /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
+    func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
+        ranges.withUnsafeBufferPointer { ranges in
+            pool.withUnsafeBufferPointer { pool in dnIndex.find(dn, hash: hash) { Self.storedDN(Int($0), pool, ranges) } }
+        } != nil
+    }
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
-    mutating func indexDN(ofUser user: Int, hash: UInt64) { dnIndex.insert(user, hash: hash) }
+    mutating func indexDN(ofUser user: Int, hash: UInt64) {
+        ranges.withUnsafeBufferPointer { ranges in
+            pool.withUnsafeBufferPointer { pool in
+                _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
+            }
+        }
+    }
+
+    private static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>) -> UnsafeBufferPointer<UInt8> {
+        let i = (u * UserTable.stride + dnIndex) * 2
+        return UnsafeBufferPointer(rebasing: pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])
+    }
 
     /// Room for this many bytes of values, ahead (a reader knows its input's size: the pool is
     /// not copied as it grows).
@@ -378,29 +390,6 @@ public struct UserTableBuilder {
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
         table.groups = groups?.finish(userCount: count) { dn(ofUser: $0) }
         return table
-    }
-}
-
-/// The DNs of a builder's users, to refuse a second entry with one of them (`ldif.duplicate-dn`): by
-/// the FNV hash of the lowercased DN, each hit checked against the user's stored DN (rarer hits
-/// share one list). One reader fills it as it goes; in a read in parts, a later part's users are
-/// looked up in the earlier parts' indexes.
-struct DNIndex {
-    private var first: [UInt64: Int] = [:]
-    private var more: [UInt64: [Int]] = [:]
-
-    static func hash(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(dn, foldingASCIICase: true) }
-
-    /// The user of `builder` with this DN (ASCII case-insensitively), or nil.
-    func user(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64, in builder: UserTableBuilder) -> Int? {
-        // Loops, not closures over `builder`: a closure's context copied the builder per lookup.
-        if let u = first[hash], builder.dn(ofUser: u, equals: dn) { return u }
-        if let list = more[hash] { for u in list where builder.dn(ofUser: u, equals: dn) { return u } }
-        return nil
-    }
-
-    mutating func insert(_ user: Int, hash: UInt64) {
-        if first[hash] == nil { first[hash] = user } else { more[hash, default: []].append(user) }
     }
 }
 
