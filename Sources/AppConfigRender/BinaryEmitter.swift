@@ -228,15 +228,18 @@ final class BinaryEmitter {
 /// between its strings, its strings, and the offsets shifted by the strings' sizes: no numbering
 /// pass and no per-object dispatch (measured: numbering and writing were 38% of a device's time
 /// on the reference spec). A device that is not common goes the general way; tests compare both.
-private struct FixedLayout {
+private final class FixedLayout {
     let objects: Int
     let refSize: Int
     /// The keys, in the order the common device has them.
     let keys: [Int32]
     /// The dynamic strings in object order.
     let strings: [Int32]
-    /// The fixed bytes (after `bplist00`) before each dynamic string, and after the last.
-    let segments: [[UInt8]]
+    /// The fixed bytes (after `bplist00`): segment `i` (`segmentStart[i]..<segmentStart[i + 1]`)
+    /// comes before dynamic string `i`, the last after the last string. One array: a class and
+    /// flat arrays, as a struct of arrays of arrays was copied per device (a retain per array).
+    let segmentBytes: [UInt8]
+    let segmentStart: [Int]
     /// Per object, its offset were every dynamic string empty, and how many strings precede it.
     let fixedOffset: [Int]
     let stringsBefore: [Int32]
@@ -249,8 +252,8 @@ private struct FixedLayout {
         let refSize = PlistEncoding.byteWidth(for: objects)
         self.refSize = refSize
         keys = Array(device.presentKeys)
-        var strings: [Int32] = [], segments: [[UInt8]] = [], fixedOffset: [Int] = [], stringsBefore: [Int32] = []
-        var segment: [UInt8] = []
+        var strings: [Int32] = [], segmentStart = [0], fixedOffset: [Int] = [], stringsBefore: [Int32] = []
+        var segmentBytes: [UInt8] = []
         var offset = 8
         var scratch = [UInt8](repeating: 0, count: 64)
         for o in 0..<objects {
@@ -258,8 +261,7 @@ private struct FixedLayout {
             stringsBefore.append(Int32(strings.count))
             if e.objectKind[o] == BinaryEmitter.ObjectKind.dynamic.rawValue {
                 strings.append(e.objectArgument[o])
-                segments.append(segment)
-                segment = []
+                segmentStart.append(segmentBytes.count)
                 continue
             }
             // A fixed object's bytes, as the general path writes them.
@@ -271,12 +273,13 @@ private struct FixedLayout {
             }
             if scratch.count < size { scratch = [UInt8](repeating: 0, count: size) }
             let written = scratch.withUnsafeMutableBufferPointer { b in e.writeObject(o, at: b.baseAddress!, refSize: refSize, device) - b.baseAddress! }
-            segment += scratch[0..<written]
+            segmentBytes += scratch[0..<written]
             offset += written
         }
-        segments.append(segment)
+        segmentStart.append(segmentBytes.count)
         self.strings = strings
-        self.segments = segments
+        self.segmentBytes = segmentBytes
+        self.segmentStart = segmentStart
         self.fixedOffset = fixedOffset
         self.stringsBefore = stringsBefore
         fixedBytes = offset
@@ -302,8 +305,14 @@ private struct FixedLayout {
         output.append(count: total) { base in
             var p = base
             for b in "bplist00".utf8 { p.pointee = b; p += 1 }
+            segmentBytes.withUnsafeBufferPointer { segments in
+            func copySegment(_ i: Int) {
+                let (from, count) = (segmentStart[i], segmentStart[i + 1] - segmentStart[i])
+                if count > 0 { p.update(from: segments.baseAddress! + from, count: count) }
+                p += count
+            }
             for (i, d) in strings.enumerated() {
-                segments[i].withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: $0.count); p += $0.count }
+                copySegment(i)
                 let s = device.strings[Int(d)]
                 let bytes = device.bytes(of: Int(d))
                 if s.isASCII {
@@ -315,7 +324,8 @@ private struct FixedLayout {
                     p = UTF16.writeBigEndian(bytes, to: p)
                 }
             }
-            segments[strings.count].withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: $0.count); p += $0.count }
+            copySegment(strings.count)
+            }
             // The offsets: each object's fixed offset, shifted by the strings before it.
             var shifted = 0, done = 0
             for o in 0..<objects {
