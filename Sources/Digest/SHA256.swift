@@ -5,10 +5,15 @@ import CCrypto
 public enum SHA256 {
     public static let byteCount = 32
 
-    /// The digest of `bytes`, written into `out` (32 bytes).
+    /// The digest of `bytes`, written into `out` (32 bytes). The context is on the stack: no
+    /// allocation and no lock per digest (OpenSSL 3's one-shot `SHA256()` allocated an EVP context
+    /// and fetched the algorithm under a lock each time: 2M mallocs for 1M devices).
     @inline(__always)
     public static func digest(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
-        _ = CCrypto.SHA256(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, out)
+        var context = SHA256_CTX()
+        SHA256_Init(&context)
+        if let base = bytes.baseAddress { SHA256_Update(&context, base, bytes.count) }
+        SHA256_Final(out, &context)
     }
 
     /// The digest of `bytes` as 64 lowercase hex digits.

@@ -150,7 +150,7 @@ struct GroupBuilder {
         edges += other.edges.map { (node[Int($0.member)], node[Int($0.group)]) }
         for u in kept {
             let range = Int(other.userGroupStart[u])..<Int(other.userGroupStart[u + 1])
-            userGroups += other.userGroups[range].map { node[Int($0)] }
+            for g in other.userGroups[range] { userGroups.append(node[Int(g)]) }  // no array per user
             userGroupStart.append(UInt32(userGroups.count))
         }
         groupEntries += other.groupEntries
