@@ -7,8 +7,6 @@ import Foundation
 struct DuplicateKeys {
     /// Rows of all parts in order: row `r` of part `p` is `starts[p] + r`.
     let starts: [Int]
-    /// Per row, its key's range in the file's bytes (offset, length).
-    private let keys: [UInt32]
     /// Per row, the earlier row with an equal key, or -1 (rows without a key: -1).
     private let first: [Int32]
 
@@ -17,6 +15,7 @@ struct DuplicateKeys {
         var starts = [0]
         for scan in scans { starts.append(starts.last! + scan.rowLines.count) }
         let total = starts.last!
+        // Per row, its key's range in the file's bytes (offset, length), and its hash.
         var keys = [UInt32](repeating: 0, count: 2 * total)
         var hashes = [UInt64](repeating: 0, count: total)
         for (p, scan) in scans.enumerated() {
@@ -34,7 +33,6 @@ struct DuplicateKeys {
         var first = [Int32](repeating: -1, count: total)
         for d in table.duplicates { first[Int(d.id)] = d.first }
         self.starts = starts
-        self.keys = keys
         self.first = first
     }
 
