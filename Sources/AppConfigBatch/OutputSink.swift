@@ -59,8 +59,6 @@ public struct ClosingFile {
 
     public init(_ name: String, _ bytes: [UInt8]) { self.init(name: name) { [bytes] } }
 
-    /// The whole file in one buffer.
-    public func make() -> [UInt8] { Array(makeParts().joined()) }
 }
 
 extension OutputSink {

@@ -82,22 +82,7 @@ public final class TarSink: OutputSink, @unchecked Sendable {
 
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         try order.close()
-        // Header, bytes, padding: written as they are (the index and manifest of 1M devices are
-        // ~250 MB; copying them into one buffer first cost a second), one file made at a time.
-        var manifest: [[UInt8]]?
-        for f in files {
-            let parts = f.makeParts()
-            try Tar.writeMember(named: f.name, parts: parts, to: descriptor, path: name)
-            if f.name == Manifest.fileName { manifest = parts }
-        }
-        try writeAll(descriptor, Tar.trailer, path: name)
-        guard let file else { return name }
-        // The manifest beside the archive describes it: the old one goes before the archive changes.
-        let beside = name + "." + Manifest.fileName
-        unlink(beside)
-        try file.commit()
-        if let manifest { try writeFileAtomically(parts: manifest, to: beside) }
-        return name
+        return try Tar.end(descriptor, name: name, closing: files, file: file)
     }
 
     public func discard() {

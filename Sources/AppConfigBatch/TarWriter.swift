@@ -1,5 +1,10 @@
 import AppConfigSpec
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// ustar members, deterministic: mode 0644, owner 0, mtime 0 (the same inputs give the same
 /// archive), names of at most 100 bytes.
@@ -40,6 +45,27 @@ enum Tar {
     /// A member named `name` holding `bytes`.
     static func appendMember(named name: String, bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         appendMember(to: &out, path: { $0 += name.utf8 }, body: { $0.append(contentsOf: bytes) })
+    }
+
+    /// Ends an archive: each closing file as a member (made one at a time when its turn comes,
+    /// written part by part: the index and manifest of 1M devices are ~250 MB, and copying them into
+    /// one buffer first cost a second), the trailer; then an archive written to a file is renamed
+    /// into place, with its manifest beside it (`FILE.manifest.tsv`, for a quick `--since`; the
+    /// old one goes before the archive changes). Returns the archive's name.
+    static func end(_ fd: Int32, name: String, closing files: [ClosingFile], file: AtomicFile?) throws(Problem) -> String {
+        var manifest: [[UInt8]]?
+        for f in files {
+            let parts = f.makeParts()
+            try writeMember(named: f.name, parts: parts, to: fd, path: name)
+            if f.name == Manifest.fileName { manifest = parts }
+        }
+        try writeAll(fd, trailer, path: name)
+        guard let file else { return name }
+        let beside = name + "." + Manifest.fileName
+        unlink(beside)
+        try file.commit()
+        if let manifest { try writeFileAtomically(parts: manifest, to: beside) }
+        return name
     }
 
     /// Writes a member made of parts straight to a descriptor, without copying them into one buffer.

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -180,13 +179,11 @@ public func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(File
     var failures = [FileReadError?](repeating: nil, count: parts)
     filled.withUnsafeMutableBufferPointer { filled in
         failures.withUnsafeMutableBufferPointer { failures in
-            let (target, filled, failures) = (WorkerSlots(buffer), WorkerSlots(filled), WorkerSlots(failures))
-            DispatchQueue.concurrentPerform(iterations: parts) { i in
-                let range = (file.size * i / parts)..<(file.size * (i + 1) / parts)
+            forEachRange(file.size, parts: parts) { i, range in
                 do throws(FileReadError) {
-                    filled.buffer[i] = try file.read(into: UnsafeMutableBufferPointer(rebasing: target.buffer[range]), at: range.lowerBound)
+                    filled[i] = try file.read(into: UnsafeMutableBufferPointer(rebasing: buffer[range]), at: range.lowerBound)
                 } catch {
-                    failures.buffer[i] = error
+                    failures[i] = error
                 }
             }
         }

@@ -20,18 +20,14 @@ public struct ShardedKeyTable: Sendable {
                 key: (Int32) -> UnsafeBufferPointer<UInt8>, hash: ((Int32) -> UInt64)? = nil) {
         foldsASCIICase = foldingASCIICase
         let shareCount = max(1, min(requested, count / 4096 + 1))
-        // Read from every core, written by none while they read.
-        nonisolated(unsafe) let key = key
         var hashes = [UInt64](repeating: 0, count: count)
-        hashes.withUnsafeMutableBufferPointer { buffer in
-            let slots = WorkerSlots(buffer)
-            nonisolated(unsafe) let given = hash
-            DispatchQueue.concurrentPerform(iterations: shareCount) { part in
-                for id in (count * part / shareCount)..<(count * (part + 1) / shareCount) {
-                    slots.buffer[id] = given?(Int32(id)) ?? fnv1a(key(Int32(id)), foldingASCIICase: foldingASCIICase)
-                }
+        hashes.withUnsafeMutableBufferPointer { hashes in
+            forEachRange(count, parts: shareCount) { _, range in
+                for id in range { hashes[id] = hash?(Int32(id)) ?? fnv1a(key(Int32(id)), foldingASCIICase: foldingASCIICase) }
             }
         }
+        // Read from every core, written by none while they read.
+        nonisolated(unsafe) let key = key
         var tables = [ByteKeyTable](repeating: ByteKeyTable(capacity: 0), count: shareCount)
         var found = [[(id: Int32, first: Int32)]](repeating: [], count: shareCount)
         hashes.withUnsafeBufferPointer { hashes in

@@ -17,7 +17,7 @@ final class BinaryEmitter {
     fileprivate let dynamicClass: UnsafeMutableBufferPointer<Int32>
     fileprivate let objectKind: UnsafeMutableBufferPointer<UInt8>
     fileprivate let objectArgument: UnsafeMutableBufferPointer<Int32>
-    private let objectOffset: UnsafeMutableBufferPointer<Int>
+    fileprivate let objectOffset: UnsafeMutableBufferPointer<Int>
     /// This device's stamp: bumped per device, so no table is cleared between devices.
     private let generation: UnsafeMutablePointer<UInt32>
     /// The layout of the common device, made from the first one met (nil until then).
@@ -57,7 +57,7 @@ final class BinaryEmitter {
         }
         let (objects, fixedBytes, references, distinct) = number(device)
         if usesFixedLayout && layout == nil && distinct && device.presentKeys.count == image.program.keys.count {
-            layout = FixedLayout(objects: objects, references: references, emitter: self, device: device)
+            layout = FixedLayout(objects: objects, emitter: self, device: device)
         }
         // The reference width follows the object count, the offset width the offset table's place.
         let refSize = PlistEncoding.byteWidth(for: objects)
@@ -65,19 +65,13 @@ final class BinaryEmitter {
         let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
         let total = offsetTableOffset + objects * offsetSize + 32
         output.append(count: total) { base in
-            var p = base
-            for b in "bplist00".utf8 { p.pointee = b; p += 1 }
+            var p = Self.writeMagic(at: base)
             for o in 0..<objects {
                 objectOffset[o] = p - base
                 p = writeObject(o, at: p, refSize: refSize, device)
             }
             for o in 0..<objects { Self.writeWidth(objectOffset[o], offsetSize, &p) }
-            // Trailer: 5 unused bytes, sort version 0, the two widths, object count, top object, table offset.
-            for _ in 0..<6 { p.pointee = 0; p += 1 }
-            p[0] = UInt8(offsetSize); p[1] = UInt8(refSize); p += 2
-            PlistEncoding.writeBigEndian(UInt64(objects), width: 8, to: p); p += 8
-            PlistEncoding.writeBigEndian(0, width: 8, to: p); p += 8
-            PlistEncoding.writeBigEndian(UInt64(offsetTableOffset), width: 8, to: p); p += 8
+            Self.writeTrailer(objects: objects, offsetSize: offsetSize, refSize: refSize, offsetTableOffset: offsetTableOffset, &p)
             return p
         }
     }
@@ -102,9 +96,7 @@ final class BinaryEmitter {
             if kind == .constant {
                 fixedBytes += Int(image.constantBinary[argument].count)
             } else {
-                let s = device.strings[argument]
-                let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
-                fixedBytes += PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
+                fixedBytes += Self.objectSize(of: device.strings[argument])
             }
             objects += 1
             return Int32(objects - 1)
@@ -180,16 +172,7 @@ final class BinaryEmitter {
             for i in 0..<Int(range.count) { p[i] = source[i] }
             p += Int(range.count)
         case ObjectKind.dynamic.rawValue:
-            let s = device.strings[argument]
-            let bytes = device.bytes(of: argument)
-            if s.isASCII {
-                p += PlistEncoding.writeSizeHeader(token: 0x50, count: bytes.count, to: p)
-                if let b = bytes.baseAddress { p.update(from: b, count: bytes.count) }
-                p += bytes.count
-            } else {
-                p += PlistEncoding.writeSizeHeader(token: 0x60, count: Int(s.utf16Count), to: p)
-                p = UTF16.writeBigEndian(bytes, to: p)
-            }
+            p = Self.writeString(argument, of: device, at: p)
         case ObjectKind.array.rawValue:
             let (n, array) = Instruction(rawValue: image.instructions[argument]).operands
             p += PlistEncoding.writeSizeHeader(token: 0xA0, count: n, to: p)
@@ -207,6 +190,46 @@ final class BinaryEmitter {
             }
         }
         return p
+    }
+
+    /// `bplist00`; returns the place after it.
+    @inline(__always)
+    fileprivate static func writeMagic(at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var p = start
+        for b in "bplist00".utf8 { p.pointee = b; p += 1 }
+        return p
+    }
+
+    /// The size of a dynamic string's object: its header, then ASCII bytes or UTF-16 units.
+    @inline(__always)
+    fileprivate static func objectSize(of s: DynamicString) -> Int {
+        let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
+        return PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
+    }
+
+    /// Dynamic string `d`'s object; returns the place after it.
+    @inline(__always)
+    fileprivate static func writeString(_ d: Int, of device: ResolvedDevice, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var p = start
+        let s = device.strings[d]
+        let bytes = device.bytes(of: d)
+        if s.isASCII {
+            p += PlistEncoding.writeSizeHeader(token: 0x50, count: bytes.count, to: p)
+            if let b = bytes.baseAddress { p.update(from: b, count: bytes.count) }
+            return p + bytes.count
+        }
+        p += PlistEncoding.writeSizeHeader(token: 0x60, count: Int(s.utf16Count), to: p)
+        return UTF16.writeBigEndian(bytes, to: p)
+    }
+
+    /// Trailer: 5 unused bytes, sort version 0, the two widths, object count, top object, table offset.
+    @inline(__always)
+    fileprivate static func writeTrailer(objects: Int, offsetSize: Int, refSize: Int, offsetTableOffset: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
+        for _ in 0..<6 { p.pointee = 0; p += 1 }
+        p[0] = UInt8(offsetSize); p[1] = UInt8(refSize); p += 2
+        PlistEncoding.writeBigEndian(UInt64(objects), width: 8, to: p); p += 8
+        PlistEncoding.writeBigEndian(0, width: 8, to: p); p += 8
+        PlistEncoding.writeBigEndian(UInt64(offsetTableOffset), width: 8, to: p); p += 8
     }
 
     /// A reference or offset of 1, 2, 4 or 8 bytes, big-endian; the narrow cases first.
@@ -247,7 +270,7 @@ private final class FixedLayout {
     let fixedBytes: Int
 
     /// From the device just numbered by the general path (the emitter's tables describe it).
-    init(objects: Int, references: Int, emitter e: BinaryEmitter, device: ResolvedDevice) {
+    init(objects: Int, emitter e: BinaryEmitter, device: ResolvedDevice) {
         self.objects = objects
         let refSize = PlistEncoding.byteWidth(for: objects)
         self.refSize = refSize
@@ -289,60 +312,38 @@ private final class FixedLayout {
     func emit(_ device: ResolvedDevice, emitter: BinaryEmitter, into output: inout ByteBuffer) -> Bool {
         guard device.presentKeys.count == keys.count else { return false }
         for i in 0..<keys.count where keys[i] != device.presentKeys[i] { return false }
-        // Every string its own object, as numbering would find: equal to no constant, to no string before it.
+        // Every string its own object, as numbering would find: equal to no constant, to no string
+        // before it. `objectOffset[i]`: the bytes of the strings before string `i`, for the offsets.
+        let shift = emitter.objectOffset
         var stringBytes = 0
         for (i, d) in strings.enumerated() {
             let d = Int(d)
             if emitter.dedupClass(ofDynamic: d, assignedBefore: i, device) != emitter.image.program.constantClassCount + d { return false }
             emitter.dynamicClass[i] = Int32(d)
-            let s = device.strings[d]
-            let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
-            stringBytes += PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
+            shift[i] = stringBytes
+            stringBytes += BinaryEmitter.objectSize(of: device.strings[d])
         }
+        shift[strings.count] = stringBytes
         let offsetTableOffset = fixedBytes + stringBytes
         let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
         let total = offsetTableOffset + objects * offsetSize + 32
         output.append(count: total) { base in
-            var p = base
-            for b in "bplist00".utf8 { p.pointee = b; p += 1 }
+            var p = BinaryEmitter.writeMagic(at: base)
             segmentBytes.withUnsafeBufferPointer { segments in
-            func copySegment(_ i: Int) {
-                let (from, count) = (segmentStart[i], segmentStart[i + 1] - segmentStart[i])
-                if count > 0 { p.update(from: segments.baseAddress! + from, count: count) }
-                p += count
-            }
-            for (i, d) in strings.enumerated() {
-                copySegment(i)
-                let s = device.strings[Int(d)]
-                let bytes = device.bytes(of: Int(d))
-                if s.isASCII {
-                    p += PlistEncoding.writeSizeHeader(token: 0x50, count: bytes.count, to: p)
-                    if let b = bytes.baseAddress { p.update(from: b, count: bytes.count) }
-                    p += bytes.count
-                } else {
-                    p += PlistEncoding.writeSizeHeader(token: 0x60, count: Int(s.utf16Count), to: p)
-                    p = UTF16.writeBigEndian(bytes, to: p)
+                func copySegment(_ i: Int) {
+                    let (from, count) = (segmentStart[i], segmentStart[i + 1] - segmentStart[i])
+                    if count > 0 { p.update(from: segments.baseAddress! + from, count: count) }
+                    p += count
                 }
-            }
-            copySegment(strings.count)
+                for (i, d) in strings.enumerated() {
+                    copySegment(i)
+                    p = BinaryEmitter.writeString(Int(d), of: device, at: p)
+                }
+                copySegment(strings.count)
             }
             // The offsets: each object's fixed offset, shifted by the strings before it.
-            var shifted = 0, done = 0
-            for o in 0..<objects {
-                let before = Int(stringsBefore[o])
-                while done < before {
-                    let s = device.strings[Int(strings[done])]
-                    let units = s.isASCII ? Int(s.count) : Int(s.utf16Count)
-                    shifted += PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
-                    done += 1
-                }
-                BinaryEmitter.writeWidth(fixedOffset[o] + shifted, offsetSize, &p)
-            }
-            for _ in 0..<6 { p.pointee = 0; p += 1 }
-            p[0] = UInt8(offsetSize); p[1] = UInt8(refSize); p += 2
-            PlistEncoding.writeBigEndian(UInt64(objects), width: 8, to: p); p += 8
-            PlistEncoding.writeBigEndian(0, width: 8, to: p); p += 8
-            PlistEncoding.writeBigEndian(UInt64(offsetTableOffset), width: 8, to: p); p += 8
+            for o in 0..<objects { BinaryEmitter.writeWidth(fixedOffset[o] + shift[Int(stringsBefore[o])], offsetSize, &p) }
+            BinaryEmitter.writeTrailer(objects: objects, offsetSize: offsetSize, refSize: refSize, offsetTableOffset: offsetTableOffset, &p)
             return p
         }
         return true

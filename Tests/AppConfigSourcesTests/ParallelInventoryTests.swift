@@ -63,6 +63,8 @@ struct ParallelInventoryTests {
         let expected = #expect(throws: Problem.self) { try table(parts: nil, strict: true) }
         let got = #expect(throws: Problem.self) { try table(parts: parts, strict: true) }
         #expect(got == expected)
+        // The first bad row of the file: the short row on line 6.
+        #expect(expected?.code.rawValue == SourceCode.csvFieldCount.rawValue && expected?.location.line == 6)
     }
 
     @Test("a quoted field that never closes, in a later part: the line it opened on")

@@ -179,20 +179,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             try writeAll(fd, Tar.header(named: "index.jsonl", size: size), path: name)
             try copy(indexFD, size: size, to: fd, name: name)
             try writeAll(fd, [UInt8](repeating: 0, count: Tar.padding(for: size)), path: name)
-            var manifest: [[UInt8]]?
-            for f in closing {
-                let parts = f.makeParts()
-                try Tar.writeMember(named: f.name, parts: parts, to: fd, path: name)
-                if f.name == Manifest.fileName { manifest = parts }
-            }
-            try writeAll(fd, Tar.trailer, path: name)
             close(indexFD)
-            guard let file else { return name }
-            let beside = name + "." + Manifest.fileName
-            unlink(beside)
-            try file.commit()
-            if let manifest { try writeFileAtomically(parts: manifest, to: beside) }
-            return name
+            return try Tar.end(fd, name: name, closing: closing, file: file)
         }
     }
 

@@ -1,7 +1,5 @@
 import AppConfigBytes
 import AppConfigSpec
-import Dispatch
-import Foundation
 
 /// Collects the directory's group memberships while entries are read: each user's `memberOf`
 /// values (Active Directory lists direct groups only), and each group entry's `member` /
@@ -191,18 +189,14 @@ struct GroupBuilder {
             // Every user looked up, one range of users per core (read-only tables; measured: 0.13 s
             // on one core for 900k users).
             userNode = [Int32](repeating: -1, count: userCount)
-            let parts = userCount >= 65_536 ? ProcessInfo.processInfo.activeProcessorCount : 1
-            nonisolated(unsafe) let userDN = userDN
-            let (table, ranges, nodes) = (listed, listedRanges, listedNode)
             listedPool.withUnsafeBufferPointer { pool in
                 userNode.withUnsafeMutableBufferPointer { out in
-                    let (pool, out) = (WorkerSlots(UnsafeMutableBufferPointer(mutating: pool)), WorkerSlots(out))
-                    DispatchQueue.concurrentPerform(iterations: parts) { part in
-                        func find(_ key: UnsafeBufferPointer<UInt8>) -> Int32 {
-                            table.find(key) { UnsafeBufferPointer(rebasing: pool.buffer[ranges[Int($0)]]) }.map { nodes[Int($0)] } ?? -1
-                        }
-                        for u in (userCount * part / parts)..<(userCount * (part + 1) / parts) {
-                            out.buffer[u] = userDN(u).withUnsafeBufferPointer { dn in
+                    func find(_ key: UnsafeBufferPointer<UInt8>) -> Int32 {
+                        listed.find(key) { UnsafeBufferPointer(rebasing: pool[listedRanges[Int($0)]]) }.map { listedNode[Int($0)] } ?? -1
+                    }
+                    forEachRange(userCount, parallelFrom: 65_536) { _, users in
+                        for u in users {
+                            out[u] = userDN(u).withUnsafeBufferPointer { dn in
                                 Self.isPlain(dn) ? find(dn) : Self.canonicalKey(dn)?.withUnsafeBufferPointer(find) ?? -1
                             }
                         }

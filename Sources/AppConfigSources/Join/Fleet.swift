@@ -1,6 +1,5 @@
 import AppConfigBytes
 import AppConfigSpec
-import Dispatch
 import Foundation
 
 /// The inventory joined to the directory: each device row knows its user (or that it has none),
@@ -25,26 +24,24 @@ public final class Fleet: @unchecked Sendable {
         if let users, let keySlot = inventory.userKeySlot {
             let column = inventory.header[inventory.keptColumns[keySlot]]
             // The rows in one range per core, each range's problems kept apart and joined in order.
-            let rows = inventory.rowCount
-            let parts = rows >= 65_536 ? ProcessInfo.processInfo.activeProcessorCount : 1
-            var partProblems = [[Problem]](repeating: [], count: parts)
-            var partMatched = [Int](repeating: 0, count: parts)
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            var partProblems = [[Problem]](repeating: [], count: cores)
+            var partMatched = [Int](repeating: 0, count: cores)
             userOfRow.withUnsafeMutableBufferPointer { userOfRow in
                 partProblems.withUnsafeMutableBufferPointer { partProblems in
                     partMatched.withUnsafeMutableBufferPointer { partMatched in
-                        let (userOfRow, partProblems, partMatched) = (WorkerSlots(userOfRow), WorkerSlots(partProblems), WorkerSlots(partMatched))
-                        DispatchQueue.concurrentPerform(iterations: parts) { part in
-                            for row in (rows * part / parts)..<(rows * (part + 1) / parts) {
+                        forEachRange(inventory.rowCount, parts: cores, parallelFrom: 65_536) { part, rows in
+                            for row in rows {
                                 let key = inventory.value(row: row, slot: keySlot)
                                 if key.isEmpty {
-                                    partProblems.buffer[part].append(Problem(.userKeyEmpty, at: inventory.location(of: row),
-                                                                             "the user key column \"\(column)\" is empty"))
+                                    partProblems[part].append(Problem(.userKeyEmpty, at: inventory.location(of: row),
+                                                                      "the user key column \"\(column)\" is empty"))
                                 } else if let u = users.user(forKey: key) {
-                                    userOfRow.buffer[row] = Int32(u)
-                                    partMatched.buffer[part] += 1
+                                    userOfRow[row] = Int32(u)
+                                    partMatched[part] += 1
                                 } else {
-                                    partProblems.buffer[part].append(Problem(.userNotFound, at: inventory.location(of: row),
-                                                                             "no user has \(String(decoding: key, as: UTF8.self)) in the directory (\(users.source))"))
+                                    partProblems[part].append(Problem(.userNotFound, at: inventory.location(of: row),
+                                                                      "no user has \(String(decoding: key, as: UTF8.self)) in the directory (\(users.source))"))
                                 }
                             }
                         }
