@@ -158,13 +158,14 @@ public final class BatchRenderer: @unchecked Sendable {
         let start = monotonicSeconds()
         // Key order for every sink: archives need it, and the index and manifest are in it.
         let rows = rowsInKeyOrder()
+        let variants = assignments.variants(ofRows: rows)
         let digests = DigestSlots(count: rows.count)
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
-        let workers = (0..<jobs).map { _ in Worker(images: images, options: options) }
+        let workers = (0..<jobs).map { _ in Worker(images: images, plans: plans, options: options) }
         let firstError = Mutex<Problem?>(nil)
-        DispatchQueue.concurrentPerform(iterations: jobs) { w in
+        assignments.withIndexFields { indexFields in DispatchQueue.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
             while !cancellation.isCancelled {
                 let chunk = next.add(1, ordering: .relaxed).oldValue
@@ -172,7 +173,10 @@ public final class BatchRenderer: @unchecked Sendable {
                 let slice = rows[(chunk * Self.chunkSize)..<min((chunk + 1) * Self.chunkSize, rows.count)]
                 do throws(Problem) {
                     for (position, row) in zip(slice.indices, slice) {
-                        if let digest = try render(row: Int(row), worker: worker, into: sink) { digests.set(position, digest) }
+                        let variant = variants.isEmpty ? 0 : Int(variants[position])
+                        if let digest = try render(row: Int(row), variant: variant, worker: worker, indexFields: indexFields[variant], into: sink) {
+                            digests.set(position, digest)
+                        }
                     }
                     try sink.finish(chunk: chunk, &worker.chunk)
                 } catch {
@@ -184,7 +188,7 @@ public final class BatchRenderer: @unchecked Sendable {
                 }
                 progress.add(slice.count, ordering: .relaxed)
             }
-        }
+        } }
         if let error = firstError.withLock({ $0 }) { throw error }
         // Writing overlaps rendering: the pass ends when the writer has written the last chunk.
         try sink.closeChunks()
@@ -202,9 +206,13 @@ public final class BatchRenderer: @unchecked Sendable {
     }
 
     /// A worker's state: a renderer per variant (made when the worker first meets it), its slot
-    /// buffer, its chunk buffer, what went wrong. Used by one thread at a time.
+    /// buffer, its chunk buffer, what went wrong. Used by one thread at a time. It reads the
+    /// variants' slot plans and slot counts from copies of its own: read from shared arrays, each
+    /// device's plan was retained and released by every core, which contended for its counts.
     final class Worker: @unchecked Sendable {
         private let images: [ProgramImage]
+        let plans: [Fleet.SlotPlan]
+        let slotCounts: [Int]
         private let options: BatchOptions
         private var renderers: [Renderer?]
         private var verifiers: [Verifier?]
@@ -213,8 +221,10 @@ public final class BatchRenderer: @unchecked Sendable {
         var failures: [DeviceFailure] = []
         var rendered = 0
 
-        init(images: [ProgramImage], options: BatchOptions) {
+        init(images: [ProgramImage], plans: [Fleet.SlotPlan], options: BatchOptions) {
             self.images = images
+            self.plans = plans.map { $0.unshared() }
+            slotCounts = images.map(\.slotCount)
             self.options = options
             renderers = Array(repeating: nil, count: images.count)
             verifiers = Array(repeating: nil, count: images.count)
@@ -239,12 +249,11 @@ public final class BatchRenderer: @unchecked Sendable {
 
     /// Renders one row into the sink and returns its output's digest, or records its failure.
     @inline(__always)
-    func render(row: Int, worker: Worker, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
-        let variant = assignments.variant(ofRow: row)
-        fleet.forEachValue(row: row, plan: plans[variant]) { slot, bytes in
+    func render(row: Int, variant: Int, worker: Worker, indexFields: UnsafeBufferPointer<UInt8>, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
+        fleet.forEachValue(row: row, plan: worker.plans[variant]) { slot, bytes in
             worker.slots[slot] = bytes.map { SlotValue(start: $0.baseAddress, count: $0.count) } ?? .missing
         }
-        let view = UnsafeBufferPointer(rebasing: worker.slots[0..<images[variant].slotCount])
+        let view = UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[variant]])
         let renderer = worker.renderer(variant)
         let bytes: UnsafeRawBufferPointer
         do {
@@ -258,7 +267,7 @@ public final class BatchRenderer: @unchecked Sendable {
             return nil
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
-        let digest = try sink.add(key: key, plist: bytes, indexFields: assignments.indexFields[variant], to: &worker.chunk)
+        let digest = try sink.add(key: key, plist: bytes, indexFields: indexFields, to: &worker.chunk)
         worker.rendered += 1
         return digest
     }

@@ -22,7 +22,7 @@ public protocol OutputSink: AnyObject, Sendable {
 
     /// The same, for a sink that writes its own `index.jsonl` (DDM): `indexFields` (JSON members
     /// with their leading commas: the assignments that applied) end the device's line.
-    func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: [UInt8], to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
+    func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: UnsafeBufferPointer<UInt8>, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
 
     /// Chunk `index` is complete. The sink takes its bytes (leaving `chunk` empty for reuse).
     func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem)
@@ -62,7 +62,7 @@ public struct ClosingFile {
 }
 
 extension OutputSink {
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: [UInt8], to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: UnsafeBufferPointer<UInt8>, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
         try add(key: key, plist: plist, to: &chunk)
     }
     public var wantsKeyOrder: Bool { false }

@@ -12,13 +12,16 @@ enum Tar {
     static let blockSize = 512
 
     /// The fixed part of every header: mode, owner, mtime, type and magic (all members share them).
-    private static let template: [UInt8] = {
-        var h = [UInt8](repeating: 0, count: blockSize)
+    /// In a buffer allocated once for the process, like a C constant: appended for every member on
+    /// every core, an array was retained and released each time, the cores contending for its count.
+    nonisolated(unsafe) private static let template: UnsafeBufferPointer<UInt8> = {
+        let h = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: blockSize)
+        h.initialize(repeating: 0)
         func put(_ text: String, _ offset: Int) { for (i, b) in text.utf8.enumerated() { h[offset + i] = b } }
         put("0000644", 100); put("0000000", 108); put("0000000", 116); put("00000000000", 136)
         h[156] = UInt8(ascii: "0")
         put("ustar", 257); put("00", 263)
-        return h
+        return UnsafeBufferPointer(h)
     }()
 
     /// Appends one member: its header, its body, the padding to the next block. `path` appends the
@@ -28,7 +31,7 @@ enum Tar {
     @inline(__always)
     static func appendMember(to out: inout [UInt8], path: (inout [UInt8]) -> Void, body: (inout [UInt8]) -> Void) {
         let start = out.count
-        out += template
+        out.append(contentsOf: template)
         path(&out)
         let n = out.count - start - blockSize
         precondition(n <= 100, "tar member name too long")
@@ -78,7 +81,7 @@ enum Tar {
 
     /// The header of a member of `size` bytes whose body the caller writes after it (a large file).
     static func header(named name: String, size: Int) -> [UInt8] {
-        var out = template
+        var out = Array(template)
         let bytes = Array(name.utf8)
         precondition(bytes.count <= 100, "tar member name too long")
         for (i, b) in bytes.enumerated() { out[i] = b }

@@ -3,7 +3,8 @@
 /// class); the caller keeps the bytes and hands them back through `keyOf` when hashes collide, so
 /// nothing is allocated per key. One table serves the program image (constant strings), the
 /// inventory (device keys) and the user table (join keys).
-public struct ByteKeyTable: Sendable {
+/// Sendable: the slots are written only through a table that owns them alone (`makeUnique`).
+public struct ByteKeyTable: @unchecked Sendable {
     /// A slot: the key's hash and the caller's id (-1 when empty), side by side so that a probe is
     /// one cache line (measured: separate arrays were two misses per key, a third of the time of
     /// loading 1M device keys).
@@ -14,19 +15,46 @@ public struct ByteKeyTable: Sendable {
         @usableFromInline init(hash: UInt64, id: Int32) { (self.hash, self.id) = (hash, id) }
     }
 
-    @usableFromInline var slots: [Slot]
+    /// The slots, in a buffer its `SlotStorage` owns. Lookups read them through this trivial
+    /// view: slots in an array were retained and released around each lookup's `keyOf` call, and
+    /// cores looking keys up in one table at once contended for the array's count.
+    @usableFromInline var slots: UnsafeMutableBufferPointer<Slot>
+    private var storage: SlotStorage
     @usableFromInline var mask: Int
     public private(set) var count = 0
     /// A-Z and a-z are the same key (directory join keys).
     public let foldsASCIICase: Bool
 
+    /// Owns the slots' buffer; a table copied shares it until one of the copies changes.
+    private final class SlotStorage {
+        let slots: UnsafeMutableBufferPointer<Slot>
+        init(count: Int) {
+            slots = .allocate(capacity: count)
+            slots.initialize(repeating: .empty)
+        }
+        init(copying other: UnsafeMutableBufferPointer<Slot>) {
+            slots = .allocate(capacity: other.count)
+            _ = slots.initialize(from: other)
+        }
+        deinit { slots.deallocate() }
+    }
+
     /// Room for `capacity` keys before the first growth.
     public init(capacity: Int = 512, foldingASCIICase: Bool = false) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
-        slots = [Slot](repeating: .empty, count: size)
+        storage = SlotStorage(count: size)
+        slots = storage.slots
         mask = size - 1
         foldsASCIICase = foldingASCIICase
+    }
+
+    /// Before a change: the slots become this table's own (value semantics).
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = SlotStorage(copying: slots)
+            slots = storage.slots
+        }
     }
 
     /// The hash this table files `key` under.
@@ -36,11 +64,19 @@ public struct ByteKeyTable: Sendable {
     /// The id of the key equal to `key` (whose hash is `hash`), or nil.
     @inlinable @inline(__always)
     public func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+        Self.find(key, hash: hash, in: slots, mask: mask, foldingASCIICase: foldsASCIICase, keyOf: keyOf)
+    }
+
+    /// `find` on a table's trivial parts: a caller that holds tables in an array reads these
+    /// fields of one without copying it (a copy retains its storage around `keyOf`).
+    @inlinable @inline(__always)
+    static func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, in slots: UnsafeMutableBufferPointer<Slot>, mask: Int, foldingASCIICase: Bool,
+                     keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         var i = Int(truncatingIfNeeded: hash) & mask
         while true {
             let slot = slots[i]
             if slot.id < 0 { return nil }
-            if slot.hash == hash && bytesEqual(keyOf(slot.id), key, foldingASCIICase: foldsASCIICase) { return slot.id }
+            if slot.hash == hash && bytesEqual(keyOf(slot.id), key, foldingASCIICase: foldingASCIICase) { return slot.id }
             i = (i + 1) & mask
         }
     }
@@ -58,6 +94,7 @@ public struct ByteKeyTable: Sendable {
     /// `insert` with the key's hash made beforehand (`hash(key)`: by a parallel scan, say).
     public mutating func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         precondition(id >= 0, "ids are not negative")
+        makeUnique()
         if (count + 1) * 2 > slots.count { grow() }
         var i = Int(truncatingIfNeeded: h) & mask
         while slots[i].id >= 0 {
@@ -71,10 +108,11 @@ public struct ByteKeyTable: Sendable {
 
     /// Doubles the slots; hashes are kept, so no key is read again.
     private mutating func grow() {
-        let old = slots
-        slots = [Slot](repeating: .empty, count: old.count * 2)
+        let old = storage
+        storage = SlotStorage(count: old.slots.count * 2)
+        slots = storage.slots
         mask = slots.count - 1
-        for slot in old where slot.id >= 0 {
+        for slot in old.slots where slot.id >= 0 {
             var i = Int(truncatingIfNeeded: slot.hash) & mask
             while slots[i].id >= 0 { i = (i + 1) & mask }
             slots[i] = slot

@@ -6,12 +6,12 @@ import Foundation
 /// first of equal keys wins as in one table (measured: one table filled with a million keys was a
 /// cache miss per key on one core while the other waited).
 public struct ShardedKeyTable: Sendable {
-    private var shares: [ByteKeyTable]
+    @usableFromInline var shares: [ByteKeyTable]
     public let foldsASCIICase: Bool
 
     /// A key's share: by the hash's high half (each share's table files keys by the low bits).
-    @inline(__always)
-    private static func share(_ hash: UInt64, of count: Int) -> Int { Int(hash >> 32) % count }
+    @inlinable @inline(__always)
+    static func share(_ hash: UInt64, of count: Int) -> Int { Int(hash >> 32) % count }
 
     /// Files ids `0..<count` by `key(id)` (an empty key is not filed); `hash(id)`, when given, is
     /// each key's hash made beforehand (`fnv1a`, case folded as the table folds). Returns every id
@@ -54,9 +54,12 @@ public struct ShardedKeyTable: Sendable {
     public let duplicates: [(id: Int32, first: Int32)]
 
     /// The id of the key equal to `key`, or nil.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         let h = fnv1a(key, foldingASCIICase: foldsASCIICase)
-        return shares[Self.share(h, of: shares.count)].find(key, hash: h, keyOf: keyOf)
+        // The share's trivial fields only: a copy of it retained its storage around `keyOf`, and
+        // the cores looking keys up at once contended for its count.
+        let s = Self.share(h, of: shares.count)
+        return ByteKeyTable.find(key, hash: h, in: shares[s].slots, mask: shares[s].mask, foldingASCIICase: foldsASCIICase, keyOf: keyOf)
     }
 }

@@ -151,6 +151,18 @@ struct AssignmentTests {
         #expect(run.status == 0 && run.stdout.hasSuffix("plistlib oracle: 12 files ok, 0 files wrong\n"), "\(run.stdout)\(run.stderr)")
     }
 
+    @Test("variants are numbered in the order their sets are first met, the empty set 0, up to 65,536 of them")
+    func variantNumbers() {
+        var numbers = VariantNumbers()
+        #expect([0b101, 0, 0b1, 0b101, 1 << 63, 0b1].map { numbers.number(of: $0) } == [1, 0, 2, 1, 3, 2])
+        #expect(numbers.sets == [0, 0b101, 0b1, 1 << 63])
+        var many = VariantNumbers()
+        for set in 1...UInt64(UInt16.max) { #expect(many.number(of: set << 20) == UInt16(set)) }  // grows its table many times
+        #expect(many.number(of: 12_345 << 20) == 12_345)
+        #expect(many.number(of: 1) == nil)  // a 65,537th set
+        #expect(many.sets.count == 65_536)
+    }
+
     @Test("from LDIF: nested groups, a cycle, multi-valued memberOf, an OU, columns and order, checked by plistlib")
     func fromLDIF() throws {
         let files = try Files()

@@ -17,8 +17,9 @@ public struct DeviceAssignments: Sendable {
     /// Per inventory row, its variant.
     let variantOfRow: [UInt16]
     /// Per variant, what ends its devices' lines of `index.jsonl`: `,"assignments":[...]` (nothing
-    /// without assignments), made once.
-    let indexFields: [[UInt8]]
+    /// without assignments), made once, all in one buffer (`withIndexFields`).
+    private let indexFieldBytes: [UInt8]
+    private let indexFieldRanges: [Range<Int>]
 
     /// The variant of a job without assignments: every row renders the base program.
     init(base: Program) {
@@ -27,6 +28,19 @@ public struct DeviceAssignments: Sendable {
 
     @inline(__always)
     func variant(ofRow row: Int) -> Int { variantOfRow.isEmpty ? 0 : Int(variantOfRow[row]) }
+
+    /// The variants of `rows`, in their order (empty without assignments). Gathered once in a tight
+    /// loop on every core: looked up in the render loop, each row's variant was a cache miss on its
+    /// critical path (rows in key order are scattered: 0.1 s of 1M devices, perf).
+    func variants(ofRows rows: [Int32]) -> [UInt16] {
+        guard !variantOfRow.isEmpty else { return [] }
+        return [UInt16](unsafeUninitializedCapacity: rows.count) { out, count in
+            forEachRange(rows.count, parallelFrom: 65_536) { _, range in
+                for i in range { out[i] = variantOfRow[Int(rows[i])] }
+            }
+            count = rows.count
+        }
+    }
 
     /// The assignments (indices, in file order) in a set.
     static func members(of set: UInt64, among count: Int) -> [Int] {
@@ -54,27 +68,22 @@ public struct DeviceAssignments: Sendable {
             let sets = WorkerSlots(buffer)
             DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
                 var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
-                for row in (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount) {
-                    sets.buffer[row] = matcher.set(ofRow: row, values: &scratch)
+                scratch.withUnsafeMutableBufferPointer { scratch in
+                    for row in (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount) {
+                        sets.buffer[row] = matcher.set(ofRow: row, values: scratch)
+                    }
                 }
             }
         }
-        var variantOf: [UInt64: UInt16] = [0: 0]
-        var sets: [UInt64] = [0]
+        var variants = VariantNumbers()
         var variantOfRow = [UInt16](repeating: 0, count: fleet.deviceCount)
         for (row, set) in setOfRow.enumerated() {
-            if let v = variantOf[set] {
-                variantOfRow[row] = v
-            } else {
-                guard sets.count <= Int(UInt16.max) else {
-                    throw Problem(JobCode.assignmentMatch, "the devices match more than \(UInt16.max) distinct sets of assignments")
-                }
-                let v = UInt16(sets.count)
-                variantOf[set] = v
-                sets.append(set)
-                variantOfRow[row] = v
+            guard let v = variants.number(of: set) else {
+                throw Problem(JobCode.assignmentMatch, "the devices match more than \(UInt16.max) distinct sets of assignments")
             }
+            variantOfRow[row] = v
         }
+        let sets = variants.sets
         var programs = [configuration.base]
         for set in sets.dropFirst() {
             programs.append(try configuration.program(for: members(of: set, among: assignments.count)))
@@ -87,21 +96,43 @@ public struct DeviceAssignments: Sendable {
         self.sets = sets
         self.programs = programs
         self.variantOfRow = variantOfRow
-        indexFields = names.isEmpty ? [[]] : sets.map { set in
-            var fields: [UInt8] = []
-            JSONText.append(#","assignments":["#, to: &fields)
-            for (n, i) in Self.members(of: set, among: names.count).enumerated() {
-                if n > 0 { fields.append(UInt8(ascii: ",")) }
-                JSONText.appendString(names[i], to: &fields)
+        var bytes: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for set in sets {
+            let start = bytes.count
+            if !names.isEmpty {
+                JSONText.append(#","assignments":["#, to: &bytes)
+                for (n, i) in Self.members(of: set, among: names.count).enumerated() {
+                    if n > 0 { bytes.append(UInt8(ascii: ",")) }
+                    JSONText.appendString(names[i], to: &bytes)
+                }
+                bytes.append(UInt8(ascii: "]"))
             }
-            fields.append(UInt8(ascii: "]"))
-            return fields
+            ranges.append(start..<bytes.count)
         }
+        indexFieldBytes = bytes
+        indexFieldRanges = ranges
     }
 
-    /// The `index.jsonl` fields of a row's device.
-    @inline(__always)
-    func indexFields(ofRow row: Int) -> [UInt8] { indexFields[variant(ofRow: row)] }
+    /// Each variant's `index.jsonl` fields, as views that hold no reference: every device's line
+    /// takes them, on every core (an array per variant was retained and released per device by
+    /// both cores, which contended for its count).
+    struct IndexFields: @unchecked Sendable {  // read-only views, valid in `withIndexFields`
+        fileprivate let bytes: UnsafeBufferPointer<UInt8>
+        fileprivate let ranges: UnsafeBufferPointer<Range<Int>>
+
+        @inline(__always)
+        subscript(variant: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[ranges[variant]]) }
+    }
+
+    func withIndexFields<R, E: Error>(_ body: (IndexFields) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = indexFieldBytes.withUnsafeBufferPointer { bytes in
+            indexFieldRanges.withUnsafeBufferPointer { ranges in
+                do throws(E) { return .success(try body(IndexFields(bytes: bytes, ranges: ranges))) } catch { return .failure(error) }
+            }
+        }
+        return try result.get()
+    }
 
     /// Devices per assignment (the shard's rows).
     func counts(rows: [Int32]) -> [String: Int] {
@@ -115,27 +146,130 @@ public struct DeviceAssignments: Sendable {
     }
 }
 
-/// Evaluates the assignments' matches for one row: values compared with the device's bytes
-/// (ASCII case-insensitively), groups through the user's membership bits, resolved once per run.
-private struct Matcher: @unchecked Sendable {
-    struct Test {
-        /// An index into `plan` (a variable), or -1 for a group test.
-        var slot: Int
-        var values: [[UInt8]]
-        /// For a group test: the bits of the groups named.
-        var groupBits: UInt64
+/// Numbers sets of assignments in the order they are first met (the empty set is 0): open
+/// addressing on a multiplicative hash, the last set remembered. A `Dictionary` per row (SipHash)
+/// was most of the numbering's 70 ms at 1M devices, on one core.
+struct VariantNumbers {
+    private(set) var sets: [UInt64] = [0]
+    private var slots = [Int32](repeating: -1, count: 1024)  // indices into sets; -1: empty
+    private var last: (set: UInt64, number: UInt16) = (0, 0)
+
+    init() { place(0) }
+
+    /// The set's number, nil when there would be more than `UInt16.max` + 1.
+    mutating func number(of set: UInt64) -> UInt16? {
+        if set == last.set { return last.number }
+        var i = slot(of: set)
+        while slots[i] >= 0 {
+            if sets[Int(slots[i])] == set {
+                last = (set, UInt16(slots[i]))
+                return last.number
+            }
+            i = (i + 1) & (slots.count - 1)
+        }
+        guard sets.count <= Int(UInt16.max) else { return nil }
+        sets.append(set)
+        if sets.count * 2 > slots.count {
+            slots = [Int32](repeating: -1, count: slots.count * 2)
+            for n in sets.indices { place(n) }
+        } else {
+            slots[i] = Int32(sets.count - 1)
+        }
+        last = (set, UInt16(sets.count - 1))
+        return last.number
     }
 
+    private func slot(of set: UInt64) -> Int { Int(truncatingIfNeeded: (set &* 0x9E37_79B9_7F4A_7C15) >> 40) & (slots.count - 1) }
+
+    private mutating func place(_ n: Int) {
+        var i = slot(of: sets[n])
+        while slots[i] >= 0 { i = (i + 1) & (slots.count - 1) }
+        slots[i] = Int32(n)
+    }
+}
+
+/// Conditions on values, each "this variable equals one of these values" (ASCII
+/// case-insensitively), kept flat in buffers of their own. Tested for every user or device on
+/// every core: through arrays, each test retained and released shared buffers, and the cores
+/// contending for their counts made the users' pass 0.15 s at 900k users.
+final class ValueTests: @unchecked Sendable {
+    /// Per test: the assignment it belongs to (its bit), the variable it reads (an index the
+    /// caller gives meaning to), and its candidates (a range of `candidates`).
+    private let assignment: UnsafeMutableBufferPointer<UInt64>
+    private let variable: UnsafeMutableBufferPointer<Int>
+    private let candidateRange: UnsafeMutableBufferPointer<Range<Int>>
+    /// Per candidate, its bytes in `pool`.
+    private let candidates: UnsafeMutableBufferPointer<Range<Int>>
+    private let pool: UnsafeMutableBufferPointer<UInt8>
+
+    /// The tests as (assignment index, variable, values).
+    init(_ tests: [(assignment: Int, variable: Int, values: [String])]) {
+        let values = tests.flatMap(\.values)
+        assignment = .allocate(capacity: tests.count)
+        variable = .allocate(capacity: tests.count)
+        candidateRange = .allocate(capacity: tests.count)
+        candidates = .allocate(capacity: values.count)
+        pool = .allocate(capacity: values.reduce(0) { $0 + $1.utf8.count })
+        var c = 0, p = 0
+        for (t, test) in tests.enumerated() {
+            assignment[t] = 1 << UInt64(test.assignment)
+            variable[t] = test.variable
+            candidateRange[t] = c..<(c + test.values.count)
+            for value in test.values {
+                candidates[c] = p..<(p + value.utf8.count)
+                for b in value.utf8 { pool[p] = b; p += 1 }
+                c += 1
+            }
+        }
+    }
+
+    deinit {
+        for b in [UnsafeMutableRawBufferPointer(assignment), UnsafeMutableRawBufferPointer(variable), UnsafeMutableRawBufferPointer(candidateRange),
+                  UnsafeMutableRawBufferPointer(candidates), UnsafeMutableRawBufferPointer(pool)] { b.deallocate() }
+    }
+
+    var isEmpty: Bool { variable.isEmpty }
+
+    /// `set` without the assignments of the tests that fail; `value(v)` reads variable v (nil:
+    /// missing, which no test accepts). Tests of assignments already out of `set` are skipped.
+    @inline(__always)
+    func filter(_ set: UInt64, value: (Int) -> UnsafeBufferPointer<UInt8>?) -> UInt64 {
+        var set = set
+        for t in 0..<variable.count where set & assignment[t] != 0 {
+            var holds = false
+            if let bytes = value(variable[t]) {
+                for c in candidateRange[t] where bytesEqual(UnsafeBufferPointer(rebasing: pool[candidates[c]]), bytes, foldingASCIICase: true) {
+                    holds = true
+                    break
+                }
+            }
+            if !holds { set &= ~assignment[t] }
+        }
+        return set
+    }
+}
+
+/// Evaluates the assignments' matches for one row: values compared with the device's bytes
+/// (ASCII case-insensitively), groups through the user's membership bits, resolved once per run.
+/// What depends only on the user (groups, variables read from the directory) is decided once per
+/// user, in the users' order: per row, one lookup of the user's passes and the row's own columns
+/// (looked up per row, the user's values were cache misses that cost most of the matching).
+private struct Matcher: @unchecked Sendable {
+    /// The variables read per row (from the inventory).
     let plan: Fleet.SlotPlan
     let fleet: Fleet
-    /// Per assignment, every test must pass.
-    let tests: [[Test]]
-    /// Per user, the named groups it is in (bit i: `groupNames[i]`).
-    let userGroups: [UInt64]
+    /// Conditions on the row's own values (variable: an index into `plan`).
+    let rowTests: ValueTests
+    /// Per user, the assignments whose conditions on the user all hold (bit i: assignment i).
+    let userPasses: [UInt64]
+    /// The assignments with no condition on the user: those a device without a user may match.
+    let withoutUser: UInt64
 
     init(_ assignments: [Assignment], fleet: Fleet, warning: (Problem) -> Void) throws(Problem) {
-        var variables: [Variable] = []
+        var rowVariables: [Variable] = []
+        var userVariables: [UserVariable] = []
         var groupNames: [String] = []
+        func groupBit(_ name: String) -> Int? { groupNames.firstIndex { $0.lowercased() == name.lowercased() } }
         for assignment in assignments {
             for condition in assignment.conditions {
                 switch condition.subject {
@@ -144,13 +278,17 @@ private struct Matcher: @unchecked Sendable {
                         throw Problem(SourceCode.csvUnknownColumn, at: condition.location,
                                       "assignment \"\(assignment.name)\" matches on device.\(column), but \(fleet.inventory.file) has no column \"\(column)\"")
                     }
-                    if !variables.contains(v) { variables.append(v) }
+                    if let u = fleet.directoryVariable(v) {
+                        if !userVariables.contains(u) { userVariables.append(u) }
+                    } else if !rowVariables.contains(v) {
+                        rowVariables.append(v)
+                    }
                 case .group:
                     guard fleet.users != nil else {
                         throw Problem(JobCode.assignmentMatch, at: condition.location,
                                       "assignment \"\(assignment.name)\" matches on groups, which come from a directory: give --directory")
                     }
-                    for name in condition.values where !groupNames.contains(where: { $0.lowercased() == name.lowercased() }) {
+                    for name in condition.values where groupBit(name) == nil {
                         guard groupNames.count < 64 else {
                             throw Problem(JobCode.assignmentMatch, at: condition.location, "the assignments name more than 64 groups")
                         }
@@ -159,9 +297,39 @@ private struct Matcher: @unchecked Sendable {
                 }
             }
         }
-        plan = try fleet.plan(for: variables)
+        plan = try fleet.plan(for: rowVariables)
         self.fleet = fleet
-        if let users = fleet.users, !groupNames.isEmpty {
+        // The tests on the row, on the user's variables (variable: an index into the user table),
+        // and per assignment the groups it needs the user in (a mask per group condition: any of them).
+        var rowTests: [(assignment: Int, variable: Int, values: [String])] = [], userTests = rowTests
+        var groupTests: [(assignment: UInt64, groups: UInt64)] = []
+        var withoutUser: UInt64 = 0
+        for (i, assignment) in assignments.enumerated() {
+            var onUser = false
+            for condition in assignment.conditions {
+                switch condition.subject {
+                case .variable(let v):
+                    if let u = fleet.directoryVariable(v) {
+                        userTests.append((i, UserTable.variableIndex[u]!, condition.values))
+                        onUser = true
+                    } else {
+                        rowTests.append((i, rowVariables.firstIndex(of: v)!, condition.values))
+                    }
+                case .group:
+                    groupTests.append((1 << UInt64(i), condition.values.reduce(0) { bits, name in bits | 1 << UInt64(groupBit(name)!) }))
+                    onUser = true
+                }
+            }
+            if !onUser { withoutUser |= 1 << UInt64(i) }
+        }
+        self.rowTests = ValueTests(rowTests)
+        self.withoutUser = withoutUser
+        guard let users = fleet.users else {
+            userPasses = []
+            return
+        }
+        var memberships: [UInt64] = []
+        if !groupNames.isEmpty {
             let groups = users.groups
             var warned: Set<String> = []
             for assignment in assignments {
@@ -172,37 +340,30 @@ private struct Matcher: @unchecked Sendable {
                     }
                 }
             }
-            userGroups = groups?.memberships(of: groupNames, userCount: users.count) ?? []
-        } else {
-            userGroups = []
+            memberships = groups?.memberships(of: groupNames, userCount: users.count) ?? []
         }
-        tests = assignments.map { assignment in
-            assignment.conditions.map { condition in
-                switch condition.subject {
-                case .variable(let v):
-                    Test(slot: variables.firstIndex(of: v)!, values: condition.values.map { Array($0.utf8) }, groupBits: 0)
-                case .group:
-                    Test(slot: -1, values: [], groupBits: condition.values.reduce(0) { bits, name in
-                        bits | 1 << UInt64(groupNames.firstIndex { $0.lowercased() == name.lowercased() }!)
-                    })
+        // The users in one range per core.
+        let userTested = ValueTests(userTests)
+        let all: UInt64 = assignments.count == 64 ? .max : (1 << UInt64(assignments.count)) - 1
+        userPasses = [UInt64](unsafeUninitializedCapacity: users.count) { out, count in
+            forEachRange(users.count, parallelFrom: 65_536) { _, range in
+                for u in range {
+                    var passes = all
+                    let groups = memberships.isEmpty ? 0 : memberships[u]
+                    for test in groupTests where groups & test.groups == 0 { passes &= ~test.assignment }
+                    out[u] = userTested.filter(passes) { users.value(user: u, index: $0) }
                 }
             }
+            count = users.count
         }
     }
 
     /// The set of assignments a row matches. `values`: room for the row's variables, reused.
-    func set(ofRow row: Int, values: inout [UnsafeBufferPointer<UInt8>?]) -> UInt64 {
+    @inline(__always)
+    func set(ofRow row: Int, values: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>?>) -> UInt64 {
+        let set = fleet.user(ofRow: row).map { userPasses[$0] } ?? withoutUser
+        guard set != 0, !rowTests.isEmpty else { return set }
         fleet.forEachValue(row: row, plan: plan) { slot, bytes in values[slot] = bytes }
-        let groups = fleet.user(ofRow: row).map { userGroups.isEmpty ? 0 : userGroups[$0] } ?? 0
-        var set: UInt64 = 0
-        for (i, tests) in tests.enumerated() {
-            let matches = tests.allSatisfy { test in
-                if test.slot < 0 { return groups & test.groupBits != 0 }
-                guard let value = values[test.slot] else { return false }
-                return test.values.contains { v in v.withUnsafeBufferPointer { bytesEqual($0, value, foldingASCIICase: true) } }
-            }
-            if matches { set |= 1 << UInt64(i) }
-        }
-        return set
+        return rowTests.filter(set) { values[$0] }
     }
 }

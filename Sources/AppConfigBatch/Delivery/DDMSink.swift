@@ -77,10 +77,10 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     /// The device's digest is its declaration set's (which names its asset and declarations).
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
-        try add(key: key, plist: plist, indexFields: [], to: &chunk)
+        try add(key: key, plist: plist, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &chunk)
     }
 
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: [UInt8], to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: UnsafeBufferPointer<UInt8>, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
         let d = builder.build(plist: plist)
         var set: [UInt8] = []
         DeclarationBuilder.setFile(key: key, d, into: &set)

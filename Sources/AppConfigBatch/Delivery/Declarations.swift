@@ -112,14 +112,14 @@ struct DeclarationBuilder: Sendable {
     }
 
     /// The device's line of `index.jsonl`: its set, and the set file's path and SHA-256.
-    static func indexLine(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, path: String, digest: SHA256Digest, extra: [UInt8] = [],
+    static func indexLine(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, path: String, digest: SHA256Digest, extra: UnsafeBufferPointer<UInt8>,
                           into out: inout [UInt8]) {
         setFields(key: key, d, into: &out)
         JSONText.append(#","path":"#, to: &out)
         JSONText.appendString(path, to: &out)
         JSONText.append(#","sha256":"#, to: &out)
         JSONText.appendString(digest.hex, to: &out)
-        out += extra
+        out.append(contentsOf: extra)
         JSONText.append("}\n", to: &out)
     }
 

@@ -85,7 +85,7 @@ struct Generation {
         header += fingerprints
         let ending = sink.pathExtension
         let index = ClosingFile(name: "index.jsonl") { [self] in
-            bytesInParts(count: entries.count) { range in
+            assignments.withIndexFields { fields in bytesInParts(count: entries.count) { range in
                 var index: [UInt8] = []
                 index.reserveCapacity(range.count * 140)
                 for e in entries[range] {
@@ -98,11 +98,11 @@ struct Generation {
                     JSONText.append(#"","sha256":""#, to: &index)
                     e.digest.appendHex(to: &index)
                     index.append(UInt8(ascii: "\""))
-                    index += assignments.indexFields(ofRow: Int(e.row))
+                    index.append(contentsOf: fields[assignments.variant(ofRow: Int(e.row))])
                     JSONText.append("}\n", to: &index)
                 }
                 return index
-            }
+            } }
         }
         let manifest = ClosingFile(name: Manifest.fileName) { [self] in
             [Manifest.headerText(header)] + bytesInParts(count: entries.count) { range in

@@ -17,6 +17,11 @@ struct GroupBuilder {
     /// Per user, its `memberOf` nodes: `userGroups[userGroupStart[u]..<userGroupStart[u + 1]]`.
     private var userGroupStart: [UInt32] = [0]
     private var userGroups: [Int32] = []
+    /// Per user, the hash of its ASCII-lowercased DN (`UserTableBuilder.hashDN`) when the DN is
+    /// plain (its canonical spelling is those bytes lowercased), else 0: group entries name a few
+    /// users by DN, and finding them is a hash compare per user, not a hash of every DN (made
+    /// while the DN is in cache; measured: 0.13 s of CPU at 900k users when made in `finish`).
+    private var userDNHash: [UInt64] = []
     private(set) var groupEntries = 0
     /// Every spelling met, by its bytes, and its node (-1: not a DN). A million users name the same
     /// few groups in `memberOf`: each value after the first is one hash and one compare, with no
@@ -70,6 +75,9 @@ struct GroupBuilder {
     /// quotes, no multi-valued RDN, no `=` in a value, and escapes only of the characters the
     /// canonical form escapes the same way (`\,` in `CN=Doe\, Jane`, as AD writes it). Most DNs
     /// are: they are compared without a parse or a copy.
+    /// ` `, `"`, `#`, `+`, `,`, `;`, `<`, `=`, `>`: the bytes below 0x40 that `isPlain` looks at.
+    private static let notPlainBelow0x40: UInt64 = [0x20, 0x22, 0x23, 0x2B, 0x2C, 0x3B, 0x3C, 0x3D, 0x3E].reduce(0) { $0 | 1 << $1 }
+
     static func isPlain<C: Collection<UInt8>>(_ dn: C) -> Bool {
         guard let first = dn.first, first != 0x20 else { return false }
         var previous: UInt8 = 0
@@ -79,6 +87,13 @@ struct GroupBuilder {
                 guard DistinguishedName.canonicallyEscaped.contains(b) else { return false }  // hex pairs, `\ `, `\#`: parsed
                 escaped = false
                 previous = UInt8(ascii: "a")
+                continue
+            }
+            // Letters, digits and most punctuation only become `previous`: one test against a bit
+            // set of the bytes below 0x40 that matter, and `\` (the switch per byte was 77 ms of
+            // CPU for 900k DNs).
+            if b >= 0x40 ? b != UInt8(ascii: "\\") : (Self.notPlainBelow0x40 >> UInt64(b)) & 1 == 0 {
+                previous = b
                 continue
             }
             switch b {
@@ -99,9 +114,11 @@ struct GroupBuilder {
         return !escaped && previous != 0x20 && anyEquals
     }
 
-    /// The next user's direct groups (call once per user added, in order). Values that are not
-    /// DNs are returned for the caller to report.
-    mutating func addUser(memberOf: [UnsafeBufferPointer<UInt8>]) -> [UnsafeBufferPointer<UInt8>] {
+    /// The next user's direct groups (call once per user added, in order). `dnHash`: the hash of
+    /// its DN when the caller made it (else made here). Values that are not DNs are returned for
+    /// the caller to report.
+    mutating func addUser(dn: UnsafeBufferPointer<UInt8>, dnHash: UInt64?, memberOf: [UnsafeBufferPointer<UInt8>]) -> [UnsafeBufferPointer<UInt8>] {
+        userDNHash.append(Self.isPlain(dn) ? dnHash ?? UserTableBuilder.hashDN(dn) : 0)
         var invalid: [UnsafeBufferPointer<UInt8>] = []
         for value in memberOf {
             guard let g = node(value) else { invalid.append(value); continue }
@@ -147,6 +164,7 @@ struct GroupBuilder {
         }
         edges += other.edges.map { (node[Int($0.member)], node[Int($0.group)]) }
         for u in kept {
+            userDNHash.append(other.userDNHash[u])
             let range = Int(other.userGroupStart[u])..<Int(other.userGroupStart[u + 1])
             for g in other.userGroups[range] { userGroups.append(node[Int(g)]) }  // no array per user
             userGroupStart.append(UInt32(userGroups.count))
@@ -155,7 +173,7 @@ struct GroupBuilder {
     }
 
     /// `userDN(u)`: each user's DN as stored, to find the users that group entries list by DN.
-    func finish(userCount: Int, userDN: (Int) -> ArraySlice<UInt8>) -> DirectoryGroups {
+    func finish(userCount: Int, userDN: (Int) -> UnsafeBufferPointer<UInt8>) -> DirectoryGroups {
         // Members of each group: a CSR list from the (member, group) pairs.
         var start = [Int32](repeating: 0, count: canonicalDNs.count + 1)
         for e in edges { start[Int(e.group) + 1] += 1 }
@@ -166,9 +184,10 @@ struct GroupBuilder {
             members[Int(fill[Int(e.group)])] = e.member
             fill[Int(e.group)] += 1
         }
-        // Users that a group entry lists by DN: each user's DN looked up among the members that are
-        // not groups (none: nothing to look up). A plain DN's lowercased bytes are its canonical
-        // spelling, so most users are found by a hash of their DN as stored, without a copy.
+        // Users that a group entry lists by DN: each user looked up among the members that are not
+        // groups (none: nothing to look up). A plain DN's lowercased bytes are its canonical
+        // spelling: such a user is looked up by the hash made when it was read (its DN is read
+        // only on a hit); the others by their canonical spelling.
         var userNode = [Int32]()
         var listed = ByteKeyTable(capacity: 16, foldingASCIICase: true)
         var listedPool: [UInt8] = []
@@ -186,18 +205,21 @@ struct GroupBuilder {
             if inserted == nil { listedNode.append(e.member) } else { listedRanges.removeLast(); listedPool.removeLast(key.count) }
         }
         if listed.count > 0 {
-            // Every user looked up, one range of users per core (read-only tables; measured: 0.13 s
-            // on one core for 900k users).
+            // One range of users per core (read-only tables).
+            precondition(userDNHash.count == userCount, "a hash per user added")
             userNode = [Int32](repeating: -1, count: userCount)
             listedPool.withUnsafeBufferPointer { pool in
                 userNode.withUnsafeMutableBufferPointer { out in
-                    func find(_ key: UnsafeBufferPointer<UInt8>) -> Int32 {
-                        listed.find(key) { UnsafeBufferPointer(rebasing: pool[listedRanges[Int($0)]]) }.map { listedNode[Int($0)] } ?? -1
+                    func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32 {
+                        listed.find(key, hash: hash) { UnsafeBufferPointer(rebasing: pool[listedRanges[Int($0)]]) }.map { listedNode[Int($0)] } ?? -1
                     }
                     forEachRange(userCount, parallelFrom: 65_536) { _, users in
                         for u in users {
-                            out[u] = userDN(u).withUnsafeBufferPointer { dn in
-                                Self.isPlain(dn) ? find(dn) : Self.canonicalKey(dn)?.withUnsafeBufferPointer(find) ?? -1
+                            let hash = userDNHash[u]
+                            if hash != 0 {
+                                out[u] = find(userDN(u), hash: hash)
+                            } else if let key = Self.canonicalKey(userDN(u)) {
+                                out[u] = key.withUnsafeBufferPointer { find($0, hash: listed.hash($0)) }
                             }
                         }
                     }

@@ -221,7 +221,9 @@ struct EntryCollector {
 
     init(file: String, map: AttributeMap) {
         builder = UserTableBuilder(source: file, map: map)
-        self.file = file
+        // A copy of its own: each entry's location retains it, and retaining the caller's string
+        // from every core at once made the cores contend for its count (0.18 s of CPU at 900k).
+        self.file = String(decoding: Array(file.utf8), as: UTF8.self)
         wanted = builder.attributeOrder.map { Array($0.utf8) }
         readsGroups = map.readsGroups
         values = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: wanted.count)
@@ -279,7 +281,7 @@ struct EntryCollector {
             return
         }
         let user = builder.count
-        builder.addEntry(dn: dn, values: values, memberOf: memberOf, line: entryLine, location: location())
+        builder.addEntry(dn: dn, dnHash: hash, values: values, memberOf: memberOf, line: entryLine, location: location())
         guard builder.count > user else { return }  // the DN did not parse: reported, not added
         builder.indexDN(ofUser: user, hash: hash)
     }

@@ -58,7 +58,7 @@ public final class UserTable: @unchecked Sendable {
     private let ranges: [UInt32]
     private let index: ShardedKeyTable
     static let stride = UserVariable.allCases.count + 1
-    static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
+    public static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
     init(source: String, pool bytes: [UInt8], ranges: [UInt32], lines: [UInt32], problems: [Problem]) {
@@ -102,7 +102,7 @@ public final class UserTable: @unchecked Sendable {
     /// `value(user:_:)` by the variable's index (`variableIndex`), looked up once per plan: the
     /// dictionary lookup per value was a hash per device and variable.
     @inline(__always)
-    func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? {
+    public func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? {
         let i = (user * Self.stride + index) * 2
         guard ranges[i + 1] != .max else { return nil }
         return UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
@@ -194,7 +194,7 @@ public struct UserTableBuilder {
         withBuffers(values) { values in
             withBuffers(memberOf) { memberOf in
                 dnBytes.withUnsafeBufferPointer { dn in
-                    addEntry(dn: dn, values: values, memberOf: memberOf.map { $0! }, line: nil, location: location())
+                    addEntry(dn: dn, dnHash: nil, values: values, memberOf: memberOf.map { $0! }, line: nil, location: location())
                 }
             }
         }
@@ -202,10 +202,12 @@ public struct UserTableBuilder {
 
     /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil; every value
     /// is copied into the pool (the buffers may go once this returns). `line`: where an LDIF entry
-    /// starts. `memberOf`: the user's groups, when the map reads groups.
-    mutating func addEntry(dn: UnsafeBufferPointer<UInt8>, values: [UnsafeBufferPointer<UInt8>?], memberOf: [UnsafeBufferPointer<UInt8>],
+    /// starts. `memberOf`: the user's groups, when the map reads groups. `dnHash`: `hashDN(dn)`,
+    /// when the caller made it.
+    mutating func addEntry(dn: UnsafeBufferPointer<UInt8>, dnHash: UInt64?, values: [UnsafeBufferPointer<UInt8>?], memberOf: [UnsafeBufferPointer<UInt8>],
                            line: Int?, location: @autoclosure () -> Location) {
-        guard addUser(dn: dn, values: values, line: line, location: location()), let invalid = groups?.addUser(memberOf: memberOf) else { return }
+        guard addUser(dn: dn, values: values, line: line, location: location()),
+              let invalid = groups?.addUser(dn: dn, dnHash: dnHash, memberOf: memberOf) else { return }
         for value in invalid { reportNotDN(value, "memberOf", at: location()) }
     }
 
@@ -388,7 +390,9 @@ public struct UserTableBuilder {
         let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
-        table.groups = groups?.finish(userCount: count) { dn(ofUser: $0) }
+        table.groups = pool.withUnsafeBufferPointer { pool in
+            ranges.withUnsafeBufferPointer { ranges in groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges) } }
+        }
         return table
     }
 }

@@ -104,6 +104,12 @@ public final class Fleet: @unchecked Sendable {
         }
         let sources: [Source]
         public let variables: [Variable]
+
+        /// The same plan in arrays of its own, for one worker: a plan read for every device is
+        /// retained each time, and cores retaining one shared array contend for its count.
+        public func unshared() -> SlotPlan {
+            SlotPlan(sources: sources.map { $0 }, variables: variables.map { $0 })
+        }
     }
 
     /// A plan for these variables. A `$(device.<Column>)` naming no column is an error here, before
@@ -124,6 +130,13 @@ public final class Fleet: @unchecked Sendable {
             }
         }
         return SlotPlan(sources: sources, variables: variables)
+    }
+
+    /// The user variable a variable is read as from the directory (nil: it is read from the
+    /// inventory, or is missing): a condition on it holds or fails for a user, whichever device.
+    public func directoryVariable(_ variable: Variable) -> UserVariable? {
+        guard case .user(let u) = variable, case .user = userSource(u) else { return nil }
+        return u
     }
 
     /// A user variable the inventory carries is read from its column (over the directory's);

@@ -1,0 +1,89 @@
+import AppConfigBytes
+import Testing
+
+/// The key tables behind the join, the duplicate checks and the program's string classes: keys
+/// by content, ids handed back, value semantics although the slots live in a buffer of their own.
+@Suite("Byte key tables")
+struct ByteKeyTableTests {
+    /// Keys held by the caller, as the tables expect (the table stores hashes and ids only), in
+    /// one buffer that does not move.
+    final class Keys {
+        private let pool = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 20)
+        private var ranges: [Range<Int>] = []
+        deinit { pool.deallocate() }
+
+        func add(_ key: String) -> Int32 {
+            let start = ranges.last?.upperBound ?? 0
+            for (i, b) in key.utf8.enumerated() { pool[start + i] = b }
+            ranges.append(start..<(start + key.utf8.count))
+            return Int32(ranges.count - 1)
+        }
+
+        func key(_ id: Int32) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: pool[ranges[Int(id)]]) }
+    }
+
+    func find(_ table: ByteKeyTable, _ key: String, _ keys: Keys) -> Int32? {
+        Array(key.utf8).withUnsafeBufferPointer { table.find($0, keyOf: keys.key) }
+    }
+
+    func insert(_ table: inout ByteKeyTable, _ key: String, _ keys: Keys) -> Int32? {
+        let id = keys.add(key)
+        return Array(key.utf8).withUnsafeBufferPointer { table.insert($0, id: id, keyOf: keys.key) }
+    }
+
+    @Test("grows past its first capacity and finds every key by content; an equal key gives the first id")
+    func growth() {
+        let keys = Keys()
+        var table = ByteKeyTable(capacity: 4)
+        for i in 0..<5_000 { #expect(insert(&table, "key-\(i)", keys) == nil) }
+        #expect(table.count == 5_000)
+        for i in stride(from: 0, to: 5_000, by: 7) { #expect(find(table, "key-\(i)", keys) == Int32(i)) }
+        #expect(find(table, "key-5000", keys) == nil)
+        #expect(insert(&table, "key-42", keys) == 42)
+        #expect(table.count == 5_000)
+    }
+
+    @Test("a copy is a value: keys added to one are not in the other, before and after either grows")
+    func valueSemantics() {
+        let keys = Keys()
+        var original = ByteKeyTable(capacity: 8)
+        _ = insert(&original, "a", keys)
+        var copy = original
+        _ = insert(&copy, "b", keys)
+        #expect(find(original, "b", keys) == nil)
+        #expect(find(copy, "b", keys) == 1)
+        for i in 0..<100 { _ = insert(&original, "o\(i)", keys) }  // grows the original only
+        #expect(find(copy, "o5", keys) == nil)
+        #expect(find(original, "b", keys) == nil)
+        #expect(find(original, "a", keys) == 0 && find(copy, "a", keys) == 0)
+    }
+
+    @Test("a folding table takes A-Z and a-z as one key; a plain one does not")
+    func folding() {
+        let keys = Keys()
+        var folding = ByteKeyTable(capacity: 8, foldingASCIICase: true)
+        var plain = ByteKeyTable(capacity: 8)
+        _ = insert(&folding, "CN=Sales,DC=corp", keys)
+        _ = insert(&plain, "CN=Sales,DC=corp", keys)
+        #expect(find(folding, "cn=sales,dc=CORP", keys) == 0)
+        #expect(find(plain, "cn=sales,dc=CORP", keys) == nil)
+        #expect(find(plain, "CN=Sales,DC=corp", keys) == 1)
+    }
+
+    @Test("shared across cores: each key in one share, the first of equal keys wins, duplicates listed in id order")
+    func sharded() {
+        let keys = Keys()
+        for i in 0..<20_000 { _ = keys.add("user\(i % 15_000)@example.com") }
+        _ = keys.add("USER7@example.com")
+        let table = ShardedKeyTable(count: 20_001, foldingASCIICase: true, shares: 3, key: keys.key)
+        func find(_ key: String) -> Int32? {
+            Array(key.utf8).withUnsafeBufferPointer { table.find($0, keyOf: keys.key) }
+        }
+        #expect(find("user14999@example.com") == 14_999)
+        #expect(find("User7@Example.com") == 7)
+        #expect(find("user15000@example.com") == nil)
+        #expect(table.duplicates.count == 5_001)
+        #expect(table.duplicates.first.map { [$0.id, $0.first] } == [15_000, 0])
+        #expect(table.duplicates.last.map { [$0.id, $0.first] } == [20_000, 7])
+    }
+}
