@@ -24,13 +24,15 @@ public func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar
 }
 
 /// The offset of the first byte that does not start a valid UTF-8 sequence, or nil. ASCII runs
-/// are skipped eight bytes at a time.
+/// are skipped eight bytes at a time, straight to the first byte of a word that is not ASCII
+/// (byte by byte up to it, a name like "Åsa Yılmaz" loaded a word per byte).
 public func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
     var i = 0
     while i < n {
         if i + 8 <= n {
-            let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-            if word & 0x8080_8080_8080_8080 == 0 { i += 8; continue }
+            let high = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080
+            if high == 0 { i += 8; continue }
+            i += high.trailingZeroBitCount / 8  // little-endian: the lowest set bit is the first such byte
         }
         if p[i] < 0x80 { i += 1; continue }
         guard let (_, length) = decodeUTF8(p, i, n) else { return i }

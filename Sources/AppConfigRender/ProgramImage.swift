@@ -44,10 +44,12 @@ public final class ProgramImage: @unchecked Sendable {
     /// The patterns, unretained: the program holds them for the image's lifetime.
     let patterns: UnsafeMutableBufferPointer<Unmanaged<Pattern>>
 
-    public var slotCount: Int { program.slots.count }
+    /// Stored: each render checks it, and reading it through the program cost a call per device.
+    public let slotCount: Int
 
     public init(_ program: Program) {
         self.program = program
+        slotCount = program.slots.count
         var poolBytes: [UInt8] = []
         func add(_ bytes: [UInt8]?) -> PoolRange {
             guard let bytes else { return .none }

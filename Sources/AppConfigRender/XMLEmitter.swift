@@ -13,26 +13,37 @@ final class XMLEmitter {
     /// XML shares no strings: the scan need not hash them.
     static let needsStringHashes = false
 
+    /// Each key's lines laid out once: runs of fixed bytes (the key line, constants, array and
+    /// string tags, tabs), each followed by a dynamic string or nothing. A device's plist is, per
+    /// present key, its runs copied and its strings escaped between them: the instructions that
+    /// build strings are not walked again per device (measured, `Render.oneDevice.xml`: 302 -> 228 ns).
+    private let arena = BufferArena()
+    private let runBytes: UnsafeMutableBufferPointer<UInt8>
+    /// Per segment: its fixed bytes (a range of `runBytes`) and what follows them: a dynamic
+    /// string (>= 0), nothing (`Self.nothing`), or a constant XML cannot carry (`Self.forbidden`,
+    /// an error when the key is present).
+    private let segmentRun: UnsafeMutableBufferPointer<PoolRange>
+    private let segmentThen: UnsafeMutableBufferPointer<Int32>
+    /// Key k's segments: `keySegments[k] ..< keySegments[k + 1]`.
+    private let keySegments: UnsafeMutableBufferPointer<Int32>
+    private static let nothing: Int32 = -1
+    private static let forbidden: Int32 = -2
+
     init(image: ProgramImage, nesting: Int = 0) {
         self.image = image
         self.nesting = nesting
-    }
-
-    // Static strings, not arrays: no reference counting per use in the hot loop.
-    private static let arrayOpen: StaticString = "\t<array>\n"
-    private static let arrayClose: StaticString = "\t</array>\n"
-    private static let arrayEmpty: StaticString = "\t<array/>\n"
-    private static let stringOpen: StaticString = "<string>"
-    private static let stringClose: StaticString = "</string>\n"
-
-    /// Nil when written; an error when a value holds a character XML 1.0 cannot carry.
-    func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) -> Problem? {
-        if nesting == 0 { output.append(ascii: PlistEncoding.xmlHeader) }
+        var bytes: [UInt8] = [], runs: [PoolRange] = [], then: [Int32] = [], starts: [Int32] = [0]
+        var runStart = 0
+        func end(then next: Int32) {
+            runs.append(PoolRange(start: Int32(runStart), count: Int32(bytes.count - runStart)))
+            then.append(next)
+            runStart = bytes.count
+        }
+        func tabs(_ n: Int) { bytes += repeatElement(0x09, count: n) }
         let code = image.instructions
-        for k in device.presentKeys {
-            let key = Int(k)
-            if nesting > 0 { output.appendTabs(nesting) }
-            output.append(image.bytes(image.keyXML[key]))
+        for key in 0..<image.program.keys.count {
+            tabs(nesting)
+            bytes += image.bytes(image.keyXML[key])
             var pc = Int(image.keyStart[key]) + 1
             var depth = 1 + nesting
             var emptyArray = false
@@ -42,38 +53,28 @@ final class XMLEmitter {
                 case .constant:
                     let range = image.constantXML[instruction.operand]
                     if range.count < 0 {
-                        return Problem(.xmlCharacter, at: Location(key: image.program.keys[key].name),
-                                       "the value holds a character XML 1.0 cannot carry")
+                        end(then: Self.forbidden)
+                    } else {
+                        tabs(depth)
+                        bytes += image.bytes(range)
+                        bytes.append(0x0A)
                     }
-                    output.appendTabs(depth)
-                    output.append(image.bytes(range))
-                    output.append(0x0A)
                 case .arrayBegin:
                     emptyArray = instruction.operands.0 == 0
-                    if nesting > 0 { output.appendTabs(nesting) }
-                    output.append(ascii: emptyArray ? Self.arrayEmpty : Self.arrayOpen)
+                    tabs(nesting)
+                    bytes += (emptyArray ? "\t<array/>\n" : "\t<array>\n").utf8
                     depth = 2 + nesting
                 case .arrayEnd:
                     if !emptyArray {
-                        if nesting > 0 { output.appendTabs(nesting) }
-                        output.append(ascii: Self.arrayClose)
+                        tabs(nesting)
+                        bytes += "\t</array>\n".utf8
                     }
                     depth = 1 + nesting
                 case .stringBegin:
-                    let d = instruction.operand
-                    if device.strings[d].hasXMLForbidden {
-                        return Problem(check: .xmlCharacter, program: image.program, string: device.strings[d], text: device.text,
-                                           key: key, "holds a character XML 1.0 cannot carry")
-                    }
-                    output.appendTabs(depth)
-                    output.append(ascii: Self.stringOpen)
-                    let bytes = device.bytes(of: d)
-                    if device.strings[d].needsEscape {
-                        Self.appendEscaped(bytes, to: &output)
-                    } else {
-                        output.append(bytes)
-                    }
-                    output.append(ascii: Self.stringClose)
+                    tabs(depth)
+                    bytes += "<string>".utf8
+                    end(then: Int32(instruction.operand))
+                    bytes += "</string>\n".utf8
                 case .endKey:
                     break walk
                 default:
@@ -81,12 +82,43 @@ final class XMLEmitter {
                 }
                 pc += 1
             }
+            end(then: Self.nothing)
+            starts.append(Int32(runs.count))
+        }
+        runBytes = arena.table(bytes)
+        segmentRun = arena.table(runs)
+        segmentThen = arena.table(then)
+        keySegments = arena.table(starts)
+    }
+
+    /// Nil when written; an error when a value holds a character XML 1.0 cannot carry.
+    func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) -> Problem? {
+        if nesting == 0 { output.append(ascii: PlistEncoding.xmlHeader) }
+        let pool = runBytes.baseAddress!
+        for k in device.presentKeys {
+            let key = Int(k)
+            for s in Int(keySegments[key])..<Int(keySegments[key + 1]) {
+                let run = segmentRun[s]
+                output.append(UnsafeBufferPointer(start: pool + Int(run.start), count: Int(run.count)))
+                let d = Int(segmentThen[s])
+                if d >= 0 {
+                    if device.strings[d].hasXMLForbidden {
+                        return Problem(check: .xmlCharacter, program: image.program, string: device.strings[d], text: device.text,
+                                       key: key, "holds a character XML 1.0 cannot carry")
+                    }
+                    let bytes = device.bytes(of: d)
+                    if device.strings[d].needsEscape {
+                        XMLEscaping.forEachEscaped(bytes) { output.append($0) }
+                    } else {
+                        output.append(bytes)
+                    }
+                } else if d == Int(Self.forbidden) {
+                    return Problem(.xmlCharacter, at: Location(key: image.program.keys[key].name),
+                                   "the value holds a character XML 1.0 cannot carry")
+                }
+            }
         }
         if nesting == 0 { output.append(ascii: PlistEncoding.xmlFooter) }
         return nil
-    }
-
-    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout ByteBuffer) {
-        XMLEscaping.forEachEscaped(bytes) { output.append($0) }
     }
 }

@@ -185,6 +185,10 @@ public final class InventoryTable: @unchecked Sendable {
         let duplicates = DuplicateKeys(scans: scans, bytes: buffer, width: width, keySlot: deviceKeySlot)
         var lineOffsets = [scanner.line - 1]  // per part, the lines before its first
         for scan in scans { lineOffsets.append(lineOffsets.last! + scan.lines) }
+        // Into locals, set once at the end: the properties of a class, changed per row, were
+        // checked for exclusive access at run time on each change.
+        var ranges: [UInt32] = [], lines: [UInt32] = []
+        var rowCount = 0, dataRows = 0, continuationRows = 0
         ranges.reserveCapacity(scans.reduce(0) { $0 + $1.ranges.count })
         lines.reserveCapacity(scans.reduce(0) { $0 + $1.rowLines.count })
         // A row with all of these empty names no device: after a device, it continues it.
@@ -235,6 +239,11 @@ public final class InventoryTable: @unchecked Sendable {
             }
             if stop { break rows }
         }
+        self.ranges = ranges
+        self.lines = lines
+        self.rowCount = rowCount
+        self.dataRows = dataRows
+        self.continuationRows = continuationRows
         self.problems = problems
         if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {
             throw first

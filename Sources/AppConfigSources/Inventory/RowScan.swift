@@ -97,7 +97,13 @@ struct RowScan {
         scanner.line = 1
         var fields = FieldBuffer()
         let width = layout.keptCount * 2
-        var row = [UInt32](repeating: 0, count: width)
+        // The row's ranges before they join the part's: appended from an array, each row retained
+        // and released it (perf: 0.4 of the scan's time in reference counting and copying).
+        let row = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: width)
+        row.initialize(repeating: 0)
+        defer { row.deallocate() }
+        // The kept columns only, as (column, slot): most of a wide export is not read.
+        let kept = layout.keptIndex.enumerated().filter { $0.element >= 0 }.map { (column: $0.offset, slot: $0.element) }
         // A row holds at least a delimiter per column: a wide header means few rows.
         part.ranges.reserveCapacity((to - from) / max(64, layout.headerCount) * width)
         while scanner.position < to, let record = scanner.next(into: &fields) {
@@ -116,8 +122,7 @@ struct RowScan {
                 continue
             }
             let index = Int32(part.rowLines.count)
-            for c in 0..<fields.count where layout.keptIndex[c] >= 0 {
-                let slot = layout.keptIndex[c]
+            for (c, slot) in kept {
                 var length = fields.length(c)
                 if length < 0 {
                     length = -length - 1
@@ -126,7 +131,7 @@ struct RowScan {
                 row[slot * 2] = UInt32(fields.offset(c))
                 row[slot * 2 + 1] = UInt32(length)
             }
-            part.ranges += row
+            part.ranges.append(contentsOf: UnsafeBufferPointer(row))
             part.rowLines.append(UInt32(record.line))
             part.keyHashes.append(fnv1a(UnsafeBufferPointer(start: bytes.baseAddress! + Int(row[layout.keySlot * 2]), count: Int(row[layout.keySlot * 2 + 1])),
                                         foldingASCIICase: true))
