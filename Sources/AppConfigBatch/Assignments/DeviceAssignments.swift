@@ -123,6 +123,9 @@ public struct DeviceAssignments: Sendable {
 
         @inline(__always)
         subscript(variant: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[ranges[variant]]) }
+
+        /// The longest variant's fields.
+        var maxCount: Int { ranges.lazy.map(\.count).max() ?? 0 }
     }
 
     func withIndexFields<R, E: Error>(_ body: (IndexFields) throws(E) -> R) throws(E) -> R {

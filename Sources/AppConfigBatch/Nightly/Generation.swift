@@ -87,7 +87,10 @@ struct Generation {
         let index = ClosingFile(name: "index.jsonl") { [self] in
             assignments.withIndexFields { fields in bytesInParts(count: entries.count) { range in
                 var index: [UInt8] = []
-                index.reserveCapacity(range.count * 140)
+                // Room for lines longer than most (a line is ~110 bytes and its key twice, ~160 at 1M):
+                // short, the part grew at its end, copying ~80 MB into fresh pages; room never
+                // written is never touched.
+                index.reserveCapacity(range.count * (256 + fields.maxCount))
                 for e in entries[range] {
                     if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
                     let k = key(e.row)
@@ -107,7 +110,7 @@ struct Generation {
         let manifest = ClosingFile(name: Manifest.fileName) { [self] in
             [Manifest.headerText(header)] + bytesInParts(count: entries.count) { range in
                 var lines: [UInt8] = []
-                lines.reserveCapacity(range.count * 110)
+                lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
                 for e in entries[range] { Manifest.appendLine(key: key(e.row), extension: ending, digest: e.digest, to: &lines) }
                 return lines
             }
