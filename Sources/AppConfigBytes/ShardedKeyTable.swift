@@ -14,8 +14,9 @@ public struct ShardedKeyTable: Sendable {
     static func share(_ hash: UInt64, of count: Int) -> Int { Int(hash >> 32) % count }
 
     /// Files ids `0..<count` by `key(id)` (an empty key is not filed); `hash(id)`, when given, is
-    /// each key's hash made beforehand (`fnv1a`, case folded as the table folds). Returns every id
-    /// whose key an earlier id has, with that id, in id order.
+    /// each key's hash made beforehand: `fnv1a`, case folded as the table folds, for a table that is
+    /// searched (`find` hashes so); any hash equal for keys the table takes as equal, for one that
+    /// only reports `duplicates`. Returns every id whose key an earlier id has, with that id, in id order.
     public init(count: Int, foldingASCIICase: Bool, shares requested: Int = ProcessInfo.processInfo.activeProcessorCount,
                 key: (Int32) -> UnsafeBufferPointer<UInt8>, hash: ((Int32) -> UInt64)? = nil) {
         foldsASCIICase = foldingASCIICase

@@ -70,6 +70,18 @@ struct ByteKeyTableTests {
         #expect(find(plain, "CN=Sales,DC=corp", keys) == 1)
     }
 
+    @Test(arguments: [
+        ("UDID-00008030-001A", "udid-00008030-001a", true),     // A-Z as a-z, in words and in the tail
+        ("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", true),
+        ("@[`{", "@[`{", true), ("@", "`", false), ("[", "{", false),  // the bytes beside A-Z and a-z stay
+        ("ÉCOLE", "école", false),                              // only ASCII folds
+        ("key", "key\0", false), ("", "", true), ("12345678", "123456789", false),
+    ])
+    func foldedHash(a: String, b: String, equal: Bool) {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        #expect((x.withUnsafeBufferPointer(foldedWordHash) == y.withUnsafeBufferPointer(foldedWordHash)) == equal)
+    }
+
     @Test("shared across cores: each key in one share, the first of equal keys wins, duplicates listed in id order")
     func sharded() {
         let keys = Keys()

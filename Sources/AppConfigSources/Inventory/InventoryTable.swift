@@ -189,14 +189,32 @@ public final class InventoryTable: @unchecked Sendable {
         // checked for exclusive access at run time on each change.
         var ranges: [UInt32] = [], lines: [UInt32] = []
         var rowCount = 0, dataRows = 0, continuationRows = 0
-        ranges.reserveCapacity(scans.reduce(0) { $0 + $1.ranges.count })
+        let allRanges = scans.reduce(0) { $0 + $1.ranges.count }
         lines.reserveCapacity(scans.reduce(0) { $0 + $1.rowLines.count })
+        // Part 0's rows are the table's first. While none is skipped they are not copied: at the
+        // end of the part the table takes its ranges whole (the common case; room for every part's
+        // was reserved by its scan), or, at its first skipped row, the rows before it are copied
+        // and the rest appended as they come (copying every row was a tenth of a one-part parse).
+        var part0 = scans.first?.ranges ?? []
+        if !scans.isEmpty { scans[0].ranges = [] }
+        var deferring = true, adopted = false
+        /// A row's ranges, for messages about an earlier row (part 0's: in the table once taken whole).
+        func rangesOf(part: Int, row: Int) -> ArraySlice<UInt32> {
+            part > 0 ? scans[part].ranges[(row * width)...] : adopted ? ranges[(row * width)...] : part0[(row * width)...]
+        }
         // A row with all of these empty names no device: after a device, it continues it.
         let identitySlots = Array(Set(plan.variableSlots.values).union([plan.deviceKeySlot]).union(plan.userKeySlot.map { [$0] } ?? []))
         rows: for (part, scan) in scans.enumerated() {
             let lineOffset = lineOffsets[part]
             dataRows += scan.dataRows
-            let stop: Bool = scan.ranges.withUnsafeBufferPointer { partRanges in
+            /// The rows of part 0 before `r`, all kept: copied when the first of its rows is skipped.
+            func stopDeferring(before r: Int) {
+                guard part == 0 && deferring else { return }
+                ranges.reserveCapacity(allRanges)
+                ranges.append(contentsOf: part0[..<(r * width)])
+                deferring = false
+            }
+            let stop: Bool = (part == 0 ? part0 : scan.ranges).withUnsafeBufferPointer { partRanges in
                 for event in scan.events {
                     if event < 0 {
                         let p = scan.problems[Int(-event - 1)]
@@ -210,6 +228,7 @@ public final class InventoryTable: @unchecked Sendable {
                     var location: Location { Location(file: file, line: lineNumber) }
                     let key = UnsafeBufferPointer(start: base + Int(rowRanges[deviceKeySlot * 2]), count: Int(rowRanges[deviceKeySlot * 2 + 1]))
                     if key.isEmpty {
+                        stopDeferring(before: r)
                         if rowCount > 0 && identitySlots.allSatisfy({ rowRanges[$0 * 2 + 1] == 0 }) {
                             continuationRows += 1
                             continue
@@ -219,8 +238,9 @@ public final class InventoryTable: @unchecked Sendable {
                         continue
                     }
                     if let first = duplicates.earlier(part: part, row: r) {
+                        stopDeferring(before: r)
                         let name = String(decoding: key, as: UTF8.self)
-                        let firstRanges = scans[first.part].ranges[(first.row * width)...]
+                        let firstRanges = rangesOf(part: first.part, row: first.row)
                         let firstKey = UnsafeBufferPointer(start: base + Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2]),
                                                            count: Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2 + 1]))
                         let firstLine = Int(scans[first.part].rowLines[first.row]) + lineOffsets[first.part]
@@ -231,11 +251,20 @@ public final class InventoryTable: @unchecked Sendable {
                         if options.strict { return true }
                         continue
                     }
-                    ranges.append(contentsOf: rowRanges)
+                    if part > 0 || !deferring { ranges.append(contentsOf: rowRanges) }
                     lines.append(UInt32(lineNumber))
                     rowCount += 1
                 }
                 return false
+            }
+            if part == 0 && deferring {
+                // Every row of part 0 kept (or the reading stopped in it: then only its rows up to the stop).
+                if stop { stopDeferring(before: rowCount) } else {
+                    swap(&ranges, &part0)
+                    deferring = false
+                    adopted = true
+                    ranges.reserveCapacity(allRanges)
+                }
             }
             if stop { break rows }
         }

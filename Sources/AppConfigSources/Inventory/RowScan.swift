@@ -42,8 +42,9 @@ struct RowScan {
     /// Per row with the header's field count: its kept slots as (offset, length).
     var ranges: [UInt32] = []
     var rowLines: [UInt32] = []
-    /// Per row, the hash of its device key as `ByteKeyTable(foldingASCIICase: true)` files it:
-    /// made here, on the part's core, for the table's check of duplicates.
+    /// Per row, the hash of its device key, ASCII case folded (`foldedWordHash`): made here, on the
+    /// part's core, for the check of duplicates (which only builds its table: nothing is looked up
+    /// in it by FNV-1a).
     var keyHashes: [UInt64] = []
     /// In file order: a row (its index, >= 0) or a problem (`-index - 1`).
     var events: [Int32] = []
@@ -76,7 +77,10 @@ struct RowScan {
         scans.withUnsafeMutableBufferPointer { buffer in
             let (slots, input) = (WorkerSlots(buffer), WorkerSlots(bytes))
             DispatchQueue.concurrentPerform(iterations: count) { [bounds] i in
-                slots.buffer[i] = scan(input.buffer, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout)
+                // Part 0 reserves room for every part's rows: the table takes its ranges whole and
+                // appends the others' (room never written is never touched).
+                slots.buffer[i] = scan(input.buffer, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout,
+                                       reserving: i == 0 ? n - bounds[0] : bounds[i + 1] - bounds[i])
             }
         }
         for i in 0..<(count - 1) {
@@ -90,7 +94,9 @@ struct RowScan {
     }
 
     /// The records that start in `from..<to` (the last may end past `to`), nothing written.
-    static func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, from: Int, to: Int, delimiter: UInt8, layout: Layout) -> RowScan {
+    /// `reserving`: the bytes whose rows `ranges` has room for (the part's own by default).
+    static func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, from: Int, to: Int, delimiter: UInt8, layout: Layout,
+                     reserving: Int? = nil) -> RowScan {
         var part = RowScan(start: from, end: from)
         var scanner = CSVScanner(bytes: bytes, delimiter: delimiter, unescapes: false)
         scanner.position = from
@@ -105,7 +111,7 @@ struct RowScan {
         // The kept columns only, as (column, slot): most of a wide export is not read.
         let kept = layout.keptIndex.enumerated().filter { $0.element >= 0 }.map { (column: $0.offset, slot: $0.element) }
         // A row holds at least a delimiter per column: a wide header means few rows.
-        part.ranges.reserveCapacity((to - from) / max(64, layout.headerCount) * width)
+        part.ranges.reserveCapacity((reserving ?? to - from) / max(64, layout.headerCount) * width)
         while scanner.position < to, let record = scanner.next(into: &fields) {
             let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
             if !blank { part.dataRows += 1 }
@@ -133,8 +139,7 @@ struct RowScan {
             }
             part.ranges.append(contentsOf: UnsafeBufferPointer(row))
             part.rowLines.append(UInt32(record.line))
-            part.keyHashes.append(fnv1a(UnsafeBufferPointer(start: bytes.baseAddress! + Int(row[layout.keySlot * 2]), count: Int(row[layout.keySlot * 2 + 1])),
-                                        foldingASCIICase: true))
+            part.keyHashes.append(foldedWordHash(UnsafeBufferPointer(start: bytes.baseAddress! + Int(row[layout.keySlot * 2]), count: Int(row[layout.keySlot * 2 + 1]))))
             part.events.append(index)
         }
         part.end = scanner.position
@@ -155,7 +160,7 @@ struct RowScan {
             let i = Int(row) * width + Int(slot) * 2
             ranges[i + 1] = UInt32(CSVScanner.unescape(bytes, offset: Int(ranges[i]), rawLength: Int(ranges[i + 1])))
             if Int(slot) == keySlot {
-                keyHashes[Int(row)] = fnv1a(UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1])), foldingASCIICase: true)
+                keyHashes[Int(row)] = foldedWordHash(UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1])))
             }
         }
         escaped = []
