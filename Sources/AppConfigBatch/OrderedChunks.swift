@@ -27,7 +27,9 @@ final class OrderedChunks<State: Sendable>: @unchecked Sendable {
     private var spare: [[UInt8]] = []
     private var failure: Problem?
     private var ending = false
-    private var writer: Thread?
+    /// The writer thread was started. The thread is not kept: it holds this object until its loop
+    /// ends, and this object holding it was a cycle that leaked both (and the spare buffers) per run.
+    private var writerStarted = false
     private var writerDone = false
     /// Touched by the writer only while it runs, by callers only after `close()`.
     private var state: State
@@ -47,10 +49,10 @@ final class OrderedChunks<State: Sendable>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
-        if writer == nil && !ending {
+        if !writerStarted && !ending {
             let thread = Thread { [self] in write() }
             thread.name = "appconfig-writer"
-            writer = thread
+            writerStarted = true
             thread.start()
         }
         waiting[index] = bytes
@@ -89,7 +91,7 @@ final class OrderedChunks<State: Sendable>: @unchecked Sendable {
         defer { condition.unlock() }
         ending = true
         condition.broadcast()
-        while writer != nil && !writerDone { condition.wait() }
+        while writerStarted && !writerDone { condition.wait() }
         if let failure { throw failure }
     }
 
@@ -101,7 +103,7 @@ final class OrderedChunks<State: Sendable>: @unchecked Sendable {
         if failure == nil { failure = Problem(.outputWrite, "the output was abandoned") }
         ending = true
         condition.broadcast()
-        while writer != nil && !writerDone { condition.wait() }
+        while writerStarted && !writerDone { condition.wait() }
     }
 
     /// The state, once every chunk is handled (after `close()`).
