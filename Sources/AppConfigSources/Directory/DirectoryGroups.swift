@@ -101,11 +101,10 @@ struct GroupBuilder {
                 previous = UInt8(ascii: "a")
                 continue
             }
-            // Letters, digits and most punctuation only become `previous`: one test against a bit
-            // set of the bytes below 0x40 that matter, and `\` (the switch per byte was 77 ms of
-            // CPU for 900k DNs).
-            // ` `, `"`, `#`, `+`, `,`, `;`, `<`, `=`, `>`: bits 0x20 0x22 0x23 0x2B 0x2C 0x3B 0x3C 0x3D 0x3E
-            // (a literal: a static was a `swift_once` call per DN).
+            // Letters, digits and most punctuation only become `previous`: one test against the bit
+            // set of the bytes below 0x40 the switch looks at (` "#+,;<=>`: bits 0x20 0x22 0x23 0x2B
+            // 0x2C 0x3B 0x3C 0x3D 0x3E; a literal, as a static it was a `swift_once` call per DN),
+            // and `\`.
             if b >= 0x40 ? b != UInt8(ascii: "\\") : (0x7800_180D_0000_0000 as UInt64) >> UInt64(b) & 1 == 0 {
                 previous = b
                 continue
