@@ -35,6 +35,9 @@ public func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
             i += high.trailingZeroBitCount / 8  // little-endian: the lowest set bit is the first such byte
         }
         if p[i] < 0x80 { i += 1; continue }
+        // Two bytes, C2-DF then a continuation byte, are always valid (U+0080-U+07FF): Latin,
+        // Greek and Cyrillic names, most of an inventory's non-ASCII text.
+        if p[i] >= 0xC2 && p[i] <= 0xDF && i + 1 < n && p[i + 1] & 0xC0 == 0x80 { i += 2; continue }
         guard let (_, length) = decodeUTF8(p, i, n) else { return i }
         i += length
     }

@@ -110,8 +110,14 @@ struct RowScan {
         defer { row.deallocate() }
         // The kept columns only, as (column, slot): most of a wide export is not read.
         let kept = layout.keptIndex.enumerated().filter { $0.element >= 0 }.map { (column: $0.offset, slot: $0.element) }
-        // A row holds at least a delimiter per column: a wide header means few rows.
+        // A row holds at least a delimiter per column: a wide header means few rows. Room for the
+        // rows of 64 bytes or more (the per-row arrays too: grown by doubling, each was copied
+        // ~log2(rows) times).
+        let rows = (to - from) / max(64, layout.headerCount)
         part.ranges.reserveCapacity((reserving ?? to - from) / max(64, layout.headerCount) * width)
+        part.rowLines.reserveCapacity(rows)
+        part.keyHashes.reserveCapacity(rows)
+        part.events.reserveCapacity(rows)
         while scanner.position < to, let record = scanner.next(into: &fields) {
             let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
             if !blank { part.dataRows += 1 }
