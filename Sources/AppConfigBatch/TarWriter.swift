@@ -61,7 +61,7 @@ enum Tar {
     static func end(_ fd: Int32, name: String, closing files: [ClosingFile], file: AtomicFile?) throws(Problem) -> String {
         let beside = name + "." + Manifest.fileName
         var besideCopy: BesideCopy?
-        defer { besideCopy?.finish()?.discard() }
+        defer { besideCopy?.discard() }  // after a commit, nothing is left to discard
         for f in files {
             let parts = f.makeParts()
             if f.name == Manifest.fileName, file != nil { besideCopy = try BesideCopy(parts, to: beside) }
@@ -69,51 +69,41 @@ enum Tar {
         }
         try writeAll(fd, trailer, path: name)
         guard let file else { return name }
-        let copy = besideCopy?.finish()
-        besideCopy = nil
         unlink(beside)
         try file.commit()
-        try copy?.commit()
+        try besideCopy?.commit()
         return name
     }
 
-    /// A file's parts written to a temporary file beside its final name on a thread of its own.
-    private final class BesideCopy: @unchecked Sendable {  // its fields are touched by the thread until `finish` has waited for it
+    /// A file's parts written under a temporary name beside its final one, on a thread of its own.
+    private final class BesideCopy: @unchecked Sendable {  // `error` is written by the thread before `done` is left, read after it is waited for
         private let file: AtomicFile
-        private let parts: [[UInt8]]
         private var error: Problem?
-        private let done = DispatchSemaphore(value: 0)
-        private var finished = false
+        private let done = DispatchGroup()
 
         init(_ parts: [[UInt8]], to path: String) throws(Problem) {
             file = try AtomicFile(path: path)
-            self.parts = parts
+            done.enter()
             DispatchQueue.global().async { [self] in
-                do throws(Problem) { for part in self.parts { try writeAll(file.descriptor, part, path: path) } } catch { self.error = error }
-                done.signal()
+                do throws(Problem) { for part in parts { try writeAll(file.descriptor, part, path: path) } } catch { self.error = error }
+                done.leave()
             }
         }
 
-        /// Waits for the writes: the file to commit or discard, or the first write error (the file
-        /// discarded).
-        func finish() -> Outcome? {
-            guard !finished else { return nil }
-            finished = true
+        /// Once written, renamed into place; or the first write error thrown, the temporary removed.
+        func commit() throws(Problem) {
             done.wait()
-            return Outcome(file: file, error: error)
+            if let error {
+                file.discard()
+                throw error
+            }
+            try file.commit()
         }
 
-        struct Outcome {
-            let file: AtomicFile
-            let error: Problem?
-            func commit() throws(Problem) {
-                if let error {
-                    file.discard()
-                    throw error
-                }
-                try file.commit()
-            }
-            func discard() { file.discard() }
+        /// Once written, the temporary removed (nothing, after a commit).
+        func discard() {
+            done.wait()
+            file.discard()
         }
     }
 

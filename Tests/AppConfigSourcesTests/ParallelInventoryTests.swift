@@ -75,4 +75,23 @@ struct ParallelInventoryTests {
         #expect(one.problems.map(\.message) == ["the quoted field opened on line 2002 is never closed"])
         #expect(split.rowCount == 2_000)
     }
+
+    @Test("a clean first part taken whole: later rows repeating its keys name them and their lines", arguments: [nil, 2, 3] as [Int?])
+    func repeatsOfTheFirstPart(parts: Int?) throws {
+        // Rows 0..<4000 (lines 2...4001); rows 3500 and 3600 repeat rows 10 and 20, the second in
+        // other case. With 2 or 3 parts the first part has no skipped row (its ranges are taken
+        // whole); in one part the repeats are in it (its rows are copied from the first skip on).
+        var text = "UDID,Serial Number\n"
+        for i in 0..<4_000 { text += (i == 3_500 ? "KEY-10" : i == 3_600 ? "key-20" : "KEY-\(i)") + ",S\(i)\n" }
+        let table = try table(parts: parts, text)
+        #expect(table.problems.map(\.code.rawValue) == [SourceCode.csvDuplicateDeviceKey.rawValue, SourceCode.csvDuplicateDeviceKey.rawValue])
+        #expect(table.problems.map(\.message) == [
+            "device key \"KEY-10\" is also on line 12; this row is skipped",
+            "device key \"key-20\" differs only in case from \"KEY-20\" on line 22 (one file on a case-insensitive filesystem); this row is skipped",
+        ])
+        #expect(table.problems.map(\.location.line) == [3_502, 3_602])
+        #expect(table.rowCount == 3_998)
+        #expect(table.deviceKey(3_499) == "KEY-3499" && table.deviceKey(3_500) == "KEY-3501" && table.line(of: 3_500) == 3_503)
+        #expect(table.deviceKey(3_997) == "KEY-3999" && table.string(row: 3_997, slot: table.slot(ofColumn: "Serial Number")!) == "S3999")
+    }
 }

@@ -196,39 +196,31 @@ struct VariantNumbers {
 /// every core: through arrays, each test retained and released shared buffers, and the cores
 /// contending for their counts made the users' pass 0.15 s at 900k users.
 final class ValueTests: @unchecked Sendable {
-    /// Per test: the assignment it belongs to (its bit), the variable it reads (an index the
-    /// caller gives meaning to), and its candidates (a range of `candidates`).
+    private let arena = BufferArena()
+    /// Per test: the assignment it belongs to (its bit) and the variable it reads (an index the
+    /// caller gives meaning to); its candidates are `firstCandidate[t]..<firstCandidate[t + 1]`.
     private let assignment: UnsafeMutableBufferPointer<UInt64>
     private let variable: UnsafeMutableBufferPointer<Int>
-    private let candidateRange: UnsafeMutableBufferPointer<Range<Int>>
-    /// Per candidate, its bytes in `pool`.
-    private let candidates: UnsafeMutableBufferPointer<Range<Int>>
+    private let firstCandidate: UnsafeMutableBufferPointer<Int>
+    /// Candidate c's bytes are `pool[candidateStart[c]..<candidateStart[c + 1]]`.
+    private let candidateStart: UnsafeMutableBufferPointer<Int>
     private let pool: UnsafeMutableBufferPointer<UInt8>
 
     /// The tests as (assignment index, variable, values).
     init(_ tests: [(assignment: Int, variable: Int, values: [String])]) {
-        let values = tests.flatMap(\.values)
-        assignment = .allocate(capacity: tests.count)
-        variable = .allocate(capacity: tests.count)
-        candidateRange = .allocate(capacity: tests.count)
-        candidates = .allocate(capacity: values.count)
-        pool = .allocate(capacity: values.reduce(0) { $0 + $1.utf8.count })
-        var c = 0, p = 0
-        for (t, test) in tests.enumerated() {
-            assignment[t] = 1 << UInt64(test.assignment)
-            variable[t] = test.variable
-            candidateRange[t] = c..<(c + test.values.count)
+        var firstCandidate = [0], candidateStart = [0], pool: [UInt8] = []
+        for test in tests {
             for value in test.values {
-                candidates[c] = p..<(p + value.utf8.count)
-                for b in value.utf8 { pool[p] = b; p += 1 }
-                c += 1
+                pool += value.utf8
+                candidateStart.append(pool.count)
             }
+            firstCandidate.append(candidateStart.count - 1)
         }
-    }
-
-    deinit {
-        for b in [UnsafeMutableRawBufferPointer(assignment), UnsafeMutableRawBufferPointer(variable), UnsafeMutableRawBufferPointer(candidateRange),
-                  UnsafeMutableRawBufferPointer(candidates), UnsafeMutableRawBufferPointer(pool)] { b.deallocate() }
+        assignment = arena.table(tests.map { 1 << UInt64($0.assignment) })
+        variable = arena.table(tests.map(\.variable))
+        self.firstCandidate = arena.table(firstCandidate)
+        self.candidateStart = arena.table(candidateStart)
+        self.pool = arena.table(pool)
     }
 
     var isEmpty: Bool { variable.isEmpty }
@@ -241,7 +233,8 @@ final class ValueTests: @unchecked Sendable {
         for t in 0..<variable.count where set & assignment[t] != 0 {
             var holds = false
             if let bytes = value(variable[t]) {
-                for c in candidateRange[t] where bytesEqual(UnsafeBufferPointer(rebasing: pool[candidates[c]]), bytes, foldingASCIICase: true) {
+                for c in firstCandidate[t]..<firstCandidate[t + 1]
+                where bytesEqual(UnsafeBufferPointer(rebasing: pool[candidateStart[c]..<candidateStart[c + 1]]), bytes, foldingASCIICase: true) {
                     holds = true
                     break
                 }

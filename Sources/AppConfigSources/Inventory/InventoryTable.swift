@@ -197,10 +197,11 @@ public final class InventoryTable: @unchecked Sendable {
         // and the rest appended as they come (copying every row was a tenth of a one-part parse).
         var part0 = scans.first?.ranges ?? []
         if !scans.isEmpty { scans[0].ranges = [] }
-        var deferring = true, adopted = false
-        /// A row's ranges, for messages about an earlier row (part 0's: in the table once taken whole).
+        var deferring = true
+        /// A row's ranges, for messages about an earlier row (part 0's: in the table once taken
+        /// whole, which leaves `part0` empty).
         func rangesOf(part: Int, row: Int) -> ArraySlice<UInt32> {
-            part > 0 ? scans[part].ranges[(row * width)...] : adopted ? ranges[(row * width)...] : part0[(row * width)...]
+            part > 0 ? scans[part].ranges[(row * width)...] : part0.isEmpty ? ranges[(row * width)...] : part0[(row * width)...]
         }
         // A row with all of these empty names no device: after a device, it continues it.
         let identitySlots = Array(Set(plan.variableSlots.values).union([plan.deviceKeySlot]).union(plan.userKeySlot.map { [$0] } ?? []))
@@ -262,7 +263,6 @@ public final class InventoryTable: @unchecked Sendable {
                 if stop { stopDeferring(before: rowCount) } else {
                     swap(&ranges, &part0)
                     deferring = false
-                    adopted = true
                     ranges.reserveCapacity(allRanges)
                 }
             }

@@ -113,11 +113,11 @@ struct RowScan {
         // A row holds at least a delimiter per column: a wide header means few rows. Room for the
         // rows of 64 bytes or more (the per-row arrays too: grown by doubling, each was copied
         // ~log2(rows) times).
-        let rows = (to - from) / max(64, layout.headerCount)
-        part.ranges.reserveCapacity((reserving ?? to - from) / max(64, layout.headerCount) * width)
-        part.rowLines.reserveCapacity(rows)
-        part.keyHashes.reserveCapacity(rows)
-        part.events.reserveCapacity(rows)
+        func rows(in bytes: Int) -> Int { bytes / max(64, layout.headerCount) }
+        part.ranges.reserveCapacity(rows(in: reserving ?? to - from) * width)
+        part.rowLines.reserveCapacity(rows(in: to - from))
+        part.keyHashes.reserveCapacity(rows(in: to - from))
+        part.events.reserveCapacity(rows(in: to - from))
         while scanner.position < to, let record = scanner.next(into: &fields) {
             let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
             if !blank { part.dataRows += 1 }
