@@ -23,8 +23,66 @@ struct DirectoryTests {
     ])
     func canonicalDN(dn: String, canonical: String, plain: Bool) throws {
         #expect(String(decoding: try DistinguishedName.canonical(Array(dn.utf8)), as: UTF8.self) == canonical)
-        #expect(GroupBuilder.isPlain(Array(dn.utf8)) == plain)
+        #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.isPlain) == plain)
         #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.canonicalKey).map { String(decoding: $0, as: UTF8.self) } == canonical)
+    }
+
+    /// `isPlain` byte by byte, as it was written before it looked at eight bytes at a time: the
+    /// oracle for the word-at-a-time one.
+    static func isPlainByBytes(_ dn: [UInt8]) -> Bool {
+        guard let first = dn.first, first != 0x20 else { return false }
+        var previous: UInt8 = 0
+        var escaped = false, sawEquals = false, anyEquals = false
+        for b in dn {
+            if escaped {
+                guard DistinguishedName.canonicallyEscaped.contains(b) else { return false }
+                escaped = false
+                previous = UInt8(ascii: "a")
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\\"): escaped = true; continue
+            case UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "#"), UInt8(ascii: "<"), UInt8(ascii: ">"): return false
+            case UInt8(ascii: "="):
+                if sawEquals || previous == 0x20 { return false }
+                sawEquals = true
+                anyEquals = true
+            case UInt8(ascii: ","):
+                if previous == 0x20 || !sawEquals { return false }
+                sawEquals = false
+            case 0x20 where previous == UInt8(ascii: ",") || previous == UInt8(ascii: "="): return false
+            default: break
+            }
+            previous = b
+        }
+        return !escaped && previous != 0x20 && anyEquals
+    }
+
+    @Test("plain DNs: a separator, space or escape at each place of an 8-byte word, and across words", arguments: [
+        "CN=abcd,OU=efghij,DC=x", "CN=abcde\\,fg,DC=x", "CN=abcdef\\,g,DC=x", "CN=abcdefg\\,,DC=x", "CN=abcdefgh\\,,DC=x",
+        "CN=abcdefg\\", "CN=abcdefg ", "CN=abcdefgh ", "CN=abcdefg\\ ", "CN=abcdef, OU=x", "CN=abcdefg, OU=x",
+        "CN=abcdefgh ,OU=x", "CN=abcd=efgh,OU=x", "OU=abcdefghijklmno,", "CN=Doe\\, Jane,OU=Sales 2,DC=corp,DC=example",
+        "CN=Zoë Müller,OU=R&D,DC=corp", "CN=a\\\\,DC=x", "CN=a\\\\ ,DC=x", "CN=abcdefg\\\\,DC=x", "cn=x", "=x", "x", "",
+        " CN=x", "CN=x,", "CN=x,DC", "CN=x\\2C y,DC=x", "CN=1234567\\+,DC=x",
+    ])
+    func isPlainAgreesWithTheByteLoop(dn: String) {
+        #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.isPlain) == Self.isPlainByBytes(Array(dn.utf8)), "\(dn)")
+    }
+
+    @Test func isPlainAgreesWithTheByteLoopOnRandomDNs() {
+        // The bytes that matter, and some that do not, in DNs of 0 to 40 bytes (over 5 words).
+        let alphabet = Array("=,\\ \"+;#<>aZ09-é".utf8)
+        var generator = SplitMix64(seed: 42)
+        var plain = 0
+        for _ in 0..<50_000 {
+            let length = Int(generator.next() % 41)
+            var dn = (0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }
+            if generator.next() % 2 == 0, length > 4 { dn.replaceSubrange(0..<3, with: Array("CN=".utf8)) }
+            let expected = Self.isPlainByBytes(dn)
+            if expected { plain += 1 }
+            #expect(dn.withUnsafeBufferPointer(GroupBuilder.isPlain) == expected, "\(dn)")
+        }
+        #expect(plain > 500)  // the plain side is reached, not only refusals
     }
 
     @Test(arguments: [
@@ -343,5 +401,18 @@ struct ParallelLDIFTests {
             }
         }
         #expect(try LDIFReader.load(folder.appendingPathComponent("1.ldif").path, window: 64).string(user: 1, .emailAddress) == "w@x")  // the last entry, with no blank line after it
+    }
+}
+
+/// A seeded generator (SplitMix64): the same random cases on every run.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ z >> 30) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ z >> 27) &* 0x94D0_49BB_1331_11EB
+        return z ^ z >> 31
     }
 }

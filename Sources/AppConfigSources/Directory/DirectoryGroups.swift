@@ -90,27 +90,31 @@ struct GroupBuilder {
     /// quotes, no multi-valued RDN, no `=` in a value, and escapes only of the characters the
     /// canonical form escapes the same way (`\,` in `CN=Doe\, Jane`, as AD writes it). Most DNs
     /// are: they are compared without a parse or a copy.
-    static func isPlain<C: Collection<UInt8>>(_ dn: C) -> Bool {
-        guard let first = dn.first, first != 0x20 else { return false }
-        var previous: UInt8 = 0
-        var escaped = false, sawEquals = false, anyEquals = false
-        for b in dn {
-            if escaped {
-                guard DistinguishedName.canonicallyEscaped.contains(b) else { return false }  // hex pairs, `\ `, `\#`: parsed
-                escaped = false
-                previous = UInt8(ascii: "a")
-                continue
-            }
-            // Letters, digits and most punctuation only become `previous`: one test against the bit
-            // set of the bytes below 0x40 the switch looks at (` "#+,;<=>`: bits 0x20 0x22 0x23 0x2B
-            // 0x2C 0x3B 0x3C 0x3D 0x3E; a literal, as a static it was a `swift_once` call per DN),
-            // and `\`.
-            if b >= 0x40 ? b != UInt8(ascii: "\\") : (0x7800_180D_0000_0000 as UInt64) >> UInt64(b) & 1 == 0 {
-                previous = b
-                continue
-            }
-            switch b {
-            case UInt8(ascii: "\\"): escaped = true; continue
+    ///
+    /// Only the bytes below 0x40 and `\` can make a DN not plain; the others are passed over eight
+    /// at a time and the state kept between the ones looked at is what the byte before each says
+    /// (read from the DN). Byte by byte it took 1,570 instructions per DN of the test fleet
+    /// (callgrind; 1.4 G at 900k users: every user of a directory whose groups are read).
+    static func isPlain(_ dn: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let b = dn.baseAddress, dn.count > 0, b[0] != 0x20 else { return false }
+        let n = dn.count
+        var sawEquals = false, anyEquals = false
+        /// The byte a `\` escapes: checked when the backslash is met, not a separator.
+        var escapedAt = -1
+        /// False when the byte at `j` (below 0x40 or `\`) makes the DN not plain.
+        func visit(_ j: Int) -> Bool {
+            let c = b[j]
+            if j == escapedAt { return true }
+            // Which of them matter (` "#+,;<=>`: bits 0x20 0x22 0x23 0x2B 0x2C 0x3B 0x3C 0x3D 0x3E, and
+            // `\`); digits and the rest of the punctuation are plain text. A literal: as a static
+            // it was a `swift_once` call per DN.
+            if c < 0x40 ? (0x7800_180D_0000_0000 as UInt64) >> UInt64(c) & 1 == 0 : c != UInt8(ascii: "\\") { return true }
+            let previous: UInt8 = j == 0 ? 0 : j - 1 == escapedAt ? UInt8(ascii: "a") : b[j - 1]
+            switch c {
+            case UInt8(ascii: "\\"):
+                // Hex pairs, `\ `, `\#`: parsed, not plain.
+                guard j + 1 < n, DistinguishedName.canonicallyEscaped.contains(b[j + 1]) else { return false }
+                escapedAt = j + 1
             case UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "#"), UInt8(ascii: "<"), UInt8(ascii: ">"): return false
             case UInt8(ascii: "="):
                 if sawEquals || previous == 0x20 { return false }
@@ -122,9 +126,26 @@ struct GroupBuilder {
             case 0x20 where previous == UInt8(ascii: ",") || previous == UInt8(ascii: "="): return false
             default: break
             }
-            previous = b
+            return true
         }
-        return !escaped && previous != 0x20 && anyEquals
+        var i = 0
+        while i + 8 <= n {
+            let w = UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
+            // 0x80 in each byte below 0x40 (bits 7 and 6 clear), and in each `\` (exact: no carries).
+            let low = ~(w | w << 1) & 0x8080_8080_8080_8080
+            let x = w ^ 0x5C5C_5C5C_5C5C_5C5C
+            var looked = low | ~(((x & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F) | x | 0x7F7F_7F7F_7F7F_7F7F)
+            while looked != 0 {
+                guard visit(i + looked.trailingZeroBitCount / 8) else { return false }
+                looked &= looked - 1
+            }
+            i += 8
+        }
+        while i < n {
+            if b[i] < 0x40 || b[i] == UInt8(ascii: "\\"), !visit(i) { return false }
+            i += 1
+        }
+        return b[n - 1] != 0x20 && anyEquals
     }
 
     /// The next user's direct groups (call once per user added, in order). `dnHash`: the hash of
