@@ -94,11 +94,23 @@ struct DirectoryTests {
         ("UID=jdoe+CN=John,DC=x", "John", nil),
         ("CN=\\<tag\\> \\\"q\\\" \\;\\=\\\\,DC=x", "<tag> \"q\" ;=\\", nil),
         ("CN=\"Doe, Jane\",O=Example", "Doe, Jane", nil),
+        // Values' ends found eight bytes at a time: at, before and after a word's end.
+        ("CN=abcdefgh,OU=ijklmnopq", "abcdefgh", "ijklmnopq"),
+        ("CN=abcdefg,OU=abcdefghijklmnop", "abcdefg", "abcdefghijklmnop"),
+        ("CN=abcdefghijk   ,OU=x  ", "abcdefghijk", "x"),
+        ("CN=abcdefghij\\,k,OU=abcdefghijklmnop\\;", "abcdefghij,k", "abcdefghijklmnop;"),
+        ("CN=abcdefgh;OU=x", "abcdefgh", "x"),
+        ("CN=abcdefghijklmno+UID=1,OU=x", "abcdefghijklmno", "x"),
+        ("CN=        ,OU=Zoë Müller-Lüdenscheidt", "", "Zoë Müller-Lüdenscheidt"),
     ] as [(String, String, String?)])
     func dn(text: String, cn: String, ou: String?) throws {
         let dn = try DistinguishedName(parsing: text)
         #expect(dn.commonName == cn)
         #expect(dn.organizationalUnit == ou)
+        // As the user table reads them: from the DN's bytes, without the parsed DN.
+        let pieces = try DistinguishedName.commonNameAndUnit(Array(text.utf8))
+        #expect(pieces.cn.map { String(decoding: $0, as: UTF8.self) } == cn)
+        #expect(pieces.ou.map { String(decoding: $0, as: UTF8.self) } == ou)
     }
 
     @Test func multiValuedRDN() throws {
