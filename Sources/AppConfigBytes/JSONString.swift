@@ -4,18 +4,42 @@
 @inlinable
 public func appendJSONString<S: Sequence<UInt8>>(_ bytes: S, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
-    for b in bytes {
-        switch b {
-        case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-        case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-        case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-        case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-        case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-        case 0..<0x20:
-            func hex(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 + d : 0x57 + d }  // 0-9, a-f
-            out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex(b >> 4), hex(b & 0xF)]
-        default: out.append(b)
-        }
+    if bytes.withContiguousStorageIfAvailable({ appendJSONStringContent($0, to: &out) }) == nil {
+        for b in bytes { appendJSONEscaped(b, to: &out) }
     }
     out.append(UInt8(ascii: "\""))
+}
+
+/// A string's content from contiguous bytes: the runs that need no escape appended whole (an
+/// append per byte was 1.2% of a 100k job's instructions, callgrind: every index line quotes its
+/// device key).
+@usableFromInline
+func appendJSONStringContent(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    var run = 0
+    for (i, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
+        appendJSONEscaped(b, to: &out)
+        run = i + 1
+    }
+    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+}
+
+@usableFromInline
+func appendJSONEscaped(_ b: UInt8, to out: inout [UInt8]) {
+    func two(_ c: UInt8) {
+        out.append(UInt8(ascii: "\\"))
+        out.append(c)
+    }
+    switch b {
+    case UInt8(ascii: "\""): two(UInt8(ascii: "\""))
+    case UInt8(ascii: "\\"): two(UInt8(ascii: "\\"))
+    case 0x0A: two(UInt8(ascii: "n"))
+    case 0x0D: two(UInt8(ascii: "r"))
+    case 0x09: two(UInt8(ascii: "t"))
+    case 0..<0x20:
+        func hex(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 + d : 0x57 + d }  // 0-9, a-f
+        two(UInt8(ascii: "u"))
+        out += [UInt8(ascii: "0"), UInt8(ascii: "0"), hex(b >> 4), hex(b & 0xF)]
+    default: out.append(b)
+    }
 }
