@@ -209,17 +209,19 @@ public final class BatchRenderer: @unchecked Sendable {
     /// buffer, its chunk buffer, what went wrong. Used by one thread at a time. It reads the
     /// variants' slot plans and slot counts from copies of its own: read from shared arrays, each
     /// device's plan was retained and released by every core, which contended for its counts.
+    /// Its properties used per device are not checked for exclusive access at run time
+    /// (`@exclusivity(unchecked)`: one thread at a time; ~120 instructions per check, callgrind).
     final class Worker: @unchecked Sendable {
         private let images: [ProgramImage]
         let plans: [Fleet.SlotPlan]
         let slotCounts: [Int]
         private let options: BatchOptions
-        private var renderers: [Renderer?]
-        private var verifiers: [Verifier?]
+        @exclusivity(unchecked) private var renderers: [Renderer?]
+        @exclusivity(unchecked) private var verifiers: [Verifier?]
         let slots: UnsafeMutableBufferPointer<SlotValue>
-        var chunk: [UInt8] = []
-        var failures: [DeviceFailure] = []
-        var rendered = 0
+        @exclusivity(unchecked) var chunk: [UInt8] = []
+        @exclusivity(unchecked) var failures: [DeviceFailure] = []
+        @exclusivity(unchecked) var rendered = 0
 
         init(images: [ProgramImage], plans: [Fleet.SlotPlan], options: BatchOptions) {
             self.images = images

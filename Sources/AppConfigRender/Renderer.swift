@@ -23,10 +23,12 @@ public final class Renderer {
         var presentCount = 0
     }
 
-    private var saved: State
+    /// A renderer is one worker's: the properties used per device are not checked for exclusive
+    /// access at run time (`@exclusivity(unchecked)`: two checks per device, ~240 instructions).
+    @exclusivity(unchecked) private var saved: State
     /// Every problem of the last device rendered, in key order (empty when it rendered): a device
     /// is checked whole, so that one run names all that is wrong with it. `render` throws the first.
-    public private(set) var deviceProblems: [Problem] = []
+    @exclusivity(unchecked) public private(set) var deviceProblems: [Problem] = []
     /// Per dynamic string of the current device: where its bytes are and what the scan found.
     let strings: UnsafeMutableBufferPointer<DynamicString>
     /// The keys present for the current device, in plist order (omitted keys are left out).
