@@ -1,6 +1,6 @@
 import AppConfigBytes
 @testable import AppConfigSources
-import AppConfigSpec
+@testable import AppConfigSpec
 import Foundation
 import TestSupport
 import Testing
@@ -111,6 +111,38 @@ struct DirectoryTests {
         let pieces = try DistinguishedName.commonNameAndUnit(Array(text.utf8))
         #expect(pieces.cn.map { String(decoding: $0, as: UTF8.self) } == cn)
         #expect(pieces.ou.map { String(decoding: $0, as: UTF8.self) } == ou)
+    }
+
+    /// The one-pass reading of plain DNs gives what `walk` gives, for every DN it takes (it leaves
+    /// the others to `walk`), and takes the usual ones.
+    @Test func plainDNsReadInOnePassAsWalked() throws {
+        func pieces(_ p: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?), _ dn: [UInt8]) -> [[UInt8]?] {
+            [p.cn?.bytes(in: dn), p.ou?.bytes(in: dn)]
+        }
+        for usual in ["CN=Dolores Doe 2,OU=North,OU=Field Service,OU=Americas,DC=corp,DC=example", "cn=x,ou=R&D,dc=y",
+                      "UID=jdoe,OU=People,DC=x", "CN=Zoë Müller-Lüdenscheidt,OU=Équipe=1,O=x"] {
+            let dn = Array(usual.utf8)
+            let plain = try #require(dn.withUnsafeBufferPointer(DistinguishedName.plainCommonNameAndUnit), "\(usual)")
+            let walked = try dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
+            #expect(pieces(plain, dn) == pieces(walked, dn))
+        }
+        // Random DNs of the bytes that matter: every one read in one pass matches the walk.
+        let alphabet: [UInt8] = Array("CNOUDcnou=,,,+;\\\"# aé".utf8) + [0xFF]
+        var generator = SplitMix64(seed: 7)
+        var taken = 0
+        for _ in 0..<100_000 {
+            var dn: [UInt8] = []
+            for _ in 0..<Int(1 + generator.next() % 4) {
+                if !dn.isEmpty { dn.append(UInt8(ascii: ",")) }
+                dn += [Array("CN=".utf8), Array("OU=".utf8), Array("dc=".utf8), []][Int(generator.next() % 4)]
+                for _ in 0..<Int(generator.next() % 6) { dn.append(alphabet[Int(generator.next() % UInt64(alphabet.count))]) }
+            }
+            guard let plain = dn.withUnsafeBufferPointer(DistinguishedName.plainCommonNameAndUnit) else { continue }
+            taken += 1
+            let walked = try? dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
+            #expect(walked.map { pieces($0, dn) } == pieces(plain, dn), "\(dn)")
+        }
+        #expect(taken > 5_000)
     }
 
     @Test func multiValuedRDN() throws {

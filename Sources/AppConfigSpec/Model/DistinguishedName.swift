@@ -60,6 +60,48 @@ public struct DistinguishedName: Sendable, Equatable {
     /// `commonNameAndUnit` for the user table, which derives both for every entry: a value
     /// written without escapes or quotes (most are) is a range of `dn`, with nothing built.
     public static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
+        if let plain = plainCommonNameAndUnit(in: dn) { return plain }
+        return try walkedCommonNameAndUnit(in: dn)
+    }
+
+    /// `commonNameAndUnit` of a DN written plainly: `type=value` pairs separated by `,`, no spaces
+    /// around the separators, no escapes, quotes, `+`, `;` or leading `#`. Read in one pass (the
+    /// values' ends eight bytes at a time); nil for any other DN, which `walk` reads. Through
+    /// `walk` a DN cost 2,700 instructions (callgrind, the test fleet's 90k users): most of
+    /// reading a directory's users after the lines themselves.
+    static func plainCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) -> (cn: Piece?, ou: Piece?)? {
+        guard let b = dn.baseAddress, dn.count > 0 else { return nil }
+        let n = dn.count
+        var cn: Range<Int>?, ou: Range<Int>?
+        var i = 0
+        while true {
+            let typeStart = i
+            while i < n && isTypeCharacter(b[i]) { i += 1 }
+            guard i > typeStart, i < n, b[i] == UInt8(ascii: "=") else { return nil }
+            let type = typeStart..<i
+            i += 1
+            let valueStart = i
+            guard let end = plainValueEnd(dn, from: i), end > valueStart else { return nil }
+            let first = b[valueStart]
+            guard first != 0x20, first != UInt8(ascii: "\""), first != UInt8(ascii: "#"), b[end - 1] != 0x20 else { return nil }
+            if type.count == 2 {
+                let t0 = b[type.lowerBound] | 0x20, t1 = b[type.lowerBound + 1] | 0x20
+                let isCN = t0 == UInt8(ascii: "c") && t1 == UInt8(ascii: "n"), isOU = t0 == UInt8(ascii: "o") && t1 == UInt8(ascii: "u")
+                // Every CN and OU value is UTF-8, as `walk` checks each (one that is not: walked, for its error).
+                if (isCN || isOU) && firstInvalidUTF8(UnsafeBufferPointer(rebasing: dn[valueStart..<end])) != nil { return nil }
+                if isCN && cn == nil { cn = valueStart..<end }
+                if isOU { ou = valueStart..<end }  // the last OU wins: the one nearest the DCs
+            }
+            i = end
+            if i == n { break }
+            guard b[i] == UInt8(ascii: ","), i + 1 < n else { return nil }  // `+` `;` or a trailing `,`: walked
+            i += 1
+        }
+        return (cn.map(Piece.range), ou.map(Piece.range))
+    }
+
+    /// `commonNameAndUnit` through `walk`: any DN RFC 4514 (and older writers) allow.
+    static func walkedCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
         var cn: Piece?, ou: Piece?
         func isType(_ type: Range<Int>, _ a: UInt8, _ b: UInt8) -> Bool {
             type.count == 2 && dn[type.lowerBound] | 0x20 == a && dn[type.lowerBound + 1] | 0x20 == b
