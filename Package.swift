@@ -53,6 +53,8 @@ let package = Package(
         .target(name: "Digest", dependencies: ["CCrypto"]),
         /// PCRE2 patterns: compiled once, matched by the spec linter and the VM.
         .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
+        /// Sixteen bytes at a time (SSE2) for the CSV scanner's hot loop.
+        .target(name: "CByteScan"),
 
         // MARK: The engine.
         /// What every module shares, with no dependencies: FNV-1a, byte comparison, the UTF-8
@@ -63,7 +65,7 @@ let package = Package(
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
         .target(name: "AppConfigCompiler", dependencies: ["AppConfigBytes", "AppConfigSpec", "AppConfigPattern"]),
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
-        .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CLDAP"]),
+        .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CByteScan", "CLDAP"]),
         /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
         .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.

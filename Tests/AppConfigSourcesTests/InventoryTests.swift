@@ -95,6 +95,35 @@ struct InventoryTests {
         #expect(t.rowCount == bad.rows)
     }
 
+    /// Fields are scanned 16, 8 and 1 bytes at a time: a byte of 0x80 or above is seen wherever
+    /// it stands (first, last, past a block, in the file's last bytes), quoted or not, and its
+    /// field's end found exactly.
+    @Test("invalid UTF-8 is found at every place in a field; valid text passes", arguments: [false, true])
+    func utf8AtEveryOffset(quoted: Bool) throws {
+        for length in [1, 7, 8, 9, 15, 16, 17, 31, 33, 40] {
+            for at in 0..<length {
+                for last in [false, true] {
+                    var field = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    field[at] = 0xFF
+                    let text = quoted ? [UInt8(ascii: "\"")] + field + [UInt8(ascii: "\"")] : field
+                    let bytes = Array("UDID,Notes,Tail\nU1,".utf8) + (last ? Array("x,".utf8) + text : text + Array(",x".utf8))
+                        + (last ? [] : Array("\nU2,ok,y\n".utf8))
+                    let t = try InventoryTable(bytes: bytes, file: "inv.csv")
+                    #expect(t.problems == [Problem(.csvInvalidUTF8, at: Location(file: "inv.csv", line: 2), "invalid UTF-8 (byte 0xFF)")],
+                            "length \(length), at \(at), last \(last)")
+                    #expect(t.rowCount == (last ? 0 : 1))
+                    // The same place holding a two-byte letter: no problem, and the field read whole.
+                    var good = field
+                    good.replaceSubrange(at...at, with: Array("é".utf8))
+                    let goodText = quoted ? [UInt8(ascii: "\"")] + good + [UInt8(ascii: "\"")] : good
+                    let fine = try InventoryTable(bytes: Array("UDID,Notes,Tail\nU1,".utf8) + goodText + Array(",x".utf8), file: "inv.csv")
+                    #expect(fine.problems.isEmpty && fine.rowCount == 1)
+                    #expect(fine.value(row: 0, slot: try #require(fine.slot(ofColumn: "Notes"))).elementsEqual(good))
+                }
+            }
+        }
+    }
+
     /// The header used to be checked for duplicates in quadratic time (40,000 columns: 19.5 s).
     @Test("a header of 10,000 columns loads; one more is a clear error")
     func columnLimit() throws {
