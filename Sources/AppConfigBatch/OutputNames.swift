@@ -16,7 +16,7 @@ public enum OutputNames {
     /// An upper-case (`%XX`) or lower-case (folders) hex digit.
     @inline(__always) private static func hexDigit(_ d: UInt8, upper: Bool) -> UInt8 { d < 10 ? 0x30 + d : (upper ? 0x37 : 0x57) + d }
 
-    @inline(__always) private static func isPlain(_ b: UInt8) -> Bool {
+    @inline(__always) private static func isSafe(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
     }
 
@@ -26,7 +26,7 @@ public enum OutputNames {
     static func appendSafeName(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, to out: inout [UInt8]) {
         let start = out.count
         var run = 0
-        for (i, b) in key.enumerated() where !isPlain(b) || (i == 0 && b == UInt8(ascii: ".")) {
+        for (i, b) in key.enumerated() where !isSafe(b) || (i == 0 && b == UInt8(ascii: ".")) {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: key[run..<i]))
             out.append(UInt8(ascii: "%"))
             out.append(hexDigit(b >> 4, upper: true))

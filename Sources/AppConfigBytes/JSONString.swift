@@ -24,6 +24,7 @@ func appendJSONStringContent(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout 
     out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
 }
 
+/// One byte as JSON writes it in a string: itself, or its escape.
 @usableFromInline
 func appendJSONEscaped(_ b: UInt8, to out: inout [UInt8]) {
     func two(_ c: UInt8) {
