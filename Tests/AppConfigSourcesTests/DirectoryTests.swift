@@ -126,10 +126,11 @@ struct DirectoryTests {
             let walked = try dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
             #expect(pieces(plain, dn) == pieces(walked, dn))
         }
-        // Random DNs of the bytes that matter: every one read in one pass matches the walk.
-        let alphabet: [UInt8] = Array("CNOUDcnou=,,,+;\\\"# aé".utf8) + [0xFF]
+        // Random DNs of the bytes that matter: every one read in one pass matches the walk, and is
+        // plain for the groups (its bytes lowercased are its canonical spelling) as `isPlain` says.
+        let alphabet: [UInt8] = Array("CNOUDcnou=,,,+;\\\"#<> aé".utf8) + [0xFF]
         var generator = SplitMix64(seed: 7)
-        var taken = 0
+        var taken = 0, plainForGroups = 0
         for _ in 0..<100_000 {
             var dn: [UInt8] = []
             for _ in 0..<Int(1 + generator.next() % 4) {
@@ -141,7 +142,11 @@ struct DirectoryTests {
             taken += 1
             let walked = try? dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
             #expect(walked.map { pieces($0, dn) } == pieces(plain, dn), "\(dn)")
+            #expect(dn.withUnsafeBufferPointer(GroupBuilder.isPlainAfterOnePass) == dn.withUnsafeBufferPointer(GroupBuilder.isPlain),
+                    "\(dn)")
+            if dn.withUnsafeBufferPointer(GroupBuilder.isPlain) { plainForGroups += 1 }
         }
+        #expect(plainForGroups > 1_000 && plainForGroups < taken)
         #expect(taken > 5_000)
     }
 

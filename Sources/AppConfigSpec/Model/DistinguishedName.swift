@@ -69,7 +69,7 @@ public struct DistinguishedName: Sendable, Equatable {
     /// values' ends eight bytes at a time); nil for any other DN, which `walk` reads. Through
     /// `walk` a DN cost 2,700 instructions (callgrind, the test fleet's 90k users): most of
     /// reading a directory's users after the lines themselves.
-    static func plainCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) -> (cn: Piece?, ou: Piece?)? {
+    public static func plainCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) -> (cn: Piece?, ou: Piece?)? {
         guard let b = dn.baseAddress, dn.count > 0 else { return nil }
         let n = dn.count
         var cn: Range<Int>?, ou: Range<Int>?
@@ -101,7 +101,7 @@ public struct DistinguishedName: Sendable, Equatable {
     }
 
     /// `commonNameAndUnit` through `walk`: any DN RFC 4514 (and older writers) allow.
-    static func walkedCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
+    public static func walkedCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
         var cn: Piece?, ou: Piece?
         func isType(_ type: Range<Int>, _ a: UInt8, _ b: UInt8) -> Bool {
             type.count == 2 && dn[type.lowerBound] | 0x20 == a && dn[type.lowerBound + 1] | 0x20 == b
