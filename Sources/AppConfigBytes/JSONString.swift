@@ -15,13 +15,8 @@ public func appendJSONString<S: Sequence<UInt8>>(_ bytes: S, to out: inout [UInt
 /// device key).
 @usableFromInline
 func appendJSONStringContent(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-    var run = 0
-    for (i, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
-        appendJSONEscaped(b, to: &out)
-        run = i + 1
-    }
-    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+    appendEscapingRuns(bytes, to: &out, where: { b, _ in b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") },
+                       escape: appendJSONEscaped)
 }
 
 /// One byte as JSON writes it in a string: itself, or its escape.

@@ -1,5 +1,6 @@
-import AppConfigBatch
+@testable import AppConfigBatch
 import AppConfigBytes
+import Digest
 import Foundation
 import Testing
 
@@ -28,6 +29,16 @@ struct OutputTextTests {
             #expect(name == encoded.prefix(89 - suffix.count) + "~" + suffix)
             #expect(name.utf8.count == 90)
         }
+    }
+
+    @Test("a manifest line: digest, path, and the key with bytes below 0x21, % and DEL as %XX, the runs between as they are")
+    func manifestLine() {
+        let key = Array("a b%\tc\u{7F}é.".utf8)
+        let digest = SHA256Digest(of: key)
+        var line: [UInt8] = []
+        key.withUnsafeBufferPointer { Manifest.appendLine(key: $0, extension: ".plist", digest: digest, to: &line) }
+        let path = key.withUnsafeBufferPointer { OutputNames.relativePath($0) }
+        #expect(String(decoding: line, as: UTF8.self) == digest.hex + "\t" + path + "\ta%20b%25%09c%7Fé.\n")
     }
 
     @Test("JSON strings: escapes at the start, middle and end, from contiguous bytes and from any sequence", arguments: [

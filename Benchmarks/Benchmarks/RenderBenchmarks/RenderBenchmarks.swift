@@ -151,6 +151,20 @@ func settle(_ files: (inventory: String, directory: String)) {
     sync()
 }
 
+/// The demo spec's job over a fleet, writing a tar: what every whole-job benchmark runs.
+func demoJob(_ files: (inventory: String, directory: String), values: String, tar: String) -> RenderJob {
+    var job = RenderJob(spec: root.appendingPathComponent("Fixtures/demo/spec.xml").path,
+                        sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
+    job.values = root.appendingPathComponent("Fixtures/demo/\(values)").path
+    job.output = .tar(tar)
+    return job
+}
+
+/// A benchmark's tar gone, with the manifest beside it and its lock.
+func removeTar(_ tar: String) {
+    for f in [tar, tar + ".manifest.tsv", tar + ".lock"] { unlink(f) }
+}
+
 // Names without spaces: package-benchmark 1.38 writes threshold files with spaces turned into
 // underscores but reads them back by the raw name, so a name with a space never finds its threshold.
 let perDevice: [BenchmarkMetric] = [.throughput, .wallClock, .mallocCountTotal, .instructions]
@@ -268,10 +282,7 @@ let benchmarks: @Sendable () -> Void = {
         let files = fleetFiles(devices: 1_000_000)
         let last = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-bench-last-\(getpid()).tar").path
         let tonight = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-bench-tonight-\(getpid()).tar").path
-        var job = RenderJob(spec: root.appendingPathComponent("Fixtures/demo/spec.xml").path,
-                            sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
-        job.values = root.appendingPathComponent("Fixtures/demo/values.json").path
-        job.output = .tar(last)
+        var job = demoJob(files, values: "values.json", tar: last)
         _ = try! job.run()
         job.output = .tar(tonight)
         job.since = last
@@ -280,7 +291,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         blackHole(try! job.run().changes!.unchanged)
         benchmark.stopMeasurement()
-        for f in [last, tonight] { unlink(f); unlink(f + ".manifest.tsv"); unlink(f + ".lock") }
+        for f in [last, tonight] { removeTar(f) }
     }
 
     // The whole job, and the same job in each delivery form (issue 10's target: the render phase within
@@ -298,10 +309,7 @@ let benchmarks: @Sendable () -> Void = {
             let files = fleetFiles(devices: 1_000_000)
             let tar = (folder.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory)
                 .appendingPathComponent("appconfig-bench-\(getpid()).tar").path
-            let spec = root.appendingPathComponent("Fixtures/demo/spec.xml").path, values = root.appendingPathComponent("Fixtures/demo/values.json").path
-            var job = RenderJob(spec: spec, sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
-            job.values = values
-            job.output = .tar(tar)
+            var job = demoJob(files, values: "values.json", tar: tar)
             job.batch.format = format
             job.delivery = DeliveryOptions(delivery: delivery)
             job.delivery.assetBaseURL = "https://cdn.example.com/appconfig"
@@ -309,7 +317,7 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.startMeasurement()
             blackHole(try! job.run().devices.rendered)
             benchmark.stopMeasurement()
-            for f in [tar, tar + ".manifest.tsv", tar + ".lock"] { unlink(f) }
+            removeTar(tar)
         }
     }
 
@@ -325,15 +333,12 @@ let benchmarks: @Sendable () -> Void = {
         let tar = URL(fileURLWithPath: memory ?? FileManager.default.temporaryDirectory.path)
             .appendingPathComponent("appconfig-bench-\(getpid()).tar").path
         func seconds(_ values: String) -> Double {
-            var job = RenderJob(spec: root.appendingPathComponent("Fixtures/demo/spec.xml").path,
-                                sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
-            job.values = root.appendingPathComponent("Fixtures/demo/\(values)").path
-            job.output = .tar(tar)
+            let job = demoJob(files, values: values, tar: tar)
             settle(files)
             let start = monotonicSeconds()
             blackHole(try! job.run().devices.rendered)
             let elapsed = monotonicSeconds() - start
-            for f in [tar, tar + ".manifest.tsv", tar + ".lock"] { unlink(f) }
+            removeTar(tar)
             return elapsed
         }
         let flat1 = seconds("values.json"), assigned1 = seconds("assignments.json")
@@ -351,15 +356,12 @@ let benchmarks: @Sendable () -> Void = {
                                        maxDuration: .seconds(180), maxIterations: 3)) { benchmark in
             let files = fleetFiles(devices: 1_000_000, groups: true)
             let tar = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-bench-\(getpid()).tar").path
-            var job = RenderJob(spec: root.appendingPathComponent("Fixtures/demo/spec.xml").path,
-                                sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
-            job.values = root.appendingPathComponent("Fixtures/demo/\(values)").path
-            job.output = .tar(tar)
+            let job = demoJob(files, values: values, tar: tar)
             settle(files)
             benchmark.startMeasurement()
             blackHole(try! job.run().devices.rendered)
             benchmark.stopMeasurement()
-            for f in [tar, tar + ".manifest.tsv", tar + ".lock"] { unlink(f) }
+            removeTar(tar)
         }
     }
 }

@@ -187,17 +187,9 @@ public final class Manifest: @unchecked Sendable {
         out.append(0x09)
         OutputNames.appendRelativePath(key, extension: ending, to: &out)
         out.append(0x09)
-        for b in key {
-            if b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F {
-                out.append(UInt8(ascii: "%")); out.append(hexDigits[Int(b >> 4)]); out.append(hexDigits[Int(b & 0xF)])
-            } else {
-                out.append(b)
-            }
-        }
+        appendEscapingRuns(key, to: &out, where: { b, _ in b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F }, escape: appendPercentEscaped)
         out.append(0x0A)
     }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 }
 
 /// Size and SHA-256 of an input file: what the manifest records of each input.

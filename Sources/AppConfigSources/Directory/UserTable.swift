@@ -237,21 +237,12 @@ public struct UserTableBuilder {
     /// usually ranges of the DN, the mail address's parts ranges of it, and a value that feeds
     /// several variables (the mail address as `userName` and join key) is stored once. No
     /// allocation per entry. Nil when the DN does not parse (reported; the entry is skipped), else
-    /// whether it was read in one pass (`DistinguishedName.plainCommonNameAndUnit`: written plainly).
+    /// whether it was read in one pass (`DistinguishedName.commonNameAndUnit`: written plainly).
     private mutating func addUser(dn: UnsafeBufferPointer<UInt8>, values: [UnsafeBufferPointer<UInt8>?], line: Int?,
                                   location: @autoclosure () -> Location) -> Bool? {
-        let pieces: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?)
-        let readInOnePass: Bool
+        let pieces: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?, readInOnePass: Bool)
         do {
-            // Bound from the call, not kept and copied (a copy of the optional pieces was ~370
-            // instructions per user, callgrind).
-            if let plain = DistinguishedName.plainCommonNameAndUnit(in: dn) {
-                pieces = plain
-                readInOnePass = true
-            } else {
-                pieces = try DistinguishedName.walkedCommonNameAndUnit(in: dn)
-                readInOnePass = false
-            }
+            pieces = try DistinguishedName.commonNameAndUnit(in: dn)
         } catch {
             let text = String(decoding: dn, as: UTF8.self)
             problems.append(Problem(.ldifDN, at: location(), "DN \"\(text)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
@@ -312,7 +303,7 @@ public struct UserTableBuilder {
             }
         }
         put(UserTable.stride - 1, values[joinPosition])
-        return readInOnePass
+        return pieces.readInOnePass
     }
 
     /// Appends the users of a builder that read a later part of the same file (a parallel LDIF

@@ -122,9 +122,9 @@ struct CSVScanner {
     }
 
     /// An unquoted field from `start`: the position of the delimiter, LF or CR that ends it (or the
-    /// end). Sixteen bytes at a time (`appconfig_csv_stops16`: SSE2 compares and a movemask), then
-    /// eight (SWAR "has zero byte"; false positives only follow a true one), then one. Eight at a
-    /// time this was 42% of the scan's instructions (callgrind, the 100k inventory).
+    /// end). Sixteen bytes at a time (`appconfig_csv_stops16`: SSE2 compares and a movemask), the
+    /// file's last fifteen one by one. Eight at a time (SWAR) this was 42% of the scan's
+    /// instructions (callgrind, the 100k inventory).
     @inline(__always)
     private func scanPlain(from start: Int, high: inout UInt64) -> Int {
         let b = bytes.baseAddress!
@@ -140,18 +140,6 @@ struct CSVScanner {
             }
             high |= UInt64(bits >> 16)
             p += 16
-        }
-        let delimiterWord = UInt64(delimiter) &* 0x0101_0101_0101_0101
-        while p + 8 <= n {
-            let w = UnsafeRawPointer(b + p).loadUnaligned(as: UInt64.self)
-            let m = Self.zeroBytes(w ^ delimiterWord) | Self.zeroBytes(w ^ 0x0A0A_0A0A_0A0A_0A0A) | Self.zeroBytes(w ^ 0x0D0D_0D0D_0D0D_0D0D)
-            if m != 0 {
-                let k = m.trailingZeroBitCount / 8
-                high |= w & (k == 0 ? 0 : (UInt64.max >> UInt64(64 - 8 * k))) & 0x8080_8080_8080_8080
-                return p + k
-            }
-            high |= w & 0x8080_8080_8080_8080
-            p += 8
         }
         while p < n {
             let c = b[p]
@@ -192,12 +180,4 @@ struct FieldBuffer: ~Copyable {
 
     @inline(__always) func offset(_ i: Int) -> Int { storage[2 * i] }
     @inline(__always) func length(_ i: Int) -> Int { storage[2 * i + 1] }
-}
-
-extension CSVScanner {
-    /// 0x80 in each byte of `v` that is zero (and possibly in bytes above the first zero).
-    @inline(__always)
-    static func zeroBytes(_ v: UInt64) -> UInt64 {
-        (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080
-    }
 }

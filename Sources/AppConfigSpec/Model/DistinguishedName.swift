@@ -59,9 +59,13 @@ public struct DistinguishedName: Sendable, Equatable {
 
     /// `commonNameAndUnit` for the user table, which derives both for every entry: a value
     /// written without escapes or quotes (most are) is a range of `dn`, with nothing built.
-    public static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
-        if let plain = plainCommonNameAndUnit(in: dn) { return plain }
-        return try walkedCommonNameAndUnit(in: dn)
+    /// `readInOnePass`: the DN is written plainly (`plainCommonNameAndUnit` read it).
+    public static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
+        // Bound from the call and returned, not kept: a copy of the optional pieces was ~370
+        // instructions per user (callgrind).
+        if let plain = plainCommonNameAndUnit(in: dn) { return (plain.cn, plain.ou, true) }
+        let walked = try walkedCommonNameAndUnit(in: dn)
+        return (walked.cn, walked.ou, false)
     }
 
     /// `commonNameAndUnit` of a DN written plainly: `type=value` pairs separated by `,`, no spaces
@@ -69,7 +73,7 @@ public struct DistinguishedName: Sendable, Equatable {
     /// values' ends eight bytes at a time); nil for any other DN, which `walk` reads. Through
     /// `walk` a DN cost 2,700 instructions (callgrind, the test fleet's 90k users): most of
     /// reading a directory's users after the lines themselves.
-    public static func plainCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) -> (cn: Piece?, ou: Piece?)? {
+    static func plainCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) -> (cn: Piece?, ou: Piece?)? {
         guard let b = dn.baseAddress, dn.count > 0 else { return nil }
         let n = dn.count
         var cn: Range<Int>?, ou: Range<Int>?
@@ -101,7 +105,7 @@ public struct DistinguishedName: Sendable, Equatable {
     }
 
     /// `commonNameAndUnit` through `walk`: any DN RFC 4514 (and older writers) allow.
-    public static func walkedCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
+    static func walkedCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
         var cn: Piece?, ou: Piece?
         func isType(_ type: Range<Int>, _ a: UInt8, _ b: UInt8) -> Bool {
             type.count == 2 && dn[type.lowerBound] | 0x20 == a && dn[type.lowerBound + 1] | 0x20 == b
