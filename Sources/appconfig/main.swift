@@ -8,4 +8,7 @@ import Darwin
 // A thin entry point: all behaviour lives in AppConfigCLI, where the tests can reach it.
 // A closed pipe (`--tar - | head`) is a write error with one line and status 1, not a bare SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
-exit(AppConfigCommand.run(Array(CommandLine.arguments.dropFirst())))
+let arguments = Array(CommandLine.arguments.dropFirst())
+// The fleet commands run on huge pages: once, the program executes itself again (see HugePages).
+HugePages.reexecuteIfWanted(arguments: arguments)
+exit(AppConfigCommand.run(arguments))

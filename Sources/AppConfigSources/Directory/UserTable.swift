@@ -1,5 +1,6 @@
 import AppConfigBytes
 import AppConfigSpec
+import CByteScan
 
 /// Which directory attributes feed the user variables. Each variable takes the first attribute of
 /// its list that an entry has, so one map serves Active Directory (`sAMAccountName`,
@@ -106,6 +107,23 @@ public final class UserTable: @unchecked Sendable {
         let i = (user * Self.stride + index) * 2
         guard ranges[i + 1] != .max else { return nil }
         return UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
+    }
+
+    /// Starts reading a user's ranges into the cache (`prefetchValue` a few rows later finds them there).
+    @inline(__always)
+    public func prefetchRanges(user: Int) {
+        ranges.withUnsafeBufferPointer { r in
+            let first = user * Self.stride * 2
+            appconfig_prefetch(r.baseAddress! + first)
+            appconfig_prefetch(r.baseAddress! + first + Self.stride * 2 - 1)
+        }
+    }
+
+    /// Starts reading a user's value into the cache (its range is read now: see `prefetchRanges`).
+    @inline(__always)
+    public func prefetchValue(user: Int, index: Int) {
+        let i = (user * Self.stride + index) * 2
+        if ranges[i + 1] != .max { appconfig_prefetch(pool.baseAddress! + Int(ranges[i])) }
     }
 
     public func string(user: Int, _ variable: UserVariable) -> String? {

@@ -1,5 +1,6 @@
 import AppConfigBytes
 import AppConfigSpec
+import CByteScan
 import Foundation
 
 /// How to read an inventory export.
@@ -75,6 +76,23 @@ public final class InventoryTable: @unchecked Sendable {
     public func value(row: Int, slot: Int) -> UnsafeBufferPointer<UInt8> {
         let i = (row * keptColumns.count + slot) * 2
         return UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
+    }
+
+    /// Starts reading a row's ranges into the cache (`prefetchValue` a few rows later finds them there).
+    @inline(__always)
+    public func prefetchRanges(row: Int) {
+        ranges.withUnsafeBufferPointer { r in
+            let first = row * keptColumns.count * 2
+            appconfig_prefetch(r.baseAddress! + first)
+            appconfig_prefetch(r.baseAddress! + first + keptColumns.count * 2 - 1)
+        }
+    }
+
+    /// Starts reading a value's first bytes into the cache (its range is read now: see `prefetchRanges`).
+    @inline(__always)
+    public func prefetchValue(row: Int, slot: Int) {
+        let i = (row * keptColumns.count + slot) * 2
+        appconfig_prefetch(bytes.baseAddress! + Int(ranges[i]))
     }
 
     public func string(row: Int, slot: Int) -> String { String(decoding: value(row: row, slot: slot), as: UTF8.self) }

@@ -1,5 +1,6 @@
 import AppConfigBytes
 import AppConfigSpec
+import CByteScan
 import Foundation
 
 /// The inventory joined to the directory: each device row knows its user (or that it has none),
@@ -168,6 +169,31 @@ public final class Fleet: @unchecked Sendable {
             case .user(let v): body(slot, user >= 0 ? users?.value(user: Int(user), index: v) : nil)
             case .none: body(slot, nil)
             }
+        }
+    }
+
+    /// Starts the reads that `forEachValue(row:plan:)` will make, in three steps some rows apart,
+    /// each finding in the cache what the one before fetched: 0 (furthest ahead) the row's ranges
+    /// and its user, 1 the row's values and the user's ranges, 2 the user's values. Rows in
+    /// device-key order are scattered over the inventory and the directory: read without it, each
+    /// value was a cache (and TLB) miss on the render's path.
+    @inline(__always)
+    public func prefetch(row: Int, plan: SlotPlan, step: Int) {
+        switch step {
+        case 0:
+            inventory.prefetchRanges(row: row)
+            userOfRow.withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + row) }
+        case 1:
+            for source in plan.sources {
+                switch source {
+                case .column(let c), .addressPart(let c, _): inventory.prefetchValue(row: row, slot: c)
+                case .user, .none: break
+                }
+            }
+            if let users, userOfRow[row] >= 0 { users.prefetchRanges(user: Int(userOfRow[row])) }
+        default:
+            guard let users, userOfRow[row] >= 0 else { return }
+            for case .user(let v) in plan.sources { users.prefetchValue(user: Int(userOfRow[row]), index: v) }
         }
     }
 

@@ -1,5 +1,6 @@
 // Sixteen bytes compared at once for the CSV scanner, the one loop every byte of an inventory goes
-// through. SSE2 (every x86-64) where the compiler has it, else the same bits byte by byte.
+// through (SSE2, every x86-64, where the compiler has it, else the same bits byte by byte), and
+// a prefetch hint for the loops that read rows scattered in memory.
 #ifndef CBYTESCAN_H
 #define CBYTESCAN_H
 
@@ -26,6 +27,15 @@ static inline uint32_t appconfig_csv_stops16(const uint8_t *p, uint8_t delimiter
         if (c >= 0x80) bits |= 1u << (16 + i);
     }
     return bits;
+#endif
+}
+
+/// Asks the CPU to bring the cache line at `p` in for reading, without waiting for it: reads
+/// at rows scattered over hundreds of megabytes (rows in device-key order) are cache and TLB
+/// misses that a loop can start a few rows ahead of their use.
+static inline void appconfig_prefetch(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
 #endif
 }
 
