@@ -37,6 +37,18 @@ struct Generation {
         fleet.inventory.value(row: Int(row), slot: fleet.inventory.deviceKeySlot)
     }
 
+    /// Starts reading the keys of the entries after `i`: 8 places ahead its range, 4 ahead its bytes.
+    /// In key order the rows are scattered over the inventory: each key read was a cache and TLB
+    /// miss, most of the time that made the index and the manifest.
+    @inline(__always)
+    private func prefetchKeys(after i: Int, in entries: [Entry]) {
+        let inventory = fleet.inventory
+        if i + 8 < entries.count { inventory.prefetchRanges(row: Int(entries[i + 8].row)) }
+        if i + 4 < entries.count { inventory.prefetchValue(row: Int(entries[i + 4].row), slot: inventory.deviceKeySlot) }
+    }
+
+    private typealias Entry = (row: Int32, digest: SHA256Digest, carried: Bool)
+
     /// Why this run must not be published, or nil.
     func refusal(_ s: RunSummary) -> String? {
         if s.devices.rendered == 0 { return "no device rendered" }
@@ -71,7 +83,7 @@ struct Generation {
     /// order, each made in parts (one per core) when the sink writes it.
     func closingFiles() -> [ClosingFile] {
         // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
-        var entries: [(row: Int32, digest: SHA256Digest, carried: Bool)] = []
+        var entries: [Entry] = []
         entries.reserveCapacity(result.order.count)
         for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
             if let digest {
@@ -91,7 +103,9 @@ struct Generation {
                 // short, the part grew at its end, copying ~80 MB into fresh pages; room never
                 // written is never touched.
                 index.reserveCapacity(range.count * (256 + fields.maxCount))
-                for e in entries[range] {
+                for i in range {
+                    prefetchKeys(after: i, in: entries)
+                    let e = entries[i]
                     if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
                     let k = key(e.row)
                     JSONText.append(#"{"device":"#, to: &index)
@@ -111,7 +125,10 @@ struct Generation {
             [Manifest.headerText(header)] + bytesInParts(count: entries.count) { range in
                 var lines: [UInt8] = []
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
-                for e in entries[range] { Manifest.appendLine(key: key(e.row), extension: ending, digest: e.digest, to: &lines) }
+                for i in range {
+                    prefetchKeys(after: i, in: entries)
+                    Manifest.appendLine(key: key(entries[i].row), extension: ending, digest: entries[i].digest, to: &lines)
+                }
                 return lines
             }
         }
