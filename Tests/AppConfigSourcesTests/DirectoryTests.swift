@@ -453,6 +453,83 @@ struct ParallelLDIFTests {
     }
 }
 
+/// LDIF base64 values (`attr:: ...`), decoded in place four letters at a time.
+@Suite("LDIF base64")
+struct Base64Tests {
+    /// The decoder byte by byte, as it was before it took four letters at a time: the oracle for
+    /// inputs that are not plain base64 (white space, padding where it may or may not stand, junk).
+    static func decodeByBytes(_ text: [UInt8]) -> [UInt8]? {
+        func value(_ c: UInt8) -> UInt8 {
+            switch c {
+            case 0x41...0x5A: c - 0x41
+            case 0x61...0x7A: c - 0x61 + 26
+            case 0x30...0x39: c - 0x30 + 52
+            case 0x2B: 62
+            case 0x2F: 63
+            case 0x3D: 64
+            case 0x20, 0x0D, 0x0A: 65
+            default: 255
+            }
+        }
+        var out: [UInt8] = [], buffer: UInt32 = 0, bits = 0, padding = 0
+        for c in text {
+            let v = value(c)
+            if v < 64 {
+                if padding > 0 { return nil }
+                buffer = buffer << 6 | UInt32(v)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                }
+            } else if v == 64 {
+                padding += 1
+            } else if v == 255 {
+                return nil
+            }
+        }
+        return padding <= 2 && bits < 6 ? out : nil
+    }
+
+    static func decode(_ text: [UInt8]) -> [UInt8]? {
+        var copy = text
+        return copy.withUnsafeMutableBufferPointer { Base64.decodeInPlace($0).map(Array.init) }
+    }
+
+    @Test("exact bytes, with white space anywhere, padding, and what is refused", arguments: [
+        ("", ""), ("QQ==", "A"), ("QUI=", "AB"), ("QUJD", "ABC"), ("QUJDRA==", "ABCD"),
+        ("Sm/DqyDDhXNl", "Jo\u{00EB} \u{00C5}se"), ("QU JD", "ABC"), ("Q\r\nUJDRA\n==", "ABCD"), ("QUJDRA", "ABCD"),
+    ])
+    func decodes(text: String, expected: String) {
+        #expect(Self.decode(Array(text.utf8)) == Array(expected.utf8))
+    }
+
+    @Test("not base64: nil", arguments: ["***", "QUJD*", "QQ==QQ==", "QUJDR", "QQ===", "QUJD\tRA=="])
+    func refuses(text: String) {
+        #expect(Self.decode(Array(text.utf8)) == nil)
+    }
+
+    /// 20,000 seeded values: every encoded string (with white space put in at random) decodes to
+    /// its bytes, and strings of base64's letters, `=`, white space and junk decode as the byte loop does.
+    @Test func agreesWithFoundationAndTheByteLoop() {
+        var random = SplitMix64(seed: 64)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        let others: [UInt8] = [0x3D, 0x20, 0x0D, 0x0A, 0x2A, 0x2D, 0xC3]
+        for n in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            var text = Array(Data(bytes).base64EncodedString().utf8)
+            for _ in 0..<Int.random(in: 0...3, using: &random) {
+                text.insert([0x20, 0x0D, 0x0A][Int.random(in: 0...2, using: &random)], at: Int.random(in: 0...text.count, using: &random))
+            }
+            #expect(Self.decode(text) == bytes, "input \(n): \(String(decoding: text, as: UTF8.self))")
+            let mixed = (0..<Int.random(in: 0...24, using: &random)).map { _ in
+                Int.random(in: 0..<10, using: &random) == 0 ? others.randomElement(using: &random)! : alphabet.randomElement(using: &random)!
+            }
+            #expect(Self.decode(mixed) == Self.decodeByBytes(mixed), "input \(n): \(String(decoding: mixed, as: UTF8.self))")
+        }
+    }
+}
+
 /// A seeded generator (SplitMix64): the same random cases on every run.
 private struct SplitMix64: RandomNumberGenerator {
     var state: UInt64

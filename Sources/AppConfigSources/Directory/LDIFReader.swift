@@ -442,14 +442,38 @@ enum Base64 {
     }
 
     /// Decodes `text` into its own first bytes (the output is never longer than what it has read)
-    /// and returns them; nil when it is not base64.
+    /// and returns them; nil when it is not base64. Four letters of the alphabet at a time make
+    /// three bytes at once (a quarter of a 1M-user export is base64 values: byte by byte, through
+    /// the shared table, they were 14 instructions a byte, callgrind); anything else (white space,
+    /// padding, the end) goes byte by byte.
     static func decodeInPlace(_ text: UnsafeMutableBufferPointer<UInt8>) -> UnsafeMutableBufferPointer<UInt8>? {
+        table.withUnsafeBufferPointer { table in decodeInPlace(text, table: table) }
+    }
+
+    @inline(__always)
+    private static func decodeInPlace(_ text: UnsafeMutableBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>) -> UnsafeMutableBufferPointer<UInt8>? {
         var out = 0
         var buffer: UInt32 = 0
         var bits = 0
         var padding = 0
-        for i in 0..<text.count {
+        var i = 0
+        while i < text.count {
+            // Wrapping arithmetic and masking shifts: indices stay within the text, shifts under 32.
+            let pending = UInt32(truncatingIfNeeded: bits)
+            while padding == 0 && i &+ 4 <= text.count {
+                let a = table[Int(text[i])], b = table[Int(text[i &+ 1])], c = table[Int(text[i &+ 2])], d = table[Int(text[i &+ 3])]
+                guard (a | b | c | d) < 64 else { break }
+                // `bits` (0, 2 or 4) pending bits, then 24 more: three whole bytes out, the same bits pending.
+                buffer = buffer &<< 24 | UInt32(a) &<< 18 | UInt32(b) &<< 12 | UInt32(c) &<< 6 | UInt32(d)
+                text[out] = UInt8(truncatingIfNeeded: buffer &>> (pending &+ 16))
+                text[out &+ 1] = UInt8(truncatingIfNeeded: buffer &>> (pending &+ 8))
+                text[out &+ 2] = UInt8(truncatingIfNeeded: buffer &>> pending)
+                out &+= 3
+                i &+= 4
+            }
+            guard i < text.count else { break }
             let v = table[Int(text[i])]
+            i += 1
             if v < 64 {
                 if padding > 0 { return nil }
                 buffer = buffer << 6 | UInt32(v)
