@@ -59,7 +59,15 @@ public struct ByteKeyTable: @unchecked Sendable {
 
     /// The hash this table files `key` under.
     @inlinable @inline(__always)
-    public func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(key, foldingASCIICase: foldsASCIICase) }
+    public func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { Self.hash(key, foldingASCIICase: foldsASCIICase) }
+
+    /// The hash a table files `key` under: FNV-1a where case counts (the renderer hashes its strings
+    /// so as it scans them); eight bytes at a time where A-Z are a-z (`foldedWordHash`: the tables of
+    /// a run's users, join keys and DNs, built and searched in memory, a million keys each).
+    @inlinable @inline(__always)
+    public static func hash(_ key: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
+        foldingASCIICase ? foldedWordHash(key) : fnv1a(key)
+    }
 
     /// The id of the key equal to `key` (whose hash is `hash`), or nil.
     @inlinable @inline(__always)

@@ -44,7 +44,12 @@ public func foldedWordHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
     }
     if i < bytes.count {
         var tail: UInt64 = 0
-        for k in i..<bytes.count { tail |= UInt64(p[k]) << UInt64(8 * (k - i)) }
+        if bytes.count >= 8 {
+            // The last eight bytes, those already mixed shifted out: the same word as byte by byte.
+            tail = UnsafeRawPointer(p + bytes.count - 8).loadUnaligned(as: UInt64.self) &>> UInt64(8 * (8 - (bytes.count - i)))
+        } else {
+            for k in i..<bytes.count { tail |= UInt64(p[k]) << UInt64(8 * (k - i)) }
+        }
         h = mix(h, lowered(tail))
     }
     return h

@@ -14,7 +14,7 @@ public struct ShardedKeyTable: Sendable {
     static func share(_ hash: UInt64, of count: Int) -> Int { Int(hash >> 32) % count }
 
     /// Files ids `0..<count` by `key(id)` (an empty key is not filed); `hash(id)`, when given, is
-    /// each key's hash made beforehand: `fnv1a`, case folded as the table folds, for a table that is
+    /// each key's hash made beforehand: `ByteKeyTable.hash`, folded as the table folds, for a table that is
     /// searched (`find` hashes so); any hash equal for keys the table takes as equal, for one that
     /// only reports `duplicates`. Returns every id whose key an earlier id has, with that id, in id order.
     public init(count: Int, foldingASCIICase: Bool, shares requested: Int = ProcessInfo.processInfo.activeProcessorCount,
@@ -24,7 +24,7 @@ public struct ShardedKeyTable: Sendable {
         var hashes = [UInt64](repeating: 0, count: count)
         hashes.withUnsafeMutableBufferPointer { hashes in
             forEachRange(count, parts: shareCount) { _, range in
-                for id in range { hashes[id] = hash?(Int32(id)) ?? fnv1a(key(Int32(id)), foldingASCIICase: foldingASCIICase) }
+                for id in range { hashes[id] = hash?(Int32(id)) ?? ByteKeyTable.hash(key(Int32(id)), foldingASCIICase: foldingASCIICase) }
             }
         }
         // Read from every core, written by none while they read.
@@ -57,7 +57,7 @@ public struct ShardedKeyTable: Sendable {
     /// The id of the key equal to `key`, or nil.
     @inlinable @inline(__always)
     public func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
-        let h = fnv1a(key, foldingASCIICase: foldsASCIICase)
+        let h = ByteKeyTable.hash(key, foldingASCIICase: foldsASCIICase)
         // The share's trivial fields only: a copy of it retained its storage around `keyOf`, and
         // the cores looking keys up at once contended for its count.
         let s = Self.share(h, of: shares.count)

@@ -82,6 +82,35 @@ struct ByteKeyTableTests {
         #expect((x.withUnsafeBufferPointer(foldedWordHash) == y.withUnsafeBufferPointer(foldedWordHash)) == equal)
     }
 
+    /// The tail of a key of eight bytes or more is read as the last eight bytes shifted: the same
+    /// hash as the tail gathered byte by byte, for every length and wherever the key lies.
+    @Test func foldedHashTailAsByteByByte() {
+        func byBytes(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            func lowered(_ w: UInt64) -> UInt64 {
+                let low = w & 0x7F7F_7F7F_7F7F_7F7F
+                return w | ((low &+ 0x3F3F_3F3F_3F3F_3F3F) & ~(low &+ 0x2525_2525_2525_2525) & ~w & 0x8080_8080_8080_8080) >> 2
+            }
+            func mix(_ h: UInt64, _ w: UInt64) -> UInt64 { let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9; return m ^ m >> 31 }
+            guard b.baseAddress != nil else { return 0x9E37_79B9_7F4A_7C15 }
+            var h = UInt64(b.count) &* 0x9E37_79B9_7F4A_7C15, i = 0, word: UInt64 = 0
+            while i < b.count {
+                word |= UInt64(b[i]) << UInt64(8 * (i % 8))
+                i += 1
+                if i % 8 == 0 || i == b.count { h = mix(h, lowered(word)); word = 0 }
+            }
+            return h
+        }
+        let text = Array("Xx-UDID-00008030-001A@Example.COM/ou=Sales,dc=corp".utf8)
+        for start in 0..<4 {
+            for end in start...text.count {
+                text.withUnsafeBufferPointer { all in
+                    let key = UnsafeBufferPointer(rebasing: all[start..<end])
+                    #expect(foldedWordHash(key) == byBytes(key), "bytes \(start)..<\(end)")
+                }
+            }
+        }
+    }
+
     @Test("shared across cores: each key in one share, the first of equal keys wins, duplicates listed in id order")
     func sharded() {
         let keys = Keys()

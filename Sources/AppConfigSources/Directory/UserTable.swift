@@ -377,8 +377,9 @@ public struct UserTableBuilder {
     /// of the case-folded DN (`hashDN`), each hit checked against the stored DN.
     private var dnIndex = ByteKeyTable(capacity: 16, foldingASCIICase: true)
 
-    /// The hash `hasUser(withDN:)` and `indexDN` take: FNV-1a of the ASCII-lowercased DN.
-    static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(dn, foldingASCIICase: true) }
+    /// The hash `hasUser(withDN:)` and `indexDN` take, and a case-folding `ByteKeyTable` files a DN
+    /// under (the groups' table of listed members is searched with it).
+    static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { ByteKeyTable.hash(dn, foldingASCIICase: true) }
 
     /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
     func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
