@@ -25,7 +25,8 @@ public func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar
 
 /// The offset of the first byte that does not start a valid UTF-8 sequence, or nil. ASCII runs
 /// are skipped eight bytes at a time, straight to the first byte of a word that is not ASCII
-/// (byte by byte up to it, a name like "Åsa Yılmaz" loaded a word per byte).
+/// (byte by byte up to it, a name like "Åsa Yılmaz" loaded a word per byte), and an ASCII tail
+/// as the last eight bytes (a short value's tail went byte by byte: ~60 instructions a value).
 public func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
     var i = 0
     while i < n {
@@ -33,6 +34,8 @@ public func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
             let high = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080
             if high == 0 { i += 8; continue }
             i += high.trailingZeroBitCount / 8  // little-endian: the lowest set bit is the first such byte
+        } else if n >= 8 && UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            return nil  // the last word, over bytes already seen, is ASCII: so is the rest (a value's tail)
         }
         if p[i] < 0x80 { i += 1; continue }
         // Two bytes, C2-DF then a continuation byte, are always valid (U+0080-U+07FF): Latin,
