@@ -9,7 +9,7 @@ import Glibc
 /// cost a two-level page walk each. Measured on this project's 2-core VM (1M devices, CSV + LDIF
 /// to a tar on tmpfs): the kernel's copy into the tar 3.8 s -> 0.35 s of CPU, the job 7.2-8.6 s ->
 /// 5.1-7.6 s of wall (`perf record`, `/usr/bin/time`). glibc reads the tunable only when a
-/// process starts, so the command sets it and executes itself again, once. A `GLIBC_TUNABLES`
+/// process starts, so the command sets it and executes its file again, once. A `GLIBC_TUNABLES`
 /// that already names `glibc.malloc.hugetlb` is the user's choice (`=0` turns it off) and is kept.
 /// A program that embeds `RenderJob` decides for its own process the same way.
 public enum HugePages {
@@ -31,8 +31,15 @@ public enum HugePages {
         #if os(Linux)
         let current = getenv("GLIBC_TUNABLES").map { String(cString: $0) }
         guard let value = tunables(arguments: arguments, current: current) else { return }
+        // The program's file by the path /proc/self/exe names, not /proc/self/exe itself: under a
+        // loader that runs it (valgrind), that link is the loader's file, which refuses to start
+        // so; the path is the program's (valgrind answers for it), which then runs on its own
+        // (valgrind users set the tunable, or `--trace-children=yes`).
+        var path = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &path, path.count - 1)
+        guard length > 0 else { return }
         setenv("GLIBC_TUNABLES", value, 1)
-        execv("/proc/self/exe", CommandLine.unsafeArgv)
+        execv(path, CommandLine.unsafeArgv)
         if let current { setenv("GLIBC_TUNABLES", current, 1) } else { unsetenv("GLIBC_TUNABLES") }
         #endif
     }
