@@ -530,8 +530,8 @@ struct Base64Tests {
     }
 }
 
-/// A seeded generator (SplitMix64): the same random cases on every run.
-private struct SplitMix64: RandomNumberGenerator {
+/// A seeded generator (SplitMix64): the same random cases on every run (the suites of this target share it).
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -40,7 +40,7 @@ struct UTF8CheckTests {
                 }
             }
         }
-        var random = SplitMix(seed: 8)
+        var random = SplitMix64(seed: 8)
         let pieces: [[UInt8]] = [Array("a".utf8), Array("Zz0".utf8), Array("é".utf8), Array("ı".utf8), Array("語".utf8), Array("😀".utf8)] + bad
         for _ in 0..<20_000 {
             var bytes: [UInt8] = []
@@ -50,18 +50,5 @@ struct UTF8CheckTests {
             }
             #expect(bytes.withUnsafeBufferPointer { firstInvalidUTF8($0) } == Self.byScalars(bytes), "\(bytes)")
         }
-    }
-}
-
-/// A seeded generator (SplitMix64): the same cases on every run.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ z >> 30) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ z >> 27) &* 0x94D0_49BB_1331_11EB
-        return z ^ z >> 31
     }
 }

@@ -1,6 +1,5 @@
 import AppConfigBytes
 import AppConfigSpec
-import CByteScan
 
 /// Which directory attributes feed the user variables. Each variable takes the first attribute of
 /// its list that an entry has, so one map serves Active Directory (`sAMAccountName`,
@@ -111,19 +110,12 @@ public final class UserTable: @unchecked Sendable {
 
     /// Starts reading a user's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
-    public func prefetchRanges(user: Int) {
-        ranges.withUnsafeBufferPointer { r in
-            let first = user * Self.stride * 2
-            appconfig_prefetch(r.baseAddress! + first)
-            appconfig_prefetch(r.baseAddress! + first + Self.stride * 2 - 1)
-        }
-    }
+    public func prefetchRanges(user: Int) { RecordPrefetch.ranges(ranges, record: user, width: Self.stride) }
 
     /// Starts reading a user's value into the cache (its range is read now: see `prefetchRanges`).
     @inline(__always)
     public func prefetchValue(user: Int, index: Int) {
-        let i = (user * Self.stride + index) * 2
-        if ranges[i + 1] != .max { appconfig_prefetch(pool.baseAddress! + Int(ranges[i])) }
+        RecordPrefetch.bytes(ranges, in: pool.baseAddress!, record: user, width: Self.stride, field: index)
     }
 
     public func string(user: Int, _ variable: UserVariable) -> String? {

@@ -1,6 +1,5 @@
 import AppConfigBytes
 import AppConfigSpec
-import CByteScan
 import Foundation
 
 /// How to read an inventory export.
@@ -80,19 +79,12 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// Starts reading a row's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
-    public func prefetchRanges(row: Int) {
-        ranges.withUnsafeBufferPointer { r in
-            let first = row * keptColumns.count * 2
-            appconfig_prefetch(r.baseAddress! + first)
-            appconfig_prefetch(r.baseAddress! + first + keptColumns.count * 2 - 1)
-        }
-    }
+    public func prefetchRanges(row: Int) { RecordPrefetch.ranges(ranges, record: row, width: keptColumns.count) }
 
     /// Starts reading a value's first bytes into the cache (its range is read now: see `prefetchRanges`).
     @inline(__always)
     public func prefetchValue(row: Int, slot: Int) {
-        let i = (row * keptColumns.count + slot) * 2
-        appconfig_prefetch(bytes.baseAddress! + Int(ranges[i]))
+        RecordPrefetch.bytes(ranges, in: bytes.baseAddress!, record: row, width: keptColumns.count, field: slot)
     }
 
     public func string(row: Int, slot: Int) -> String { String(decoding: value(row: row, slot: slot), as: UTF8.self) }
