@@ -7,8 +7,8 @@ import Glibc
 /// steps). A 1M-device job reads its rows scattered over ~1 GB of tables, and the kernel copies
 /// 1.8 GB of tar from its buffers: on 4 KiB pages both are TLB misses, which in a virtual machine
 /// cost a two-level page walk each. Measured on this project's 2-core VM (1M devices, CSV + LDIF
-/// to a tar on tmpfs): the kernel's copy into the tar 3.8 s -> 0.35 s of CPU, the job 7.2-8.6 s ->
-/// 5.1-7.6 s of wall (`perf record`, `/usr/bin/time`). glibc reads the tunable only when a
+/// to a tar on tmpfs): the kernel's copy into the tar 3.8 s -> 0.35 s of CPU, the job 7.3-8.4 s ->
+/// 5.2-5.6 s of wall in four alternating pairs (`perf record`, `/usr/bin/time`). glibc reads the tunable only when a
 /// process starts, so the command sets it and executes its file again, once. A `GLIBC_TUNABLES`
 /// that already names `glibc.malloc.hugetlb` is the user's choice (`=0` turns it off) and is kept.
 /// A program that embeds `RenderJob` decides for its own process the same way.
