@@ -258,61 +258,65 @@ public struct UserTableBuilder {
             problems.append(Problem(.ldifDN, at: location(), "DN \"\(text)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
             return nil
         }
-        let start = ranges.count
-        ranges.append(contentsOf: repeatElement(0, count: 2 * UserTable.stride))
         if let line { lines.append(UInt32(line)) }
         for (i, v) in values.enumerated() where v != nil { attributeCounts[i] += 1 }
-        // Values stored for this entry, by where they came from: one stored once is found again.
-        var stored: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
-        var storedMore: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
-        func store(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
-            if let base = value.baseAddress {
-                if stored.0 == base && stored.1 == value.count { return stored.2 }
-                if storedMore.0 == base && storedMore.1 == value.count { return storedMore.2 }
+        // The user's pairs are made on the stack and appended at once: written into `ranges` one by
+        // one, each write checked the array's uniqueness and exclusive access (callgrind).
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 2 * UserTable.stride) { row in
+            row.initialize(repeating: 0)
+            // Values stored for this entry, by where they came from: one stored once is found again.
+            var stored: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
+            var storedMore: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
+            func store(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
+                if let base = value.baseAddress {
+                    if stored.0 == base && stored.1 == value.count { return stored.2 }
+                    if storedMore.0 == base && storedMore.1 == value.count { return storedMore.2 }
+                }
+                let offset = append(value)
+                (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
+                return offset
             }
-            let offset = append(value)
-            (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
-            return offset
-        }
-        func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
-            let offset = UInt32(pool.count)
-            pool.append(contentsOf: value)
-            return offset
-        }
-        func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
-            guard let value else { ranges[start + 2 * variable + 1] = .max; return }
-            set(variable, store(value), value.count)
-        }
-        func set(_ variable: Int, _ offset: UInt32, _ count: Int) {
-            ranges[start + 2 * variable] = offset
-            ranges[start + 2 * variable + 1] = UInt32(count)
-        }
-        func attribute(_ variable: Int) -> UnsafeBufferPointer<UInt8>? {
-            for p in positions[variable] { if let v = values[p] { return v } }
-            return nil
-        }
-        let dnOffset = store(dn)
-        func put(_ variable: Int, _ piece: DistinguishedName.Piece?) {
-            switch piece {
-            case .range(let r): set(variable, dnOffset + UInt32(r.lowerBound), r.count)
-            case .bytes(let b): b.withUnsafeBufferPointer { set(variable, append($0), $0.count) }  // built: never the same buffer again
-            case nil: put(variable, nil as UnsafeBufferPointer<UInt8>?)
+            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
+                let offset = UInt32(pool.count)
+                pool.append(contentsOf: value)
+                return offset
             }
-        }
-        let mail = attribute(Self.emailIndex)
-        let at = mail.flatMap { m in m.lastIndex(of: UInt8(ascii: "@")) }
-        for (i, v) in UserVariable.allCases.enumerated() {
-            switch v {
-            case .dn: set(i, dnOffset, dn.count)
-            case .cn: if pieces.cn != nil { put(i, pieces.cn) } else { put(i, cnPosition.flatMap { values[$0] }) }
-            case .ou: put(i, pieces.ou)
-            case .emailAddressLocalPart: put(i, at.map { UnsafeBufferPointer(rebasing: mail![..<$0]) })
-            case .emailAddressDomain: put(i, at.map { UnsafeBufferPointer(rebasing: mail![($0 + 1)...]) })
-            case .userName: put(i, attribute(Self.upnIndex) ?? mail)
-            default: put(i, attribute(i))
+            func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
+                guard let value else { row[2 * variable + 1] = .max; return }
+                set(variable, store(value), value.count)
             }
+            func set(_ variable: Int, _ offset: UInt32, _ count: Int) {
+                row[2 * variable] = offset
+                row[2 * variable + 1] = UInt32(count)
+            }
+            func attribute(_ variable: Int) -> UnsafeBufferPointer<UInt8>? {
+                for p in positions[variable] { if let v = values[p] { return v } }
+                return nil
+            }
+            let dnOffset = store(dn)
+            func put(_ variable: Int, _ piece: DistinguishedName.Piece?) {
+                switch piece {
+                case .range(let r): set(variable, dnOffset + UInt32(r.lowerBound), r.count)
+                case .bytes(let b): b.withUnsafeBufferPointer { set(variable, append($0), $0.count) }  // built: never the same buffer again
+                case nil: put(variable, nil as UnsafeBufferPointer<UInt8>?)
+                }
+            }
+            let mail = attribute(Self.emailIndex)
+            let at = mail.flatMap { m in m.lastIndex(of: UInt8(ascii: "@")) }
+            for (i, v) in UserVariable.allCases.enumerated() {
+                switch v {
+                case .dn: set(i, dnOffset, dn.count)
+                case .cn: if pieces.cn != nil { put(i, pieces.cn) } else { put(i, cnPosition.flatMap { values[$0] }) }
+                case .ou: put(i, pieces.ou)
+                case .emailAddressLocalPart: put(i, at.map { UnsafeBufferPointer(rebasing: mail![..<$0]) })
+                case .emailAddressDomain: put(i, at.map { UnsafeBufferPointer(rebasing: mail![($0 + 1)...]) })
+                case .userName: put(i, attribute(Self.upnIndex) ?? mail)
+                default: put(i, attribute(i))
+                }
+            }
+            put(UserTable.stride - 1, values[joinPosition])
+            ranges.append(contentsOf: row)
         }
-        put(UserTable.stride - 1, values[joinPosition])
         return pieces.readInOnePass
     }
 
