@@ -17,12 +17,15 @@ struct UTF8CheckTests {
     }
 
     @Test("the first invalid byte's offset", arguments: [
-        ("", nil), ("plain ASCII", nil), ("exactly8", nil), ("fifteen bytes!!", nil),
-        ("Åsa Yılmaz", nil), ("日本語のテキスト", nil), ("emoji 😀 in the tail", nil),
-        ("caf\u{E9} au lait", nil),
-    ] as [(String, Int?)])
-    func offsets(text: String, expected: Int?) {
-        let bytes = Array(text.utf8)
+        (Array("".utf8), nil), (Array("plain ASCII".utf8), nil), (Array("exactly8".utf8), nil), (Array("fifteen bytes!!".utf8), nil),
+        (Array("Åsa Yılmaz".utf8), nil), (Array("日本語のテキスト".utf8), nil), (Array("emoji 😀 in the tail".utf8), nil),
+        (Array("ab".utf8) + [0x80], 2),                               // a lone continuation byte, in the tail of a short value
+        (Array("nine byte".utf8) + [0xFF] + Array("tail".utf8), 9),   // after a whole ASCII word, before an ASCII tail
+        (Array("sixteen bytes!!!".utf8) + [0xC0, 0xAF], 16),          // an overlong '/', last
+        (Array("Åsa".utf8) + [0xC3], 4),                              // a lead byte cut short by the end
+        (Array("x".utf8) + [0xED, 0xA0, 0x80] + Array("more ASCII text".utf8), 1),  // a surrogate
+    ] as [([UInt8], Int?)])
+    func offsets(bytes: [UInt8], expected: Int?) {
         #expect(bytes.withUnsafeBufferPointer { firstInvalidUTF8($0) } == expected)
     }
 
