@@ -1,4 +1,4 @@
-/// A set of byte-string keys by content: open addressing with linear probing over FNV-1a hashes.
+/// A set of byte-string keys by content: open addressing with linear probing over `wordHash` hashes.
 /// The table stores only each key's hash and the caller's id for it (a row, a user, a constant
 /// class); the caller keeps the bytes and hands them back through `keyOf` when hashes collide, so
 /// nothing is allocated per key. One table serves the program image (constant strings), the
@@ -61,12 +61,12 @@ public struct ByteKeyTable: @unchecked Sendable {
     @inlinable @inline(__always)
     public func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { Self.hash(key, foldingASCIICase: foldsASCIICase) }
 
-    /// The hash a table files `key` under: FNV-1a where case counts (the renderer hashes its strings
-    /// so as it scans them); eight bytes at a time where A-Z are a-z (`foldedWordHash`: the tables of
-    /// a run's users, join keys and DNs, built and searched in memory, a million keys each).
+    /// The hash a table files `key` under: `wordHash`, eight bytes at a time (the tables of a run's
+    /// users, join keys and DNs, a million keys each; the renderer's constant strings, which it
+    /// looks each device's strings up in by the same hash).
     @inlinable @inline(__always)
     public static func hash(_ key: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
-        foldingASCIICase ? foldedWordHash(key) : fnv1a(key)
+        foldingASCIICase ? foldedWordHash(key) : wordHash(key, foldingASCIICase: false)
     }
 
     /// The id of the key equal to `key` (whose hash is `hash`), or nil.

@@ -11,7 +11,8 @@ struct DynamicString {
     var needsEscape = false
     /// Holds a character XML 1.0 cannot carry (a C0 control, U+FFFE, U+FFFF): an XML device error.
     var hasXMLForbidden = false
-    /// FNV-1a of the bytes, when the scan was asked for it (the binary emitter's dedup).
+    /// `ByteKeyTable.hash` of the bytes (the constants' table is searched with it), when the scan
+    /// was asked for it (the binary emitter's dedup).
     var hash: UInt64 = 0
     /// The first slot its template reads (for error messages), or -1.
     var firstSlot: Int32 = -1
@@ -47,16 +48,17 @@ struct DynamicString {
     }
 
     /// One pass over a finished string: valid UTF-8, its UTF-16 length, ASCII or not, what XML
-    /// needs, and with `hashing` its FNV-1a (fused here rather than a second pass: ~10% of a binary
-    /// render; XML does not need it, and its multiply chain costs). False when not valid UTF-8.
+    /// needs; then with `hashing` its `ByteKeyTable.hash` (`wordHash`: a multiply per eight bytes,
+    /// over bytes still in the cache; FNV-1a fused into this loop was a multiply per byte).
+    /// False when not valid UTF-8.
     @inline(__always)
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>, hashing: Bool, into s: inout DynamicString) -> Bool {
         let n = bytes.count
         guard n > 0, let p = bytes.baseAddress else {
-            s.count = 0; s.utf16Count = 0; s.hash = fnv1aSeed
+            s.count = 0; s.utf16Count = 0
+            if hashing { s.hash = ByteKeyTable.hash(bytes, foldingASCIICase: false) }
             return true
         }
-        var hash = fnv1aSeed
         var i = 0
         var utf16 = 0
         var ascii = true, escape = false, forbidden = false
@@ -67,14 +69,12 @@ struct DynamicString {
                 if i + 8 <= n {
                     let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
                     if Self.isPlainASCII(w) {
-                        if hashing { for k in 0..<8 { hash = fnv1aStep(hash, p[i + k]) } }
                         utf16 += 8
                         i += 8
                         continue
                     }
                 }
                 let b = p[i]
-                if hashing { hash = fnv1aStep(hash, b) }
                 switch classes[Int(b)] {
                 case 0: utf16 += 1; i += 1; continue
                 case 1: escape = true; utf16 += 1; i += 1; continue
@@ -84,7 +84,6 @@ struct DynamicString {
                 // A multi-byte character: decode and validate it.
                 ascii = false
                 guard let (scalar, length) = decodeUTF8(p, i, n) else { return false }
-                if hashing { for k in 1..<length { hash = fnv1aStep(hash, p[i + k]) } }
                 if scalar == 0xFFFE || scalar == 0xFFFF { forbidden = true }
                 utf16 += length == 4 ? 2 : 1
                 i += length
@@ -97,7 +96,7 @@ struct DynamicString {
         s.isASCII = ascii
         s.needsEscape = escape
         s.hasXMLForbidden = forbidden
-        s.hash = hash
+        if hashing { s.hash = ByteKeyTable.hash(bytes, foldingASCIICase: false) }
         return true
     }
 }

@@ -87,7 +87,7 @@ public final class ProgramImage: @unchecked Sendable {
         for set in program.valueSets {
             for v in set.values {
                 members.append(add(v))
-                memberHashes.append(v.withUnsafeBufferPointer { fnv1a($0) })
+                memberHashes.append(v.withUnsafeBufferPointer { ByteKeyTable.hash($0, foldingASCIICase: false) })
             }
             setStart.append(Int32(members.count))
         }
@@ -106,13 +106,13 @@ public final class ProgramImage: @unchecked Sendable {
         stringClasses = table
     }
 
-    /// The dedup class of the constant string equal to these bytes (whose FNV-1a is `hash`), or -1.
+    /// The dedup class of the constant string equal to these bytes (whose `ByteKeyTable.hash` is `hash`), or -1.
     @inline(__always)
     func constantStringClass(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
         stringClasses.find(bytes, hash: hash) { self.bytes(stringClassBytes[Int($0)]) }.map(Int.init) ?? -1
     }
 
-    /// Whether value set `v` holds these bytes (whose FNV-1a is `hash`).
+    /// Whether value set `v` holds these bytes (whose `ByteKeyTable.hash` is `hash`).
     @inline(__always)
     func valueSet(_ v: Int, contains bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
         for m in Int(valueSetStart[v])..<Int(valueSetStart[v + 1]) where valueSetHashes[m] == hash {

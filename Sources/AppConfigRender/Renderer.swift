@@ -207,7 +207,7 @@ public final class Renderer {
             case .checkValues:
                 let v = instruction.operand
                 let bytes = strings[current].bytes(in: state.text)
-                let hash = hashStrings ? strings[current].hash : fnv1a(bytes)
+                let hash = hashStrings ? strings[current].hash : ByteKeyTable.hash(bytes, foldingASCIICase: false)
                 if !image.valueSet(v, contains: bytes, hash: hash) {
                     let allowed = program.valueSets[v].display.map { "\"\($0)\"" }.joined(separator: ", ")
                     fail(checkError(.valueNotAllowed, current, key, state.text, "is not one of " + allowed))
