@@ -12,6 +12,10 @@ public enum Disassembler {
         }
         for (address, instruction) in p.instructions.enumerated() {
             out += pad(String(address), 4, zero: true) + "  " + line(instruction, p) + "\n"
+            for proven in p.provenChecks where proven.address == address {
+                out += "      ; checkPattern p\(proven.pattern) /\(p.patterns[proven.pattern].source)/ holds for every device: "
+                    + "\(quoted(proven.text)) matches it\n"
+            }
         }
         return out
     }

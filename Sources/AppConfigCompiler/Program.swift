@@ -30,6 +30,8 @@ public struct Program: Sendable {
     /// Dedup classes among constants (equal constants share one); dynamic strings get more per device.
     public var constantClassCount: Int
     public var dynamicStringCount: Int
+    /// Pattern checks every device passes, left out of `instructions` (shown by the listing).
+    public var provenChecks: [ProvenCheck] = []
     public var metadata: Metadata
 
     public struct Metadata: Sendable {
@@ -43,6 +45,14 @@ public struct Program: Sendable {
             return String(repeating: "0", count: 16 - h.count) + h
         }
     }
+}
+
+/// A pattern check the compiler proved from a template's fixed text: `text` matches pattern
+/// `pattern` wherever the variables put it. `address`: the `stringEnd` it would have followed.
+public struct ProvenCheck: Sendable, Equatable {
+    public var address: Int
+    public var pattern: Int
+    public var text: String
 }
 
 /// A scalar constant: its value, its XML element and its binary object.

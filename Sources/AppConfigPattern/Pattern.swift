@@ -26,6 +26,10 @@ public final class Pattern: @unchecked Sendable {
     }
 
     public let source: String
+    /// What the pattern tests outside the text it matches, read from its source; nil when it may
+    /// look around its match (`Anchors.of`). With anchors known, a match inside a piece of text is
+    /// a match of every text that holds the piece (at its start for `^`, at its end for `$`).
+    public let anchors: Anchors?
     private let code: OpaquePointer
     private let context: OpaquePointer
     public let isJITCompiled: Bool
@@ -47,6 +51,7 @@ public final class Pattern: @unchecked Sendable {
             throw CompileError(message: Self.message(for: errorCode), offset: errorOffset)
         }
         code = compiled
+        anchors = Anchors.of(source)
         isJITCompiled = pcre2_jit_compile_8(compiled, PCRE2_JIT_COMPLETE) == 0
         context = pcre2_match_context_create_8(nil)
         pcre2_set_match_limit_8(context, Self.matchLimit)

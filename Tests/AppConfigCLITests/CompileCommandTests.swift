@@ -12,7 +12,9 @@ struct CompileCommandTests {
         let r = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", benchValues, "--disasm"])
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("; com.myCompany.myApp version 123, hash "))
-        #expect(r.stdout.contains("0049  literal      t1 \"CN=\"\n0050  variable     s2 $(cn)\n"))
+        #expect(r.stdout.contains("0048  literal      t1 \"CN=\"\n0049  variable     s2 $(cn)\n"))
+        // The example's strkey1 is "CN=$(cn),OU=$(ou)": its pattern holds for every device.
+        #expect(r.stdout.contains("0052  stringEnd\n      ; checkPattern p1 /CN=.*/ holds for every device: \"CN=\" matches it\n0053  endKey\n"))
         #expect(r.stdout.hasSuffix("halt\n"))
     }
 

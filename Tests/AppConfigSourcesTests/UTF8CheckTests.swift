@@ -1,4 +1,5 @@
 import AppConfigBytes
+import TestSupport
 import Testing
 
 /// `firstInvalidUTF8`, which every CSV field with a high byte, every LDIF value and DN goes through.
