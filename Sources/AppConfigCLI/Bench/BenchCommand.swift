@@ -87,16 +87,29 @@ struct SyntheticFleet {
         self.ranges = ranges
     }
 
+    /// Device identifiers in the shapes devices report them (a spec's patterns check those: a
+    /// serial number of four characters failed the demo spec's `^[A-Z0-9]{8,14}$` on every device).
     static func value(of v: Variable, device i: Int) -> String {
-        switch v {
+        func digits(_ n: Int, _ radix: Int, width: Int) -> String {
+            let s = String(n, radix: radix, uppercase: true)
+            return String(repeating: "0", count: max(width - s.count, 0)) + s
+        }
+        return switch v {
         case .user(.cn): "User \(i)"
         case .user(.displayName): "User \(i), Engineering"
         case .user(.ou): "Unit\(i % 50)"
         case .user(.emailAddress), .user(.upn), .user(.userName): "user\(i)x@company.com"
         case .user(.emailAddressLocalPart), .user(.sAMAccountName): "user\(i)"
         case .user(.emailAddressDomain): "company.com"
-        case .device(.serialNumber): "C02" + String(i, radix: 36, uppercase: true)
-        case .device(.udid): String(repeating: "0", count: 8) + String(i, radix: 16)
+        case .device(.serialNumber): "C02" + digits(i, 36, width: 9)
+        case .device(.udid): "00008030-" + digits(i, 16, width: 16)
+        case .device(.imei): "35" + digits(i, 10, width: 13)
+        case .device(.meid): "A1" + digits(i, 16, width: 12)
+        case .device(.iccid): "8901" + digits(i, 10, width: 15)
+        case .device(.imsi): "310" + digits(i, 10, width: 12)
+        case .device(.phoneNumber): "+1415" + digits(i % 10_000_000, 10, width: 7)
+        case .device(.wifiMacAddress): "a4:83:e7:" + (0..<3).map { digits((i >> (8 * (2 - $0))) & 0xFF, 16, width: 2).lowercased() }.joined(separator: ":")
+        case .device(.model): "iPad Pro"
         default: "value\(i)"
         }
     }
