@@ -23,14 +23,3 @@ public func bytesInParts(count: Int, parts: Int = ProcessInfo.processInfo.active
     }
     return results
 }
-
-/// Copies `source` to the start of `target` in one part per core (a copy of a few hundred MB into
-/// fresh pages is mostly page faults, and they go in parallel).
-public func copyInParallel(_ source: UnsafeBufferPointer<UInt8>, to target: UnsafeMutableBufferPointer<UInt8>,
-                           parts: Int = ProcessInfo.processInfo.activeProcessorCount) {
-    precondition(target.count >= source.count, "the target holds the source")
-    guard let from = source.baseAddress, let to = target.baseAddress else { return }
-    forEachRange(source.count, parts: parts, parallelFrom: 8 << 20) { _, range in
-        (to + range.lowerBound).update(from: from + range.lowerBound, count: range.count)
-    }
-}

@@ -176,12 +176,10 @@ extension LDIFReader {
                     let earlier = (0..<part).map { parts.buffer[$0].builder }
                     flags.buffer[part].withUnsafeMutableBufferPointer { flags in
                         for u in (mine.count * share / cores)..<(mine.count * (share + 1) / cores) {
-                            flags[u] = mine.withDN(ofUser: u) { dn in
-                                let hash = UserTableBuilder.hashDN(dn)
-                                // By index: a closure over the builders copied one per user.
-                                for j in 0..<part where earlier[j].hasUser(withDN: dn, hash: hash) { return true }
-                                return false
-                            }
+                            let dn = mine.dn(ofUser: u)
+                            let hash = UserTableBuilder.hashDN(dn)
+                            // By index: a closure over the builders copied one per user.
+                            flags[u] = (0..<part).contains { earlier[$0].hasUser(withDN: dn, hash: hash) }
                         }
                     }
                 }

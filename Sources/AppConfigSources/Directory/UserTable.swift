@@ -53,7 +53,9 @@ public final class UserTable: @unchecked Sendable {
     public internal(set) var attributeCounts: [String: Int] = [:]
     /// The memberships read when the map asked for them (`readsGroups`), else nil.
     public internal(set) var groups: DirectoryGroups?
-    private let pool: UnsafeMutableBufferPointer<UInt8>
+    /// The builder's values, taken over (not copied: the pool is hundreds of MB at 1M users).
+    private let storage: GrowingBuffer<UInt8>
+    private let pool: UnsafeBufferPointer<UInt8>
     /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
     private let ranges: [UInt32]
     private let index: ShardedKeyTable
@@ -61,10 +63,10 @@ public final class UserTable: @unchecked Sendable {
     public static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
-    init(source: String, pool bytes: [UInt8], ranges: [UInt32], lines: [UInt32], problems: [Problem]) {
+    init(source: String, pool storage: GrowingBuffer<UInt8>, ranges: [UInt32], lines: [UInt32], problems: [Problem]) {
         self.source = source
-        let pool = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
-        bytes.withUnsafeBufferPointer { copyInParallel($0, to: pool) }
+        self.storage = storage
+        let pool = UnsafeBufferPointer(start: storage.base, count: storage.count)
         self.pool = pool
         self.ranges = ranges
         count = ranges.count / (2 * Self.stride)
@@ -90,8 +92,6 @@ public final class UserTable: @unchecked Sendable {
         self.index = index
         self.problems = problems
     }
-
-    deinit { pool.deallocate() }
 
     /// A user variable's value, or nil when the entry has none.
     @inline(__always)
@@ -142,7 +142,8 @@ public final class UserTable: @unchecked Sendable {
 public struct UserTableBuilder {
     public let source: String
     public let map: AttributeMap
-    private var pool: [UInt8] = []
+    /// The users' values (a reference: `finish` hands it to the table; the builder is done then).
+    private var pool = GrowingBuffer<UInt8>(capacity: 4096)
     private var ranges: [UInt32] = []
     /// Per user, the line its entry starts on: LDIF only (an LDAP entry has no line).
     private var lines: [UInt32] = []
@@ -189,7 +190,7 @@ public struct UserTableBuilder {
     public mutating func rollback(to mark: Mark) {
         attributeCounts = mark.attributeCounts
         groups = mark.groups
-        pool.removeSubrange(mark.pool...)
+        pool.truncate(to: mark.pool)
         ranges.removeSubrange(mark.ranges...)
         lines.removeSubrange(mark.lines...)
         problems.removeSubrange(mark.problems...)
@@ -276,11 +277,7 @@ public struct UserTableBuilder {
                 (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
                 return offset
             }
-            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
-                let offset = UInt32(pool.count)
-                pool.append(contentsOf: value)
-                return offset
-            }
+            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(pool.append(value)) }
             func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
                 guard let value else { row[2 * variable + 1] = .max; return }
                 set(variable, store(value), value.count)
@@ -352,21 +349,15 @@ public struct UserTableBuilder {
                 if !other.lines.isEmpty { lines.append(UInt32(line)) }
             }
         }
-        pool += other.pool
+        pool.append(other.pool.buffer)
         if let theirs = other.groups { groups?.append(theirs, keptUsers: kept) }
         // In line order, as one reader reports them.
         self.problems += problems.enumerated().sorted { ($0.element.location.line, $0.offset) < ($1.element.location.line, $1.offset) }.map(\.element)
     }
 
     /// The DN stored for a user added earlier (for duplicate checks).
-    func dn(ofUser u: Int) -> ArraySlice<UInt8> {
-        let i = (u * UserTable.stride + Self.dnIndex) * 2
-        return pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
-    }
-
-    func withDN<R>(ofUser u: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        let i = (u * UserTable.stride + Self.dnIndex) * 2
-        return pool.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])) }
+    func dn(ofUser u: Int) -> UnsafeBufferPointer<UInt8> {
+        ranges.withUnsafeBufferPointer { Self.storedDN(u, pool.buffer, $0) }
     }
 
     /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before): by the hash
@@ -380,16 +371,15 @@ public struct UserTableBuilder {
     /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
     func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
         ranges.withUnsafeBufferPointer { ranges in
-            pool.withUnsafeBufferPointer { pool in dnIndex.find(dn, hash: hash) { Self.storedDN(Int($0), pool, ranges) } }
+            dnIndex.find(dn, hash: hash) { Self.storedDN(Int($0), pool.buffer, ranges) }
         } != nil
     }
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {
         ranges.withUnsafeBufferPointer { ranges in
-            pool.withUnsafeBufferPointer { pool in
-                _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
-            }
+            let pool = pool.buffer
+            _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
         }
     }
 
@@ -400,14 +390,15 @@ public struct UserTableBuilder {
 
     /// Room for this many bytes of values, ahead (a reader knows its input's size: the pool is
     /// not copied as it grows).
-    mutating func reserve(poolBytes: Int) { pool.reserveCapacity(pool.count + poolBytes) }
+    mutating func reserve(poolBytes: Int) { pool.reserve(poolBytes) }
 
     public func finish() -> UserTable {
         let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
-        table.groups = pool.withUnsafeBufferPointer { pool in
-            ranges.withUnsafeBufferPointer { ranges in groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges) } }
+        table.groups = ranges.withUnsafeBufferPointer { ranges in
+            let pool = pool.buffer
+            return groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges) }
         }
         return table
     }
