@@ -162,7 +162,8 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         for file in files {
             let fd = try createAppending(file.name)
             defer { close(fd) }
-            for part in file.makeParts() { try writeAll(fd, part, path: generation + "/" + file.name) }
+            let path = generation + "/" + file.name
+            try file.write { piece throws(Problem) in try writeAll(fd, UnsafeRawBufferPointer(piece), path: path) }
         }
         // What is on disk must be what this run wrote: a generation that lost files to anything
         // else (a cleanup outside the lock, an operator) is refused, never published short.

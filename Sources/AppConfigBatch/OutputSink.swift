@@ -45,20 +45,32 @@ public protocol OutputSink: AnyObject, Sendable {
     func discard()
 }
 
-/// A closing file of a generation (the index, the manifest), made when the sink writes it: at 1M
-/// devices each is over 100 MB, and made one at a time only one is in memory (measured: building
-/// both first was the job's peak, +430 MB). It comes in parts, made in parallel and written in order.
+/// A closing file of a generation (the index, the manifest), made when the sink writes it and
+/// handed over in pieces as they are made: at 1M devices each is over 100 MB (measured: building
+/// both first was the job's peak, +430 MB; one at a time, whole, still +220 MB and as much memory
+/// faulted in fresh). `write` makes the file and calls `emit` with its bytes in order, a piece
+/// at a time; a piece is valid only during its call (its buffer is made again into the next).
 public struct ClosingFile {
+    public typealias Emit = (UnsafeBufferPointer<UInt8>) throws(Problem) -> Void
     public let name: String
-    public let makeParts: () -> [[UInt8]]
+    public let write: (_ emit: Emit) throws(Problem) -> Void
 
-    public init(name: String, parts: @escaping () -> [[UInt8]]) {
+    public init(name: String, write: @escaping (_ emit: Emit) throws(Problem) -> Void) {
         self.name = name
-        makeParts = parts
+        self.write = write
     }
 
-    public init(_ name: String, _ bytes: [UInt8]) { self.init(name: name) { [bytes] } }
+    public init(_ name: String, _ bytes: [UInt8]) {
+        self.init(name: name) { emit throws(Problem) in try Self.emit(bytes, to: emit) }
+    }
 
+    /// Hands `bytes` to `emit` as one piece.
+    static func emit(_ bytes: [UInt8], to emit: Emit) throws(Problem) {
+        let failure: Problem? = bytes.withUnsafeBufferPointer { b in
+            do throws(Problem) { try emit(b); return nil } catch { return error }
+        }
+        if let failure { throw failure }
+    }
 }
 
 extension OutputSink {

@@ -50,22 +50,19 @@ enum Tar {
         appendMember(to: &out, path: { $0 += name.utf8 }, body: { $0.append(contentsOf: bytes) })
     }
 
-    /// Ends an archive: each closing file as a member (made one at a time when its turn comes,
-    /// written part by part: the index and manifest of 1M devices are ~250 MB, and copying them into
-    /// one buffer first cost a second), the trailer; then an archive written to a file is renamed
-    /// into place, with its manifest beside it (`FILE.manifest.tsv`, for a quick `--since`; the
-    /// old one goes before the archive changes). The copy beside is written under a temporary name
-    /// on a thread of its own while the archive's member is (one after the other, the two copies of
-    /// ~125 MB at 1M devices were a fifth of publishing) and renamed once the archive is in place.
-    /// Returns the archive's name.
+    /// Ends an archive: each closing file as a member (made when its turn comes and written piece
+    /// by piece as it is made: the index and manifest of 1M devices are ~350 MB), the trailer; then
+    /// an archive written to a file is renamed into place, with its manifest beside it
+    /// (`FILE.manifest.tsv`, for a quick `--since`; the old one goes before the archive changes),
+    /// written under a temporary name with the archive's member and renamed once the archive is in
+    /// place. Returns the archive's name.
     static func end(_ fd: Int32, name: String, closing files: [ClosingFile], file: AtomicFile?) throws(Problem) -> String {
         let beside = name + "." + Manifest.fileName
-        var besideCopy: BesideCopy?
+        var besideCopy: AtomicFile?
         defer { besideCopy?.discard() }  // after a commit, nothing is left to discard
         for f in files {
-            let parts = f.makeParts()
-            if f.name == Manifest.fileName, file != nil { besideCopy = try BesideCopy(parts, to: beside) }
-            try writeMember(named: f.name, parts: parts, to: fd, path: name)
+            if f.name == Manifest.fileName, file != nil { besideCopy = try AtomicFile(path: beside) }
+            try writeMember(f, to: fd, path: name, copy: besideCopy.map { ($0.descriptor, beside) })
         }
         try writeAll(fd, trailer, path: name)
         guard let file else { return name }
@@ -75,44 +72,40 @@ enum Tar {
         return name
     }
 
-    /// A file's parts written under a temporary name beside its final one, on a thread of its own.
-    private final class BesideCopy: @unchecked Sendable {  // `error` is written by the thread before `done` is left, read after it is waited for
-        private let file: AtomicFile
-        private var error: Problem?
-        private let done = DispatchGroup()
-
-        init(_ parts: [[UInt8]], to path: String) throws(Problem) {
-            file = try AtomicFile(path: path)
-            done.enter()
-            DispatchQueue.global().async { [self] in
-                do throws(Problem) { for part in parts { try writeAll(file.descriptor, part, path: path) } } catch { self.error = error }
-                done.leave()
+    /// Writes a closing file as a member, each piece as it is made (and to `copy` too): the header
+    /// first with no size, then the body, then the header again with its size, written in place.
+    /// To a descriptor that cannot seek (a pipe), the whole body is made first, for the size.
+    static func writeMember(_ member: ClosingFile, to fd: Int32, path: String, copy: (fd: Int32, path: String)?) throws(Problem) {
+        func copyOut(_ piece: UnsafeBufferPointer<UInt8>) throws(Problem) {
+            if let copy { try writeAll(copy.fd, UnsafeRawBufferPointer(piece), path: copy.path) }
+        }
+        let headerAt = lseek(fd, 0, SEEK_CUR)
+        var size = 0
+        if headerAt < 0 {
+            var body: [UInt8] = []
+            try member.write { piece throws(Problem) in
+                body.append(contentsOf: piece)
+                try copyOut(piece)
+            }
+            size = body.count
+            try writeAll(fd, header(named: member.name, size: size), path: path)
+            try writeAll(fd, body, path: path)
+        } else {
+            try writeAll(fd, header(named: member.name, size: 0), path: path)
+            try member.write { piece throws(Problem) in
+                try writeAll(fd, UnsafeRawBufferPointer(piece), path: path)
+                try copyOut(piece)
+                size += piece.count
             }
         }
-
-        /// Once written, renamed into place; or the first write error thrown, the temporary removed.
-        func commit() throws(Problem) {
-            done.wait()
-            if let error {
-                file.discard()
-                throw error
-            }
-            try file.commit()
-        }
-
-        /// Once written, the temporary removed (nothing, after a commit).
-        func discard() {
-            done.wait()
-            file.discard()
-        }
-    }
-
-    /// Writes a member made of parts straight to a descriptor, without copying them into one buffer.
-    static func writeMember(named member: String, parts: [[UInt8]], to fd: Int32, path: String) throws(Problem) {
-        let size = parts.reduce(0) { $0 + $1.count }
-        try writeAll(fd, header(named: member, size: size), path: path)
-        for part in parts { try writeAll(fd, part, path: path) }
         try writeAll(fd, [UInt8](repeating: 0, count: padding(for: size)), path: path)
+        if headerAt >= 0 {
+            let sized = header(named: member.name, size: size)
+            let written = sized.withUnsafeBytes { pwrite(fd, $0.baseAddress!, $0.count, headerAt) }
+            guard written == sized.count else {
+                throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(written < 0 ? systemError() : "short write")")
+            }
+        }
     }
 
     /// The header of a member of `size` bytes whose body the caller writes after it (a large file).

@@ -12,14 +12,32 @@ public func forEachRange(_ count: Int, parts: Int = ProcessInfo.processInfo.acti
     DispatchQueue.concurrentPerform(iterations: n) { i in body(i, (count * i / n)..<(count * (i + 1) / n)) }
 }
 
-/// Bytes for `count` items made in contiguous ranges, one per core, each into its own buffer: the
-/// buffers, in order, are the whole. For outputs made of a line per device (the index and manifest
-/// of 1M devices are ~250 MB: made on one core, they were a quarter of the job's time).
-public func bytesInParts(count: Int, parts: Int = ProcessInfo.processInfo.activeProcessorCount,
-                         _ make: (Range<Int>) -> [UInt8]) -> [[UInt8]] {
-    var results = [[UInt8]](repeating: [], count: max(1, min(parts, count)))
-    results.withUnsafeMutableBufferPointer { results in
-        forEachRange(count, parts: parts) { part, range in results[part] = make(range) }
+/// Bytes for `count` items, made `round` items at a time (a round cut into contiguous ranges, one
+/// per core, each made into a buffer of its own that is kept from round to round) and handed to
+/// `emit` in order: a file of a line per device in bounded memory. Made whole, the index and
+/// manifest of 1M devices (~350 MB) were the job's peak and that much memory faulted in fresh
+/// (in this VM's slow hours, clearing pages was a third of the job's CPU time).
+public func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 16, parts: Int = ProcessInfo.processInfo.activeProcessorCount,
+                                    make: (Range<Int>, inout [UInt8]) -> Void,
+                                    emit: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
+    precondition(round > 0)
+    var buffers = [[UInt8]](repeating: [], count: max(1, parts))
+    var start = 0
+    while start < count {
+        let end = min(count, start + round)
+        buffers.withUnsafeMutableBufferPointer { buffers in
+            let slots = WorkerSlots(buffers)
+            for i in buffers.indices { buffers[i].removeAll(keepingCapacity: true) }
+            forEachRange(end - start, parts: buffers.count) { part, range in
+                make((start + range.lowerBound)..<(start + range.upperBound), &slots.buffer[part])
+            }
+        }
+        for buffer in buffers where !buffer.isEmpty {
+            let failure: E? = buffer.withUnsafeBufferPointer { b in
+                do throws(E) { try emit(b); return nil } catch { return error }
+            }
+            if let failure { throw failure }
+        }
+        start = end
     }
-    return results
 }

@@ -138,6 +138,24 @@ struct RenderCommandTests {
         #expect(r.stdout.count % 512 == 0)
         #expect(r.stdout.count > 975 * 1024)
         #expect(r.stdout.suffix(1024).allSatisfy { $0 == 0 })  // the two zero blocks that end an archive
+        // A pipe cannot seek: the closing files' headers are written after their bodies are made.
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tar = dir.appendingPathComponent("stdout.tar")
+        try r.stdout.write(to: tar)
+        let script = """
+            import sys, tarfile
+            t = tarfile.open(sys.argv[1])
+            names = t.getnames()
+            assert names[-2:] == ["index.jsonl", "manifest.tsv"], names[-2:]
+            index = t.extractfile("index.jsonl").read().decode().splitlines()
+            manifest = t.extractfile("manifest.tsv").read().decode().splitlines()
+            assert len(index) == 975 and all(l.startswith('{"device":') for l in index), len(index)
+            assert manifest[0] == "appconfig-manifest 1", manifest[0]
+            print("ok", len(names) - 2, len(manifest) - manifest.index("") - 1)
+            """
+        let check = try runProcess(try #require(which("python3")), ["-c", script, tar.path])
+        #expect(check.stdout == "ok 975 975\n", "\(check.stderr)")
     }
 
     @Test("the union of shards 0/3, 1/3, 2/3 is the single run, byte for byte; JOB_COMPLETION_INDEX picks the same shard")

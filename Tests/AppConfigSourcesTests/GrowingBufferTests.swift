@@ -45,3 +45,43 @@ struct GrowingBufferTests {
         #expect(buffer.count == 11)
     }
 }
+
+/// Files of a line per item made in rounds on every core: the bytes of one pass, in order.
+@Suite("bytes in rounds")
+struct BytesInRoundsTests {
+    @Test("rounds and parts of every size give one pass's bytes, in order, in pieces no larger than a round", arguments: [
+        (0, 7, 2), (1, 7, 2), (5, 7, 3), (7, 7, 2), (100, 7, 2), (100, 1, 3), (100, 100, 1), (1000, 64, 4),
+    ])
+    func onePass(_ count: Int, _ round: Int, _ parts: Int) {
+        func line(_ i: Int, into out: inout [UInt8]) { out += Array("line \(i)\n".utf8) }
+        var expected: [UInt8] = []
+        for i in 0..<count { line(i, into: &expected) }
+        var got: [UInt8] = []
+        var largest = 0
+        bytesInRounds(count: count, round: round, parts: parts, make: { range, out in
+            for i in range { line(i, into: &out) }
+        }, emit: { (piece: UnsafeBufferPointer<UInt8>) in
+            got += piece
+            largest = max(largest, piece.count)
+        })
+        #expect(got == expected)
+        #expect(largest <= round * Array("line \(count)\n".utf8).count)
+    }
+
+    @Test("the first error emit throws ends it: nothing after is made or emitted")
+    func emitError() {
+        struct Stop: Error {}
+        var rounds = 0, emitted = 0
+        #expect(throws: Stop.self) {
+            try bytesInRounds(count: 100, round: 10, parts: 2, make: { range, out in
+                if range.lowerBound % 10 == 0 { rounds += 1 }
+                out += [1]
+            }, emit: { (_: UnsafeBufferPointer<UInt8>) throws(Stop) in
+                emitted += 1
+                if emitted == 3 { throw Stop() }
+            })
+        }
+        #expect(emitted == 3)
+        #expect(rounds == 2)
+    }
+}

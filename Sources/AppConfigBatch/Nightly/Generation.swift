@@ -80,7 +80,7 @@ struct Generation {
     /// `index.jsonl` (the devices this generation holds: device, path, SHA-256, and with
     /// assignments the names that applied) and the manifest of the whole fleet (the devices
     /// rendered, and those that failed tonight with their previous entry), both in device-key
-    /// order, each made in parts (one per core) when the sink writes it.
+    /// order, each made when the sink writes it, in rounds of lines made on every core.
     func closingFiles() -> [ClosingFile] {
         // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
         var entries: [Entry] = []
@@ -96,41 +96,39 @@ struct Generation {
                                           ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
         header += fingerprints
         let ending = sink.pathExtension
-        let index = ClosingFile(name: "index.jsonl") { [self] in
-            assignments.withIndexFields { fields in bytesInParts(count: entries.count) { range in
-                var index: [UInt8] = []
-                // Room for lines longer than most (a line is ~110 bytes and its key twice, ~160 at 1M):
-                // short, the part grew at its end, copying ~80 MB into fresh pages; room never
-                // written is never touched.
-                index.reserveCapacity(range.count * (256 + fields.maxCount))
-                for i in range {
-                    prefetchKeys(after: i, in: entries)
-                    let e = entries[i]
-                    if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
-                    let k = key(e.row)
-                    JSONText.append(#"{"device":"#, to: &index)
-                    JSONText.appendString(k, to: &index)
-                    JSONText.append(#","path":""#, to: &index)
-                    OutputNames.appendRelativePath(k, extension: ending, to: &index)
-                    JSONText.append(#"","sha256":""#, to: &index)
-                    e.digest.appendHex(to: &index)
-                    index.append(UInt8(ascii: "\""))
-                    index.append(contentsOf: fields[assignments.variant(ofRow: Int(e.row))])
-                    JSONText.append("}\n", to: &index)
-                }
-                return index
-            } }
+        let index = ClosingFile(name: "index.jsonl") { [self] emit throws(Problem) in
+            try assignments.withIndexFields { fields throws(Problem) in
+                try bytesInRounds(count: entries.count, make: { range, index in
+                    // Room for lines longer than most (a line is ~110 bytes and its key twice, ~160
+                    // at 1M): kept from round to round, room never written is never touched.
+                    index.reserveCapacity(range.count * (256 + fields.maxCount))
+                    for i in range {
+                        prefetchKeys(after: i, in: entries)
+                        let e = entries[i]
+                        if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
+                        let k = key(e.row)
+                        JSONText.append(#"{"device":"#, to: &index)
+                        JSONText.appendString(k, to: &index)
+                        JSONText.append(#","path":""#, to: &index)
+                        OutputNames.appendRelativePath(k, extension: ending, to: &index)
+                        JSONText.append(#"","sha256":""#, to: &index)
+                        e.digest.appendHex(to: &index)
+                        index.append(UInt8(ascii: "\""))
+                        index.append(contentsOf: fields[assignments.variant(ofRow: Int(e.row))])
+                        JSONText.append("}\n", to: &index)
+                    }
+                }, emit: emit)
+            }
         }
-        let manifest = ClosingFile(name: Manifest.fileName) { [self] in
-            [Manifest.headerText(header)] + bytesInParts(count: entries.count) { range in
-                var lines: [UInt8] = []
+        let manifest = ClosingFile(name: Manifest.fileName) { [self] emit throws(Problem) in
+            try ClosingFile.emit(Manifest.headerText(header), to: emit)
+            try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
                 for i in range {
                     prefetchKeys(after: i, in: entries)
                     Manifest.appendLine(key: key(entries[i].row), extension: ending, digest: entries[i].digest, to: &lines)
                 }
-                return lines
-            }
+            }, emit: emit)
         }
         return [index, manifest]
     }
