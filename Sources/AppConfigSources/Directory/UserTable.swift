@@ -57,17 +57,20 @@ public final class UserTable: @unchecked Sendable {
     private let storage: GrowingBuffer<UInt8>
     private let pool: UnsafeBufferPointer<UInt8>
     /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
-    private let ranges: [UInt32]
+    private let rangeStorage: GrowingBuffer<UInt32>
+    private let ranges: UnsafeBufferPointer<UInt32>
     private let index: ShardedKeyTable
     static let stride = UserVariable.allCases.count + 1
     public static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
-    init(source: String, pool storage: GrowingBuffer<UInt8>, ranges: [UInt32], lines: [UInt32], problems: [Problem]) {
+    init(source: String, pool storage: GrowingBuffer<UInt8>, ranges rangeStorage: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
         self.source = source
         self.storage = storage
         let pool = UnsafeBufferPointer(start: storage.base, count: storage.count)
         self.pool = pool
+        self.rangeStorage = rangeStorage
+        let ranges = rangeStorage.buffer
         self.ranges = ranges
         count = ranges.count / (2 * Self.stride)
         var problems = problems
@@ -144,7 +147,8 @@ public struct UserTableBuilder {
     public let map: AttributeMap
     /// The users' values (a reference: `finish` hands it to the table; the builder is done then).
     private var pool = GrowingBuffer<UInt8>(capacity: 4096)
-    private var ranges: [UInt32] = []
+    /// Per user, its `UserTable.stride` (offset, length) pairs (a reference, as `pool` is).
+    private var ranges = GrowingBuffer<UInt32>(capacity: 1024)
     /// Per user, the line its entry starts on: LDIF only (an LDAP entry has no line).
     private var lines: [UInt32] = []
     /// Per requested attribute (`attributeOrder`), how many users have it: why a join finds few.
@@ -191,7 +195,7 @@ public struct UserTableBuilder {
         attributeCounts = mark.attributeCounts
         groups = mark.groups
         pool.truncate(to: mark.pool)
-        ranges.removeSubrange(mark.ranges...)
+        ranges.truncate(to: mark.ranges)
         lines.removeSubrange(mark.lines...)
         problems.removeSubrange(mark.problems...)
     }
@@ -312,7 +316,7 @@ public struct UserTableBuilder {
                 }
             }
             put(UserTable.stride - 1, values[joinPosition])
-            ranges.append(contentsOf: row)
+            ranges.append(UnsafeBufferPointer(row))
         }
         return pieces.readInOnePass
     }
@@ -331,23 +335,22 @@ public struct UserTableBuilder {
         for i in attributeCounts.indices { attributeCounts[i] += other.attributeCounts[i] }
         let stride = 2 * UserTable.stride
         let base = UInt32(pool.count)
-        ranges.reserveCapacity(ranges.count + other.ranges.count)
-        other.ranges.withUnsafeBufferPointer { theirs in
-            for u in 0..<other.count {
-                let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
-                if repeated[u] {
-                    let text = String(decoding: other.dn(ofUser: u), as: UTF8.self)
-                    problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
-                                            "DN \"\(text)\" appears again; this entry is skipped"))
-                    continue
-                }
-                kept.append(u)
-                for j in Swift.stride(from: u * stride, to: (u + 1) * stride, by: 2) {
-                    ranges.append(theirs[j + 1] != .max ? theirs[j] &+ base : theirs[j])
-                    ranges.append(theirs[j + 1])
-                }
-                if !other.lines.isEmpty { lines.append(UInt32(line)) }
+        ranges.reserve(other.ranges.count)
+        let theirs = other.ranges.buffer
+        for u in 0..<other.count {
+            let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
+            if repeated[u] {
+                let text = String(decoding: other.dn(ofUser: u), as: UTF8.self)
+                problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
+                                        "DN \"\(text)\" appears again; this entry is skipped"))
+                continue
             }
+            kept.append(u)
+            for j in Swift.stride(from: u * stride, to: (u + 1) * stride, by: 2) {
+                ranges.append(theirs[j + 1] != .max ? theirs[j] &+ base : theirs[j])
+                ranges.append(theirs[j + 1])
+            }
+            if !other.lines.isEmpty { lines.append(UInt32(line)) }
         }
         pool.append(other.pool.buffer)
         if let theirs = other.groups { groups?.append(theirs, keptUsers: kept) }
@@ -357,7 +360,7 @@ public struct UserTableBuilder {
 
     /// The DN stored for a user added earlier (for duplicate checks).
     func dn(ofUser u: Int) -> UnsafeBufferPointer<UInt8> {
-        ranges.withUnsafeBufferPointer { Self.storedDN(u, pool.buffer, $0) }
+        Self.storedDN(u, pool.buffer, ranges.buffer)
     }
 
     /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before): by the hash
@@ -370,17 +373,14 @@ public struct UserTableBuilder {
 
     /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
     func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
-        ranges.withUnsafeBufferPointer { ranges in
-            dnIndex.find(dn, hash: hash) { Self.storedDN(Int($0), pool.buffer, ranges) }
-        } != nil
+        let (pool, ranges) = (pool.buffer, ranges.buffer)
+        return dnIndex.find(dn, hash: hash) { Self.storedDN(Int($0), pool, ranges) } != nil
     }
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {
-        ranges.withUnsafeBufferPointer { ranges in
-            let pool = pool.buffer
-            _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
-        }
+        let (pool, ranges) = (pool.buffer, ranges.buffer)
+        _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
     }
 
     private static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>) -> UnsafeBufferPointer<UInt8> {
@@ -396,10 +396,8 @@ public struct UserTableBuilder {
         let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
-        table.groups = ranges.withUnsafeBufferPointer { ranges in
-            let pool = pool.buffer
-            return groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges) }
-        }
+        let (pool, ranges) = (pool.buffer, ranges.buffer)
+        table.groups = groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges) }
         return table
     }
 }

@@ -6,16 +6,24 @@ import CByteScan
 enum RecordPrefetch {
     @inline(__always)
     static func ranges(_ ranges: [UInt32], record: Int, width: Int) {
-        ranges.withUnsafeBufferPointer { r in
-            let first = record * width * 2
-            appconfig_prefetch(r.baseAddress! + first)
-            appconfig_prefetch(r.baseAddress! + first + width * 2 - 1)
-        }
+        ranges.withUnsafeBufferPointer { Self.ranges($0, record: record, width: width) }
+    }
+
+    @inline(__always)
+    static func ranges(_ ranges: UnsafeBufferPointer<UInt32>, record: Int, width: Int) {
+        let first = record * width * 2
+        appconfig_prefetch(ranges.baseAddress! + first)
+        appconfig_prefetch(ranges.baseAddress! + first + width * 2 - 1)
     }
 
     /// A field whose length is `UInt32.max` is missing: nothing to fetch.
     @inline(__always)
     static func bytes(_ ranges: [UInt32], in bytes: UnsafePointer<UInt8>, record: Int, width: Int, field: Int) {
+        ranges.withUnsafeBufferPointer { Self.bytes($0, in: bytes, record: record, width: width, field: field) }
+    }
+
+    @inline(__always)
+    static func bytes(_ ranges: UnsafeBufferPointer<UInt32>, in bytes: UnsafePointer<UInt8>, record: Int, width: Int, field: Int) {
         let i = (record * width + field) * 2
         if ranges[i + 1] != .max { appconfig_prefetch(bytes + Int(ranges[i])) }
     }
