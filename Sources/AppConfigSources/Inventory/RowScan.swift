@@ -118,7 +118,7 @@ struct RowScan {
         part.rowLines.reserveCapacity(rows(in: to - from))
         part.keyHashes.reserveCapacity(rows(in: to - from))
         part.events.reserveCapacity(rows(in: to - from))
-        while scanner.position < to, let record = scanner.next(into: &fields) {
+        while scanner.position < to, let record = scanner.nextWellFormed(into: &fields) ?? scanner.next(into: &fields) {
             let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
             if !blank { part.dataRows += 1 }
             if let (code, message) = record.error {

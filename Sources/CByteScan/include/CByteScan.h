@@ -30,6 +30,18 @@ static inline uint32_t appconfig_csv_stops16(const uint8_t *p, uint8_t delimiter
 #endif
 }
 
+/// One CSV record from `b + p` (of `n` bytes), when it is well formed: its fields as (offset,
+/// length) pairs into `fields` (at most `capacity` of them; a quoted field's offset is past its
+/// opening quote, and its length `-raw - 1` when it holds doubled quotes), into `count`; the lines
+/// it ends (`lines`: newlines inside quotes, and its own end unless the input ends), and whether
+/// any byte is 0x80 or above (`high`: to check as UTF-8). Returns where the next record starts, or
+/// -1 when the record needs the careful scanner (`CSVScanner.next`): a quote never closed, text
+/// after a closing quote, more fields than `capacity`. Written in C, as the one loop every byte of
+/// an inventory goes through: through Swift's scanner a field cost ~107 instructions (callgrind,
+/// the 100k inventory: 2,037 a row).
+intptr_t appconfig_csv_record(const uint8_t *b, intptr_t n, intptr_t p, uint8_t delimiter,
+                             intptr_t *fields, intptr_t capacity, intptr_t *count, intptr_t *lines, int32_t *high);
+
 /// Asks the CPU to bring the cache line at `p` in for reading, without waiting for it: reads
 /// at rows scattered over hundreds of megabytes (rows in device-key order) are cache and TLB
 /// misses that a loop can start a few rows ahead of their use.
