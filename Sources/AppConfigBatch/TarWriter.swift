@@ -74,12 +74,13 @@ enum Tar {
 
     /// Writes a closing file as a member, each piece as it is made (and to `copy` too): the header
     /// first with no size, then the body, then the header again with its size, written in place.
-    /// To a descriptor that cannot seek (a pipe), the whole body is made first, for the size.
+    /// To a descriptor that cannot seek (a pipe) or writes only at its end (`>>`, O_APPEND, where
+    /// Linux's `pwrite` appends), the whole body is made first, for the size.
     static func writeMember(_ member: ClosingFile, to fd: Int32, path: String, copy: (fd: Int32, path: String)?) throws(Problem) {
         func copyOut(_ piece: UnsafeBufferPointer<UInt8>) throws(Problem) {
             if let copy { try writeAll(copy.fd, UnsafeRawBufferPointer(piece), path: copy.path) }
         }
-        let headerAt = lseek(fd, 0, SEEK_CUR)
+        let headerAt = fcntl(fd, F_GETFL) & O_APPEND != 0 ? -1 : lseek(fd, 0, SEEK_CUR)
         var size = 0
         if headerAt < 0 {
             var body: [UInt8] = []

@@ -158,6 +158,28 @@ struct RenderCommandTests {
         #expect(check.stdout == "ok 975 975\n", "\(check.stderr)")
     }
 
+    @Test("--tar - into a file, written over (seekable) or appended to (O_APPEND, where pwrite appends): a whole archive",
+          arguments: [">", ">>"])
+    func tarToStdoutFile(_ redirect: String) throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tar = dir.appendingPathComponent("out.tar").path
+        FileManager.default.createFile(atPath: tar, contents: nil)
+        let command = ([Paths.appconfigBinary, "render"] + Self.demo + ["--tar", "-", "--quiet"]).map { "'\($0)'" }.joined(separator: " ")
+        let r = try runProcess("/bin/sh", ["-c", "\(command) \(redirect) '\(tar)'"])
+        #expect(r.status == 3, "\(r.stderr)")
+        let script = """
+            import sys, tarfile
+            t = tarfile.open(sys.argv[1])
+            names = t.getnames()
+            assert names[-2:] == ["index.jsonl", "manifest.tsv"], names[-2:]
+            index = t.extractfile("index.jsonl").read().decode().splitlines()
+            print("ok", len(names) - 2, len(index))
+            """
+        let check = try runProcess(try #require(which("python3")), ["-c", script, tar])
+        #expect(check.stdout == "ok 975 975\n", "\(check.stderr)")
+    }
+
     @Test("the union of shards 0/3, 1/3, 2/3 is the single run, byte for byte; JOB_COMPLETION_INDEX picks the same shard")
     func shards() throws {
         let dir = try Paths.temporaryDirectory()
