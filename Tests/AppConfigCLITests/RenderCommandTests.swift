@@ -164,7 +164,7 @@ struct RenderCommandTests {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let tar = dir.appendingPathComponent("out.tar").path
-        FileManager.default.createFile(atPath: tar, contents: nil)
+        _ = FileManager.default.createFile(atPath: tar, contents: nil)
         let command = ([Paths.appconfigBinary, "render"] + Self.demo + ["--tar", "-", "--quiet"]).map { "'\($0)'" }.joined(separator: " ")
         let r = try runProcess("/bin/sh", ["-c", "\(command) \(redirect) '\(tar)'"])
         #expect(r.status == 3, "\(r.stderr)")
