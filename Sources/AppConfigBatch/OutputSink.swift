@@ -66,10 +66,7 @@ public struct ClosingFile {
 
     /// Hands `bytes` to `emit` as one piece.
     static func emit(_ bytes: [UInt8], to emit: Emit) throws(Problem) {
-        let failure: Problem? = bytes.withUnsafeBufferPointer { b in
-            do throws(Problem) { try emit(b); return nil } catch { return error }
-        }
-        if let failure { throw failure }
+        try bytes.withUnsafeBufferPointer { b throws(Problem) in try emit(b) }
     }
 }
 

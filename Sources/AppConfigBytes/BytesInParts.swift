@@ -33,10 +33,7 @@ public func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 16, parts: Int
             }
         }
         for buffer in buffers where !buffer.isEmpty {
-            let failure: E? = buffer.withUnsafeBufferPointer { b in
-                do throws(E) { try emit(b); return nil } catch { return error }
-            }
-            if let failure { throw failure }
+            try buffer.withUnsafeBufferPointer { b throws(E) in try emit(b) }
         }
         start = end
     }

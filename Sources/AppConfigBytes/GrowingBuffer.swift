@@ -32,8 +32,7 @@ public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable 
 
     deinit { free(_base) }
 
-    @usableFromInline
-    static func allocate(_ n: Int) -> UnsafeMutablePointer<Element> {
+    private static func allocate(_ n: Int) -> UnsafeMutablePointer<Element> {
         guard let p = malloc(n * MemoryLayout<Element>.stride) else { fatalError("out of memory (\(n) elements)") }
         return p.bindMemory(to: Element.self, capacity: n)
     }

@@ -299,7 +299,7 @@ struct ProgramBuilder {
     /// (so every device passes the check: it is left out of the program), or nil. The pattern must
     /// be blind to text outside its match (`Pattern.Anchors`); with `^` the run must start the
     /// template, with `$` end it. Measured: three pattern checks were 30% of the instructions of
-    /// the harness's device (~550 each), and the reference's example proves all three.
+    /// the harness's device (~550 each), and the reference's example proves two of them.
     static func fixedText(of template: StringTemplate, matching pattern: Pattern) -> String? {
         guard let anchors = pattern.anchors else { return nil }
         var runs: [(text: String, first: Bool, last: Bool)] = []

@@ -48,15 +48,15 @@ struct DynamicString {
     }
 
     /// One pass over a finished string: valid UTF-8, its UTF-16 length, ASCII or not, what XML
-    /// needs; then with `hashing` its `ByteKeyTable.hash` (`wordHash`: a multiply per eight bytes,
-    /// over bytes still in the cache; FNV-1a fused into this loop was a multiply per byte).
+    /// needs; with `hashing`, first its `ByteKeyTable.hash` (`wordHash`: a multiply per eight
+    /// bytes; FNV-1a fused into this loop was a multiply per byte).
     /// False when not valid UTF-8.
     @inline(__always)
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>, hashing: Bool, into s: inout DynamicString) -> Bool {
+        if hashing { s.hash = ByteKeyTable.hash(bytes, foldingASCIICase: false) }
         let n = bytes.count
         guard n > 0, let p = bytes.baseAddress else {
             s.count = 0; s.utf16Count = 0
-            if hashing { s.hash = ByteKeyTable.hash(bytes, foldingASCIICase: false) }
             return true
         }
         var i = 0
@@ -96,7 +96,6 @@ struct DynamicString {
         s.isASCII = ascii
         s.needsEscape = escape
         s.hasXMLForbidden = forbidden
-        if hashing { s.hash = ByteKeyTable.hash(bytes, foldingASCIICase: false) }
         return true
     }
 }

@@ -143,6 +143,12 @@ struct RenderCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let tar = dir.appendingPathComponent("stdout.tar")
         try r.stdout.write(to: tar)
+        #expect(try Self.closingFiles(ofArchive: tar.path) == "ok 975 975 975\n")
+    }
+
+    /// The demo archive's closing files as Python's tarfile reads them: "ok" and the counts of plist
+    /// members, index lines (each a device's object) and manifest entries, or tarfile's error.
+    static func closingFiles(ofArchive tar: String) throws -> String {
         let script = """
             import sys, tarfile
             t = tarfile.open(sys.argv[1])
@@ -150,12 +156,12 @@ struct RenderCommandTests {
             assert names[-2:] == ["index.jsonl", "manifest.tsv"], names[-2:]
             index = t.extractfile("index.jsonl").read().decode().splitlines()
             manifest = t.extractfile("manifest.tsv").read().decode().splitlines()
-            assert len(index) == 975 and all(l.startswith('{"device":') for l in index), len(index)
+            assert all(l.startswith('{"device":') for l in index), index[:1]
             assert manifest[0] == "appconfig-manifest 1", manifest[0]
-            print("ok", len(names) - 2, len(manifest) - manifest.index("") - 1)
+            print("ok", len(names) - 2, len(index), len(manifest) - manifest.index("") - 1)
             """
-        let check = try runProcess(try #require(which("python3")), ["-c", script, tar.path])
-        #expect(check.stdout == "ok 975 975\n", "\(check.stderr)")
+        let check = try runProcess(try #require(which("python3")), ["-c", script, tar])
+        return check.stdout.isEmpty ? check.stderr : check.stdout
     }
 
     @Test("--tar - into a file, written over (seekable) or appended to (O_APPEND, where pwrite appends): a whole archive",
@@ -168,16 +174,7 @@ struct RenderCommandTests {
         let command = ([Paths.appconfigBinary, "render"] + Self.demo + ["--tar", "-", "--quiet"]).map { "'\($0)'" }.joined(separator: " ")
         let r = try runProcess("/bin/sh", ["-c", "\(command) \(redirect) '\(tar)'"])
         #expect(r.status == 3, "\(r.stderr)")
-        let script = """
-            import sys, tarfile
-            t = tarfile.open(sys.argv[1])
-            names = t.getnames()
-            assert names[-2:] == ["index.jsonl", "manifest.tsv"], names[-2:]
-            index = t.extractfile("index.jsonl").read().decode().splitlines()
-            print("ok", len(names) - 2, len(index))
-            """
-        let check = try runProcess(try #require(which("python3")), ["-c", script, tar])
-        #expect(check.stdout == "ok 975 975\n", "\(check.stderr)")
+        #expect(try Self.closingFiles(ofArchive: tar) == "ok 975 975 975\n")
     }
 
     @Test("the union of shards 0/3, 1/3, 2/3 is the single run, byte for byte; JOB_COMPLETION_INDEX picks the same shard")

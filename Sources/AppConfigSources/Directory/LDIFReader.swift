@@ -138,7 +138,7 @@ public enum LDIFReader {
         }
         let repeated = repeatedUsers(collectors)
         var builder = collectors[0].builder
-        // The part's own reference goes, so that appending to the builder does not copy its pool.
+        // The part's own reference goes, so that appending to the builder does not copy its arrays (lines, problems, DN index).
         collectors[0].builder = UserTableBuilder(source: file, map: map)
         var entries = collectors[0].entries
         if partCount > 1 {

@@ -67,7 +67,7 @@ public final class UserTable: @unchecked Sendable {
     init(source: String, pool storage: GrowingBuffer<UInt8>, ranges rangeStorage: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
         self.source = source
         self.storage = storage
-        let pool = UnsafeBufferPointer(start: storage.base, count: storage.count)
+        let pool = storage.buffer
         self.pool = pool
         self.rangeStorage = rangeStorage
         let ranges = rangeStorage.buffer
@@ -146,9 +146,9 @@ public struct UserTableBuilder {
     public let source: String
     public let map: AttributeMap
     /// The users' values (a reference: `finish` hands it to the table; the builder is done then).
-    private var pool = GrowingBuffer<UInt8>(capacity: 4096)
+    private let pool = GrowingBuffer<UInt8>(capacity: 4096)
     /// Per user, its `UserTable.stride` (offset, length) pairs (a reference, as `pool` is).
-    private var ranges = GrowingBuffer<UInt32>(capacity: 1024)
+    private let ranges = GrowingBuffer<UInt32>(capacity: 1024)
     /// Per user, the line its entry starts on: LDIF only (an LDAP entry has no line).
     private var lines: [UInt32] = []
     /// Per requested attribute (`attributeOrder`), how many users have it: why a join finds few.
