@@ -8,16 +8,40 @@ import Darwin
 @inlinable @inline(__always)
 public func asciiLower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
 
+/// Eight bytes with each of A-Z as a-z (SWAR: 0x80 marks each byte >= 0x41 and not >= 0x5B,
+/// ASCII only, and is moved to 0x20; no carry crosses a byte).
+@inlinable @inline(__always)
+public func asciiLowerWord(_ w: UInt64) -> UInt64 {
+    let low = w & 0x7F7F_7F7F_7F7F_7F7F
+    let upper = (low &+ 0x3F3F_3F3F_3F3F_3F3F) & ~(low &+ 0x2525_2525_2525_2525) & ~w & 0x8080_8080_8080_8080
+    return w | upper >> 2
+}
+
 /// Byte equality; `foldingASCIICase` compares A-Z as a-z.
 @inlinable @inline(__always)
 public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool = false) -> Bool {
     guard a.count == b.count else { return false }
-    if !foldingASCIICase {
-        guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
-        return memcmp(pa, pb, a.count) == 0
+    guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
+    return foldingASCIICase ? foldedBytesEqual(pa, pb, count: a.count) : memcmp(pa, pb, a.count) == 0
+}
+
+/// `count` bytes equal with A-Z taken as a-z, eight at a time (the last eight overlapping the
+/// ones before when the count is not a multiple of eight). Byte by byte it was ~21 instructions a
+/// byte (callgrind): the join's user keys, the inventory's duplicate check, assignments' matches.
+@inlinable @inline(__always)
+public func foldedBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+    @inline(__always) func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }
+    @inline(__always) func same(_ x: UInt64, _ y: UInt64) -> Bool { x == y || asciiLowerWord(x) == asciiLowerWord(y) }
+    guard count >= 8 else {
+        for i in 0..<count where a[i] != b[i] && asciiLower(a[i]) != asciiLower(b[i]) { return false }
+        return true
     }
-    for i in 0..<a.count where asciiLower(a[i]) != asciiLower(b[i]) { return false }
-    return true
+    var i = 0
+    while i + 8 <= count {
+        guard same(word(a, i), word(b, i)) else { return false }
+        i += 8
+    }
+    return i == count || same(word(a, count - 8), word(b, count - 8))
 }
 
 /// Byte-wise order (memcmp, then length): how device keys sort in archives, indexes and manifests.

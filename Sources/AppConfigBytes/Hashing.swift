@@ -27,13 +27,7 @@ public func fnv1aStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
 /// alike whether or not they have an address.
 @inlinable @inline(__always)
 public func wordHash(_ bytes: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
-    @inline(__always) func lowered(_ w: UInt64) -> UInt64 {
-        guard foldingASCIICase else { return w }
-        // 0x80 in each byte in A-Z (SWAR: >= 0x41 and not >= 0x5B, ASCII only), moved to 0x20.
-        let low = w & 0x7F7F_7F7F_7F7F_7F7F
-        let upper = (low &+ 0x3F3F_3F3F_3F3F_3F3F) & ~(low &+ 0x2525_2525_2525_2525) & ~w & 0x8080_8080_8080_8080
-        return w | upper >> 2
-    }
+    @inline(__always) func lowered(_ w: UInt64) -> UInt64 { foldingASCIICase ? asciiLowerWord(w) : w }
     @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
         let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
         return m ^ m >> 31

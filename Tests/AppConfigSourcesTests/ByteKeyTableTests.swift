@@ -1,5 +1,6 @@
 import AppConfigBytes
 import Testing
+import TestSupport
 
 /// The key tables behind the join, the duplicate checks and the program's string classes: keys
 /// by content, ids handed back, value semantics although the slots live in a buffer of their own.
@@ -126,5 +127,49 @@ struct ByteKeyTableTests {
         #expect(table.duplicates.count == 5_001)
         #expect(table.duplicates.first.map { [$0.id, $0.first] } == [15_000, 0])
         #expect(table.duplicates.last.map { [$0.id, $0.first] } == [20_000, 7])
+    }
+}
+
+/// Folded equality eight bytes at a time (`foldedBytesEqual`) against the byte-by-byte definition:
+/// every length around the word size, the bytes next to A-Z and Z (`@`, `[`, backquote, `{`), and
+/// bytes above 0x7F whose low seven bits are letters (0xC1 is not `A`).
+@Suite("Folded byte equality")
+struct FoldedEqualityTests {
+    static func byteByByte(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { asciiLower($0) == asciiLower($1) }
+    }
+
+    @Test("fixed cases", arguments: [
+        ("", "", true), ("A", "a", true), ("@", "`", false), ("[", "{", false), ("Z", "z", true),
+        ("iPhone 15", "IPHONE 15", true), ("iPhone 15", "iPhone 16", false), ("R&D", "r&d", true),
+        ("HQ, Building 2", "hq, building 2", true), ("abcdefgh", "ABCDEFGH", true), ("abcdefghi", "ABCDEFGHj", false),
+        ("Field Service APAC", "field service apac", true), ("Field Service APAC", "field service apaC!", false),
+        ("\u{C1}bc", "\u{E1}bc", false), ("12345678x", "12345678X", true), ("x12345678", "X12345679", false),
+        ("AZAZAZAZaz", "azazazazAZ", true), ("[@[@[@[@", "{`{`{`{`", false), ("\u{C1}\u{DA}\u{C1}\u{DA}", "\u{E1}\u{FA}\u{E1}\u{FA}", false),
+    ])
+    func fixed(_ a: String, _ b: String, _ equal: Bool) {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        #expect(Self.byteByByte(x, y) == equal)
+        x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in #expect(bytesEqual(x, y, foldingASCIICase: true) == equal) } }
+    }
+
+    @Test("20,000 random pairs of 0 to 40 bytes agree with the byte-by-byte definition; half of them equal when folded")
+    func random() {
+        var random = SplitMix64(seed: 14)
+        let alphabet: [UInt8] = Array(0x3E...0x5D) + Array(0x5E...0x7D) + [0x00, 0x20, 0x7F, 0x80, 0xC1, 0xDA, 0xE1, 0xFA, 0xFF]
+        var equalCount = 0
+        for _ in 0..<20_000 {
+            let n = Int.random(in: 0...40, using: &random)
+            let a = (0..<n).map { _ in alphabet.randomElement(using: &random)! }
+            var b = a.map { c -> UInt8 in
+                guard Bool.random(using: &random) else { return c }
+                return c >= 0x41 && c <= 0x5A ? c | 0x20 : c >= 0x61 && c <= 0x7A ? c & ~0x20 : c
+            }
+            if n > 0 && Bool.random(using: &random) { b[Int.random(in: 0..<n, using: &random)] = alphabet.randomElement(using: &random)! }
+            let expected = Self.byteByByte(a, b)
+            if expected { equalCount += 1 }
+            a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in #expect(bytesEqual(x, y, foldingASCIICase: true) == expected, "\(a) \(b)") } }
+        }
+        #expect(equalCount > 8_000 && equalCount < 14_000)
     }
 }

@@ -173,13 +173,12 @@ extension LDIFReader {
                     let (part, share) = tasks[t]
                     // Taken once per task: read through the buffer per user, each was a copy.
                     let mine = parts.buffer[part].builder
-                    let earlier = (0..<part).map { parts.buffer[$0].builder }
+                    let earlier = (0..<part).map { parts.buffer[$0].builder.dnLookup }
                     flags.buffer[part].withUnsafeMutableBufferPointer { flags in
                         for u in (mine.count * share / cores)..<(mine.count * (share + 1) / cores) {
                             let dn = mine.dn(ofUser: u)
                             let hash = UserTableBuilder.hashDN(dn)
-                            // By index: a closure over the builders copied one per user.
-                            flags[u] = (0..<part).contains { earlier[$0].hasUser(withDN: dn, hash: hash) }
+                            flags[u] = earlier.contains { $0.contains(dn, hash: hash) }
                         }
                     }
                 }

@@ -372,10 +372,23 @@ public struct UserTableBuilder {
     static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { ByteKeyTable.hash(dn, foldingASCIICase: true) }
 
     /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
-    func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
-        let (pool, ranges) = (pool.buffer, ranges.buffer)
-        return dnIndex.find(dn, hash: hash) { Self.storedDN(Int($0), pool, ranges) } != nil
+    func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool { dnLookup.contains(dn, hash: hash) }
+
+    /// What `hasUser(withDN:hash:)` reads, valid while the builder is: the readers of later parts
+    /// look up each of their DNs in the earlier parts'. A copy of it retains one table, where the
+    /// builder retains each of its arrays (~650 instructions a copy, which the optimizer made
+    /// per lookup in one build and not in another).
+    struct DNLookup {
+        fileprivate let index: ByteKeyTable
+        fileprivate let pool: UnsafeBufferPointer<UInt8>
+        fileprivate let ranges: UnsafeBufferPointer<UInt32>
+
+        func contains(_ dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
+            index.find(dn, hash: hash) { UserTableBuilder.storedDN(Int($0), pool, ranges) } != nil
+        }
     }
+
+    var dnLookup: DNLookup { DNLookup(index: dnIndex, pool: pool.buffer, ranges: ranges.buffer) }
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {
@@ -383,7 +396,7 @@ public struct UserTableBuilder {
         _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
     }
 
-    private static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>) -> UnsafeBufferPointer<UInt8> {
+    fileprivate static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>) -> UnsafeBufferPointer<UInt8> {
         let i = (u * UserTable.stride + dnIndex) * 2
         return UnsafeBufferPointer(rebasing: pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])
     }
