@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigBytes", "AppConfigSpec", "TestSupport", "LibPlist"]),
         .testTarget(name: "AppConfigRenderTests",
                     dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
-        .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigBytes", "AppConfigSources", "AppConfigSpec", "TestSupport"]),
+        .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigBytes", "AppConfigSources", "AppConfigSpec", "CByteScan", "TestSupport"]),
         .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist", "TestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
 import AppConfigBytes
+import CByteScan
 @testable import AppConfigSources
 @testable import AppConfigSpec
 import Foundation
@@ -133,18 +134,28 @@ struct DirectoryTests {
         var taken = 0, plainForGroups = 0
         for _ in 0..<100_000 {
             var dn: [UInt8] = []
-            for _ in 0..<Int(1 + generator.next() % 4) {
+            // Up to 8 RDNs of up to 13 bytes: the C check reads sixteen bytes at a time, then byte by byte.
+            for _ in 0..<Int(1 + generator.next() % 8) {
                 if !dn.isEmpty { dn.append(UInt8(ascii: ",")) }
                 dn += [Array("CN=".utf8), Array("OU=".utf8), Array("dc=".utf8), []][Int(generator.next() % 4)]
                 for _ in 0..<Int(generator.next() % 6) { dn.append(alphabet[Int(generator.next() % UInt64(alphabet.count))]) }
+                for _ in 0..<Int(generator.next() % 8) { dn.append(UInt8(ascii: "a")) }
             }
             guard let plain = dn.withUnsafeBufferPointer(DistinguishedName.plainCommonNameAndUnit) else { continue }
             taken += 1
             let walked = try? dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
             #expect(walked.map { pieces($0, dn) } == pieces(plain, dn), "\(dn)")
-            #expect(dn.withUnsafeBufferPointer(GroupBuilder.isPlainAfterOnePass) == dn.withUnsafeBufferPointer(GroupBuilder.isPlain),
+            #expect(dn.withUnsafeBufferPointer { appconfig_dn_counts_plain($0.baseAddress, $0.count) != 0 } == dn.withUnsafeBufferPointer(GroupBuilder.isPlain),
                     "\(dn)")
             if dn.withUnsafeBufferPointer(GroupBuilder.isPlain) { plainForGroups += 1 }
+        }
+        // 300 RDNs of sixteen bytes: every `,` in one lane of the C check's counters, past what a
+        // byte counts (255), the `=`s in three lanes.
+        let long = (0..<300).map { ["ou=aaaaaaaaaaaa", "cn2=aaaaaaaaaaa", "c=aaaaaaaaaaaaa"][$0 % 3] }.joined(separator: ",")
+        for (dn, plain) in [(long, true), (long + "=", false), ("a" + long, true)] {
+            let bytes = Array(dn.utf8)
+            #expect(bytes.withUnsafeBufferPointer { appconfig_dn_counts_plain($0.baseAddress, $0.count) != 0 } == plain)
+            #expect(bytes.withUnsafeBufferPointer(GroupBuilder.isPlain) == plain)
         }
         #expect(plainForGroups > 1_000 && plainForGroups < taken)
         #expect(taken > 5_000)

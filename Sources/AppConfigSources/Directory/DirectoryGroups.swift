@@ -1,4 +1,5 @@
 import AppConfigBytes
+import CByteScan
 import AppConfigSpec
 
 /// Collects the directory's group memberships while entries are read: each user's `memberOf`
@@ -148,31 +149,13 @@ struct GroupBuilder {
         return b[n - 1] != 0x20 && anyEquals
     }
 
-    /// `isPlain` of a DN that `DistinguishedName.plainCommonNameAndUnit` read: type=value pairs
-    /// split by `,`, no spaces around them, no escapes, no `+` or `;`, no quote or `#` first in a
-    /// value. Such a DN is plain unless a value holds `=`, `"`, `#`, `<` or `>` (what the canonical
-    /// form escapes, or what makes `isPlain` parse it): one `=` per RDN and none of the others.
-    /// A byte loop over classes, no state: 1/3 of `isPlain`'s instructions for the usual DN.
-    static func isPlainAfterOnePass(_ dn: UnsafeBufferPointer<UInt8>) -> Bool {
-        var equals = 0, commas = 0
-        for b in dn {
-            switch b {
-            case UInt8(ascii: "="): equals += 1
-            case UInt8(ascii: ","): commas += 1
-            case UInt8(ascii: "\""), UInt8(ascii: "#"), UInt8(ascii: "<"), UInt8(ascii: ">"): return false
-            default: continue
-            }
-        }
-        return equals == commas + 1
-    }
-
     /// The next user's direct groups (call once per user added, in order). `dnHash`: the hash of
     /// its DN when the caller made it (else made here). Values that are not DNs are returned for
     /// the caller to report.
     /// `readInOnePass`: the user table read the DN's cn and ou in one pass (it is written plainly).
     mutating func addUser(dn: UnsafeBufferPointer<UInt8>, dnHash: UInt64?, readInOnePass: Bool,
                           memberOf: [UnsafeBufferPointer<UInt8>]) -> [UnsafeBufferPointer<UInt8>] {
-        let plain = readInOnePass ? Self.isPlainAfterOnePass(dn) : Self.isPlain(dn)
+        let plain = readInOnePass ? appconfig_dn_counts_plain(dn.baseAddress, dn.count) != 0 : Self.isPlain(dn)
         userDNHash.append(plain ? dnHash ?? UserTableBuilder.hashDN(dn) : 0)
         var invalid: [UnsafeBufferPointer<UInt8>] = []
         for value in memberOf {
