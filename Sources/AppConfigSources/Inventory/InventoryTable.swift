@@ -77,28 +77,6 @@ public final class InventoryTable: @unchecked Sendable {
         return UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
     }
 
-    /// One kept column of every row, for a loop over many rows with no call per row (an
-    /// assignment's match on a column of each device): valid in `body`.
-    public func withColumn<R>(_ slot: Int, _ body: (Column) -> R) -> R {
-        ranges.withUnsafeBufferPointer { ranges in
-            body(Column(bytes: UnsafePointer(bytes.baseAddress!), ranges: ranges, width: keptColumns.count, slot: slot))
-        }
-    }
-
-    /// A kept column's values (`withColumn`).
-    public struct Column {
-        @usableFromInline let bytes: UnsafePointer<UInt8>
-        @usableFromInline let ranges: UnsafeBufferPointer<UInt32>
-        @usableFromInline let width: Int
-        @usableFromInline let slot: Int
-
-        @inlinable @inline(__always)
-        public func value(row: Int) -> UnsafeBufferPointer<UInt8> {
-            let i = (row * width + slot) * 2
-            return UnsafeBufferPointer(start: bytes + Int(ranges[i]), count: Int(ranges[i + 1]))
-        }
-    }
-
     /// Starts reading a row's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
     public func prefetchRanges(row: Int) { RecordPrefetch.ranges(ranges, record: row, width: keptColumns.count) }

@@ -172,34 +172,6 @@ public final class Fleet: @unchecked Sendable {
         }
     }
 
-    /// A planned variable that the inventory holds (not the directory's: a precondition), for a
-    /// loop over many rows with no call per row (an assignment's match on a column): valid in `body`.
-    public func withInventoryVariable<R>(plan: SlotPlan, slot: Int, _ body: (InventoryVariable) -> R) -> R {
-        switch plan.sources[slot] {
-        case .column(let c): inventory.withColumn(c) { body(InventoryVariable(column: $0, part: .whole)) }
-        case .addressPart(let c, let local): inventory.withColumn(c) { body(InventoryVariable(column: $0, part: local ? .local : .domain)) }
-        case .none: inventory.withColumn(inventory.deviceKeySlot) { body(InventoryVariable(column: $0, part: .none)) }
-        case .user: preconditionFailure("a directory variable is read from the user table")
-        }
-    }
-
-    /// A variable read from an inventory column (`withInventoryVariable`).
-    public struct InventoryVariable {
-        @usableFromInline enum Part { case whole, local, domain, none }
-        @usableFromInline let column: InventoryTable.Column
-        @usableFromInline let part: Part
-
-        /// The row's value; nil when missing (no column, or an address without `@`).
-        @inlinable @inline(__always)
-        public func value(row: Int) -> UnsafeBufferPointer<UInt8>? {
-            if part == .whole { return column.value(row: row) }
-            if part == .none { return nil }
-            let address = column.value(row: row)
-            guard let at = address.lastIndex(of: UInt8(ascii: "@")) else { return nil }
-            return part == .local ? UnsafeBufferPointer(rebasing: address[..<at]) : UnsafeBufferPointer(rebasing: address[(at + 1)...])
-        }
-    }
-
     /// Starts the reads that `forEachValue(row:plan:)` will make, in three steps some rows apart,
     /// each finding in the cache what the one before fetched: 0 (furthest ahead) the row's ranges
     /// and its user, 1 the row's values and the user's ranges, 2 the user's values. Rows in
