@@ -195,14 +195,8 @@ public final class Manifest: @unchecked Sendable {
 /// Size and SHA-256 of an input file: what the manifest records of each input.
 enum Fingerprint {
     static func of(_ path: String) -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return "-" }
-        defer { try? handle.close() }
         let hasher = SHA256.Hasher()
-        var size = 0
-        while let block = try? handle.read(upToCount: 1 << 22), !block.isEmpty {
-            size += block.count
-            block.withUnsafeBytes { hasher.update($0) }
-        }
+        guard let size = try? forEachBlock(ofFile: path, hasher.update) else { return "-" }
         return "\(size) \(hasher.finish().hex)"
     }
 }
