@@ -34,9 +34,33 @@ public enum OutputNames {
     }
 
     /// Appends `folder/name.plist` for a key: the path of its plist in the output folder or the tar
-    /// (`extension` gives another ending: a DDM device's declaration set is `.json`).
+    /// (`extension` gives another ending: a DDM device's declaration set is `.json`). Every device's
+    /// path is made three times a run (its tar member, its index and manifest lines): a key that
+    /// needs no escape (most: serial numbers, UDIDs) is checked eight bytes at a time and the path
+    /// made on the stack and appended at once (appended piece by piece, ~740 instructions a path,
+    /// callgrind: 2.2 G at 1M devices).
     public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
         let h = hash(key)
+        let folder = Int(h % UInt64(folderCount))
+        guard key.count <= maxNameLength, isSafeName(key) else {
+            appendEscapedRelativePath(key, hash: h, extension: ending, to: &out)
+            return
+        }
+        let length = 4 + key.count + ending.utf8CodeUnitCount
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4 + maxNameLength + ending.utf8CodeUnitCount) { path in
+            let p = path.baseAddress!
+            p[0] = hexDigit(UInt8(folder >> 8))
+            p[1] = hexDigit(UInt8((folder >> 4) & 0xF))
+            p[2] = hexDigit(UInt8(folder & 0xF))
+            p[3] = UInt8(ascii: "/")
+            if let k = key.baseAddress { (p + 4).update(from: k, count: key.count) }
+            (p + 4 + key.count).update(from: ending.utf8Start, count: ending.utf8CodeUnitCount)
+            out.append(contentsOf: UnsafeBufferPointer(start: p, count: length))
+        }
+    }
+
+    /// `appendRelativePath` through the escaping path, for any key (the tests' reference too).
+    static func appendEscapedRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
         let folder = Int(h % UInt64(folderCount))
         out.append(hexDigit(UInt8(folder >> 8)))
         out.append(hexDigit(UInt8((folder >> 4) & 0xF)))
@@ -44,6 +68,31 @@ public enum OutputNames {
         out.append(UInt8(ascii: "/"))
         appendSafeName(key, hash: h, to: &out)
         out.append(contentsOf: UnsafeBufferPointer(start: ending.utf8Start, count: ending.utf8CodeUnitCount))
+    }
+
+    /// Whether a key is its own safe name: every byte `isSafe`, the first not `.`. Eight bytes at a
+    /// time (the last eight overlapping when the count is not a multiple of eight): each byte's
+    /// classes as SWAR range tests, 0x80 marking a byte in range (bytes below 0x80: no carry
+    /// crosses a byte).
+    static func isSafeName(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let p = key.baseAddress, key.count > 0 else { return true }
+        if p[0] == UInt8(ascii: ".") { return false }
+        guard key.count >= 8 else { return key.allSatisfy(isSafe) }
+        @inline(__always) func safe(_ w: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+            @inline(__always) func within(_ x: UInt64, _ low: UInt64, _ top: UInt64) -> UInt64 {
+                (x &+ (0x80 - low) &* ones) & ~(x &+ (0x7F - top) &* ones)
+            }
+            // Letters as one range once 0x20 is set in every byte (only A-Z and a-z land in a-z).
+            let classes = within(w | 0x2020_2020_2020_2020, 0x61, 0x7A) | within(w, 0x30, 0x39) | within(w, 0x2D, 0x2E) | within(w, 0x5F, 0x5F)
+            return w & high == 0 && classes & high == high
+        }
+        var i = 0
+        while i + 8 <= key.count {
+            guard safe(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) else { return false }
+            i += 8
+        }
+        return i == key.count || safe(UnsafeRawPointer(p + key.count - 8).loadUnaligned(as: UInt64.self))
     }
 
     /// The path of a device's plist relative to the output folder (or inside the tar).

@@ -2,6 +2,7 @@
 import AppConfigBytes
 import Digest
 import Foundation
+import TestSupport
 import Testing
 
 /// The text every device's lines and names are made of: its file name and its JSON strings, both
@@ -17,6 +18,30 @@ struct OutputTextTests {
         let path = bytes.withUnsafeBufferPointer { OutputNames.relativePath($0) }
         let folder = bytes.withUnsafeBufferPointer { OutputNames.hash($0) } % UInt64(OutputNames.folderCount)
         #expect(path == String(format: "%03x/", folder) + name + ".plist")
+    }
+
+    @Test("20,000 random keys: the path made at once for a key that needs no escape is the escaping path's")
+    func safeKeysAtOnce() {
+        var random = SplitMix64(seed: 15)
+        // Every byte around the safe classes' edges, and some far from them.
+        let alphabet: [UInt8] = Array(0x2B...0x3B) + Array(0x3F...0x5C) + Array(0x5E...0x7B) + [0x00, 0x20, 0x7F, 0x80, 0xC3, 0xFF]
+        let safe = alphabet.filter { OutputNames.isSafeName([$0].withUnsafeBufferPointer { $0 }) && $0 != UInt8(ascii: ".") }
+        var took = 0
+        for n in 0..<20_000 {
+            let length = Int.random(in: 0...95, using: &random)
+            // Half of the keys of safe bytes only, the others with any byte anywhere.
+            var key = (0..<length).map { _ in safe.randomElement(using: &random)! }
+            if n % 2 == 1, length > 0 { key[Int.random(in: 0..<length, using: &random)] = alphabet.randomElement(using: &random)! }
+            if n % 7 == 0, length > 0 { key[0] = UInt8(ascii: ".") }
+            var fast: [UInt8] = [7], reference: [UInt8] = [7]
+            key.withUnsafeBufferPointer { k in
+                if k.count <= 90 && OutputNames.isSafeName(k) { took += 1 }
+                OutputNames.appendRelativePath(k, to: &fast)
+                OutputNames.appendEscapedRelativePath(k, hash: OutputNames.hash(k), extension: ".plist", to: &reference)
+            }
+            #expect(fast == reference, "\(key)")
+        }
+        #expect(took > 12_000 && took < 17_000)  // and the other 3,000 to 8,000 escaped
     }
 
     @Test("a name over 90 bytes once encoded is cut and ends in ~ and the key's hash")
