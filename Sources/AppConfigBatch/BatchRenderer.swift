@@ -208,13 +208,15 @@ public final class BatchRenderer: @unchecked Sendable {
 
     /// A worker's state: a renderer per variant (made when the worker first meets it), its slot
     /// buffer, its chunk buffer, what went wrong. Used by one thread at a time. It reads the
-    /// variants' slot plans and slot counts from copies of its own: read from shared arrays, each
-    /// device's plan was retained and released by every core, which contended for its counts.
+    /// variants' plans (their sources in memory of its own: no reference counting) and slot counts
+    /// from copies of its own: read from shared arrays, each device's plan was retained and
+    /// released by every core, which contended for its counts.
     /// Its properties used per device are not checked for exclusive access at run time
     /// (`@exclusivity(unchecked)`: one thread at a time; ~120 instructions per check, callgrind).
     final class Worker: @unchecked Sendable {
         private let images: [ProgramImage]
-        let plans: [Fleet.SlotPlan]
+        /// The variants' plans, their sources in memory of the worker's own (`ownSources`).
+        let plans: [Fleet.SlotPlan.Sources]
         let slotCounts: [Int]
         private let options: BatchOptions
         @exclusivity(unchecked) private var renderers: [Renderer?]
@@ -226,7 +228,7 @@ public final class BatchRenderer: @unchecked Sendable {
 
         init(images: [ProgramImage], plans: [Fleet.SlotPlan], options: BatchOptions) {
             self.images = images
-            self.plans = plans.map { $0.unshared() }
+            self.plans = plans.map { $0.ownSources() }
             slotCounts = images.map(\.slotCount)
             self.options = options
             renderers = Array(repeating: nil, count: images.count)
@@ -247,13 +249,16 @@ public final class BatchRenderer: @unchecked Sendable {
 
         func verifier(_ variant: Int) -> Verifier? { verifiers[variant] }
 
-        deinit { slots.deallocate() }
+        deinit {
+            slots.deallocate()
+            for p in plans { p.deallocate() }
+        }
     }
 
     /// Starts the reads of the devices a few positions after `position` (`Fleet.prefetch`): 12
     /// ahead their ranges, 8 ahead their values, 4 ahead their users' values.
     @inline(__always)
-    private func prefetch(ahead position: Int, rows: [Int32], variants: [UInt16], plans: [Fleet.SlotPlan]) {
+    private func prefetch(ahead position: Int, rows: [Int32], variants: [UInt16], plans: [Fleet.SlotPlan.Sources]) {
         func step(_ step: Int, _ distance: Int) {
             let p = position + distance
             guard p < rows.count else { return }

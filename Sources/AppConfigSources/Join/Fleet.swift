@@ -106,10 +106,20 @@ public final class Fleet: @unchecked Sendable {
         let sources: [Source]
         public let variables: [Variable]
 
-        /// The same plan in arrays of its own, for one worker: a plan read for every device is
-        /// retained each time, and cores retaining one shared array contend for its count.
-        public func unshared() -> SlotPlan {
-            SlotPlan(sources: sources.map { $0 }, variables: variables.map { $0 })
+        /// The plan's sources in memory of their own, for a worker that reads a plan per device:
+        /// a `SlotPlan` passed per device retained and released its two arrays at each call (four
+        /// calls a device, callgrind), and cores retaining one shared array contend for its count.
+        /// Freed by `deallocate()`.
+        public func ownSources() -> Sources {
+            let buffer = UnsafeMutableBufferPointer<Source>.allocate(capacity: max(sources.count, 1))
+            _ = buffer.initialize(from: sources)
+            return Sources(buffer: UnsafeBufferPointer(rebasing: buffer[..<sources.count]))
+        }
+
+        /// A plan's sources (`ownSources()`): a view, copied and passed with no reference counting.
+        public struct Sources: @unchecked Sendable {
+            let buffer: UnsafeBufferPointer<Source>
+            public func deallocate() { UnsafeMutableRawPointer(mutating: buffer.baseAddress!).deallocate() }
         }
     }
 
@@ -158,8 +168,19 @@ public final class Fleet: @unchecked Sendable {
     /// Calls `body(slot, bytes)` for each planned variable of a row; nil bytes = missing.
     @inline(__always)
     public func forEachValue(row: Int, plan: SlotPlan, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
+        plan.sources.withUnsafeBufferPointer { forEachValue(row: row, sources: $0, body) }
+    }
+
+    /// `forEachValue(row:plan:)` with the plan's own sources (`SlotPlan.ownSources()`).
+    @inline(__always)
+    public func forEachValue(row: Int, plan: SlotPlan.Sources, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
+        forEachValue(row: row, sources: plan.buffer, body)
+    }
+
+    @inline(__always)
+    private func forEachValue(row: Int, sources: UnsafeBufferPointer<SlotPlan.Source>, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
         let user = userOfRow[row]
-        for (slot, source) in plan.sources.enumerated() {
+        for (slot, source) in sources.enumerated() {
             switch source {
             case .column(let c): body(slot, inventory.value(row: row, slot: c))
             case .addressPart(let c, let local):
@@ -178,22 +199,24 @@ public final class Fleet: @unchecked Sendable {
     /// device-key order are scattered over the inventory and the directory: read without it, each
     /// value was a cache (and TLB) miss on the render's path.
     @inline(__always)
-    public func prefetch(row: Int, plan: SlotPlan, step: Int) {
+    public func prefetch(row: Int, plan: SlotPlan.Sources, step: Int) {
+        let sources = plan.buffer
         switch step {
         case 0:
             inventory.prefetchRanges(row: row)
             userOfRow.withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + row) }
+        // Through optional chaining: `if let users` retained and released the table per device.
         case 1:
-            for source in plan.sources {
+            for source in sources {
                 switch source {
                 case .column(let c), .addressPart(let c, _): inventory.prefetchValue(row: row, slot: c)
                 case .user, .none: break
                 }
             }
-            if let users, userOfRow[row] >= 0 { users.prefetchRanges(user: Int(userOfRow[row])) }
+            if userOfRow[row] >= 0 { users?.prefetchRanges(user: Int(userOfRow[row])) }
         default:
-            guard let users, userOfRow[row] >= 0 else { return }
-            for case .user(let v) in plan.sources { users.prefetchValue(user: Int(userOfRow[row]), index: v) }
+            guard userOfRow[row] >= 0 else { return }
+            for case .user(let v) in sources { users?.prefetchValue(user: Int(userOfRow[row]), index: v) }
         }
     }
 
