@@ -267,6 +267,9 @@ public struct UserTableBuilder {
         for (i, v) in values.enumerated() where v != nil { attributeCounts[i] += 1 }
         // The user's pairs are made on the stack and appended at once: written into `ranges` one by
         // one, each write checked the array's uniqueness and exclusive access (callgrind).
+        // The pool through a local: reached through `self` (inout), it was retained and released
+        // around each of a user's ~9 appends (callgrind).
+        let storage = pool
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 2 * UserTable.stride) { row in
             row.initialize(repeating: 0)
             // Values stored for this entry, by where they came from: one stored once is found again.
@@ -281,7 +284,7 @@ public struct UserTableBuilder {
                 (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
                 return offset
             }
-            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(pool.append(value)) }
+            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(storage.append(value)) }
             func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
                 guard let value else { row[2 * variable + 1] = .max; return }
                 set(variable, store(value), value.count)
