@@ -215,8 +215,9 @@ public final class BatchRenderer: @unchecked Sendable {
     /// (`@exclusivity(unchecked)`: one thread at a time; ~120 instructions per check, callgrind).
     final class Worker: @unchecked Sendable {
         private let images: [ProgramImage]
-        /// The variants' plans, their sources in memory of the worker's own (`ownSources`).
+        /// The variants' plans, their sources in tables of the worker's own (`ownSources(in:)`).
         let plans: [Fleet.SlotPlan.Sources]
+        private let arena = BufferArena()
         let slotCounts: [Int]
         private let options: BatchOptions
         @exclusivity(unchecked) private var renderers: [Renderer?]
@@ -228,7 +229,7 @@ public final class BatchRenderer: @unchecked Sendable {
 
         init(images: [ProgramImage], plans: [Fleet.SlotPlan], options: BatchOptions) {
             self.images = images
-            self.plans = plans.map { $0.ownSources() }
+            self.plans = plans.map { [arena] in $0.ownSources(in: arena) }
             slotCounts = images.map(\.slotCount)
             self.options = options
             renderers = Array(repeating: nil, count: images.count)
@@ -249,10 +250,7 @@ public final class BatchRenderer: @unchecked Sendable {
 
         func verifier(_ variant: Int) -> Verifier? { verifiers[variant] }
 
-        deinit {
-            slots.deallocate()
-            for p in plans { p.deallocate() }
-        }
+        deinit { slots.deallocate() }
     }
 
     /// Starts the reads of the devices a few positions after `position` (`Fleet.prefetch`): 12

@@ -41,7 +41,6 @@ public enum OutputNames {
     /// callgrind: 2.2 G at 1M devices).
     public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
         let h = hash(key)
-        let folder = Int(h % UInt64(folderCount))
         guard key.count <= maxNameLength, isSafeName(key) else {
             appendEscapedRelativePath(key, hash: h, extension: ending, to: &out)
             return
@@ -49,10 +48,7 @@ public enum OutputNames {
         let length = 4 + key.count + ending.utf8CodeUnitCount
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4 + maxNameLength + ending.utf8CodeUnitCount) { path in
             let p = path.baseAddress!
-            p[0] = hexDigit(UInt8(folder >> 8))
-            p[1] = hexDigit(UInt8((folder >> 4) & 0xF))
-            p[2] = hexDigit(UInt8(folder & 0xF))
-            p[3] = UInt8(ascii: "/")
+            writeFolder(h, to: p)
             if let k = key.baseAddress { (p + 4).update(from: k, count: key.count) }
             (p + 4 + key.count).update(from: ending.utf8Start, count: ending.utf8CodeUnitCount)
             out.append(contentsOf: UnsafeBufferPointer(start: p, count: length))
@@ -61,13 +57,21 @@ public enum OutputNames {
 
     /// `appendRelativePath` through the escaping path, for any key (the tests' reference too).
     static func appendEscapedRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
-        let folder = Int(h % UInt64(folderCount))
-        out.append(hexDigit(UInt8(folder >> 8)))
-        out.append(hexDigit(UInt8((folder >> 4) & 0xF)))
-        out.append(hexDigit(UInt8(folder & 0xF)))
-        out.append(UInt8(ascii: "/"))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4) { folder in
+            writeFolder(h, to: folder.baseAddress!)
+            out.append(contentsOf: folder)
+        }
         appendSafeName(key, hash: h, to: &out)
         out.append(contentsOf: UnsafeBufferPointer(start: ending.utf8Start, count: ending.utf8CodeUnitCount))
+    }
+
+    /// The four bytes `fff/` of a key's folder (its hash), at `p`.
+    @inline(__always) private static func writeFolder(_ h: UInt64, to p: UnsafeMutablePointer<UInt8>) {
+        let folder = Int(h % UInt64(folderCount))
+        p[0] = hexDigit(UInt8(folder >> 8))
+        p[1] = hexDigit(UInt8((folder >> 4) & 0xF))
+        p[2] = hexDigit(UInt8(folder & 0xF))
+        p[3] = UInt8(ascii: "/")
     }
 
     /// Whether a key is its own safe name: every byte `isSafe`, the first not `.`. Eight bytes at a

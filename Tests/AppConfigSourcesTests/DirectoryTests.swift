@@ -116,6 +116,9 @@ struct DirectoryTests {
 
     /// The one-pass reading of plain DNs gives what `walk` gives, for every DN it takes (it leaves
     /// the others to `walk`), and takes the usual ones.
+    /// The C check the groups make of a DN read in one pass (`appconfig_dn_counts_plain`).
+    func countsPlain(_ dn: [UInt8]) -> Bool { dn.withUnsafeBufferPointer { appconfig_dn_counts_plain($0.baseAddress, $0.count) != 0 } }
+
     @Test func plainDNsReadInOnePassAsWalked() throws {
         func pieces(_ p: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?), _ dn: [UInt8]) -> [[UInt8]?] {
             [p.cn?.bytes(in: dn), p.ou?.bytes(in: dn)]
@@ -145,8 +148,7 @@ struct DirectoryTests {
             taken += 1
             let walked = try? dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
             #expect(walked.map { pieces($0, dn) } == pieces(plain, dn), "\(dn)")
-            #expect(dn.withUnsafeBufferPointer { appconfig_dn_counts_plain($0.baseAddress, $0.count) != 0 } == dn.withUnsafeBufferPointer(GroupBuilder.isPlain),
-                    "\(dn)")
+            #expect(countsPlain(dn) == dn.withUnsafeBufferPointer(GroupBuilder.isPlain), "\(dn)")
             if dn.withUnsafeBufferPointer(GroupBuilder.isPlain) { plainForGroups += 1 }
         }
         // 300 RDNs of sixteen bytes: every `,` in one lane of the C check's counters, past what a
@@ -154,7 +156,7 @@ struct DirectoryTests {
         let long = (0..<300).map { ["ou=aaaaaaaaaaaa", "cn2=aaaaaaaaaaa", "c=aaaaaaaaaaaaa"][$0 % 3] }.joined(separator: ",")
         for (dn, plain) in [(long, true), (long + "=", false), ("a" + long, true)] {
             let bytes = Array(dn.utf8)
-            #expect(bytes.withUnsafeBufferPointer { appconfig_dn_counts_plain($0.baseAddress, $0.count) != 0 } == plain)
+            #expect(countsPlain(bytes) == plain)
             #expect(bytes.withUnsafeBufferPointer(GroupBuilder.isPlain) == plain)
         }
         #expect(plainForGroups > 1_000 && plainForGroups < taken)

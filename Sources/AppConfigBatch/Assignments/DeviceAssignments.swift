@@ -223,7 +223,7 @@ final class ValueTests: @unchecked Sendable {
         self.pool = arena.table(pool)
     }
 
-    var count: Int { variable.count }
+    var isEmpty: Bool { variable.isEmpty }
 
     /// Whether test t holds for a value (nil: missing, which no test accepts).
     @inline(__always)
@@ -361,7 +361,7 @@ private struct Matcher: @unchecked Sendable {
     @inline(__always)
     func set(ofRow row: Int, values: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>?>) -> UInt64 {
         let set = fleet.user(ofRow: row).map { userPasses[$0] } ?? withoutUser
-        guard set != 0, rowTests.count > 0 else { return set }
+        guard set != 0, !rowTests.isEmpty else { return set }
         fleet.forEachValue(row: row, plan: plan) { slot, bytes in values[slot] = bytes }
         return rowTests.filter(set) { values[$0] }
     }

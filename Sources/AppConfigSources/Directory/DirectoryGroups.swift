@@ -1,6 +1,6 @@
 import AppConfigBytes
-import CByteScan
 import AppConfigSpec
+import CByteScan
 
 /// Collects the directory's group memberships while entries are read: each user's `memberOf`
 /// values (Active Directory lists direct groups only), and each group entry's `member` /

@@ -106,20 +106,15 @@ public final class Fleet: @unchecked Sendable {
         let sources: [Source]
         public let variables: [Variable]
 
-        /// The plan's sources in memory of their own, for a worker that reads a plan per device:
+        /// The plan's sources in a table of `arena`'s, for a worker that reads a plan per device:
         /// a `SlotPlan` passed per device retained and released its two arrays at each call (four
         /// calls a device, callgrind), and cores retaining one shared array contend for its count.
-        /// Freed by `deallocate()`.
-        public func ownSources() -> Sources {
-            let buffer = UnsafeMutableBufferPointer<Source>.allocate(capacity: max(sources.count, 1))
-            _ = buffer.initialize(from: sources)
-            return Sources(buffer: UnsafeBufferPointer(rebasing: buffer[..<sources.count]))
-        }
+        public func ownSources(in arena: BufferArena) -> Sources { Sources(buffer: UnsafeBufferPointer(arena.table(sources))) }
 
-        /// A plan's sources (`ownSources()`): a view, copied and passed with no reference counting.
+        /// A plan's sources (`ownSources(in:)`): a view, valid while its arena is, copied and
+        /// passed with no reference counting.
         public struct Sources: @unchecked Sendable {
             let buffer: UnsafeBufferPointer<Source>
-            public func deallocate() { UnsafeMutableRawPointer(mutating: buffer.baseAddress!).deallocate() }
         }
     }
 
@@ -171,7 +166,7 @@ public final class Fleet: @unchecked Sendable {
         plan.sources.withUnsafeBufferPointer { forEachValue(row: row, sources: $0, body) }
     }
 
-    /// `forEachValue(row:plan:)` with the plan's own sources (`SlotPlan.ownSources()`).
+    /// `forEachValue(row:plan:)` with the plan's own sources (`SlotPlan.ownSources(in:)`).
     @inline(__always)
     public func forEachValue(row: Int, plan: SlotPlan.Sources, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
         forEachValue(row: row, sources: plan.buffer, body)
@@ -205,8 +200,8 @@ public final class Fleet: @unchecked Sendable {
         case 0:
             inventory.prefetchRanges(row: row)
             userOfRow.withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + row) }
-        // Through optional chaining: `if let users` retained and released the table per device.
         case 1:
+            // The users through optional chaining: `if let users` retained and released the table.
             for source in sources {
                 switch source {
                 case .column(let c), .addressPart(let c, _): inventory.prefetchValue(row: row, slot: c)
