@@ -55,11 +55,14 @@ let package = Package(
         .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
         /// Sixteen bytes at a time (SSE2) for the CSV scanner's hot loop.
         .target(name: "CByteScan"),
+        /// Pages of a mapped file cut off under it read as zeros and are counted (no SIGBUS).
+        .target(name: "CMappedFile"),
 
         // MARK: The engine.
-        /// What every module shares, with no dependencies: FNV-1a, byte comparison, the UTF-8
-        /// decoder, the monotonic clock, file reading, the byte-key hash table, XML escaping, the arena.
-        .target(name: "AppConfigBytes"),
+        /// What every module shares, with no dependencies but its C guard of mapped files: FNV-1a, byte
+        /// comparison, the UTF-8 decoder, the monotonic clock, file reading and mapping, the byte-key
+        /// hash table, XML escaping, the arena.
+        .target(name: "AppConfigBytes", dependencies: ["CMappedFile"]),
         /// XML -> Spec model, every rule of the AppConfig reference, admin values; Problem and Location.
         .target(name: "AppConfigSpec", dependencies: ["AppConfigBytes", "AppConfigPattern", "LibPlist"]),
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.

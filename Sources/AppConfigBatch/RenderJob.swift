@@ -151,6 +151,11 @@ public struct RenderJob: Sendable {
             throw error
         }
         observer.renderFinished()
+        // What was rendered from a mapped inventory that changed since is not published.
+        if let change = fleet.inventory.change() {
+            sink.discard()
+            throw change
+        }
         lap("render", next: "publish")
 
         var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments)

@@ -11,6 +11,8 @@ public struct FileReadError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     /// The file is larger than its reader takes (found from its size, before reading it).
     public var tooLarge = false
+    /// The file changed while it was read (cut shorter or written to in place).
+    public var changed = false
 
     public var description: String { "cannot read \(path): \(reason)" }
 }
@@ -131,7 +133,7 @@ public func forEachBlock(ofFile path: String, blockSize: Int = 1 << 22, _ body: 
 }
 
 /// An open file checked against a size limit; reads ranges of it with pread.
-private struct OpenFile: Sendable {
+struct OpenFile: Sendable {
     let path: String
     let fd: Int32
     let size: Int

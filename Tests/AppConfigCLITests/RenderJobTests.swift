@@ -122,6 +122,26 @@ struct RenderJobTests {
         }
     }
 
+
+    @Test("an inventory cut shorter while the devices render: input.changed thrown, nothing published")
+    func inventoryChangedDuringRender() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let inventory = dir.appendingPathComponent("devices.csv").path
+        try FileManager.default.copyItem(atPath: Paths.fixture("demo/inventory.csv"), toPath: inventory)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: inventory)[.size] as? Int)
+        var job = Self.demoJob()
+        job.sources.inventory = inventory
+        job.output = .tar(dir.appendingPathComponent("x.tar").path)
+        var observer = RenderJob.Observer()
+        // Read and mapped by now: the rest of the rows' pages are lost under the render.
+        observer.renderStarted = { _ in _ = truncate(inventory, 4096) }
+        #expect(throws: Problem(InputCode.changed, at: Location(file: inventory),
+                                "\(inventory) is not used: it changed while it was read (\(size) bytes, then 4096)")) {
+            try job.run(observer: observer)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["devices.csv", "x.tar.lock"])
+    }
     @Test("a real Jamf Pro export without a directory: every data row counted, the users from its columns",
           .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func jamfExportWithoutDirectory() throws {

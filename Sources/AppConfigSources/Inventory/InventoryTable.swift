@@ -65,6 +65,8 @@ public final class InventoryTable: @unchecked Sendable {
     private let foldedHeader: FoldedHeader
     /// Owns `bytes`: adopted before anything can throw, so a file refused half way is freed too.
     private let owner = BufferArena()
+    /// The file mapped, when `bytes` are its pages.
+    private let mapping: MappedFile?
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     /// Per row, per kept slot: offset and length (UInt32 each) into `bytes`.
     private var ranges: [UInt32] = []
@@ -107,11 +109,25 @@ public final class InventoryTable: @unchecked Sendable {
     /// header beyond this is not an inventory.
     public static let maxColumns = 10_000
 
+    /// Reads the file mapped into memory (`MappedFile`: no copy, no fresh pages but those of
+    /// unescaped fields), or into a buffer when it cannot be mapped.
     public static func load(_ path: String, options: InventoryOptions = InventoryOptions()) throws(Problem) -> InventoryTable {
+        let limit = Int(UInt32.max) - 1
+        let mapping: MappedFile?
+        do { mapping = try MappedFile(path, limit: limit) } catch { throw error.problem }
+        if let mapping {
+            let table = try InventoryTable(mapping: mapping, file: path, options: options)
+            if let change = mapping.change() { throw change.problem }
+            return table
+        }
         let buffer: UnsafeMutableBufferPointer<UInt8>
-        do { buffer = try readFileIntoBuffer(path, limit: Int(UInt32.max) - 1) } catch { throw error.problem }
+        do { buffer = try readFileIntoBuffer(path, limit: limit) } catch { throw error.problem }
         return try InventoryTable(taking: buffer, file: path, options: options)
     }
+
+    /// Nil, or why the table's values can no longer be trusted: its file, mapped, was cut shorter
+    /// or written to in place since it was read. A job asks before it publishes what it rendered.
+    public func change() -> Problem? { mapping?.change()?.problem }
 
     public convenience init(bytes data: [UInt8], file: String, options: InventoryOptions = InventoryOptions()) throws(Problem) {
         guard data.count < Int(UInt32.max) else { throw Problem(InputCode.tooLarge, at: Location(file: file), "\(file) is larger than 4 GiB") }
@@ -120,9 +136,16 @@ public final class InventoryTable: @unchecked Sendable {
         try self.init(taking: UnsafeMutableBufferPointer(rebasing: buffer[0..<data.count]), file: file, options: options)
     }
 
-    /// Takes ownership of `buffer` (allocated with `allocate`; freed with the table).
-    init(taking buffer: UnsafeMutableBufferPointer<UInt8>, file: String, options: InventoryOptions) throws(Problem) {
-        owner.adopt(buffer)
+    /// Reads the mapped file's bytes, kept mapped while the table lives.
+    convenience init(mapping: MappedFile, file: String, options: InventoryOptions) throws(Problem) {
+        try self.init(taking: mapping.bytes, mapping: mapping, file: file, options: options)
+    }
+
+    /// Takes ownership of `buffer`: allocated with `allocate` and freed with the table, or the
+    /// bytes of `mapping`, kept with the table.
+    init(taking buffer: UnsafeMutableBufferPointer<UInt8>, mapping: MappedFile? = nil, file: String, options: InventoryOptions) throws(Problem) {
+        self.mapping = mapping
+        if mapping == nil { owner.adopt(buffer) }
         self.file = file
         byteCount = buffer.count
         bytes = buffer

@@ -7,6 +7,8 @@ public enum InputCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case read = "input.read"
     /// A file beyond the size its reader takes.
     case tooLarge = "input.too-large"
+    /// A file cut shorter or written to in place while the job read it (nothing is published).
+    case changed = "input.changed"
 
     public var defaultSeverity: Problem.Severity { .error }
 }
@@ -26,6 +28,7 @@ extension FileReadError {
     /// The read failure as a problem of the input.
     public var problem: Problem {
         tooLarge ? Problem(InputCode.tooLarge, at: Location(file: path), "\(path) is not read: \(reason)")
-                 : Problem(InputCode.read, at: Location(file: path), "cannot read \(path): \(reason)")
+            : changed ? Problem(InputCode.changed, at: Location(file: path), "\(path) is not used: \(reason)")
+            : Problem(InputCode.read, at: Location(file: path), "cannot read \(path): \(reason)")
     }
 }
