@@ -27,6 +27,18 @@ struct GrowingBufferTests {
         #expect(buffer[oracle.count - 1] == oracle.last)
     }
 
+    @Test("extend counts room written from every core after what was there; appends go after it",
+          arguments: [(0, 0), (1, 1), (3, 1000), (100, 100_003)])
+    func extendFilledInParallel(before: Int, added: Int) {
+        let buffer = GrowingBuffer<UInt32>(capacity: 1)
+        for v in 0..<UInt32(before) { buffer.append(v) }
+        let into = buffer.extend(by: added)
+        forEachRange(added) { _, r in for i in r { into[i] = UInt32(before + i) } }
+        buffer.append(UInt32.max)
+        #expect(buffer.count == before + added + 1)
+        #expect(Array(buffer.buffer) == Array(0..<UInt32(before + added)) + [UInt32.max])
+    }
+
     @Test("reserve makes room without moving what is written; truncate drops the end; wider elements")
     func reserveAndTruncate() {
         let buffer = GrowingBuffer<UInt32>(capacity: 2)
