@@ -25,6 +25,23 @@ struct InventoryTests {
         #expect(t.deviceKey(2) == "U3")
     }
 
+    @Test("a column's view reads what the table does, in every row and kept slot")
+    func columnView() throws {
+        let t = try table("UDID,Serial Number,Notes\nU1,S1,\"a, \"\"b\"\"\"\nU2,,plain\nU3,S3,\n")
+        for slot in 0..<t.keptColumns.count {
+            let values = t.withColumn(slot) { column in
+                (0..<t.rowCount).map { row in
+                    column.prefetchRange(row: row)
+                    column.prefetchValue(row: row)
+                    return String(decoding: column.value(row: row), as: UTF8.self)
+                }
+            }
+            #expect(values == (0..<t.rowCount).map { t.string(row: $0, slot: slot) })
+        }
+        let notes = try #require(t.slot(ofColumn: "notes"))
+        #expect(t.withColumn(notes) { c in (0..<3).map { String(decoding: c.value(row: $0), as: UTF8.self) } } == ["a, \"b\"", "plain", ""])
+    }
+
     @Test("semicolon and tab delimiters")
     func delimiters() throws {
         let semi = try table("UDID;Model\nU1;iPad14,5\n") { $0.delimiter = UInt8(ascii: ";") }

@@ -33,18 +33,25 @@ struct Generation {
         changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests) }
     }
 
-    private func key(_ row: Int32) -> UnsafeBufferPointer<UInt8> {
-        fleet.inventory.value(row: Int(row), slot: fleet.inventory.deviceKeySlot)
+    /// Hands `body` the entries and the device keys, as views read with no reference counting.
+    /// Starting to read the keys ahead is `prefetchKeys`.
+    private func withKeys<R, E: Error>(_ entries: [Entry], _ body: (UnsafeBufferPointer<Entry>, InventoryTable.Column) throws(E) -> R) throws(E) -> R {
+        let inventory = fleet.inventory
+        return try inventory.withColumn(inventory.deviceKeySlot) { keys throws(E) in
+            let result: Result<R, E> = entries.withUnsafeBufferPointer { entries in
+                do throws(E) { return .success(try body(entries, keys)) } catch { return .failure(error) }
+            }
+            return try result.get()
+        }
     }
 
     /// Starts reading the keys of the entries after `i`: 8 places ahead its range, 4 ahead its bytes.
     /// In key order the rows are scattered over the inventory: each key read was a cache and TLB
     /// miss, most of the time that made the index and the manifest.
     @inline(__always)
-    private func prefetchKeys(after i: Int, in entries: [Entry]) {
-        let inventory = fleet.inventory
-        if i + 8 < entries.count { inventory.prefetchRanges(row: Int(entries[i + 8].row)) }
-        if i + 4 < entries.count { inventory.prefetchValue(row: Int(entries[i + 4].row), slot: inventory.deviceKeySlot) }
+    private func prefetchKeys(after i: Int, in entries: UnsafeBufferPointer<Entry>, _ keys: InventoryTable.Column) {
+        if i + 8 < entries.count { keys.prefetchRange(row: Int(entries[i + 8].row)) }
+        if i + 4 < entries.count { keys.prefetchValue(row: Int(entries[i + 4].row)) }
     }
 
     private typealias Entry = (row: Int32, digest: SHA256Digest, carried: Bool)
@@ -102,11 +109,11 @@ struct Generation {
                     // Room for lines longer than most (a line is ~110 bytes and its key twice, ~160
                     // at 1M): kept from round to round, room never written is never touched.
                     index.reserveCapacity(range.count * (256 + fields.maxCount))
-                    for i in range {
-                        prefetchKeys(after: i, in: entries)
+                    withKeys(entries) { entries, keys in for i in range {
+                        prefetchKeys(after: i, in: entries, keys)
                         let e = entries[i]
                         if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
-                        let k = key(e.row)
+                        let k = keys.value(row: Int(e.row))
                         JSONText.append(#"{"device":"#, to: &index)
                         JSONText.appendString(k, to: &index)
                         JSONText.append(#","path":""#, to: &index)
@@ -116,7 +123,7 @@ struct Generation {
                         index.append(UInt8(ascii: "\""))
                         index.append(contentsOf: fields[assignments.variant(ofRow: Int(e.row))])
                         JSONText.append("}\n", to: &index)
-                    }
+                    } }
                 }, emit: emit)
             }
         }
@@ -124,10 +131,10 @@ struct Generation {
             try ClosingFile.emit(Manifest.headerText(header), to: emit)
             try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
-                for i in range {
-                    prefetchKeys(after: i, in: entries)
-                    Manifest.appendLine(key: key(entries[i].row), extension: ending, digest: entries[i].digest, to: &lines)
-                }
+                withKeys(entries) { entries, keys in for i in range {
+                    prefetchKeys(after: i, in: entries, keys)
+                    Manifest.appendLine(key: keys.value(row: Int(entries[i].row)), extension: ending, digest: entries[i].digest, to: &lines)
+                } }
             }, emit: emit)
         }
         return [index, manifest]
