@@ -114,10 +114,27 @@ public struct ByteKeyTable: @unchecked Sendable {
         return nil
     }
 
-    /// Doubles the slots; hashes are kept, so no key is read again.
-    private mutating func grow() {
+    /// Where the probe for `hash` starts: for a prefetch hint, read well before the look-up.
+    @inlinable @inline(__always)
+    public func slotAddress(forHash hash: UInt64) -> UnsafeRawPointer {
+        UnsafeRawPointer(slots.baseAddress! + (Int(truncatingIfNeeded: hash) & mask))
+    }
+
+    /// Room for `keys` keys in all without growing: the table moved once now instead of at each
+    /// doubling (a reader that can tell how many keys are coming; each move reinserted every key,
+    /// a cache miss each).
+    public mutating func reserve(_ keys: Int) {
+        guard (keys + 1) * 2 > slots.count else { return }
+        makeUnique()
+        var size = slots.count
+        while (keys + 1) * 2 > size { size <<= 1 }
+        grow(to: size)
+    }
+
+    /// Doubles the slots (or more); hashes are kept, so no key is read again.
+    private mutating func grow(to size: Int? = nil) {
         let old = storage
-        storage = SlotStorage(count: old.slots.count * 2)
+        storage = SlotStorage(count: size ?? old.slots.count * 2)
         slots = storage.slots
         mask = slots.count - 1
         for slot in old.slots where slot.id >= 0 {

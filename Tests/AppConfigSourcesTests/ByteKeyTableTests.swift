@@ -44,6 +44,23 @@ struct ByteKeyTableTests {
         #expect(table.count == 5_000)
     }
 
+    @Test("reserve keeps every key and makes room: the slots do not move until more keys than reserved; a copy is untouched",
+          arguments: [0, 50, 1_000, 5_000])
+    func reserve(keysReserved: Int) {
+        let keys = Keys()
+        var table = ByteKeyTable(capacity: 4)
+        for i in 0..<100 { _ = insert(&table, "key-\(i)", keys) }
+        let before = table
+        table.reserve(keysReserved)
+        let slots = table.slotAddress(forHash: 0)
+        for i in 100..<max(keysReserved, 100) { #expect(insert(&table, "key-\(i)", keys) == nil) }
+        if keysReserved >= 100 { #expect(table.slotAddress(forHash: 0) == slots) }  // no growth
+        #expect(table.count == max(keysReserved, 100))
+        for i in stride(from: 0, to: table.count, by: 7) { #expect(find(table, "key-\(i)", keys) == Int32(i)) }
+        #expect(before.count == 100 && find(before, "key-99", keys) == 99)
+        #expect(keysReserved <= 100 || find(before, "key-100", keys) == nil)
+    }
+
     @Test("a copy is a value: keys added to one are not in the other, before and after either grows")
     func valueSemantics() {
         let keys = Keys()

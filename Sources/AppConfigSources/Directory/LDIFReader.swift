@@ -116,8 +116,15 @@ public enum LDIFReader {
                             // so every line and value is a range of the window: no copy, no allocation.
                             try feed(i) { window, last in
                                 let bom = i == 0 && atStart && window.starts(with: [0xEF, 0xBB, 0xBF])  // a UTF-8 byte order mark
+                                let first = atStart
                                 atStart = false
-                                return collectors.buffer[i].read(window, lines: &physicalLines, skipping: bom ? 3 : 0, last: last)
+                                let more = collectors.buffer[i].read(window, lines: &physicalLines, skipping: bom ? 3 : 0, last: last)
+                                // The part's users, told from its first window: the DN index sized once.
+                                if first && !last && window.count > 0 {
+                                    let users = collectors.buffer[i].builder.count * partSizes[i] / window.count
+                                    collectors.buffer[i].builder.reserveUsers(users + users / 8)
+                                }
+                                return more
                             }
                         } catch {
                             failures.buffer[i] = error
@@ -175,10 +182,21 @@ extension LDIFReader {
                     let mine = parts.buffer[part].builder
                     let earlier = (0..<part).map { parts.buffer[$0].builder.dnLookup }
                     flags.buffer[part].withUnsafeMutableBufferPointer { flags in
-                        for u in (mine.count * share / cores)..<(mine.count * (share + 1) / cores) {
-                            let dn = mine.dn(ofUser: u)
-                            let hash = UserTableBuilder.hashDN(dn)
-                            flags[u] = earlier.contains { $0.contains(dn, hash: hash) }
+                        // In blocks: the block's hashes made and their slots fetched into the
+                        // cache, then looked up (one at a time, each look-up was a cache miss).
+                        let users = (mine.count * share / cores)..<(mine.count * (share + 1) / cores)
+                        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 32) { hashes in
+                            for block in stride(from: users.lowerBound, to: users.upperBound, by: hashes.count) {
+                                let end = min(block + hashes.count, users.upperBound)
+                                for u in block..<end {
+                                    hashes[u - block] = UserTableBuilder.hashDN(mine.dn(ofUser: u))
+                                    for index in earlier { index.prefetch(hash: hashes[u - block]) }
+                                }
+                                for u in block..<end {
+                                    let (dn, hash) = (mine.dn(ofUser: u), hashes[u - block])
+                                    flags[u] = earlier.contains { $0.contains(dn, hash: hash) }
+                                }
+                            }
                         }
                     }
                 }
@@ -198,6 +216,10 @@ struct EntryCollector {
 
     var entryLine = 0
     var dn: UnsafeBufferPointer<UInt8>?
+    /// `UserTableBuilder.hashDN(dn)`, made when the `dn:` line is read: the DN index's slot for
+    /// it is fetched into the cache then, while the entry's other lines are read, and found there
+    /// when the entry ends (the duplicate check's look-up was a cache miss per user).
+    var dnHash: UInt64 = 0
     /// Kept from entry to entry (emptied, never freed).
     var values: [UnsafeBufferPointer<UInt8>?]
     var rejected = false
@@ -271,7 +293,7 @@ struct EntryCollector {
             builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
             return
         }
-        let hash = UserTableBuilder.hashDN(dn)
+        let hash = dnHash
         if builder.hasUser(withDN: dn, hash: hash) {
             let text = String(decoding: dn, as: UTF8.self)
             builder.report(Problem(.ldifDuplicateDN, at: location(dn: true), "DN \"\(text)\" appears again; this entry is skipped"))
@@ -317,6 +339,8 @@ struct EntryCollector {
             entryLine = number
             entries += 1
             dn = value
+            dnHash = UserTableBuilder.hashDN(value)
+            builder.prefetchDN(hash: dnHash)
             return
         }
         if equalsLower(name, "objectclass") {

@@ -1,5 +1,6 @@
 import AppConfigBytes
 import AppConfigSpec
+import CByteScan
 
 /// Which directory attributes feed the user variables. Each variable takes the first attribute of
 /// its list that an entry has, so one map serves Active Directory (`sAMAccountName`,
@@ -401,9 +402,20 @@ public struct UserTableBuilder {
         func contains(_ dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
             index.find(dn, hash: hash) { UserTableBuilder.storedDN(Int($0), pool, ranges) } != nil
         }
+
+        /// Starts reading the slot `contains` looks at first into the cache.
+        @inline(__always)
+        func prefetch(hash: UInt64) { appconfig_prefetch(index.slotAddress(forHash: hash)) }
     }
 
     var dnLookup: DNLookup { DNLookup(index: dnIndex, pool: pool.buffer, ranges: ranges.buffer) }
+
+    /// Room in the DN index for this many users in all (a reader that can tell).
+    mutating func reserveUsers(_ users: Int) { dnIndex.reserve(users) }
+
+    /// Starts reading the DN index's slot for a DN of this hash into the cache.
+    @inline(__always)
+    func prefetchDN(hash: UInt64) { dnLookup.prefetch(hash: hash) }
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {
