@@ -41,18 +41,29 @@ public enum OutputNames {
     /// callgrind: 2.2 G at 1M devices).
     public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
         let h = hash(key)
-        guard key.count <= maxNameLength, isSafeName(key) else {
+        guard isOwnName(key) else {
             appendEscapedRelativePath(key, hash: h, extension: ending, to: &out)
             return
         }
-        let length = 4 + key.count + ending.utf8CodeUnitCount
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4 + maxNameLength + ending.utf8CodeUnitCount) { path in
             let p = path.baseAddress!
-            writeFolder(h, to: p)
-            if let k = key.baseAddress { (p + 4).update(from: k, count: key.count) }
-            (p + 4 + key.count).update(from: ending.utf8Start, count: ending.utf8CodeUnitCount)
-            out.append(contentsOf: UnsafeBufferPointer(start: p, count: length))
+            out.append(contentsOf: UnsafeBufferPointer(start: p, count: writeSafeRelativePath(key, hash: h, extension: ending, to: p)))
         }
+    }
+
+    /// Whether a key is its own name (`writeSafeRelativePath` takes it): no escape, not too long.
+    /// Such a key needs no escape in JSON or in the manifest either.
+    @inline(__always)
+    static func isOwnName(_ key: UnsafeBufferPointer<UInt8>) -> Bool { key.count <= maxNameLength && isSafeName(key) }
+
+    /// Writes `folder/key.ext` at `p` for a key that `isOwnName`; returns its length (at most
+    /// `4 + maxNameLength + ext`).
+    @inline(__always)
+    static func writeSafeRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        writeFolder(h, to: p)
+        if let k = key.baseAddress { (p + 4).update(from: k, count: key.count) }
+        (p + 4 + key.count).update(from: ending.utf8Start, count: ending.utf8CodeUnitCount)
+        return 4 + key.count + ending.utf8CodeUnitCount
     }
 
     /// `appendRelativePath` through the escaping path, for any key (the tests' reference too).

@@ -46,7 +46,8 @@ public final class MappedFile: @unchecked Sendable {
         fd = file.fd
         guardSlot = slot
         bytes = UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: file.size)
-        mapped = (file.size, Self.modified(info).seconds, Self.modified(info).nanoseconds)
+        let modified = Self.modified(info)
+        mapped = (file.size, modified.seconds, modified.nanoseconds)
     }
 
     /// Why what was read from the mapping cannot be trusted, or nil: the file was cut shorter

@@ -75,16 +75,22 @@ public struct SHA256Digest: Hashable, Sendable {
     /// table, was 5% of a 1M-device job's CPU time: two files of a million digests each).
     @inline(__always)
     public func appendHex(digits: Int = 64, to out: inout [UInt8]) {
-        var words = (a, b, c, d)
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { t in
+            writeHex(to: t.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: t[0..<min(max(digits, 0), 64)]))
+        }
+    }
+
+    /// Writes the 64 lowercase hex digits at `p` (a line made on the stack, appended at once).
+    @inline(__always)
+    public func writeHex(to p: UnsafeMutablePointer<UInt8>) {
+        var words = (a, b, c, d)
         withUnsafeBytes(of: &words) { raw in
-            withUnsafeMutableBytes(of: &text) { t in
-                @inline(__always) func digit(_ n: UInt8) -> UInt8 { n < 10 ? 48 + n : 87 + n }
-                for i in 0..<32 {
-                    t[2 * i] = digit(raw[i] >> 4)
-                    t[2 * i + 1] = digit(raw[i] & 0xF)
-                }
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: t[0..<min(max(digits, 0), 64)]))
+            @inline(__always) func digit(_ n: UInt8) -> UInt8 { n < 10 ? 48 + n : 87 + n }
+            for i in 0..<32 {
+                p[2 * i] = digit(raw[i] >> 4)
+                p[2 * i + 1] = digit(raw[i] & 0xF)
             }
         }
     }

@@ -44,6 +44,35 @@ struct OutputTextTests {
         #expect(took > 12_000 && took < 17_000)  // and the other 3,000 to 8,000 escaped
     }
 
+    @Test("20,000 random keys: the index and manifest lines made at once for a key that is its own name are the piece-by-piece lines")
+    func linesAtOnce() {
+        var random = SplitMix64(seed: 16)
+        let alphabet: [UInt8] = Array(0x20...0x7F) + [0x00, 0x09, 0x0A, 0x80, 0xC3, 0xFF]
+        let safe = alphabet.filter { OutputNames.isSafeName([$0].withUnsafeBufferPointer { $0 }) && $0 != UInt8(ascii: ".") }
+        let fieldsChoices = [[UInt8](), Array(#","assignments":["sales","everyone"]"#.utf8)]
+        var took = 0
+        for n in 0..<20_000 {
+            let length = Int.random(in: 0...95, using: &random)
+            var key = (0..<length).map { _ in safe.randomElement(using: &random)! }
+            if n % 2 == 1, length > 0 { key[Int.random(in: 0..<length, using: &random)] = alphabet.randomElement(using: &random)! }
+            let digest = SHA256Digest(a: random.next(), b: random.next(), c: random.next(), d: random.next())
+            let fields = fieldsChoices[n % 2]
+            var fast: [UInt8] = [7], reference: [UInt8] = [7], fastManifest: [UInt8] = [7], referenceManifest: [UInt8] = [7]
+            key.withUnsafeBufferPointer { k in
+                fields.withUnsafeBufferPointer { f in
+                    if OutputNames.isOwnName(k) { took += 1 }
+                    Generation.appendIndexLine(key: k, extension: ".plist", digest: digest, fields: f, to: &fast)
+                    Generation.appendIndexLineByPieces(key: k, extension: ".plist", digest: digest, fields: f, to: &reference)
+                    Manifest.appendLine(key: k, extension: ".json", digest: digest, to: &fastManifest)
+                    Manifest.appendLineByPieces(key: k, extension: ".json", digest: digest, to: &referenceManifest)
+                }
+            }
+            #expect(fast == reference, "\(key)")
+            #expect(fastManifest == referenceManifest, "\(key)")
+        }
+        #expect(took > 13_000 && took < 17_000)  // the keys of safe bytes, and those whose one other byte is safe too
+    }
+
     @Test("a name over 90 bytes once encoded is cut and ends in ~ and the key's hash")
     func longName() {
         for key in [String(repeating: "a", count: 100), String(repeating: "/", count: 40)] {

@@ -35,14 +35,9 @@ struct Generation {
 
     /// Hands `body` the entries and the device keys, as views read with no reference counting.
     /// Starting to read the keys ahead is `prefetchKeys`.
-    private func withKeys<R, E: Error>(_ entries: [Entry], _ body: (UnsafeBufferPointer<Entry>, InventoryTable.Column) throws(E) -> R) throws(E) -> R {
+    private func withKeys<R>(_ entries: [Entry], _ body: (UnsafeBufferPointer<Entry>, InventoryTable.Column) -> R) -> R {
         let inventory = fleet.inventory
-        return try inventory.withColumn(inventory.deviceKeySlot) { keys throws(E) in
-            let result: Result<R, E> = entries.withUnsafeBufferPointer { entries in
-                do throws(E) { return .success(try body(entries, keys)) } catch { return .failure(error) }
-            }
-            return try result.get()
-        }
+        return inventory.withColumn(inventory.deviceKeySlot) { keys in entries.withUnsafeBufferPointer { body($0, keys) } }
     }
 
     /// Starts reading the keys of the entries after `i`: 8 places ahead its range, 4 ahead its bytes.
@@ -113,16 +108,8 @@ struct Generation {
                         prefetchKeys(after: i, in: entries, keys)
                         let e = entries[i]
                         if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
-                        let k = keys.value(row: Int(e.row))
-                        JSONText.append(#"{"device":"#, to: &index)
-                        JSONText.appendString(k, to: &index)
-                        JSONText.append(#","path":""#, to: &index)
-                        OutputNames.appendRelativePath(k, extension: ending, to: &index)
-                        JSONText.append(#"","sha256":""#, to: &index)
-                        e.digest.appendHex(to: &index)
-                        index.append(UInt8(ascii: "\""))
-                        index.append(contentsOf: fields[assignments.variant(ofRow: Int(e.row))])
-                        JSONText.append("}\n", to: &index)
+                        Self.appendIndexLine(key: keys.value(row: Int(e.row)), extension: ending, digest: e.digest,
+                                             fields: fields[assignments.variant(ofRow: Int(e.row))], to: &index)
                     } }
                 }, emit: emit)
             }
@@ -138,6 +125,46 @@ struct Generation {
             }, emit: emit)
         }
         return [index, manifest]
+    }
+}
+
+extension Generation {
+    /// One `index.jsonl` line: `{"device":KEY,"path":PATH,"sha256":HEX` and the variant's fields.
+    /// A key that is its own file name (most) needs no JSON escape either: its line is made on the
+    /// stack and appended at once (piece by piece, ten appends a line).
+    @inline(__always)
+    static func appendIndexLine(key k: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest,
+                                fields: UnsafeBufferPointer<UInt8>, to index: inout [UInt8]) {
+        if OutputNames.isOwnName(k) {
+            LineCursor.append(capacity: 128 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount + fields.count, to: &index) { line in
+                line.write(#"{"device":""#)
+                line.write(k)
+                line.write(#"","path":""#)
+                line.p += OutputNames.writeSafeRelativePath(k, hash: OutputNames.hash(k), extension: ending, to: line.p)
+                line.write(#"","sha256":""#)
+                digest.writeHex(to: line.p)
+                line.p += 64
+                line.write(UInt8(ascii: "\""))
+                line.write(fields)
+                line.write("}\n")
+            }
+            return
+        }
+        appendIndexLineByPieces(key: k, extension: ending, digest: digest, fields: fields, to: &index)
+    }
+
+    /// `appendIndexLine` piece by piece, for any key (the tests' reference too).
+    static func appendIndexLineByPieces(key k: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest,
+                                        fields: UnsafeBufferPointer<UInt8>, to index: inout [UInt8]) {
+        JSONText.append(#"{"device":"#, to: &index)
+        JSONText.appendString(k, to: &index)
+        JSONText.append(#","path":""#, to: &index)
+        OutputNames.appendRelativePath(k, extension: ending, to: &index)
+        JSONText.append(#"","sha256":""#, to: &index)
+        digest.appendHex(to: &index)
+        index.append(UInt8(ascii: "\""))
+        index.append(contentsOf: fields)
+        JSONText.append("}\n", to: &index)
     }
 }
 
