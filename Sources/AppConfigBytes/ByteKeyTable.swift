@@ -122,10 +122,9 @@ public struct ByteKeyTable: @unchecked Sendable {
 
     /// Room for `keys` keys in all without growing: the table moved once now instead of at each
     /// doubling (a reader that can tell how many keys are coming; each move reinserted every key,
-    /// a cache miss each).
+    /// a cache miss each). The slots are made anew, so a copy sharing the old ones keeps them.
     public mutating func reserve(_ keys: Int) {
         guard (keys + 1) * 2 > slots.count else { return }
-        makeUnique()
         var size = slots.count
         while (keys + 1) * 2 > size { size <<= 1 }
         grow(to: size)

@@ -122,7 +122,6 @@ struct RenderJobTests {
         }
     }
 
-
     @Test("an inventory cut shorter while the devices render: input.changed thrown, nothing published")
     func inventoryChangedDuringRender() throws {
         let dir = try Paths.temporaryDirectory()
@@ -142,6 +141,7 @@ struct RenderJobTests {
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["devices.csv", "x.tar.lock"])
     }
+
     @Test("a real Jamf Pro export without a directory: every data row counted, the users from its columns",
           .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func jamfExportWithoutDirectory() throws {

@@ -114,11 +114,11 @@ struct DirectoryTests {
         #expect(pieces.ou.map { String(decoding: $0, as: UTF8.self) } == ou)
     }
 
-    /// The one-pass reading of plain DNs gives what `walk` gives, for every DN it takes (it leaves
-    /// the others to `walk`), and takes the usual ones.
     /// The C check the groups make of a DN read in one pass (`appconfig_dn_counts_plain`).
     func countsPlain(_ dn: [UInt8]) -> Bool { dn.withUnsafeBufferPointer { appconfig_dn_counts_plain($0.baseAddress, $0.count) != 0 } }
 
+    /// The one-pass reading of plain DNs gives what `walk` gives, for every DN it takes (it leaves
+    /// the others to `walk`), and takes the usual ones.
     @Test func plainDNsReadInOnePassAsWalked() throws {
         func pieces(_ p: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?), _ dn: [UInt8]) -> [[UInt8]?] {
             [p.cn?.bytes(in: dn), p.ou?.bytes(in: dn)]

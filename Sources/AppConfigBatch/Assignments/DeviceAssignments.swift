@@ -229,8 +229,9 @@ final class ValueTests: @unchecked Sendable {
     @inline(__always)
     func holds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>?) -> Bool {
         guard let value else { return false }
-        for c in firstCandidate[t]..<firstCandidate[t + 1] where candidateStart[c + 1] - candidateStart[c] == value.count {
-            if value.isEmpty || foldedBytesEqual(pool.baseAddress! + candidateStart[c], value.baseAddress!, count: value.count) { return true }
+        for c in firstCandidate[t]..<firstCandidate[t + 1]
+        where bytesEqual(UnsafeBufferPointer(rebasing: pool[candidateStart[c]..<candidateStart[c + 1]]), value, foldingASCIICase: true) {
+            return true
         }
         return false
     }

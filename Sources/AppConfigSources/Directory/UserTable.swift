@@ -415,7 +415,7 @@ public struct UserTableBuilder {
 
     /// Starts reading the DN index's slot for a DN of this hash into the cache.
     @inline(__always)
-    func prefetchDN(hash: UInt64) { dnLookup.prefetch(hash: hash) }
+    func prefetchDN(hash: UInt64) { appconfig_prefetch(dnIndex.slotAddress(forHash: hash)) }
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {

@@ -115,15 +115,8 @@ public final class InventoryTable: @unchecked Sendable {
         public func prefetchValue(row: Int) { RecordPrefetch.bytes(ranges, in: bytes, record: row, width: width, field: slot) }
     }
 
-    public func withColumn<R, E: Error>(_ slot: Int, _ body: (Column) throws(E) -> R) throws(E) -> R {
-        let result: Result<R, E> = ranges.withUnsafeBufferPointer { ranges in
-            do throws(E) {
-                return .success(try body(Column(ranges: ranges, bytes: bytes.baseAddress!, width: keptColumns.count, slot: slot)))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+    public func withColumn<R>(_ slot: Int, _ body: (Column) -> R) -> R {
+        ranges.withUnsafeBufferPointer { body(Column(ranges: $0, bytes: bytes.baseAddress!, width: keptColumns.count, slot: slot)) }
     }
 
     public func string(row: Int, slot: Int) -> String { String(decoding: value(row: row, slot: slot), as: UTF8.self) }
@@ -153,8 +146,8 @@ public final class InventoryTable: @unchecked Sendable {
         let mapping: MappedFile?
         do { mapping = try MappedFile(path, limit: limit) } catch { throw error.problem }
         if let mapping {
-            let table = try InventoryTable(mapping: mapping, file: path, options: options)
-            if let change = mapping.change() { throw change.problem }
+            let table = try InventoryTable(taking: mapping.bytes, mapping: mapping, file: path, options: options)
+            if let change = table.change() { throw change }
             return table
         }
         let buffer: UnsafeMutableBufferPointer<UInt8>
@@ -171,11 +164,6 @@ public final class InventoryTable: @unchecked Sendable {
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(data.count, 1))
         _ = buffer.initialize(from: data)
         try self.init(taking: UnsafeMutableBufferPointer(rebasing: buffer[0..<data.count]), file: file, options: options)
-    }
-
-    /// Reads the mapped file's bytes, kept mapped while the table lives.
-    convenience init(mapping: MappedFile, file: String, options: InventoryOptions) throws(Problem) {
-        try self.init(taking: mapping.bytes, mapping: mapping, file: file, options: options)
     }
 
     /// Takes ownership of `buffer`: allocated with `allocate` and freed with the table, or the
