@@ -61,7 +61,9 @@ public final class UserTable: @unchecked Sendable {
     private let rangeStorage: GrowingBuffer<UInt32>
     private let ranges: UnsafeBufferPointer<UInt32>
     private let index: ShardedKeyTable
-    static let stride = UserVariable.allCases.count + 1
+    /// `UserVariable.allCases.count + 1`, written out: a computed `static let` is a `swift_once`
+    /// call at each use, and the render's prefetch reads it per device (the builder checks it).
+    static var stride: Int { 14 }
     public static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
 
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
@@ -164,6 +166,7 @@ public struct UserTableBuilder {
     private static let dnIndex = UserTable.variableIndex[.dn]!
 
     public init(source: String, map: AttributeMap) {
+        precondition(UserTable.stride == UserVariable.allCases.count + 1, "a pair per user variable and one for the join key")
         self.source = source
         self.map = map
         let order = map.requestedAttributes

@@ -70,8 +70,8 @@ public final class InventoryTable: @unchecked Sendable {
     private let mapping: MappedFile?
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     /// Per row, per kept slot: offset and length (UInt32 each) into `bytes`.
-    private var ranges: [UInt32] = []
-    private var lines: [UInt32] = []
+    private let ranges: [UInt32]
+    private let lines: [UInt32]
 
     /// The value of a kept slot in a row; empty when the field is empty.
     @inline(__always)
@@ -246,6 +246,7 @@ public final class InventoryTable: @unchecked Sendable {
         // Into locals, set once at the end: the properties of a class, changed per row, were
         // checked for exclusive access at run time on each change.
         var ranges: [UInt32] = [], lines: [UInt32] = []
+        let (file, deviceKeySlot) = (self.file, self.deviceKeySlot)  // not through `self`: the closures below run before it is whole
         var rowCount = 0, dataRows = 0, continuationRows = 0
         let allRanges = scans.reduce(0) { $0 + $1.ranges.count }
         lines.reserveCapacity(scans.reduce(0) { $0 + $1.rowLines.count })
