@@ -45,6 +45,8 @@ public struct BatchResult: Sendable {
     public var order: [Int32] = []
     /// By position in `order`: the SHA-256 of the device's output, nil when it failed.
     public var digests: [SHA256Digest?] = []
+    /// By position in `order`: the device's variant (`DeviceAssignments`); empty without assignments.
+    public var variants: [UInt16] = []
     /// In row order.
     public var failures: [DeviceFailure] = []
     public var seconds = 0.0
@@ -201,6 +203,7 @@ public final class BatchRenderer: @unchecked Sendable {
         result.failures.sort { $0.row < $1.row }
         result.order = rows
         result.digests = digests.values()
+        result.variants = variants
         result.seconds = monotonicSeconds() - start
         result.interrupted = cancellation.isCancelled
         return result

@@ -267,7 +267,7 @@ public struct RenderJob: Sendable {
         s.devicesPerSecond = result.seconds > 0 ? Int(Double(result.devicesInShard) / result.seconds) : 0
         s.interrupted = result.interrupted
         if !assignments.names.isEmpty {
-            s.assignments = assignments.counts(rows: result.order)
+            s.assignments = assignments.counts(variants: result.variants)
             s.variants = assignments.sets.count
         }
         s.dryRun = output == .dryRun

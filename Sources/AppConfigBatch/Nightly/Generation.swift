@@ -49,7 +49,7 @@ struct Generation {
         if i + 4 < entries.count { keys.prefetchValue(row: Int(entries[i + 4].row)) }
     }
 
-    private typealias Entry = (row: Int32, digest: SHA256Digest, carried: Bool)
+    private typealias Entry = (row: Int32, digest: SHA256Digest, carried: Bool, variant: UInt16)
 
     /// Why this run must not be published, or nil.
     func refusal(_ s: RunSummary) -> String? {
@@ -87,11 +87,13 @@ struct Generation {
         // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
         var entries: [Entry] = []
         entries.reserveCapacity(result.order.count)
+        // With each its variant, read here in order (by row, in key order, a cache miss per line).
         for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
+            let variant = result.variants.isEmpty ? 0 : result.variants[position]
             if let digest {
-                entries.append((row, digest, false))
+                entries.append((row, digest, false, variant))
             } else if let previous = changes?.carried[position] {
-                entries.append((row, previous, true))
+                entries.append((row, previous, true, variant))
             }
         }
         var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
@@ -109,7 +111,7 @@ struct Generation {
                         let e = entries[i]
                         if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
                         Self.appendIndexLine(key: keys.value(row: Int(e.row)), extension: ending, digest: e.digest,
-                                             fields: fields[assignments.variant(ofRow: Int(e.row))], to: &index)
+                                             fields: fields[Int(e.variant)], to: &index)
                     } }
                 }, emit: emit)
             }
