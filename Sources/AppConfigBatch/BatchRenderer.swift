@@ -209,8 +209,8 @@ public final class BatchRenderer: @unchecked Sendable {
         return result
     }
 
-    /// A worker's state: a renderer per variant (made when the worker first meets it), its slot
-    /// buffer, its chunk buffer, what went wrong. Used by one thread at a time. It reads the
+    /// A worker's state: a renderer per variant (made when the worker first meets it, all of them
+    /// writing into one set of per-device buffers), its slot buffer, its chunk buffer, what went wrong. Used by one thread at a time. It reads the
     /// variants' plans (their sources in memory of its own: no reference counting) and slot counts
     /// from copies of its own: read from shared arrays, each device's plan was retained and
     /// released by every core, which contended for its counts.
@@ -223,6 +223,7 @@ public final class BatchRenderer: @unchecked Sendable {
         private let arena = BufferArena()
         let slotCounts: [Int]
         private let options: BatchOptions
+        private let scratch: RenderScratch
         @exclusivity(unchecked) private var renderers: [Renderer?]
         @exclusivity(unchecked) private var verifiers: [Verifier?]
         let slots: UnsafeMutableBufferPointer<SlotValue>
@@ -235,6 +236,7 @@ public final class BatchRenderer: @unchecked Sendable {
             self.plans = plans.map { [arena] in $0.ownSources(in: arena) }
             slotCounts = images.map(\.slotCount)
             self.options = options
+            scratch = RenderScratch(for: images.map(\.program))
             renderers = Array(repeating: nil, count: images.count)
             verifiers = Array(repeating: nil, count: images.count)
             slots = .allocate(capacity: max(images.map(\.slotCount).max() ?? 0, 1))
@@ -244,7 +246,7 @@ public final class BatchRenderer: @unchecked Sendable {
         @inline(__always)
         func renderer(_ variant: Int) -> Renderer {
             if let r = renderers[variant] { return r }
-            let r = Renderer(image: images[variant], format: options.format, xmlNesting: options.xmlNesting)
+            let r = Renderer(image: images[variant], format: options.format, xmlNesting: options.xmlNesting, scratch: scratch)
             renderers[variant] = r
             // A nested fragment is not a plist of its own: the verifier reads whole plists only.
             if options.verify && options.xmlNesting == 0 { verifiers[variant] = Verifier(program: images[variant].program, format: options.format) }

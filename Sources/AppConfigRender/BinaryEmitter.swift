@@ -9,8 +9,8 @@ final class BinaryEmitter {
     let image: ProgramImage
     /// Equal strings are stored once: the scan hashes each for the dedup.
     static let needsStringHashes = true
-    // Numbering scratch, in the renderer's arena: per instruction its object's index; per dedup
-    // class a stamp (the device's generation) and an index; per object its kind, argument, offset.
+    // Numbering scratch (`RenderScratch`): per instruction its object's index; per dedup class a
+    // stamp (the device's generation) and an index; per object its kind, argument, offset.
     private let refAt: UnsafeMutableBufferPointer<Int32>
     private let classStamp: UnsafeMutableBufferPointer<UInt32>
     private let classIndex: UnsafeMutableBufferPointer<Int32>
@@ -32,20 +32,16 @@ final class BinaryEmitter {
 
     fileprivate enum ObjectKind: UInt8 { case root, constant, dynamic, array }
 
-    init(image: ProgramImage, arena: BufferArena) {
+    init(image: ProgramImage, scratch: RenderScratch) {
         self.image = image
-        let p = image.program
-        let classes = p.constantClassCount + p.dynamicStringCount
-        // At most one object per instruction, plus the root.
-        let maxObjects = p.instructions.count + 1
-        refAt = arena.table(count: p.instructions.count, repeating: 0)
-        classStamp = arena.table(count: classes, repeating: 0)
-        classIndex = arena.table(count: classes, repeating: 0)
-        dynamicClass = arena.table(count: p.dynamicStringCount, repeating: 0)
-        objectKind = arena.table(count: maxObjects, repeating: 0)
-        objectArgument = arena.table(count: maxObjects, repeating: 0)
-        objectOffset = arena.table(count: maxObjects, repeating: 0)
-        generation = arena.table(count: 1, repeating: UInt32(0)).baseAddress!
+        refAt = scratch.refAt
+        classStamp = scratch.classStamp
+        classIndex = scratch.classIndex
+        dynamicClass = scratch.dynamicClass
+        objectKind = scratch.objectKind
+        objectArgument = scratch.objectArgument
+        objectOffset = scratch.objectOffset
+        generation = scratch.generation
     }
 
     func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) {

@@ -11,7 +11,6 @@ public final class Renderer {
     public let image: ProgramImage
     public let format: OutputFormat
     let program: Program
-    private let arena = BufferArena()
 
     /// The mutable part of a render, moved into a local for the duration of one device and passed
     /// `inout`: class properties would cost a dynamic exclusivity check on every access.
@@ -23,9 +22,10 @@ public final class Renderer {
         var presentCount = 0
     }
 
+    /// The per-device buffers, the renderer's own or shared with the other renderers of its thread.
+    private let scratch: RenderScratch
     /// A renderer is one worker's: the properties used per device are not checked for exclusive
     /// access at run time (`@exclusivity(unchecked)`: two checks per device, ~240 instructions).
-    @exclusivity(unchecked) private var saved: State
     /// Every problem of the last device rendered, in key order (empty when it rendered): a device
     /// is checked whole, so that one run names all that is wrong with it. `render` throws the first.
     @exclusivity(unchecked) public private(set) var deviceProblems: [Problem] = []
@@ -39,10 +39,8 @@ public final class Renderer {
     private let binaryEmitter: BinaryEmitter?
     /// Whether the scan hashes each string: the emitter says so, the VM does not look at the format.
     private let hashStrings: Bool
-    private let patternScratch = Pattern.Scratch()
+    private let patternScratch: Pattern.Scratch
 
-    /// `xmlNesting` > 0 (XML only) renders the dictionary's body as a fragment, that many tabs deeper,
-    /// for a caller that nests it in a larger plist; 0 renders a whole plist.
     /// Binary only: whether common devices are written from the precomputed layout (tests turn
     /// it off to compare with the general path); and how many were.
     var usesFixedLayout: Bool {
@@ -51,22 +49,23 @@ public final class Renderer {
     }
     var fixedLayoutDevices: Int { binaryEmitter?.fixedLayoutDevices ?? 0 }
 
-    public init(image: ProgramImage, format: OutputFormat, xmlNesting: Int = 0) {
+    /// `xmlNesting` > 0 (XML only) renders the dictionary's body as a fragment, that many tabs deeper,
+    /// for a caller that nests it in a larger plist; 0 renders a whole plist. `scratch`: buffers
+    /// shared with the other renderers of the same thread (made for this one when nil).
+    public init(image: ProgramImage, format: OutputFormat, xmlNesting: Int = 0, scratch: RenderScratch? = nil) {
         precondition(xmlNesting == 0 || format == .xml, "only XML renders as a nested fragment")
         self.image = image
         self.format = format
         program = image.program
-        saved = State(output: ByteBuffer(capacity: 4096), text: ByteBuffer(capacity: 1024))
-        strings = arena.table(count: program.dynamicStringCount, repeating: DynamicString())
-        presentKeys = arena.table(count: program.keys.count, repeating: 0)
+        let scratch = scratch ?? RenderScratch(for: [image.program])
+        precondition(scratch.fits(program), "the scratch was made for smaller programs")
+        self.scratch = scratch
+        strings = scratch.strings
+        presentKeys = scratch.presentKeys
+        patternScratch = scratch.pattern
         xmlEmitter = format == .xml ? XMLEmitter(image: image, nesting: xmlNesting) : nil
-        binaryEmitter = format == .binary ? BinaryEmitter(image: image, arena: arena) : nil
+        binaryEmitter = format == .binary ? BinaryEmitter(image: image, scratch: scratch) : nil
         hashStrings = xmlEmitter != nil ? XMLEmitter.needsStringHashes : BinaryEmitter.needsStringHashes
-    }
-
-    deinit {
-        saved.output.free()
-        saved.text.free()
     }
 
     /// Renders one device. The returned bytes live in this renderer's buffer and are valid until
@@ -77,8 +76,8 @@ public final class Renderer {
     public func render(_ values: UnsafeBufferPointer<SlotValue>,
                        source: (Variable) -> Location? = { _ in nil }) throws(Problem) -> UnsafeRawBufferPointer {
         precondition(values.count == image.slotCount, "a device row needs one value per slot")
-        var state = saved
-        defer { saved = state }
+        var state = scratch.state
+        defer { scratch.state = state }
         if !deviceProblems.isEmpty { deviceProblems.removeAll(keepingCapacity: true) }
         resolve(values, &state, problems: &deviceProblems)
         if deviceProblems.isEmpty {
