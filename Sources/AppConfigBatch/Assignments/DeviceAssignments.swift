@@ -2,6 +2,7 @@ import AppConfigBytes
 import AppConfigCompiler
 import AppConfigSources
 import AppConfigSpec
+import CByteScan
 import Dispatch
 
 /// Which assignments match each device, and one program per distinct set of them (a variant),
@@ -69,7 +70,9 @@ public struct DeviceAssignments: Sendable {
             DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
                 var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
                 scratch.withUnsafeMutableBufferPointer { scratch in
-                    for row in (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount) {
+                    let rows = (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount)
+                    for row in rows {
+                        if row + 16 < rows.upperBound { matcher.prefetchPasses(ofRow: row + 16) }
                         sets.buffer[row] = matcher.set(ofRow: row, values: scratch)
                     }
                 }
@@ -358,6 +361,15 @@ private struct Matcher: @unchecked Sendable {
             }
             count = users.count
         }
+    }
+
+    /// Starts reading the passes of a row's user into the cache: rows are matched in inventory
+    /// order, their users in no order, and each user's passes were a cache miss (perf: the rows'
+    /// matching 481 -> 409 samples in four runs).
+    @inline(__always)
+    func prefetchPasses(ofRow row: Int) {
+        guard let user = fleet.user(ofRow: row) else { return }
+        userPasses.withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + user) }
     }
 
     /// The set of assignments a row matches. `values`: room for the row's variables, reused.
