@@ -210,10 +210,11 @@ public final class BatchRenderer: @unchecked Sendable {
     }
 
     /// A worker's state: a renderer per variant (made when the worker first meets it, all of them
-    /// writing into one set of per-device buffers), its slot buffer, its chunk buffer, what went wrong. Used by one thread at a time. It reads the
-    /// variants' plans (their sources in memory of its own: no reference counting) and slot counts
-    /// from copies of its own: read from shared arrays, each device's plan was retained and
-    /// released by every core, which contended for its counts.
+    /// writing into one set of per-device buffers), its slot buffer, its chunk buffer, what went
+    /// wrong. Used by one thread at a time. It reads the variants' plans (their sources in memory
+    /// of its own: no reference counting) and slot counts from copies of its own: read from shared
+    /// arrays, each device's plan was retained and released by every core, which contended for
+    /// its counts.
     /// Its properties used per device are not checked for exclusive access at run time
     /// (`@exclusivity(unchecked)`: one thread at a time; ~120 instructions per check, callgrind).
     final class Worker: @unchecked Sendable {

@@ -9,24 +9,16 @@ import Testing
 /// own write, and report the same problems.
 @Suite("Renderers sharing a scratch")
 struct RenderScratchTests {
-    /// Two programs of different sizes: the second has more keys, strings and constants than the first.
+    /// Two programs of different sizes: the second (the fixed layout's tests') has more keys,
+    /// strings and constants than the first.
     static let small = specXML("""
         <string keyName="email"><defaultValue><userVariable value="emailAddress"/></defaultValue></string>
         <string keyName="code"><defaultValue><userVariable value="cn"/></defaultValue><constraint pattern="^[A-Z][a-z]+$"/></string>
         """)
-    static let large = specXML("""
-        <string keyName="email"><defaultValue><userVariable value="emailAddress"/></defaultValue></string>
-        <string keyName="server"><defaultValue><value>https://mdm.example.com/$(cn)</value></defaultValue></string>
-        <string keyName="color"><defaultValue><userVariable value="ou"/></defaultValue><constraint nullable="true"/></string>
-        <string keyName="fixed"><defaultValue><value>blue</value></defaultValue></string>
-        <stringArray keyName="ids"><defaultValue><deviceVariable value="serialNumber"/><value>fixed</value><userVariable value="cn"/></defaultValue></stringArray>
-        <integer keyName="port"><defaultValue><value>443</value></defaultValue></integer>
-        """)
+    static let large = FixedLayoutTests.spec
 
     static func device(_ email: String, cn: String, ou: String?, serial: String) -> [Variable: String] {
-        var d: [Variable: String] = [.user(.emailAddress): email, .user(.cn): cn, .device(.serialNumber): serial]
-        d[.user(.ou)] = ou
-        return d
+        FixedLayoutTests.device(email, cn: cn, ou: ou, serial: serial)
     }
 
     /// (program: 0 small, 1 large; the device), in the order rendered: the programs alternate, a
