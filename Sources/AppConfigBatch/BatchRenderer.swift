@@ -18,6 +18,9 @@ public struct BatchOptions: Sendable {
     /// XML only: render each dictionary as a fragment this many tabs deep, for a sink that nests it
     /// in a larger plist (an MDM command); 0 renders whole plists.
     public var xmlNesting = 0
+    /// A device whose configuration (or an extension's) is larger fails with
+    /// `device.asset-too-large` (DDM: Apple's 1 MB limit for app config data).
+    public var maxOutputBytes: Int?
 
     public init() {}
 }
@@ -78,13 +81,22 @@ public final class BatchRenderer: @unchecked Sendable {
     let rows: [Int32]
     /// Devices done so far (rendered or failed), for a progress display.
     public let progress = Atomic<Int>(0)
+    /// App extensions' configurations (DDM `--extension`), each rendered for every device after
+    /// the app's, named in failures by their composed identifier.
+    let extensions: [(id: String, renderer: BatchRenderer)]
     static let chunkSize = 512
 
     public convenience init(program: Program, fleet: Fleet, options: BatchOptions) throws(Problem) {
         try self.init(assignments: DeviceAssignments(base: program), fleet: fleet, options: options)
     }
 
-    public init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions) throws(Problem) {
+    /// `extensions`: each app extension's composed identifier and configuration, rendered for every
+    /// device too (a device fails when any of them does).
+    public init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions,
+                extensions: [(id: String, assignments: DeviceAssignments)] = []) throws(Problem) {
+        var children: [(String, BatchRenderer)] = []
+        for e in extensions { children.append((e.id, try BatchRenderer(assignments: e.assignments, fleet: fleet, options: options))) }
+        self.extensions = children
         self.assignments = assignments
         program = assignments.programs[0]
         self.fleet = fleet
@@ -166,6 +178,10 @@ public final class BatchRenderer: @unchecked Sendable {
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
         let workers = (0..<jobs).map { _ in Worker(images: images, plans: plans, options: options) }
+        // Each extension's variants and workers: a worker of its own renders into buffers of its
+        // own, so the app's plist stays valid while the extensions' are made.
+        let extensionVariants = extensions.map { $0.renderer.assignments.variants(ofRows: rows) }
+        let extensionWorkers = (0..<jobs).map { _ in extensions.map { Worker(images: $0.renderer.images, plans: $0.renderer.plans, options: options) } }
         let firstError = Mutex<Problem?>(nil)
         assignments.withIndexFields { indexFields in DispatchQueue.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
@@ -177,7 +193,9 @@ public final class BatchRenderer: @unchecked Sendable {
                     for (position, row) in zip(slice.indices, slice) {
                         let variant = variants.isEmpty ? 0 : Int(variants[position])
                         prefetch(ahead: position, rows: rows, variants: variants, plans: worker.plans)
-                        if let digest = try render(row: Int(row), variant: variant, worker: worker, indexFields: indexFields[variant], into: sink) {
+                        let device = DevicePlace(row: Int(row), position: position, variant: variant)
+                        if let digest = try render(device, worker: worker, extensions: (extensionWorkers[w], extensionVariants),
+                                                   indexFields: indexFields[variant], into: sink) {
                             digests.set(position, digest)
                         }
                     }
@@ -281,9 +299,59 @@ public final class BatchRenderer: @unchecked Sendable {
         step(2, 4)
     }
 
+    /// A device of the pass: its inventory row, its place in key order, its variant.
+    struct DevicePlace {
+        var row: Int
+        var position: Int
+        var variant: Int
+    }
+
     /// Renders one row into the sink and returns its output's digest, or records its failure.
     @inline(__always)
-    func render(row: Int, variant: Int, worker: Worker, indexFields: UnsafeBufferPointer<UInt8>, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
+    func render(_ device: DevicePlace, worker: Worker, extensions: (workers: [Worker], variants: [[UInt16]]),
+                indexFields: UnsafeBufferPointer<UInt8>, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
+        let row = device.row
+        var problems: [Problem] = []
+        guard let bytes = renderPlist(row: row, variant: device.variant, worker: worker, problems: &problems) else {
+            worker.failures.append(DeviceFailure(row: row, problems: problems))
+            return nil
+        }
+        let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
+        if extensions.workers.isEmpty {
+            let digest = try sink.add(RenderedDevice(key: key, plist: bytes, indexFields: indexFields, position: device.position), to: &worker.chunk)
+            worker.rendered += 1
+            return digest
+        }
+        return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: self.extensions.count) { plists throws(Problem) in
+            for (i, e) in self.extensions.enumerated() {
+                let variant = extensions.variants[i].isEmpty ? 0 : Int(extensions.variants[i][device.position])
+                var own: [Problem] = []
+                if let b = e.renderer.renderPlist(row: row, variant: variant, worker: extensions.workers[i], problems: &own) {
+                    plists[i] = b
+                } else {
+                    plists[i] = UnsafeRawBufferPointer(start: nil, count: 0)
+                    problems += own.map { p in
+                        var p = p
+                        p.message = "extension \(e.id): " + p.message
+                        return p
+                    }
+                }
+            }
+            guard problems.isEmpty else {
+                worker.failures.append(DeviceFailure(row: row, problems: problems))
+                return nil
+            }
+            let digest = try sink.add(RenderedDevice(key: key, plist: bytes, extensions: UnsafeBufferPointer(plists), indexFields: indexFields,
+                                                     position: device.position), to: &worker.chunk)
+            worker.rendered += 1
+            return digest
+        }
+    }
+
+    /// One device's plist from this renderer's program for its variant, valid until the worker
+    /// renders again; nil with its problems added to `problems`.
+    @inline(__always)
+    func renderPlist(row: Int, variant: Int, worker: Worker, problems: inout [Problem]) -> UnsafeRawBufferPointer? {
         fleet.forEachValue(row: row, plan: worker.plans[variant]) { slot, bytes in
             worker.slots[slot] = bytes.map { SlotValue(start: $0.baseAddress, count: $0.count) } ?? .missing
         }
@@ -293,17 +361,20 @@ public final class BatchRenderer: @unchecked Sendable {
         do {
             bytes = try renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
         } catch {
-            worker.failures.append(DeviceFailure(row: row, problems: renderer.deviceProblems.map { placed($0, row: row) }))
+            problems += renderer.deviceProblems.map { placed($0, row: row) }
             return nil
         }
         if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: view) {
-            worker.failures.append(DeviceFailure(row: row, problems: [placed(mismatch, row: row)]))
+            problems.append(placed(mismatch, row: row))
             return nil
         }
-        let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
-        let digest = try sink.add(key: key, plist: bytes, indexFields: indexFields, to: &worker.chunk)
-        worker.rendered += 1
-        return digest
+        if let max = options.maxOutputBytes, bytes.count > max {
+            problems.append(placed(Problem(.assetTooLarge, at: Location(),
+                                           "the configuration is \(bytes.count) bytes, more than the \(max) bytes Apple allows app config data (a DDM data asset)"),
+                                   row: row))
+            return nil
+        }
+        return bytes
     }
 
     /// A device's problem placed at its row (file, line, device) where the renderer did not say
@@ -324,8 +395,10 @@ public final class BatchRenderer: @unchecked Sendable {
 final class DigestSlots: @unchecked Sendable {
     private let slots: UnsafeMutableBufferPointer<SHA256Digest>
     private let present: UnsafeMutableBufferPointer<Bool>
+    let count: Int
 
     init(count: Int) {
+        self.count = count
         slots = .allocate(capacity: max(count, 1))
         present = .allocate(capacity: max(count, 1))
         present.initialize(repeating: false)
@@ -338,8 +411,10 @@ final class DigestSlots: @unchecked Sendable {
         present[position] = true
     }
 
+    subscript(position: Int) -> SHA256Digest { slots[position] }
+
     func values() -> [SHA256Digest?] {
-        (0..<slots.count).map { present[$0] ? slots[$0] : nil }
+        (0..<count).map { present[$0] ? slots[$0] : nil }
     }
 
     deinit {

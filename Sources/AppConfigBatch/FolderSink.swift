@@ -139,6 +139,29 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         createdLock.withLock { created += 1 }
     }
 
+    /// Hard-links `source` (a file of an earlier generation) into this one as `relative`, counted
+    /// like a file `write` makes. False when `source` is not there.
+    func link(_ source: String, to relative: String) throws(Problem) -> Bool {
+        let full = generation + "/" + relative
+        if Foundation.link(source, full) != 0 {
+            if errno == ENOENT, let slash = relative.firstIndex(of: "/"), access(source, F_OK) == 0 {
+                let folder = generation + "/" + relative[..<slash]
+                if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+                    throw Problem(.outputWrite, at: Location(file: folder), "cannot create \(folder): \(systemError())")
+                }
+                if Foundation.link(source, full) == 0 {
+                    createdLock.withLock { created += 1 }
+                    return true
+                }
+            }
+            if errno == ENOENT { return false }
+            if errno == EEXIST { return true }
+            throw Problem(.outputWrite, at: Location(file: full), "cannot link \(source) to \(full): \(systemError())")
+        }
+        createdLock.withLock { created += 1 }
+        return true
+    }
+
     /// Creates a file of the generation to be appended to as devices go (the DDM index), counted
     /// like the files `write` makes; the caller closes the descriptor.
     func createAppending(_ relative: String) throws(Problem) -> Int32 {

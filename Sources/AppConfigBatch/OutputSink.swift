@@ -20,9 +20,9 @@ public protocol OutputSink: AnyObject, Sendable {
     /// A device the change filter finds unchanged is not written (`--changed-only`).
     func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
 
-    /// The same, for a sink that writes its own `index.jsonl` (DDM): `indexFields` (JSON members
-    /// with their leading commas: the assignments that applied) end the device's line.
-    func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: UnsafeBufferPointer<UInt8>, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
+    /// The same with all the renderer knows of the device, for a sink that writes its own
+    /// `index.jsonl` and more than one file per device (DDM).
+    func add(_ device: RenderedDevice, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest
 
     /// Chunk `index` is complete. The sink takes its bytes (leaving `chunk` empty for reuse).
     func finish(chunk index: Int, _ chunk: inout [UInt8]) throws(Problem)
@@ -70,9 +70,34 @@ public struct ClosingFile {
     }
 }
 
+/// One rendered device, as the batch renderer hands it to a sink: every buffer is valid only
+/// during the call.
+public struct RenderedDevice {
+    public var key: UnsafeBufferPointer<UInt8>
+    /// The app's configuration.
+    public var plist: UnsafeRawBufferPointer
+    /// Each app extension's configuration, in `ResolvedDelivery.extensions` order (DDM).
+    public var extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>
+    /// JSON members with their leading commas (the assignments that applied): the end of the
+    /// device's `index.jsonl` line.
+    public var indexFields: UnsafeBufferPointer<UInt8>
+    /// The device's place in device-key order (`BatchResult.order`).
+    public var position: Int
+
+    public init(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer,
+                extensions: UnsafeBufferPointer<UnsafeRawBufferPointer> = UnsafeBufferPointer(start: nil, count: 0),
+                indexFields: UnsafeBufferPointer<UInt8> = UnsafeBufferPointer(start: nil, count: 0), position: Int = 0) {
+        self.key = key
+        self.plist = plist
+        self.extensions = extensions
+        self.indexFields = indexFields
+        self.position = position
+    }
+}
+
 extension OutputSink {
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: UnsafeBufferPointer<UInt8>, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
-        try add(key: key, plist: plist, to: &chunk)
+    public func add(_ device: RenderedDevice, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+        try add(key: device.key, plist: device.plist, to: &chunk)
     }
     public var wantsKeyOrder: Bool { false }
     public var pathExtension: StaticString { ".plist" }

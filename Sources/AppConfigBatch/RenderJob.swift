@@ -4,6 +4,7 @@ import AppConfigRender
 import AppConfigSources
 import AppConfigSpec
 import Digest
+import Foundation
 
 /// The main job as a library call: spec and admin values in, compiled; inventory and directory
 /// loaded and joined; every device of the shard rendered into the output; the output published
@@ -53,7 +54,13 @@ public struct RenderJob: Sendable {
     /// With a previous generation, a changed + removed share above this: nothing is published
     /// (a sign of a wrong input), unless `force`.
     public var maxChangeRatio = 0.5
-    /// Publish even past `maxFailureRatio` and `maxChangeRatio`.
+    /// Devices gone from tonight's inputs lose the app: their removal is written (an empty DDM set,
+    /// an MDM removal command). Without it they keep their last configuration and are `missing`.
+    public var removeMissing = false
+    /// With `removeMissing`, a removed share of the previous devices above this: nothing is
+    /// published (unless `force`).
+    public var maxRemovalRatio = 0.01
+    /// Publish even past `maxFailureRatio`, `maxChangeRatio` and `maxRemovalRatio`.
     public var force = false
     /// Render although the inventory names users and not one was found (`join.none`).
     public var allowUnjoined = false
@@ -99,6 +106,7 @@ public struct RenderJob: Sendable {
         if delivery.delivery.isMDMCommand && batch.format != .xml {
             throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
         }
+        let extensions = try extensionConfigurations(observer: observer)
         lap("compile")
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
@@ -107,10 +115,11 @@ public struct RenderJob: Sendable {
         // Before the inventory is read: a wrong password or an unreachable server ends the run at once.
         var sources = self.sources
         // Group memberships are read only when an assignment matches on groups.
-        sources.attributes.readsGroups = configuration.assignments.contains { $0.conditions.contains { $0.subject == .group } }
+        let configurations = [configuration] + extensions.map(\.configuration)
+        sources.attributes.readsGroups = configurations.contains { $0.assignments.contains { $0.conditions.contains { $0.subject == .group } } }
         try sources.checkDirectory(warning: observer.warning)
         lap("since", next: "inventory")
-        let inventory = try sources.loadInventory(extraColumns: configuration.deviceColumns, matchColumns: configuration.matchColumns)
+        let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns))
         lap("inventory", next: "directory")
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         lap("directory", next: "join")
@@ -124,21 +133,25 @@ public struct RenderJob: Sendable {
             observer.warning(diagnosis)
         }
         let assignments: DeviceAssignments
-        if configuration.assignments.isEmpty {
+        var extensionAssignments: [(id: String, assignments: DeviceAssignments)] = []
+        if configurations.allSatisfy(\.assignments.isEmpty) {
             lap("join", next: "render")
             assignments = DeviceAssignments(base: program)
+            extensionAssignments = extensions.map { ($0.id, DeviceAssignments(base: $0.configuration.base)) }
         } else {
             lap("join", next: "assign")
             assignments = try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
+            for e in extensions { extensionAssignments.append((e.id, try DeviceAssignments.resolve(e.configuration, fleet: fleet, warning: observer.warning))) }
             lap("assign", next: "render")
         }
 
         let encoder = Self.encoder(for: delivery)
         var options = batch
         options.xmlNesting = encoder?.nesting ?? 0
-        let renderer = try BatchRenderer(assignments: assignments, fleet: fleet, options: options)
+        if delivery.delivery == .ddm { options.maxOutputBytes = DeclarationBuilder.maxAssetBytes }
+        let renderer = try BatchRenderer(assignments: assignments, fleet: fleet, options: options, extensions: extensionAssignments)
         let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: changedOnly) }
-        let sink = try makeSink(delivery, encoder: encoder, filter: filter)
+        let sink = try makeSink(delivery, encoder: encoder, filter: filter, devices: renderer.deviceCount)
         // The inputs' fingerprints, read while the devices render; waited for on every way out.
         let fingerprints = FingerprintTask(job: self)
         defer { _ = fingerprints.wait() }
@@ -184,10 +197,21 @@ public struct RenderJob: Sendable {
         }
     }
 
+    /// The folder of the previous generation, when it is one: where a DDM folder output links
+    /// the live assets it did not write from.
+    var previousFolder: String? {
+        var isFolder: ObjCBool = false
+        if let since { return FileManager.default.fileExists(atPath: since, isDirectory: &isFolder) && isFolder.boolValue ? since : nil }
+        if case .directory(let path) = output { return FolderSink.published(path) }
+        return nil
+    }
+
     /// `since`, or for a folder output the generation published now; nil when there is none.
+    /// For DDM its paths are kept: they name the assets each device's set names.
     func previousManifest() throws(Problem) -> Manifest? {
-        if let since { return try Manifest.load(since, indexed: changedOnly) }
-        if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current, indexed: changedOnly) }
+        let paths = delivery.delivery == .ddm
+        if let since { return try Manifest.load(since, indexed: changedOnly, keepsPaths: paths) }
+        if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current, indexed: changedOnly, keepsPaths: paths) }
         if changedOnly { throw Problem(.sinceMissing, "--changed-only needs a previous generation: --since PATH, or an --out that has one") }
         return nil
     }
@@ -205,14 +229,25 @@ public struct RenderJob: Sendable {
         return configuration
     }
 
+    /// Each `--extension`'s spec and values read and checked (its spec: its own, or the app's).
+    func extensionConfigurations(observer: Observer) throws(ProblemList) -> [(id: String, configuration: Configuration)] {
+        var out: [(String, Configuration)] = []
+        for e in delivery.extensions {
+            let c = try Configuration.load(specFile: e.spec ?? spec, valuesFile: e.values, options: compileOptions, specOptions: specOptions)
+            c.warnings.forEach(observer.warning)
+            out.append((e.composedID, c))
+        }
+        return out
+    }
+
     /// The sink for `output` and the delivery; creating it makes the new generation folder or the
     /// temporary tar file.
-    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?) throws(Problem) -> OutputSink {
+    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?, devices: Int = 0) throws(Problem) -> OutputSink {
         if delivery.delivery == .ddm {
             switch output {
-            case .directory(let path): return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, filter: filter)
-            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, filter: filter)
-            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, filter: filter)
+            case .directory(let path): return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, devices: devices, filter: filter)
+            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, devices: devices, filter: filter)
+            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, devices: devices, filter: filter)
             case .dryRun: return DryRunSink(digest: DDMSink.digest(delivery))
             }
         }
@@ -288,7 +323,12 @@ public struct RenderJob: Sendable {
         }
         do {
             try generation.writeRemovals()
-            let path = try sink.publish(closing: generation.closingFiles())
+            var live: [SHA256Digest] = []
+            if let ddm = sink as? DDMSink {
+                live = generation.liveAssets()
+                summary.assetsNotLinked = try ddm.link(live, from: previousFolder)
+            }
+            let path = try sink.publish(closing: generation.closingFiles(liveAssets: live))
             if output != .dryRun {
                 summary.published = true
                 summary.output = path

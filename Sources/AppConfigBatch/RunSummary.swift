@@ -31,6 +31,9 @@ public struct RunSummary: Sendable, Codable {
     /// The previous generation compared with, and what changed since it.
     public var since: String?
     public var changes: ChangeCounts?
+    /// DDM into a folder: live assets (named by a set the devices keep) this generation could not
+    /// link from the previous one (it is a tar, or lacks them); `assets.live` lists every live asset.
+    public var assetsNotLinked = 0
     /// Every device that did not render, in row order.
     public var failures: [DeviceFailure] = []
     /// Every row, entry or join problem of the sources.
@@ -67,7 +70,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, since, changes, assignments, variants
+        case published, interrupted, dryRun, output, notPublished, since, changes, assignments, variants, assetsNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

@@ -21,6 +21,8 @@ public enum DeviceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// `--verify`: libplist read back something other than an independent evaluation expects
     /// (a bug in the engine, never a problem of the inputs).
     case verifyMismatch = "device.verify-mismatch"
+    /// DDM: the configuration is larger than Apple's 1 MB (1,048,576 bytes) limit for app config data.
+    case assetTooLarge = "device.asset-too-large"
 
     public var defaultSeverity: Problem.Severity { .error }
 }

@@ -89,8 +89,9 @@ struct NightlyTests {
         _ = try render(["--inventory", inventory2, "--directory", directory2, "--out", full])
         let fullFiles = try Self.files(full)
 
-        // --changed-only against the published generation (the default --since for --out).
-        let r = try render(["--inventory", inventory2, "--directory", directory2, "--out", out, "--changed-only", "--report", report])
+        // --changed-only against the published generation (the default --since for --out); the
+        // dropped devices removed (without --remove-missing they would be kept, as missing).
+        let r = try render(["--inventory", inventory2, "--directory", directory2, "--out", out, "--changed-only", "--remove-missing", "--report", report])
         #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
         let changes = try Self.lines(report + "/changes.jsonl").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: String] }
         let expected = [(udid(moved), "changed"), (udid(dropped[0]), "removed"), (udid(dropped[1]), "removed"), (newUDID, "added")]
@@ -110,40 +111,96 @@ struct NightlyTests {
         #expect(index.count == 2)
     }
 
-    @Test("--changed-only with a device gone: mdm-settings writes its removal command, ddm its empty set; a tar's manifest serves as --since",
-          arguments: [["--delivery", "mdm-settings"], ["--delivery", "ddm", "--asset-base-url", "https://cdn.example.com/a"]])
+    @Test("a device gone from the inventory keeps its set and is missing; --remove-missing writes its removal (mdm-settings: Settings, mdm-install: RemoveApplication, ddm: an empty set); a tar's manifest serves as --since",
+          arguments: [["--delivery", "mdm-settings"], ["--delivery", "mdm-install"], ["--delivery", "ddm", "--asset-base-url", "https://cdn.example.com/a"]])
     func removals(_ delivery: [String]) throws {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let directory = ["--directory", Paths.fixture("demo/directory.ldif")]
         let tar = dir.appendingPathComponent("last.tar").path, tonight = dir.appendingPathComponent("tonight.tar").path
         #expect(try render(delivery + directory + ["--inventory", Paths.fixture("demo/inventory.csv"), "--tar", tar]).status == 3)
+        let lastManifest = try Self.lines(tar + ".manifest.tsv")
         let rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
         let gone = "A8B14A37-9FAD6EA111EF0B59"  // the first device, which renders
         let inventory = dir.appendingPathComponent("inv.csv").path
         try rows.filter { !$0.contains(gone) }.joined(separator: "\r\n").write(toFile: inventory, atomically: true, encoding: .utf8)
         let report = dir.appendingPathComponent("report").path
-        // The manifest inside the archive (the one beside it removed) is found as well.
+        func names(_ tar: String) throws -> [String] { try runProcess("/usr/bin/tar", ["-tf", tar]).stdout.split(separator: "\n").map(String.init) }
+
+        // Without --remove-missing: nothing removes it; it is missing, and carried in the manifest.
+        let kept = try render(delivery + directory + ["--inventory", inventory, "--tar", tonight, "--since", tar, "--changed-only", "--report", report])
+        #expect(kept.status == 3, "\(kept.stderr)")
+        #expect(kept.stdout.contains("\nmissing: 1 devices are not in tonight's inputs; they keep their last configuration (--remove-missing removes the app from them)\n"))
+        #expect(try Self.lines(report + "/changes.jsonl") == [#"{"device":"\#(gone)","change":"missing"}"#])
+        // Its line is carried into tonight's manifest as it was (the header names tonight's inputs).
+        #expect(try Self.lines(tonight + ".manifest.tsv").filter { $0.contains("\t") } == lastManifest.filter { $0.contains("\t") })
+        #expect(try names(tonight).allSatisfy { !$0.contains(gone) })
+        if delivery[1] == "ddm" {
+            let extracted = dir.appendingPathComponent("kept").path
+            try FileManager.default.createDirectory(atPath: extracted, withIntermediateDirectories: true)
+            #expect(try runProcess("/usr/bin/tar", ["-xf", tonight, "-C", extracted]).status == 0)
+            #expect(try String(contentsOfFile: extracted + "/index.jsonl", encoding: .utf8).isEmpty)
+            // Its asset is still live: the archive's assets.live is the last one's.
+            let lastLive = try runProcess("/usr/bin/tar", ["-xOf", tar, "assets.live"]).stdout
+            #expect(try String(contentsOfFile: extracted + "/assets.live", encoding: .utf8) == lastLive)
+        }
+
+        // With --remove-missing: its removal. The manifest inside the archive (the one beside it removed) is found as well.
         try FileManager.default.removeItem(atPath: tar + ".manifest.tsv")
-        let r = try render(delivery + directory + ["--inventory", inventory, "--tar", tonight, "--since", tar, "--changed-only", "--report", report])
+        try? FileManager.default.removeItem(atPath: tonight)
+        let r = try render(delivery + directory + ["--inventory", inventory, "--tar", tonight, "--since", tar, "--changed-only", "--remove-missing", "--report", report])
         #expect(r.status == 3, "\(r.stderr)")
         #expect(try Self.lines(report + "/changes.jsonl") == [#"{"device":"\#(gone)","change":"removed"}"#])
-        let names = try runProcess("/usr/bin/tar", ["-tf", tonight]).stdout.split(separator: "\n").map(String.init)
+        #expect(r.stdout.split(separator: "\n").dropFirst().first?.hasPrefix("removal: 1 devices gone from the inputs lose ") == true, "\(r.stdout)")
+        let list = try names(tonight)
         let extracted = dir.appendingPathComponent("x").path
         try FileManager.default.createDirectory(atPath: extracted, withIntermediateDirectories: true)
         #expect(try runProcess("/usr/bin/tar", ["-xf", tonight, "-C", extracted]).status == 0)
-        if delivery[1] == "mdm-settings" {
-            #expect(names.filter { $0.hasSuffix(".plist") } == ["c9b/\(gone).plist".replacingOccurrences(of: "c9b", with: names.first!.prefix(3))])
-            let command = try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: extracted + "/" + names.first!)), format: nil) as! [String: Any]
-            let item = ((command["Command"] as! [String: Any])["Settings"] as! [[String: Any]])[0]
-            #expect(item["Item"] as? String == "ApplicationConfiguration" && item["Configuration"] == nil)
-            #expect(item["Identifier"] as? String == "com.northwind.fieldservice")
-        } else {
-            let set = try #require(names.first { $0.hasSuffix("/\(gone).json") })
-            #expect(try String(contentsOfFile: extracted + "/" + set, encoding: .utf8) == #"{"device":"\#(gone)","declarations":[]}"# + "\n")
-            #expect(!names.contains { $0.hasPrefix("assets/") || $0.hasPrefix("declarations/") })
+        switch delivery[1] {
+        case "mdm-settings", "mdm-install":
+            #expect(list.filter { $0.hasSuffix(".plist") } == ["\(list.first!.prefix(3))/\(gone).plist"])
+            let command = try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: extracted + "/" + list.first!)), format: nil) as! [String: Any]
+            let body = command["Command"] as! [String: Any]
+            if delivery[1] == "mdm-settings" {
+                let item = (body["Settings"] as! [[String: Any]])[0]
+                #expect(item["Item"] as? String == "ApplicationConfiguration" && item["Configuration"] == nil)
+                #expect(item["Identifier"] as? String == "com.northwind.fieldservice")
+            } else {
+                #expect(body as NSDictionary == ["RequestType": "RemoveApplication", "Identifier": "com.northwind.fieldservice"] as NSDictionary)
+            }
+        default:
+            #expect(try String(contentsOfFile: extracted + "/index.jsonl", encoding: .utf8) == #"{"device":"\#(gone)","declarations":[],"removed":true}"# + "\n")
+            #expect(!list.contains { $0.hasPrefix("assets/") || $0.hasPrefix("declarations/") })
         }
-        #expect(Array(names.suffix(2)) == ["index.jsonl", "manifest.tsv"])
+        #expect(Array(list.suffix(2)) == [delivery[1] == "ddm" ? "assets.live" : "index.jsonl", "manifest.tsv"])
+        #expect(try !Self.lines(tonight + ".manifest.tsv").contains { $0.hasSuffix("\t" + gone) })
+    }
+
+    @Test("--max-removal-ratio: a third of the fleet gone with --remove-missing is held back (status 1); without it they are missing and kept",
+          arguments: [["--delivery", "ddm", "--asset-base-url", "https://cdn.example.com/a"], ["--delivery", "mdm-settings"]])
+    func removalGuard(_ delivery: [String]) throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let directory = ["--directory", Paths.fixture("demo/directory.ldif")]
+        let out = dir.appendingPathComponent("out").path
+        #expect(try render(delivery + directory + ["--inventory", Paths.fixture("demo/inventory.csv"), "--out", out]).status == 3)
+        let good = try #require(FolderSink.published(out))
+        let rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
+        let inventory = dir.appendingPathComponent("inv.csv").path
+        // The header and two rows of every three: 321 of the 975 devices rendered last night.
+        try rows.enumerated().filter { $0.offset == 0 || $0.offset % 3 != 0 }.map(\.element).joined(separator: "\r\n")
+            .write(toFile: inventory, atomically: true, encoding: .utf8)
+        let held = try render(delivery + directory + ["--inventory", inventory, "--out", out, "--remove-missing"])
+        #expect(held.status == 1)
+        let lines = held.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.dropFirst().first?.hasPrefix("removal: 321 devices gone from the inputs would lose ") == true, "\(held.stdout)")
+        #expect(held.stdout.contains("321 of 975 devices would lose the app (32.9%, more than --max-removal-ratio 0.01: a wrong input? --force publishes it): nothing was published"), "\(held.stdout)")
+        #expect(FolderSink.published(out) == good)
+        let kept = try render(delivery + directory + ["--inventory", inventory, "--out", out])
+        #expect(kept.status == 3, "\(kept.stdout)")
+        #expect(kept.stdout.contains("missing: 321 devices are not in tonight's inputs"))
+        let manifest = try Self.lines(out + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") }
+        #expect(manifest.count == (try Self.lines(good + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") }.count))
     }
 
     @Test("a night whose directory export is empty: nothing published, status 1, the good generation stays; the report says what would have happened")
@@ -194,7 +251,7 @@ struct NightlyTests {
         let dry = try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--dry-run", "--since", out])
         // The check before a rollout: the counts, and the status the run would have (held back: 1).
         #expect(dry.status == 1)
-        #expect(dry.stdout.contains("since \(out): 0 added, 975 changed, 0 removed, 0 unchanged\n"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("since \(out): 0 added, 975 changed, 0 removed, 0 missing, 0 unchanged\n"), "\(dry.stdout)")
         #expect(dry.stdout.contains("(100.0%, more than --max-change-ratio 0.5: a wrong input? --force publishes it): it would not be published\n"))
         #expect(FolderSink.published(out) == good)
         let held = try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out])

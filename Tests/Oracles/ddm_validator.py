@@ -2,19 +2,23 @@
 """Checks a delivery output against Apple's device-management schemas (../shared/corpus/ddm), with
 PyYAML reading the schemas and plistlib the plists: an oracle nobody here wrote the parts of.
 
-    ddm_validator.py SCHEMAS ddm OUTPUT PLAIN       # OUTPUT: a folder or a .tar; PLAIN: the --delivery plist folder
+    ddm_validator.py SCHEMAS ddm OUTPUT PLAIN [KEY_MODE]   # OUTPUT: a folder or a .tar; PLAIN: the --delivery plist
+                                                         # output; KEY_MODE legacy|managedapp|both (default both)
     ddm_validator.py SCHEMAS mdm-settings OUTPUT PLAIN BUNDLE_ID
     ddm_validator.py SCHEMAS mdm-install OUTPUT PLAIN BUNDLE_ID [APP_STORE_ID]
 
-Every declaration: the envelope (declarationbase.yaml: Type, Identifier, ServerToken, Payload;
-Identifier and ServerToken at most 64 octets), its payload against the schema of its Type (required
-keys, types, rangelists, no unknown keys, https URLs). AppManaged's AppConfig key postdates the
-pinned schemas: its shape is taken from Apple's page "Configuring managed apps and extensions"
-(an object with DataAssetReference, Passwords, Identities, Certificates). References resolve:
-DataAssetReference to a com.apple.asset.data, StandardConfigurations to configurations. Every asset:
-Size and Hash-SHA-256 equal its bytes, DataURL ends in its SHA-256, and its bytes equal the plain
-output of the same device. Every command: its RequestType and keys against the command's schema,
-plistlib writes the same bytes, and its Configuration equals the plain output value for value.
+Every declaration (from declarations.jsonl, each Identifier once, or declarations/<Identifier>.json):
+the envelope (declarationbase.yaml: Type, Identifier, ServerToken, Payload; Identifier and ServerToken
+at most 64 octets), its payload against the schema of its Type as the schema gives it, with no case of
+our own: required keys, types, rangelists, no unknown keys (ANY keys checked against their subkeys),
+https URLs; every key with `assettypes` names a declaration of one of those types, and with
+`asset-content-types` an asset of one of those ContentTypes; AppManaged has exactly one app source and,
+for an App Store app, `InstallBehavior.License.Assignment`. Every asset: Size and Hash-SHA-256 equal its
+bytes, DataURL ends in its SHA-256, and the app's asset equals the plain output of the same device.
+Every set (index.jsonl): an activation naming the configuration naming exactly the set's assets, with
+the keys KEY_MODE asks for; the manifest's path names those assets; assets.live lists them all.
+Every command: its RequestType and keys against the command's schema, plistlib writes the same bytes,
+and its Configuration equals the plain output value for value.
 Prints one summary line; exits 1 with the problems listed if any.
 """
 import hashlib, io, json, os, plistlib, re, sys, tarfile
@@ -31,7 +35,7 @@ def problem(text):
     problems.append(text)
 
 
-def check_value(value, spec, path):
+def check_value(value, spec, path, refs=None):
     kind = spec.get("type")
     if kind == "<any>":
         return
@@ -46,12 +50,20 @@ def check_value(value, spec, path):
         problem(f"{path}: {value!r} is not one of {spec['rangelist']}")
     if kind == "<string>" and "https://" in str(spec.get("content", "")) and not value.startswith("https://"):
         problem(f"{path}: {value!r} does not start with https://")
+    if "assettypes" in spec and refs is not None:
+        target = refs.get(value)
+        if target is None or target.get("Type") not in spec["assettypes"]:
+            problem(f"{path}: {value!r} is not a declaration of type {spec['assettypes']}")
+        elif "asset-content-types" in spec:
+            ctype = target.get("Payload", {}).get("Reference", {}).get("ContentType")
+            if ctype not in spec["asset-content-types"]:
+                problem(f"{path}: asset {value} has ContentType {ctype!r}, not one of {spec['asset-content-types']}")
     subkeys = spec.get("subkeys")
     if kind == "<dictionary>" and subkeys is not None:
-        check_dict(value, subkeys, path)
+        check_dict(value, subkeys, path, refs)
     if kind == "<array>" and subkeys:
         for i, item in enumerate(value):
-            check_value(item, pick_item_spec(item, subkeys), f"{path}[{i}]")
+            check_value(item, pick_item_spec(item, subkeys), f"{path}[{i}]", refs)
 
 
 def pick_item_spec(item, subkeys):
@@ -65,8 +77,10 @@ def pick_item_spec(item, subkeys):
     return {"type": "<dictionary>", "subkeys": [{"key": "__no_matching_item__", "type": "<string>", "presence": "required"}]}
 
 
-def check_dict(value, keys, path):
+def check_dict(value, keys, path, refs=None):
     if len(keys) == 1 and keys[0]["key"] == "ANY":
+        for key, v in value.items():
+            check_value(v, keys[0], f"{path}.{key}", refs)
         return
     known = {k["key"]: k for k in keys}
     for k in keys:
@@ -76,7 +90,7 @@ def check_dict(value, keys, path):
         if key not in known:
             problem(f"{path}: unknown key {key}")
         else:
-            check_value(v, known[key], f"{path}.{key}")
+            check_value(v, known[key], f"{path}.{key}", refs)
 
 
 def load(path):
@@ -93,13 +107,6 @@ def declaration_schemas(root):
             if name.endswith(".yaml"):
                 s = load(os.path.join(folder, name))
                 schemas[s["payload"]["declarationtype"]] = s["payloadkeys"]
-    # AppConfig (iOS 18.4), from Apple's "Configuring managed apps and extensions": not in the pinned commit.
-    schemas["com.apple.configuration.app.managed"] = schemas["com.apple.configuration.app.managed"] + [
-        {"key": "AppConfig", "type": "<dictionary>", "presence": "optional", "subkeys": [
-            {"key": "DataAssetReference", "type": "<string>", "presence": "optional"},
-            {"key": "Passwords", "type": "<array>", "presence": "optional"},
-            {"key": "Identities", "type": "<array>", "presence": "optional"},
-            {"key": "Certificates", "type": "<array>", "presence": "optional"}]}]
     return base["payloadkeys"], schemas
 
 
@@ -121,24 +128,39 @@ class Output:
                     self.files[m.name] = t.extractfile(m).read()
 
 
-def check_ddm(schemas_root, out, plain):
-    envelope, schemas = declaration_schemas(schemas_root)
+def read_declarations(out):
+    """Every declaration by Identifier: from declarations.jsonl (each once) or declarations/*.json."""
     declarations = {}
+    if "declarations.jsonl" in out.files:
+        for n, line in enumerate(out.files["declarations.jsonl"].decode().splitlines(), 1):
+            d = json.loads(line)
+            if d.get("Identifier") in declarations:
+                problem(f"declarations.jsonl:{n}: {d.get('Identifier')} a second time")
+            declarations[d.get("Identifier")] = (f"declarations.jsonl:{n}", d)
     for name, data in out.files.items():
-        if not name.startswith("declarations/"):
-            continue
-        d = json.loads(data)
-        check_dict(d, envelope, name)
-        ident, token = d.get("Identifier", ""), d.get("ServerToken", "")
-        if len(ident.encode()) > 64 or len(token.encode()) > 64:
-            problem(f"{name}: Identifier or ServerToken over 64 octets")
-        if name != f"declarations/{ident}.json":
-            problem(f"{name}: file name does not match Identifier {ident}")
+        if name.startswith("declarations/"):
+            d = json.loads(data)
+            if name != f"declarations/{d.get('Identifier')}.json":
+                problem(f"{name}: file name does not match Identifier {d.get('Identifier')}")
+            declarations[d.get("Identifier")] = (name, d)
+    return declarations
+
+
+APP_SOURCES = ["AppStoreID", "BundleID", "ManifestURL", "AppComposedIdentifier"]
+
+
+def check_ddm(schemas_root, out, plain, mode):
+    envelope, schemas = declaration_schemas(schemas_root)
+    found = read_declarations(out)
+    declarations = {ident: d for ident, (_, d) in found.items()}
+    for ident, (where, d) in found.items():
+        check_dict(d, envelope, where)
+        if len(str(ident).encode()) > 64 or len(d.get("ServerToken", "").encode()) > 64:
+            problem(f"{where}: Identifier or ServerToken over 64 octets")
         if d.get("Type") not in schemas:
-            problem(f"{name}: no schema for Type {d.get('Type')}")
+            problem(f"{where}: no schema for Type {d.get('Type')}")
             continue
-        check_dict(d.get("Payload", {}), schemas[d["Type"]], f"{name}:Payload")
-        declarations[ident] = d
+        check_dict(d.get("Payload", {}), schemas[d["Type"]], f"{where}:Payload", declarations)
     assets = 0
     for ident, d in declarations.items():
         p = d["Payload"]
@@ -152,56 +174,77 @@ def check_ddm(schemas_root, out, plain):
             assets += 1
             if len(data) != ref.get("Size") or hashlib.sha256(data).hexdigest() != ref.get("Hash-SHA-256") or sha != ref.get("Hash-SHA-256"):
                 problem(f"{ident}: Size, Hash-SHA-256 or DataURL do not match the asset's bytes")
-            if ref.get("ContentType") != "application/x-plist":
-                problem(f"{ident}: ContentType {ref.get('ContentType')}")
             plistlib.loads(data)
         elif d["Type"] == "com.apple.configuration.app.managed":
-            ref = p.get("AppConfig", {}).get("DataAssetReference")
-            if declarations.get(ref, {}).get("Type") != "com.apple.asset.data":
-                problem(f"{ident}: DataAssetReference {ref} is not a com.apple.asset.data declaration")
-            if sum(k in p for k in ["AppStoreID", "BundleID", "ManifestURL"]) != 1:
-                problem(f"{ident}: not exactly one of AppStoreID, BundleID, ManifestURL")
+            if sum(k in p for k in APP_SOURCES) != 1:
+                problem(f"{ident}: not exactly one of {APP_SOURCES}")
+            # "This key needs to be present for App Store apps, when either AppStoreID or BundleID are present."
+            if ("AppStoreID" in p or "BundleID" in p) and "Assignment" not in p.get("InstallBehavior", {}).get("License", {}):
+                problem(f"{ident}: an App Store app without InstallBehavior.License.Assignment")
+            keys = {"legacy": {"LegacyAppConfigAssetReference"}, "managedapp": {"AppConfig"}, "both": {"LegacyAppConfigAssetReference", "AppConfig"}}[mode]
+            if {"LegacyAppConfigAssetReference", "AppConfig"} & set(p) != keys:
+                problem(f"{ident}: app config keys {sorted({'LegacyAppConfigAssetReference', 'AppConfig'} & set(p))}, not {sorted(keys)} ({mode})")
+            if "AppConfig" in p and "LegacyAppConfigAssetReference" in p and p["AppConfig"].get("DataAssetReference") != p["LegacyAppConfigAssetReference"]:
+                problem(f"{ident}: AppConfig.DataAssetReference and LegacyAppConfigAssetReference name different assets")
         elif d["Type"] == "com.apple.activation.simple":
             for c in p["StandardConfigurations"]:
                 if declarations.get(c, {}).get("Type") != "com.apple.configuration.app.managed":
                     problem(f"{ident}: StandardConfigurations names {c}, not an AppManaged configuration")
-    # Each device's set file sits where its plain plist does, with .json for .plist.
+    files_layout = any(n.startswith("declarations/") for n in out.files)
     sets = {}
-    for name, data in out.files.items():
-        if name.endswith(".json") and not name.startswith("declarations/"):
-            sets[json.loads(data)["device"]] = name
-    devices = 0
-    keys = []
+    if files_layout:
+        for name, data in out.files.items():
+            if name.endswith(".json") and not name.startswith("declarations/"):
+                sets[json.loads(data)["device"]] = name
+    manifest = {}
+    for line in out.files.get("manifest.tsv", b"").decode().split("\n\n", 1)[-1].splitlines():
+        digest, path, key = line.split("\t")
+        manifest[key] = (digest, path)
+    live = set(out.files.get("assets.live", b"").decode().splitlines())
+    plain_by_key = {n.rsplit("/", 1)[-1][:-6]: n for n in plain.files if n.endswith(".plist")}
+    devices, keys, named = 0, [], set()
     for line in out.files.get("index.jsonl", b"").decode().splitlines():
         entry = json.loads(line)
         devices += 1
         keys.append(entry["device"])
         ids = entry["declarations"]
         types = [declarations.get(i, {}).get("Type") for i in ids]
-        if types != ["com.apple.activation.simple", "com.apple.configuration.app.managed", "com.apple.asset.data"]:
-            problem(f"{entry['device']}: declaration set {ids} is not activation, configuration, asset")
+        if types[:2] != ["com.apple.activation.simple", "com.apple.configuration.app.managed"] or \
+                any(t != "com.apple.asset.data" for t in types[2:]) or len(types) < 3:
+            problem(f"{entry['device']}: declaration set {ids} is not activation, configuration, assets")
             continue
-        if declarations[ids[0]]["Payload"]["StandardConfigurations"] != [ids[1]] or \
-                declarations[ids[1]]["Payload"]["AppConfig"]["DataAssetReference"] != ids[2]:
-            problem(f"{entry['device']}: its activation, configuration and asset do not name each other")
-        set_name = sets.get(entry["device"])
-        set_entry = {k: entry[k] for k in ["device", "declarations", "asset"]}
-        if set_name is None or json.loads(out.files[set_name]) != set_entry or entry.get("path") != set_name \
-                or entry.get("sha256") != hashlib.sha256(out.files[set_name]).hexdigest():
-            problem(f"{entry['device']}: its declaration-set file is not what its index line says")
-            continue
-        if out.files.get(f"assets/{entry['asset']}.plist") != plain.files.get(set_name[:-5] + ".plist"):
+        config = declarations[ids[1]]["Payload"]
+        referenced = {config.get("LegacyAppConfigAssetReference"), config.get("AppConfig", {}).get("DataAssetReference")} - {None}
+        referenced |= {e.get("DataAssetReference") for e in config.get("ExtensionConfigs", {}).values()}
+        if declarations[ids[0]]["Payload"]["StandardConfigurations"] != [ids[1]] or referenced != set(ids[2:]):
+            problem(f"{entry['device']}: its activation, configuration and assets do not name each other")
+        app_asset = config.get("LegacyAppConfigAssetReference") or config.get("AppConfig", {}).get("DataAssetReference")
+        asset_names = [f"assets/{declarations[i]['Payload']['Reference']['Hash-SHA-256']}.plist" for i in ids[2:]]
+        named |= set(asset_names)
+        app_name = f"assets/{declarations[app_asset]['Payload']['Reference']['Hash-SHA-256']}.plist"
+        if manifest.get(entry["device"]) != (entry["sha256"], " ".join(asset_names)):
+            problem(f"{entry['device']}: its manifest line is not its digest and assets")
+        if files_layout:
+            set_name = sets.get(entry["device"])
+            set_entry = {k: entry[k] for k in ["device", "declarations", "sha256"]}
+            if set_name is None or json.loads(out.files[set_name]) != set_entry or entry.get("path") != set_name:
+                problem(f"{entry['device']}: its declaration-set file is not what its index line says")
+                continue
+        plain_name = plain_by_key.get(entry["device"])
+        if plain_name is None or out.files.get(app_name) != plain.files[plain_name]:
             problem(f"{entry['device']}: the asset is not the plain plist of the device")
     if keys != sorted(keys, key=lambda k: k.encode()):
         problem("index.jsonl is not in device-key order")
+    if live != named:
+        problem(f"assets.live lists {len(live)} assets, the sets name {len(named)}")
     plain_devices = sum(1 for n in plain.files if n.endswith(".plist"))
-    if devices != plain_devices or len(sets) != devices:
+    if devices != plain_devices or (files_layout and len(sets) != devices):
         problem(f"index.jsonl has {devices} devices, {len(sets)} set files, the plain output {plain_devices} plists")
     return f"{len(declarations)} declarations, {assets} assets, {devices} devices"
 
 
 # The closing files of every generation (the index, the manifest): not commands, not declarations.
-CLOSING = {"index.jsonl", "manifest.tsv"}
+CLOSING = {"index.jsonl", "manifest.tsv", "declarations.jsonl", "assets.live"}
 
 
 def check_mdm(schemas_root, kind, out, plain, bundle, app_store_id):
@@ -243,7 +286,7 @@ def main():
     schemas_root, kind, output, plain = sys.argv[1:5]
     out, plain_out = Output(output), Output(plain)
     if kind == "ddm":
-        summary = check_ddm(schemas_root, out, plain_out)
+        summary = check_ddm(schemas_root, out, plain_out, sys.argv[5] if len(sys.argv) > 5 else "both")
     else:
         summary = check_mdm(schemas_root, kind, out, plain_out, sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else None)
     for p in problems[:20]:

@@ -7,130 +7,204 @@ import Glibc
 import Darwin
 #endif
 
-/// `--delivery ddm`: for every device its plist as a data asset (`assets/<sha256>.plist`), its
-/// three declarations (`declarations/<Identifier>.json`), its declaration set (at its folder path,
-/// `.json`), and a line of `index.jsonl`; shared assets and declarations are stored once. Into a
-/// generation folder (published by the same symlink switch as plists) or a tar (the same temporary
-/// name and rename). Devices come in key order and chunks are finished in order, so the index and
-/// the archive are the same bytes on every run.
+/// `--delivery ddm`: for every device its data assets (`assets/<sha256>.plist`: the app's
+/// configuration, and each extension's), its AppManaged configuration and activation, and its
+/// declaration set. Layout `jsonl` (the default): every declaration once as a line of
+/// `declarations.jsonl`, the sets as lines of `index.jsonl`; layout `files`: a file per declaration
+/// (`declarations/<Identifier>.json`) and per set (at the device's folder path, `.json`), the sets
+/// in `index.jsonl` too. Shared assets and their declarations are stored once. Into a generation
+/// folder (published by the same symlink switch as plists) or a tar (the same temporary name and
+/// rename). Devices come in key order and chunks are finished in order, so the files are the
+/// same bytes on every run.
 public final class DDMSink: OutputSink, @unchecked Sendable {
     private enum Container {
-        case folder(FolderSink, index: Int32)
-        case tar(AtomicFile?, descriptor: Int32, name: String, index: Int32)
+        case folder(FolderSink)
+        case tar(AtomicFile?, descriptor: Int32, name: String)
     }
 
     private let container: Container
     private let builder: DeclarationBuilder
-    /// `--changed-only`: devices whose declaration set is unchanged are not written.
+    private let layout: DDMLayout
+    /// `--changed-only`: devices whose declarations are unchanged are not written.
     private let filter: ChangeFilter?
-    /// Chunks written in order by a writer thread; for a tar, what is written so far (content
-    /// keys of shared members, index bytes).
-    private let order: OrderedChunks<TarState>
+    /// Where the lines of `index.jsonl` and `declarations.jsonl` go as chunks are written: the
+    /// generation's files, or for a tar unlinked temporary files copied in at the end.
+    private let index: Int32
+    private let declarations: Int32?
+    /// Chunks written in order by a writer thread, with what is written so far.
+    private let order: OrderedChunks<WriterState>
+    /// By position in key order: each device's assets (the app's, then each extension's), for the
+    /// manifest and `assets.live`.
+    let assetsByPosition: [DigestSlots]
 
-    struct TarState: Sendable {
+    struct WriterState: Sendable {
+        /// The assets written (their files and declarations come once).
         var seen = Set<SHA256Digest>()
         var indexBytes = 0
+        var declarationBytes = 0
     }
 
-    /// Record kinds in a tar chunk: a device's member, a shared member (skipped when written
-    /// before), a line of the index.
-    private enum Record: UInt8 { case member, shared, index }
+    /// Record kinds in a chunk: an asset (the members of its file and declaration, and its
+    /// declarations.jsonl line, all written only the first time its data's digest comes), a
+    /// device's own members (a tar in the files layout), declarations.jsonl lines, an index line.
+    private enum Record: UInt8 { case asset, members, declarations, index }
 
     public var wantsKeyOrder: Bool { true }
 
     /// Into a generation folder beside `path`.
-    public init(folder path: String, keep: Int, delivery: ResolvedDelivery, filter: ChangeFilter? = nil) throws(Problem) {
+    public init(folder path: String, keep: Int, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil) throws(Problem) {
         let folder = try FolderSink(path: path, keep: keep)
         self.filter = filter
-        let fd: Int32
-        do { fd = try folder.createAppending("index.jsonl") } catch {
+        layout = delivery.layout
+        do {
+            index = try folder.createAppending("index.jsonl")
+            declarations = layout == .jsonl ? try folder.createAppending("declarations.jsonl") : nil
+        } catch {
             folder.discard()
             throw error
         }
-        container = .folder(folder, index: fd)
-        order = Self.writer(for: container)
+        container = .folder(folder)
         builder = DeclarationBuilder(delivery: delivery)
+        assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
+        order = Self.writer(for: container, index: index, declarations: declarations)
     }
 
-    /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index is
-    /// gathered in an unlinked temporary file beside it and appended as the last member.
-    public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery, filter: ChangeFilter? = nil) throws(Problem) {
+    /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index and
+    /// the declarations are gathered in unlinked temporary files beside it (made exclusively, with
+    /// random names) and appended as the last members.
+    public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil) throws(Problem) {
         self.filter = filter
+        layout = delivery.layout
         if let path { AtomicFile.removeStale(beside: path) }
         let file = try path.map { p throws(Problem) in try AtomicFile(path: p) }
         // Beside the archive, or in the temporary folder for a stream.
-        let scratch = (path ?? (FileManager.default.temporaryDirectory.path + "/appconfig")) + ".index-\(getpid())"
-        let fd = open(scratch, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
+        let folder = path.map { ($0 as NSString).deletingLastPathComponent } ?? FileManager.default.temporaryDirectory.path
+        do {
+            index = try Self.scratchFile(in: folder.isEmpty ? "." : folder)
+            declarations = layout == .jsonl ? try Self.scratchFile(in: folder.isEmpty ? "." : folder) : nil
+        } catch {
             file?.discard()
-            throw Problem(.outputWrite, at: Location(file: scratch), "cannot create \(scratch): \(systemError())")
+            throw error
         }
-        unlink(scratch)
-        container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-", index: fd)
-        order = Self.writer(for: container)
+        container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-")
         builder = DeclarationBuilder(delivery: delivery)
+        assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
+        order = Self.writer(for: container, index: index, declarations: declarations)
+    }
+
+    /// An unlinked temporary file in `folder`: `mkstemp` makes it with O_EXCL and a random name,
+    /// so nothing planted under a predictable name is opened.
+    static func scratchFile(in folder: String) throws(Problem) -> Int32 {
+        var template = Array((folder + "/.appconfig-scratch-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw Problem(.outputWrite, at: Location(file: folder), "cannot create a temporary file in \(folder): \(systemError())") }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        return fd
     }
 
     public var pathExtension: StaticString { ".json" }
 
-    func path(of key: UnsafeBufferPointer<UInt8>) -> String { OutputNames.relativePath(key, extension: ".json") }
-
-    /// The device's digest is its declaration set's (which names its asset and declarations).
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
-        try add(key: key, plist: plist, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &chunk)
+        try add(RenderedDevice(key: key, plist: plist), to: &chunk)
     }
 
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, indexFields: UnsafeBufferPointer<UInt8>, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
-        let d = builder.build(plist: plist)
-        var set: [UInt8] = []
-        DeclarationBuilder.setFile(key: key, d, into: &set)
-        let digest = SHA256Digest(of: set)
-        if filter?.skips(key, digest) == true { return digest }
-        let assetName = "assets/" + String(decoding: d.assetHash, as: UTF8.self) + ".plist"
-        var line: [UInt8] = []
-        DeclarationBuilder.indexLine(key: key, d, path: path(of: key), digest: digest, extra: indexFields, into: &line)
+    /// The device's digest is its declarations' (`DeviceDeclarations.digest`).
+    public func add(_ device: RenderedDevice, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+        let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions)
+        for (i, a) in d.assets.enumerated() where device.position < assetsByPosition[i].count { assetsByPosition[i].set(device.position, a.data) }
+        if filter?.skips(device.key, d.digest) == true { return d.digest }
+        let files = layout == .files
         switch container {
-        case .folder(let folder, _):
-            try folder.write(plist, to: assetName, once: true)
-            for declaration in d.declarations {
-                try folder.write(declaration.json, to: Self.declarationPath(declaration), once: true)
-            }
-            try folder.write(set, to: path(of: key))
-            chunk += line
-        case .tar:
-            // The asset and its three declarations, as one shared record keyed by the asset's hash:
-            // the declarations follow from the asset alone, so one is written exactly when the other is.
-            Self.record(.shared, d.assetDigest, into: &chunk) { out in
-                Tar.appendMember(named: assetName, bytes: plist, to: &out)
-                for declaration in d.declarations {
-                    declaration.json.withUnsafeBytes { Tar.appendMember(named: Self.declarationPath(declaration), bytes: $0, to: &out) }
+        case .folder(let folder):
+            for (i, a) in d.assets.enumerated() {
+                try folder.write(i == 0 ? device.plist : device.extensions[i - 1], to: DeclarationBuilder.assetPath(a), once: true)
+                // No members (the file is written): its declarations.jsonl line, the first time it
+                // comes (and in any layout, the writer's note that it is in this generation).
+                Self.record(.asset, a.data, into: &chunk) { out in
+                    out += [0, 0, 0, 0]
+                    if !files { builder.appendAssetDeclaration(a, to: &out) }
                 }
             }
-            Self.record(.member, nil, into: &chunk) { out in
-                Tar.appendMember(to: &out, path: { OutputNames.appendRelativePath(key, extension: ".json", to: &$0) },
-                                 body: { $0 += set })
+            if files {
+                var text: [UInt8] = []
+                for a in d.assets {
+                    builder.appendAssetDeclaration(a, to: &text)
+                    try folder.write(text, to: DeclarationBuilder.declarationPath(DeclarationBuilder.assetPrefix, a.name), once: true)
+                    text.removeAll(keepingCapacity: true)
+                }
+                builder.appendConfiguration(d, to: &text)
+                try folder.write(text, to: DeclarationBuilder.declarationPath(DeclarationBuilder.configurationPrefix, d.identity))
+                text.removeAll(keepingCapacity: true)
+                builder.appendActivation(d, to: &text)
+                try folder.write(text, to: DeclarationBuilder.declarationPath(DeclarationBuilder.activationPrefix, d.identity))
+                text.removeAll(keepingCapacity: true)
+                builder.appendSet(key: device.key, d, path: false, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &text)
+                try folder.write(text, to: OutputNames.relativePath(device.key, extension: ".json"))
+            } else {
+                Self.record(.declarations, nil, into: &chunk) { out in
+                    builder.appendConfiguration(d, to: &out)
+                    builder.appendActivation(d, to: &out)
+                }
             }
-            Self.record(.index, nil, into: &chunk) { $0 += line }
+        case .tar:
+            for (i, a) in d.assets.enumerated() {
+                Self.record(.asset, a.data, into: &chunk) { out in
+                    // The members' length, the members, then the declarations.jsonl line.
+                    let lengthAt = out.count
+                    out += [0, 0, 0, 0]
+                    Tar.appendMember(named: DeclarationBuilder.assetPath(a), bytes: i == 0 ? device.plist : device.extensions[i - 1], to: &out)
+                    if files {
+                        var text: [UInt8] = []
+                        builder.appendAssetDeclaration(a, to: &text)
+                        text.withUnsafeBytes { Tar.appendMember(named: DeclarationBuilder.declarationPath(DeclarationBuilder.assetPrefix, a.name), bytes: $0, to: &out) }
+                    }
+                    Self.patchLength(at: lengthAt, in: &out)
+                    if !files { builder.appendAssetDeclaration(a, to: &out) }
+                }
+            }
+            if files {
+                Self.record(.members, nil, into: &chunk) { out in
+                    var text: [UInt8] = []
+                    builder.appendConfiguration(d, to: &text)
+                    text.withUnsafeBytes { Tar.appendMember(named: DeclarationBuilder.declarationPath(DeclarationBuilder.configurationPrefix, d.identity), bytes: $0, to: &out) }
+                    text.removeAll(keepingCapacity: true)
+                    builder.appendActivation(d, to: &text)
+                    text.withUnsafeBytes { Tar.appendMember(named: DeclarationBuilder.declarationPath(DeclarationBuilder.activationPrefix, d.identity), bytes: $0, to: &out) }
+                    Tar.appendMember(to: &out, path: { OutputNames.appendRelativePath(device.key, extension: ".json", to: &$0) },
+                                     body: { builder.appendSet(key: device.key, d, path: false, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &$0) })
+                }
+            } else {
+                Self.record(.declarations, nil, into: &chunk) { out in
+                    builder.appendConfiguration(d, to: &out)
+                    builder.appendActivation(d, to: &out)
+                }
+            }
         }
-        return digest
+        Self.record(.index, nil, into: &chunk) { builder.appendSet(key: device.key, d, path: files, indexFields: device.indexFields, to: &$0) }
+        return d.digest
     }
 
-    /// A device gone from the fleet: its set is written empty.
+    /// A device gone from the fleet (`--remove-missing`): its set is written empty.
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
-        var set: [UInt8] = []
-        JSONText.append(#"{"device":"#, to: &set)
-        JSONText.appendString(key, to: &set)
-        JSONText.append(",\"declarations\":[]}\n", to: &set)
+        var line: [UInt8] = []
+        DeclarationBuilder.appendEmptySet(key: key, path: layout == .files, to: &line)
         switch container {
-        case .folder(let folder, let fd):
-            try folder.write(set, to: path(of: key))
-            try writeAll(fd, set, path: "index.jsonl")
-        case .tar(_, let fd, let name, let indexFD):
-            var member: [UInt8] = []
-            Tar.appendMember(to: &member, path: { OutputNames.appendRelativePath(key, extension: ".json", to: &$0) }, body: { $0 += set })
-            try writeAll(fd, member, path: name)
-            try writeAll(indexFD, set, path: name + " (index)")
-            try order.withState { $0.indexBytes += set.count }
+        case .folder(let folder):
+            if layout == .files {
+                var set: [UInt8] = []
+                DeclarationBuilder.appendEmptySet(key: key, path: false, to: &set)
+                try folder.write(set, to: OutputNames.relativePath(key, extension: ".json"))
+            }
+            try writeAll(index, line, path: "index.jsonl")
+        case .tar(_, let fd, let name):
+            if layout == .files {
+                var member: [UInt8] = []
+                Tar.appendMember(to: &member, path: { OutputNames.appendRelativePath(key, extension: ".json", to: &$0) },
+                                 body: { DeclarationBuilder.appendEmptySet(key: key, path: false, to: &$0) })
+                try writeAll(fd, member, path: name)
+            }
+            try writeAll(index, line, path: name + " (index)")
+            try order.withState { $0.indexBytes += line.count }
         }
     }
 
@@ -138,92 +212,131 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     public func closeChunks() throws(Problem) { try order.close() }
     public func abandonChunks() { order.abandon() }
 
-    /// What the writer thread does with each chunk in turn: a folder's are index lines; a tar's
-    /// are records, whose members go to the archive (a shared one once) and lines to the index.
-    private static func writer(for container: Container) -> OrderedChunks<TarState> {
+    /// What the writer thread does with each chunk in turn: members go to the archive (an asset's
+    /// the first time it comes), lines to the index and declarations.
+    private static func writer(for container: Container, index: Int32, declarations: Int32?) -> OrderedChunks<WriterState> {
+        let archive: (fd: Int32, name: String)?
+        let names: (index: String, declarations: String)
         switch container {
-        case .folder(_, let fd):
-            return OrderedChunks(TarState()) { _, lines throws(Problem) in try writeAll(fd, lines, path: "index.jsonl") }
-        case .tar(_, let fd, let name, let indexFD):
-            return OrderedChunks(TarState()) { state, records throws(Problem) in
-                var out: [UInt8] = []
-                var lines: [UInt8] = []
-                forEachRecord(records) { kind, key, body in
-                    switch kind {
-                    case .member: out.append(contentsOf: body)
-                    case .shared: if state.seen.insert(key!).inserted { out.append(contentsOf: body) }
-                    case .index: lines.append(contentsOf: body)
-                    }
+        case .folder(let folder):
+            archive = nil
+            names = (folder.generation + "/index.jsonl", folder.generation + "/declarations.jsonl")
+        case .tar(_, let fd, let name):
+            archive = (fd, name)
+            names = (name + " (index)", name + " (declarations)")
+        }
+        return OrderedChunks(WriterState()) { state, records throws(Problem) in
+            var members: [UInt8] = []
+            var lines: [UInt8] = []
+            var declarationLines: [UInt8] = []
+            forEachRecord(records) { kind, key, body in
+                switch kind {
+                case .asset:
+                    guard state.seen.insert(key!).inserted else { return }
+                    let n = body.withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self)) }
+                    let start = body.startIndex + 4
+                    members.append(contentsOf: body[start..<(start + n)])
+                    declarationLines.append(contentsOf: body[(start + n)...])
+                case .members: members.append(contentsOf: body)
+                case .declarations: declarationLines.append(contentsOf: body)
+                case .index: lines.append(contentsOf: body)
                 }
-                try writeAll(fd, out, path: name)
-                try writeAll(indexFD, lines, path: name + " (index)")
-                state.indexBytes += lines.count
             }
+            if let archive, !members.isEmpty { try writeAll(archive.fd, members, path: archive.name) }
+            if let declarations, !declarationLines.isEmpty { try writeAll(declarations, declarationLines, path: names.declarations) }
+            try writeAll(index, lines, path: names.index)
+            state.indexBytes += lines.count
+            state.declarationBytes += declarationLines.count
         }
     }
 
-    /// The closing files but `index.jsonl` (this sink writes its own, with each device's
-    /// declarations), then the archive's end or the folder's switch.
+    /// The closing files but `index.jsonl` (this sink writes its own, with each device's set),
+    /// then the archive's end or the folder's switch.
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
-        // This sink wrote its own index (with each device's declarations): the generation's is not made.
         let closing = files.filter { $0.name != "index.jsonl" }
         try order.close()
         switch container {
-        case .folder(let folder, let fd):
-            guard close(fd) == 0 else {
+        case .folder(let folder):
+            for fd in [index] + (declarations.map { [$0] } ?? []) where close(fd) != 0 {
                 throw Problem(.outputWrite, at: Location(file: folder.generation), "cannot write the index: \(systemError())")
             }
             return try folder.publish(closing: closing)
-        case .tar(let file, let fd, let name, let indexFD):
-            let size = try order.withState { $0.indexBytes }
-            try writeAll(fd, Tar.header(named: "index.jsonl", size: size), path: name)
-            try copy(indexFD, size: size, to: fd, name: name)
-            try writeAll(fd, [UInt8](repeating: 0, count: Tar.padding(for: size)), path: name)
-            close(indexFD)
+        case .tar(let file, let fd, let name):
+            let (indexBytes, declarationBytes) = try order.withState { ($0.indexBytes, $0.declarationBytes) }
+            if let declarations {
+                try Self.appendMember("declarations.jsonl", from: declarations, size: declarationBytes, to: fd, name: name)
+                close(declarations)
+            }
+            try Self.appendMember("index.jsonl", from: index, size: indexBytes, to: fd, name: name)
+            close(index)
             return try Tar.end(fd, name: name, closing: closing, file: file)
         }
     }
 
     public func discard() {
         order.abandon()
+        close(index)
+        if let declarations { close(declarations) }
         switch container {
-        case .folder(let folder, let fd):
-            close(fd)
-            folder.discard()
-        case .tar(let file, _, _, let indexFD):
-            close(indexFD)
-            file?.discard()
+        case .folder(let folder): folder.discard()
+        case .tar(let file, _, _): file?.discard()
         }
     }
 
-    /// A device's digest as this sink computes it (its set file's), for a dry run.
+    /// A device's digest as this sink computes it, for a dry run.
     static func digest(_ delivery: ResolvedDelivery) -> DryRunSink.Digester {
         let builder = DeclarationBuilder(delivery: delivery)
-        return { key, plist in
-            var set: [UInt8] = []
-            DeclarationBuilder.setFile(key: key, builder.build(plist: plist), into: &set)
-            return SHA256Digest(of: set)
+        return { key, plist in builder.build(key: key, plist: plist, extensions: UnsafeBufferPointer(start: nil, count: 0)).digest }
+    }
+
+    /// The manifest's path of the device at `position`: the assets its set names (what a server
+    /// must keep serving while the device has this set), space-separated.
+    func appendManifestPath(position: Int, to out: inout [UInt8]) {
+        for (i, slots) in assetsByPosition.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: " ")) }
+            out += "assets/".utf8
+            slots[position].appendHex(to: &out)
+            out += ".plist".utf8
         }
     }
 
-    static func declarationPath(_ d: DeviceDeclarations.Declaration) -> String {
-        "declarations/" + String(decoding: d.identifier, as: UTF8.self) + ".json"
+    /// A folder generation: hard-links each live asset it did not write from `previousFolder`'s
+    /// `assets/` (linked, not copied: the same file). Returns how many it could not (no previous
+    /// folder, or not there); 0 for a tar, which holds what tonight wrote (`assets.live` lists all).
+    func link(_ live: [SHA256Digest], from previousFolder: String?) throws(Problem) -> Int {
+        guard case .folder(let folder) = container else { return 0 }
+        try order.close()
+        let written = try order.withState { $0.seen }
+        var notLinked = 0
+        for d in live where !written.contains(d) {
+            var name = Array("assets/".utf8)
+            d.appendHex(to: &name)
+            name += ".plist".utf8
+            let relative = String(decoding: name, as: UTF8.self)
+            guard let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative) else {
+                notLinked += 1
+                continue
+            }
+        }
+        return notLinked
     }
 
-    /// The index, from its temporary file into the archive.
-    private func copy(_ from: Int32, size: Int, to: Int32, name: String) throws(Problem) {
-        guard lseek(from, 0, SEEK_SET) == 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read the index back: \(systemError())") }
+    /// A member from a temporary file, copied into the archive.
+    private static func appendMember(_ member: String, from source: Int32, size: Int, to fd: Int32, name: String) throws(Problem) {
+        try writeAll(fd, Tar.header(named: member, size: size), path: name)
+        guard lseek(source, 0, SEEK_SET) == 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read \(member) back: \(systemError())") }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var left = size
         while left > 0 {
-            let n = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, min($0.count, left)) }
-            guard n > 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read the index back: \(systemError())") }
-            try writeAll(to, Array(buffer[0..<n]), path: name)
+            let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, min($0.count, left)) }
+            guard n > 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read \(member) back: \(systemError())") }
+            try writeAll(fd, n == buffer.count ? buffer : Array(buffer[0..<n]), path: name)
             left -= n
         }
+        try writeAll(fd, [UInt8](repeating: 0, count: Tar.padding(for: size)), path: name)
     }
 
-    // MARK: Chunk records: kind, 32-byte digest (shared only), 4-byte length, bytes.
+    // MARK: Chunk records: kind, 32-byte digest (assets only), 4-byte length, bytes.
 
     private static func record(_ kind: Record, _ key: SHA256Digest?, into out: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
         out.append(kind.rawValue)
@@ -231,6 +344,11 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         let lengthAt = out.count
         out += [0, 0, 0, 0]
         body(&out)
+        patchLength(at: lengthAt, in: &out)
+    }
+
+    /// Writes the bytes after the 4-byte field at `lengthAt` as its value.
+    private static func patchLength(at lengthAt: Int, in out: inout [UInt8]) {
         let n = UInt32(out.count - lengthAt - 4)
         withUnsafeBytes(of: n) { for i in 0..<4 { out[lengthAt + i] = $0[i] } }
     }
@@ -242,7 +360,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                 let kind = Record(rawValue: b[i])!
                 i += 1
                 var key: SHA256Digest?
-                if kind == .shared {
+                if kind == .asset {
                     key = b.loadUnaligned(fromByteOffset: i, as: SHA256Digest.self)
                     i += MemoryLayout<SHA256Digest>.size
                 }

@@ -1,137 +1,291 @@
 import Digest
 
-/// One device's DDM declarations: its plist as a `com.apple.asset.data` asset, an AppManaged
-/// configuration naming the asset, and a simple activation naming the configuration. Identifiers
-/// and ServerTokens come from the content alone (SHA-256), so equal content gets equal names on
-/// every run and every shard, devices with equal configurations share declarations, and any change
-/// gives new ones. Identifiers are at most 61 octets, tokens 64.
+/// One device's DDM declarations, named the way Apple's model asks: the AppManaged configuration
+/// and its activation are the app on this device for their whole life, so their Identifiers come
+/// from the app's bundle ID and the device key alone (the same on every run, shard and value
+/// change), and their ServerTokens from their content (they change exactly when it does). The data
+/// assets are content-addressed (Identifier and token from the data and where it is served): equal
+/// configurations share one asset, stored once. A value change keeps the configuration's and the
+/// activation's Identifiers and changes the configuration's token and the asset it names.
 struct DeviceDeclarations {
-    /// SHA-256 of the plist: what the tar output dedups on.
-    var assetDigest: SHA256Digest
-    /// The same, 64 hex digits: the asset's file name and the end of its URL.
-    var assetHash: [UInt8] = []
-    /// Asset, configuration, activation.
-    var declarations: [Declaration] = []
+    /// The app's data asset, then each extension's.
+    var assets: [Asset]
+    /// SHA-256 of the bundle ID and device key: the configuration's and activation's Identifiers.
+    var identity: SHA256Digest
+    /// The device's digest (index, manifest, `--changed-only`): over its declarations' Identifiers
+    /// and ServerTokens, so it changes when any of its declarations does.
+    var digest = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
+    /// SHA-256 of the configuration's and the activation's payloads: their ServerTokens.
+    var configurationToken = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
+    var activationToken = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
 
-    struct Declaration {
-        var identifier: [UInt8]
-        /// The declaration's JSON: `{"Identifier", "Payload", "ServerToken", "Type"}`.
-        var json: [UInt8]
+    struct Asset {
+        /// SHA-256 of the data: its file name, its URL's end, `Hash-SHA-256`.
+        var data: SHA256Digest
+        var size: Int
+        /// SHA-256 of where it is served and its data: its Identifier (40 hex digits) and ServerToken (the last 32).
+        var name: SHA256Digest
     }
 }
 
-/// Builds the declarations of each device. Stateless: called from every worker at once.
+/// Builds and writes the declarations of each device. Stateless: called from every worker at once.
 struct DeclarationBuilder: Sendable {
     let delivery: ResolvedDelivery
-    /// The asset base URL's bytes, once.
-    let baseURL: [UInt8]
+    /// The asset base URL's bytes and `/`, once.
+    let urlPrefix: [UInt8]
+    /// SHA-256 of everything an asset's declaration holds besides its data (content type, base URL).
+    let assetContext: SHA256Digest
+    /// `appconfig\0BUNDLE\0`: what a device's identity hashes before its key.
+    let identityPrefix: [UInt8]
+    /// The configuration's payload: constant parts, with an asset Identifier between each two
+    /// (`holes[i]`: which asset, 0 the app's).
+    let payloadParts: [[UInt8]]
+    let holes: [Int]
+
+    /// Property list data, binary or XML: one of the schema's `asset-content-types`.
+    static let contentType = "application/x-plist"
+    /// Apple's limit for app config data (a device error above it: `device.asset-too-large`).
+    static let maxAssetBytes = 1_048_576
+    static let assetPrefix: StaticString = "appconfig.asset."
+    static let configurationPrefix: StaticString = "appconfig.config."
+    static let activationPrefix: StaticString = "appconfig.activation."
+    /// Hex digits of the hash in an Identifier, and in a ServerToken.
+    static let identifierDigits = 40
+    static let tokenDigits = 32
 
     init(delivery: ResolvedDelivery) {
         self.delivery = delivery
-        baseURL = Array((delivery.assetBaseURL ?? "").utf8)
+        urlPrefix = Array((delivery.assetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
+        assetContext = SHA256Digest(of: Array(Self.contentType.utf8) + [0] + urlPrefix)
+        identityPrefix = Array("appconfig".utf8) + [0] + Array(delivery.bundleID.utf8) + [0]
+        (payloadParts, holes) = Self.payloadTemplate(delivery)
     }
-    /// Property list data, binary or XML (the asset's `ContentType`).
-    static let contentType = "application/x-plist"
 
-    func build(plist: UnsafeRawBufferPointer) -> DeviceDeclarations {
-        var result = DeviceDeclarations(assetDigest: SHA256Digest(of: plist))
-        result.assetDigest.appendHex(to: &result.assetHash)
-
-        var payload: [UInt8] = []
-        JSONText.append(#"{"Reference":{"ContentType":"#, to: &payload)
-        JSONText.appendString(Self.contentType, to: &payload)
-        JSONText.append(#","DataURL":"#, to: &payload)
-        payload.append(UInt8(ascii: "\""))
-        payload += baseURL
-        payload.append(UInt8(ascii: "/"))
-        payload += result.assetHash
-        payload.append(UInt8(ascii: "\""))
-        JSONText.append(#","Hash-SHA-256":"#, to: &payload)
-        JSONText.appendString(result.assetHash, to: &payload)
-        JSONText.append(#","Size":"#, to: &payload)
-        payload += String(plist.count).utf8
-        JSONText.append("}}", to: &payload)
-        let asset = Self.declaration(type: "com.apple.asset.data", prefix: "appconfig.asset.", payload: payload)
-
-        payload.removeAll(keepingCapacity: true)
-        JSONText.append(#"{"AppConfig":{"DataAssetReference":"#, to: &payload)
-        JSONText.appendString(asset.identifier, to: &payload)
-        if let appStoreID = delivery.appStoreID {
-            JSONText.append(#"},"AppStoreID":"#, to: &payload)
-            JSONText.appendString(appStoreID, to: &payload)
-        } else {
-            JSONText.append(#"},"BundleID":"#, to: &payload)
-            JSONText.appendString(delivery.bundleID, to: &payload)
+    /// AppManaged's payload, keys in sorted order: `AppConfig`, the app's source, `ExtensionConfigs`,
+    /// `IncludeInBackup`, `InstallBehavior`, `LegacyAppConfigAssetReference`, `ManifestURL`.
+    static func payloadTemplate(_ d: ResolvedDelivery) -> ([[UInt8]], [Int]) {
+        var parts: [[UInt8]] = [[]]
+        var holes: [Int] = []
+        func text(_ s: String) { parts[parts.count - 1] += s.utf8 }
+        func string(_ s: String) { JSONText.appendString(s, to: &parts[parts.count - 1]) }
+        func hole(_ asset: Int) {
+            text("\"")
+            holes.append(asset)
+            parts.append([])
+            text("\"")
         }
-        JSONText.append("}", to: &payload)
-        let configuration = Self.declaration(type: "com.apple.configuration.app.managed", prefix: "appconfig.config.", payload: payload)
+        var first = true
+        func key(_ k: String) {
+            text(first ? "{" : ",")
+            first = false
+            string(k)
+            text(":")
+        }
+        if d.appConfigKey.writesManagedApp {
+            key("AppConfig")
+            text("{\"DataAssetReference\":")
+            hole(0)
+            text("}")
+        }
+        switch d.source {
+        case .appStoreID(let id): key("AppStoreID"); string(id)
+        case .bundleID(let id): key("BundleID"); string(id)
+        case .manifestURL: break
+        }
+        if !d.extensions.isEmpty {
+            key("ExtensionConfigs")
+            // Sorted by composed identifier; each names its own asset (numbered in the given order).
+            for (n, (i, id)) in d.extensions.enumerated().sorted(by: { Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8)) }).enumerated() {
+                text(n == 0 ? "{" : ",")
+                string(id)
+                text(":{\"DataAssetReference\":")
+                hole(i + 1)
+                text("}")
+            }
+            text("}")
+        }
+        if let backup = d.includeInBackup { key("IncludeInBackup"); text(backup ? "true" : "false") }
+        key("InstallBehavior")
+        text("{\"Install\":")
+        string(d.install.schemaValue)
+        if let license = d.license {
+            text(",\"License\":{\"Assignment\":")
+            string(license.schemaValue)
+            text("}")
+        }
+        text("}")
+        if d.appConfigKey.writesLegacy {
+            key("LegacyAppConfigAssetReference")
+            hole(0)
+        }
+        if case .manifestURL(let url) = d.source { key("ManifestURL"); string(url) }
+        text("}")
+        return (parts, holes)
+    }
 
+    /// The device's assets, identity and digest (nothing written).
+    func build(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>) -> DeviceDeclarations {
+        var assets = [asset(plist)]
+        for e in extensions { assets.append(asset(e)) }
+        var d = DeviceDeclarations(assets: assets, identity: identity(key))
+        // The digest: the identity, the configuration's and activation's tokens, the assets' names.
+        var payload: [UInt8] = []
+        payload.reserveCapacity(512)
+        appendConfigurationPayload(d, to: &payload)
+        d.configurationToken = SHA256Digest(of: payload)
         payload.removeAll(keepingCapacity: true)
-        JSONText.append(#"{"StandardConfigurations":["#, to: &payload)
-        JSONText.appendString(configuration.identifier, to: &payload)
-        JSONText.append("]}", to: &payload)
-        let activation = Self.declaration(type: "com.apple.activation.simple", prefix: "appconfig.activation.", payload: payload)
-
-        result.declarations = [asset, configuration, activation]
-        return result
+        appendActivationPayload(d, to: &payload)
+        d.activationToken = SHA256Digest(of: payload)
+        var parts = [d.identity, d.configurationToken, d.activationToken] + assets.map(\.name)
+        d.digest = parts.withUnsafeMutableBytes { SHA256Digest(of: UnsafeRawBufferPointer($0)) }
+        return d
     }
 
-    /// `{"Identifier":…,"Payload":…,"ServerToken":…,"Type":…}`: the identifier is the prefix and 40
-    /// hex digits of the payload's hash; the token all 64 of the hash of everything else.
-    static func declaration(type: StaticString, prefix: StaticString, payload: [UInt8]) -> DeviceDeclarations.Declaration {
-        var identifier: [UInt8] = []
-        JSONText.append(prefix, to: &identifier)
-        SHA256.appendHex(of: payload, digits: 40, to: &identifier)
-
-        var head: [UInt8] = []
-        JSONText.append(#"{"Identifier":"#, to: &head)
-        JSONText.appendString(identifier, to: &head)
-        JSONText.append(#","Payload":"#, to: &head)
-        head += payload
-        head.append(UInt8(ascii: ","))
-        var tail: [UInt8] = []
-        JSONText.append(#""Type":"#, to: &tail)
-        tail += [UInt8(ascii: "\"")] + UnsafeBufferPointer(start: type.utf8Start, count: type.utf8CodeUnitCount) + [UInt8(ascii: "\"")]
-        tail.append(UInt8(ascii: "}"))
-
-        var token: [UInt8] = []
-        SHA256.appendHex(of: head + tail, to: &token)
-        var json = head
-        JSONText.append(#""ServerToken":""#, to: &json)
-        json += token
-        JSONText.append(#"","#, to: &json)
-        json += tail
-        return .init(identifier: identifier, json: json)
+    func asset(_ data: UnsafeRawBufferPointer) -> DeviceDeclarations.Asset {
+        let digest = SHA256Digest(of: data)
+        var pair = (assetContext, digest)
+        let name = withUnsafeBytes(of: &pair) { SHA256Digest(of: $0) }
+        return .init(data: digest, size: data.count, name: name)
     }
 
-    /// The device's declaration-set file:
-    /// `{"device":KEY,"declarations":[activation, configuration, asset],"asset":SHA256}`.
-    static func setFile(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, into out: inout [UInt8]) {
-        setFields(key: key, d, into: &out)
-        JSONText.append("}\n", to: &out)
+    func identity(_ key: UnsafeBufferPointer<UInt8>) -> SHA256Digest {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: identityPrefix.count + key.count) { b in
+            _ = b.initialize(fromContentsOf: identityPrefix)
+            if key.count > 0 { UnsafeMutableBufferPointer(rebasing: b[identityPrefix.count...]).update(fromContentsOf: key) }
+            return SHA256Digest(of: UnsafeRawBufferPointer(b))
+        }
     }
 
-    /// The device's line of `index.jsonl`: its set, and the set file's path and SHA-256.
-    static func indexLine(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, path: String, digest: SHA256Digest, extra: UnsafeBufferPointer<UInt8>,
-                          into out: inout [UInt8]) {
-        setFields(key: key, d, into: &out)
-        JSONText.append(#","path":"#, to: &out)
-        JSONText.appendString(path, to: &out)
-        JSONText.append(#","sha256":"#, to: &out)
-        JSONText.appendString(digest.hex, to: &out)
-        out.append(contentsOf: extra)
-        JSONText.append("}\n", to: &out)
+    // MARK: Writing
+
+    static func appendIdentifier(_ prefix: StaticString, _ digest: SHA256Digest, to out: inout [UInt8]) {
+        JSONText.append(prefix, to: &out)
+        digest.appendHex(digits: identifierDigits, to: &out)
     }
 
-    private static func setFields(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, into out: inout [UInt8]) {
+    /// A token's 32 hex digits: the digest's first (a content hash), or for an asset its name's last.
+    static func appendToken(_ digest: SHA256Digest, asset: Bool = false, to out: inout [UInt8]) {
+        guard asset else { return digest.appendHex(digits: tokenDigits, to: &out) }
+        var hex: [UInt8] = []
+        digest.appendHex(to: &hex)
+        out += hex[(64 - tokenDigits)...]
+    }
+
+    func appendConfigurationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
+        for (i, part) in payloadParts.enumerated() {
+            out += part
+            if i < holes.count { Self.appendIdentifier(Self.assetPrefix, d.assets[holes[i]].name, to: &out) }
+        }
+    }
+
+    func appendActivationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
+        JSONText.append(#"{"StandardConfigurations":[""#, to: &out)
+        Self.appendIdentifier(Self.configurationPrefix, d.identity, to: &out)
+        JSONText.append(#""]}"#, to: &out)
+    }
+
+    /// `{"Identifier":…,"Payload":…,"ServerToken":…,"Type":…}` and a line feed (a declarations.jsonl
+    /// line; a declaration file's text).
+    private func appendDeclaration(_ type: StaticString, identifier: (inout [UInt8]) -> Void, payload: (inout [UInt8]) -> Void,
+                                   token: (inout [UInt8]) -> Void, to out: inout [UInt8]) {
+        JSONText.append(#"{"Identifier":""#, to: &out)
+        identifier(&out)
+        JSONText.append(#"","Payload":"#, to: &out)
+        payload(&out)
+        JSONText.append(#","ServerToken":""#, to: &out)
+        token(&out)
+        JSONText.append(#"","Type":""#, to: &out)
+        JSONText.append(type, to: &out)
+        JSONText.append("\"}\n", to: &out)
+    }
+
+    /// The data asset's declaration (`com.apple.asset.data`).
+    func appendAssetDeclaration(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
+        appendDeclaration("com.apple.asset.data", identifier: { Self.appendIdentifier(Self.assetPrefix, a.name, to: &$0) }, payload: { out in
+            JSONText.append(#"{"Reference":{"ContentType":""#, to: &out)
+            JSONText.append("application/x-plist", to: &out)
+            JSONText.append(#"","DataURL":""#, to: &out)
+            out += urlPrefix
+            a.data.appendHex(to: &out)
+            JSONText.append(#"","Hash-SHA-256":""#, to: &out)
+            a.data.appendHex(to: &out)
+            JSONText.append(#"","Size":"#, to: &out)
+            out += String(a.size).utf8
+            JSONText.append("}}", to: &out)
+        }, token: { Self.appendToken(a.name, asset: true, to: &$0) }, to: &out)
+    }
+
+    /// The AppManaged configuration (`com.apple.configuration.app.managed`).
+    func appendConfiguration(_ d: DeviceDeclarations, to out: inout [UInt8]) {
+        appendDeclaration("com.apple.configuration.app.managed", identifier: { Self.appendIdentifier(Self.configurationPrefix, d.identity, to: &$0) },
+                          payload: { appendConfigurationPayload(d, to: &$0) },
+                          token: { Self.appendToken(d.configurationToken, to: &$0) }, to: &out)
+    }
+
+    /// The activation (`com.apple.activation.simple`) naming the configuration.
+    func appendActivation(_ d: DeviceDeclarations, to out: inout [UInt8]) {
+        appendDeclaration("com.apple.activation.simple", identifier: { Self.appendIdentifier(Self.activationPrefix, d.identity, to: &$0) },
+                          payload: { appendActivationPayload(d, to: &$0) },
+                          token: { Self.appendToken(d.activationToken, to: &$0) }, to: &out)
+    }
+
+    /// `{"device":KEY,"declarations":[activation, configuration, assets…]`: a set's opening.
+    func appendSetOpening(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, to out: inout [UInt8]) {
         JSONText.append(#"{"device":"#, to: &out)
         JSONText.appendString(key, to: &out)
-        JSONText.append(#","declarations":["#, to: &out)
-        for (i, declaration) in d.declarations.reversed().enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONText.appendString(declaration.identifier, to: &out)
+        JSONText.append(#","declarations":[""#, to: &out)
+        Self.appendIdentifier(Self.activationPrefix, d.identity, to: &out)
+        JSONText.append(#"",""#, to: &out)
+        Self.appendIdentifier(Self.configurationPrefix, d.identity, to: &out)
+        for a in d.assets {
+            JSONText.append(#"",""#, to: &out)
+            Self.appendIdentifier(Self.assetPrefix, a.name, to: &out)
         }
-        JSONText.append(#"],"asset":"#, to: &out)
-        JSONText.appendString(d.assetHash, to: &out)
+        JSONText.append(#""]"#, to: &out)
+    }
+
+    /// The device's line of `index.jsonl` (its set, the set file's path in the files layout, its
+    /// digest, the assignments' fields), or with `indexFields` nil its set file.
+    func appendSet(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, path: Bool, indexFields: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        appendSetOpening(key: key, d, to: &out)
+        if path {
+            JSONText.append(#","path":""#, to: &out)
+            OutputNames.appendRelativePath(key, extension: ".json", to: &out)
+            out.append(UInt8(ascii: "\""))
+        }
+        JSONText.append(#","sha256":""#, to: &out)
+        d.digest.appendHex(to: &out)
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: indexFields)
+        JSONText.append("}\n", to: &out)
+    }
+
+    /// The set of a device gone from the fleet (`--remove-missing`): empty, so the server removes
+    /// the app's declarations from it, and the device the app.
+    static func appendEmptySet(key: UnsafeBufferPointer<UInt8>, path: Bool, to out: inout [UInt8]) {
+        JSONText.append(#"{"device":"#, to: &out)
+        JSONText.appendString(key, to: &out)
+        JSONText.append(#","declarations":[]"#, to: &out)
+        if path {
+            JSONText.append(#","path":""#, to: &out)
+            OutputNames.appendRelativePath(key, extension: ".json", to: &out)
+            out.append(UInt8(ascii: "\""))
+        }
+        JSONText.append(#","removed":true}"#, to: &out)
+        out.append(0x0A)
+    }
+
+    static func assetPath(_ a: DeviceDeclarations.Asset) -> String {
+        var out = Array("assets/".utf8)
+        a.data.appendHex(to: &out)
+        out += ".plist".utf8
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func declarationPath(_ prefix: StaticString, _ digest: SHA256Digest) -> String {
+        var out = Array("declarations/".utf8)
+        appendIdentifier(prefix, digest, to: &out)
+        out += ".json".utf8
+        return String(decoding: out, as: UTF8.self)
     }
 }

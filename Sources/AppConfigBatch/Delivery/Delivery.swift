@@ -17,6 +17,56 @@ public enum Delivery: String, Sendable, CaseIterable {
     public var isMDMCommand: Bool { self == .mdmSettings || self == .mdmInstall }
 }
 
+/// Which AppManaged key names the data asset (`--app-config-key`). Apps written to the AppConfig
+/// specification read `com.apple.configuration.managed` from user defaults, which DDM fills from
+/// `LegacyAppConfigAssetReference`; apps built on the ManagedApp framework read
+/// `AppConfig.DataAssetReference`. `both` serves either kind of app with one asset.
+public enum AppConfigKey: String, Sendable, CaseIterable {
+    case legacy, managedapp, both
+
+    var writesLegacy: Bool { self != .managedapp }
+    var writesManagedApp: Bool { self != .legacy }
+}
+
+/// AppManaged's `InstallBehavior.Install` (`--install`).
+public enum AppInstall: String, Sendable, CaseIterable {
+    case required, optional
+
+    var schemaValue: String { self == .required ? "Required" : "Optional" }
+}
+
+/// AppManaged's `InstallBehavior.License.Assignment` (`--license`): required for App Store apps.
+public enum LicenseAssignment: String, Sendable, CaseIterable {
+    case device, user
+
+    var schemaValue: String { self == .device ? "Device" : "User" }
+}
+
+/// How a DDM output lays out its declarations (`--ddm-layout`).
+public enum DDMLayout: String, Sendable, CaseIterable {
+    /// `declarations.jsonl` (each declaration once, a line each) and the sets in `index.jsonl`:
+    /// what a server bulk-loads.
+    case jsonl
+    /// One JSON file per declaration (`declarations/<Identifier>.json`) and per device set.
+    case files
+}
+
+/// An app extension's configuration (`--extension COMPOSED-ID=VALUES`): rendered per device like
+/// the app's, into an asset of its own that AppManaged's `ExtensionConfigs` names.
+public struct ExtensionDelivery: Sendable, Equatable {
+    /// "Bundle-ID" or "Bundle-ID (Team-ID)".
+    public var composedID: String
+    public var values: String
+    /// The extension's spec; nil: the app's.
+    public var spec: String?
+
+    public init(composedID: String, values: String, spec: String? = nil) {
+        self.composedID = composedID
+        self.values = values
+        self.spec = spec
+    }
+}
+
 /// What a delivery needs besides the rendered dictionary.
 public struct DeliveryOptions: Sendable {
     public var delivery = Delivery.plist
@@ -24,50 +74,143 @@ public struct DeliveryOptions: Sendable {
     public var bundleID: String?
     /// The App Store ID: AppManaged takes it instead of the bundle ID; InstallApplication as `iTunesStoreID`.
     public var appStoreID: String?
+    /// An in-house app's manifest (`https://…`): AppManaged's and InstallApplication's `ManifestURL`.
+    public var manifestURL: String?
     /// Where the DDM assets are served: `https://…`; each asset's URL is this plus `/` and its SHA-256.
     public var assetBaseURL: String?
+    /// DDM: which key names the data asset (nil: `both`).
+    public var appConfigKey: AppConfigKey?
+    /// DDM: `InstallBehavior.Install` (nil: required).
+    public var install: AppInstall?
+    /// DDM: `InstallBehavior.License.Assignment` for App Store apps (nil: device).
+    public var license: LicenseAssignment?
+    /// DDM: `IncludeInBackup` (nil: left out, Apple's default true).
+    public var includeInBackup: Bool?
+    /// DDM: the layout of the declarations (nil: jsonl).
+    public var ddmLayout: DDMLayout?
+    /// DDM: app extensions' configurations, each its own asset.
+    public var extensions: [ExtensionDelivery] = []
+    /// MDM: mixed into every `CommandUUID`, so that an identical command can be queued again.
+    public var commandNonce: String?
 
     public init(delivery: Delivery = .plist) { self.delivery = delivery }
 
-    /// The options checked for the delivery, with the bundle ID settled. Every problem is a
-    /// `delivery.option` (a usage error: nothing is written).
+    /// The options checked for the delivery, with the app settled. Every problem is a
+    /// `delivery.option` (a usage error, one line: nothing is written).
     public func resolved(specBundleID: String) throws(Problem) -> ResolvedDelivery {
         let bundle = bundleID ?? specBundleID
-        guard !bundle.isEmpty, bundle.utf8.count <= 255,
-              bundle.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-" })
-        else {
+        guard Self.isBundleID(bundle) else {
             throw Problem(.deliveryOption, "the app needs a bundle identifier (--bundle-id, or the spec's bundleId), not \"\(bundle)\"")
+        }
+        let sources = [bundleID.map { _ in "--bundle-id" }, appStoreID.map { _ in "--app-store-id" }, manifestURL.map { _ in "--manifest-url" }].compactMap { $0 }
+        if sources.count > 1 {
+            throw Problem(.deliveryOption, "give one app source (--bundle-id, --app-store-id or --manifest-url), not \(sources.joined(separator: " and "))")
         }
         if let appStoreID, appStoreID.isEmpty || !appStoreID.allSatisfy({ $0.isASCII && $0.isNumber }) || appStoreID.count > 18 {
             throw Problem(.deliveryOption, "--app-store-id takes the App Store's numeric ID, not \"\(appStoreID)\"")
         }
+        if let manifestURL {
+            guard delivery == .ddm || delivery == .mdmInstall else {
+                throw Problem(.deliveryOption, "--manifest-url goes with --delivery ddm or mdm-install")
+            }
+            guard Self.isHTTPSURL(manifestURL, allowsQuery: true) else {
+                throw Problem(.deliveryOption, "--manifest-url must be an https:// URL with a host, not \"\(Problem.printable(manifestURL))\"")
+            }
+        }
+        // The options of one delivery given to another: refused, not ignored.
+        let ddmOnly: [(String, Bool)] = [("--asset-base-url", assetBaseURL != nil), ("--app-config-key", appConfigKey != nil),
+                                         ("--install", install != nil), ("--license", license != nil),
+                                         ("--include-in-backup", includeInBackup != nil), ("--ddm-layout", ddmLayout != nil),
+                                         ("--extension", !extensions.isEmpty)]
+        if delivery != .ddm, let given = ddmOnly.first(where: \.1) {
+            throw Problem(.deliveryOption, "\(given.0) goes with --delivery ddm")
+        }
+        if commandNonce != nil && !delivery.isMDMCommand {
+            throw Problem(.deliveryOption, "--command-nonce goes with --delivery mdm-settings or mdm-install")
+        }
+        if let commandNonce, commandNonce.isEmpty || commandNonce.utf8.count > 256 || commandNonce.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw Problem(.deliveryOption, "--command-nonce takes 1 to 256 bytes of printable text")
+        }
+        if license != nil && manifestURL != nil {
+            throw Problem(.deliveryOption, "--license is for App Store apps (--bundle-id or --app-store-id), not an in-house app's --manifest-url")
+        }
+        var seen: Set<String> = []
+        for e in extensions {
+            guard Self.isComposedID(e.composedID) else {
+                throw Problem(.deliveryOption, "--extension takes COMPOSED-ID=VALUES with a composed identifier \"Bundle-ID\" or \"Bundle-ID (Team-ID)\", not \"\(Problem.printable(e.composedID))\"")
+            }
+            guard seen.insert(e.composedID).inserted else { throw Problem(.deliveryOption, "--extension \(e.composedID) is given twice") }
+            guard !e.values.isEmpty else { throw Problem(.deliveryOption, "--extension \(e.composedID) needs a values file: COMPOSED-ID=VALUES") }
+        }
         var base: String?
         if delivery == .ddm {
-            base = try Self.checkedBaseURL(assetBaseURL)
+            guard let assetBaseURL else {
+                throw Problem(.deliveryOption, "--delivery ddm needs --asset-base-url https://… (where the assets will be served)")
+            }
+            guard Self.isHTTPSURL(assetBaseURL, allowsQuery: false) else {
+                throw Problem(.deliveryOption, "--asset-base-url must be an https:// URL with a host and no query, not \"\(Problem.printable(assetBaseURL))\"")
+            }
+            var b = assetBaseURL
+            while b.hasSuffix("/") { b.removeLast() }
+            base = b
         }
-        return ResolvedDelivery(delivery: delivery, bundleID: bundle, appStoreID: appStoreID, assetBaseURL: base)
+        let source: ResolvedDelivery.AppSource = manifestURL.map { .manifestURL($0) } ?? appStoreID.map { .appStoreID($0) } ?? .bundleID(bundle)
+        return ResolvedDelivery(delivery: delivery, bundleID: bundle, source: source, assetBaseURL: base,
+                                appConfigKey: appConfigKey ?? .both, install: install ?? .required,
+                                license: manifestURL == nil ? (license ?? .device) : nil, includeInBackup: includeInBackup,
+                                layout: ddmLayout ?? .jsonl, extensions: extensions.map(\.composedID), commandNonce: commandNonce)
     }
 
-    /// An `https://host/path` URL, without query or fragment, its trailing slashes dropped.
-    static func checkedBaseURL(_ text: String?) throws(Problem) -> String {
-        guard let text else { throw Problem(.deliveryOption, "--delivery ddm needs --asset-base-url https://… (where the assets will be served)") }
-        guard let url = URLComponents(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
-              url.query == nil, url.fragment == nil, url.user == nil, url.password == nil,
-              !text.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "\\" })
-        else {
-            throw Problem(.deliveryOption, "--asset-base-url must be an https:// URL with a host and no query, not \"\(text)\"")
-        }
-        var base = text
-        while base.hasSuffix("/") { base.removeLast() }
-        return base
+    /// Letters, digits, `.` and `-`, at most 255 bytes.
+    static func isBundleID(_ s: some StringProtocol) -> Bool {
+        !s.isEmpty && s.utf8.count <= 255
+            && s.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+    }
+
+    /// "Bundle-ID" or "Bundle-ID (Team-ID)", the team identifier letters and digits.
+    static func isComposedID(_ s: String) -> Bool {
+        guard let open = s.firstIndex(of: " ") else { return isBundleID(s) }
+        let team = s[s.index(after: open)...]
+        return isBundleID(s[..<open]) && team.hasPrefix("(") && team.hasSuffix(")") && team.count > 2
+            && team.dropFirst().dropLast().allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
+
+    /// An `https://host…` URL of printable ASCII (a host in punycode), without user, fragment, or
+    /// (unless allowed) query: what goes into a declaration as it is.
+    static func isHTTPSURL(_ text: String, allowsQuery: Bool) -> Bool {
+        guard text.utf8.count <= 2048, text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && !"\"\\<>^`{|}".unicodeScalars.contains($0) }),
+              let url = URLComponents(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
+              allowsQuery || url.query == nil, url.fragment == nil, url.user == nil, url.password == nil
+        else { return false }
+        if let port = url.port, !(1...65535).contains(port) { return false }
+        return true
     }
 }
 
 /// Delivery options checked and complete.
 public struct ResolvedDelivery: Sendable {
+    /// What names the app in AppManaged and InstallApplication: exactly one of them.
+    public enum AppSource: Sendable, Equatable {
+        case bundleID(String), appStoreID(String), manifestURL(String)
+    }
+
     public let delivery: Delivery
+    /// The spec's or `--bundle-id`: what Settings names, and what a device's configuration
+    /// Identifier is derived from (stable across a change of source).
     public let bundleID: String
-    public let appStoreID: String?
+    public let source: AppSource
     /// Set for DDM.
     public let assetBaseURL: String?
+    public let appConfigKey: AppConfigKey
+    public let install: AppInstall
+    /// Nil for an in-house app (`ManifestURL`).
+    public let license: LicenseAssignment?
+    public let includeInBackup: Bool?
+    public let layout: DDMLayout
+    /// The extensions' composed identifiers, in the order their assets are rendered.
+    public let extensions: [String]
+    public let commandNonce: String?
+
+    public var appStoreID: String? { if case .appStoreID(let id) = source { id } else { nil } }
+    public var manifestURL: String? { if case .manifestURL(let url) = source { url } else { nil } }
 }

@@ -7,7 +7,8 @@ public enum DeliveryPreview {
     }
 
     /// The device's files, in order: for `plist` the plist; for `ddm` the asset plist, its three
-    /// declarations and its declaration set; for the MDM deliveries the command. `rendered` is the
+    /// declarations (as `--ddm-layout files` names them; in the jsonl layout each is a line of
+    /// declarations.jsonl) and its declaration set; for the MDM deliveries the command. `rendered` is the
     /// renderer's output for the device (a fragment for MDM commands).
     public static func files(key: String, rendered: [UInt8], delivery: ResolvedDelivery) -> [(name: String, bytes: [UInt8])] {
         var k = key
@@ -21,12 +22,20 @@ public enum DeliveryPreview {
                     RenderJob.encoder(for: delivery)!.encode(key: key, plist: plist, into: &out)
                     return [(OutputNames.relativePath(key), out)]
                 case .ddm:
-                    let d = DeclarationBuilder(delivery: delivery).build(plist: plist)
-                    var set: [UInt8] = []
-                    DeclarationBuilder.setFile(key: key, d, into: &set)
-                    return [("assets/" + String(decoding: d.assetHash, as: UTF8.self) + ".plist", rendered)]
-                        + d.declarations.map { (DDMSink.declarationPath($0), $0.json) }
-                        + [(OutputNames.relativePath(key, extension: ".json"), set)]
+                    let builder = DeclarationBuilder(delivery: delivery)
+                    let d = builder.build(key: key, plist: plist, extensions: UnsafeBufferPointer(start: nil, count: 0))
+                    func text(_ write: (inout [UInt8]) -> Void) -> [UInt8] {
+                        var out: [UInt8] = []
+                        write(&out)
+                        return out
+                    }
+                    let asset = d.assets[0]
+                    return [(DeclarationBuilder.assetPath(asset), rendered),
+                            (DeclarationBuilder.declarationPath(DeclarationBuilder.assetPrefix, asset.name), text { builder.appendAssetDeclaration(asset, to: &$0) }),
+                            (DeclarationBuilder.declarationPath(DeclarationBuilder.configurationPrefix, d.identity), text { builder.appendConfiguration(d, to: &$0) }),
+                            (DeclarationBuilder.declarationPath(DeclarationBuilder.activationPrefix, d.identity), text { builder.appendActivation(d, to: &$0) }),
+                            (OutputNames.relativePath(key, extension: ".json"),
+                             text { builder.appendSet(key: key, d, path: false, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &$0) })]
                 }
             }
         }

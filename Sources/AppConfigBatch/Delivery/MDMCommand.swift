@@ -11,12 +11,14 @@ public struct MDMCommand: DeviceFileEncoder {
     public enum Kind: Sendable {
         /// `Settings` with one `ApplicationConfiguration` item; without a configuration it removes it.
         case settings
-        /// `InstallApplication` with the configuration (`iTunesStoreID`, else `Identifier`).
+        /// `InstallApplication` with the configuration (`iTunesStoreID`, `ManifestURL`, else `Identifier`).
         case install
     }
 
     public let kind: Kind
     let bundleID: String
+    /// `--command-nonce`: mixed into every CommandUUID (a queue refuses a UUID it holds already).
+    let nonce: [UInt8]?
     /// The text up to the configuration's first key line, and from its closing tag to `CommandUUID`'s value.
     let head: [UInt8]
     let tail: [UInt8]
@@ -27,6 +29,7 @@ public struct MDMCommand: DeviceFileEncoder {
     public init(kind: Kind, delivery: ResolvedDelivery) {
         self.kind = kind
         bundleID = delivery.bundleID
+        nonce = delivery.commandNonce.map { Array($0.utf8) }
         var head = Array(Self.documentStart.utf8)
         var tail: [UInt8] = []
         func line(_ tabs: Int, _ text: String, _ out: inout [UInt8]) {
@@ -57,9 +60,10 @@ public struct MDMCommand: DeviceFileEncoder {
             line(2, "<key>Configuration</key>", &head)
             line(2, "<dict>", &head)
             line(2, "</dict>", &tail)
-            if delivery.appStoreID == nil { string(2, "Identifier", delivery.bundleID, &tail) }
+            if case .bundleID(let id) = delivery.source { string(2, "Identifier", id, &tail) }
+            if case .manifestURL(let url) = delivery.source { string(2, "ManifestURL", url, &tail) }
             string(2, "RequestType", "InstallApplication", &tail)
-            if let id = delivery.appStoreID {
+            if case .appStoreID(let id) = delivery.source {
                 line(2, "<key>iTunesStoreID</key>", &tail)
                 line(2, "<integer>\(id)</integer>", &tail)
             }
@@ -76,18 +80,38 @@ public struct MDMCommand: DeviceFileEncoder {
         out += head
         out.append(contentsOf: plist)
         out += tail
-        let uuid = Self.commandUUID(key: key, command: out[start...])
+        let uuid = Self.commandUUID(key: key, command: out[start...], nonce: nonce)
         out += uuid
         out += Array("</string>\n</dict>\n</plist>\n".utf8)
     }
 
-    /// For `Settings`: the removal command; `InstallApplication` has none.
+    /// What `--remove-missing` sends a device gone from the fleet: for `Settings` the command that
+    /// removes the app's configuration; for `InstallApplication`, `RemoveApplication`.
     public func removal(key: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        kind == .settings ? Self.removal(bundleID: bundleID, key: key) : nil
+        kind == .settings ? Self.removal(bundleID: bundleID, key: key, nonce: nonce) : Self.removeApplication(bundleID: bundleID, key: key, nonce: nonce)
+    }
+
+    /// `RemoveApplication` for the app: the app and its data leave the device.
+    static func removeApplication(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
+        var out = Array(documentStart.utf8)
+        out += Array("""
+            \t<key>Command</key>
+            \t<dict>
+            \t\t<key>Identifier</key>
+            \t\t<string>\(escaped(bundleID))</string>
+            \t\t<key>RequestType</key>
+            \t\t<string>RemoveApplication</string>
+            \t</dict>
+            \t<key>CommandUUID</key>
+            \t<string>
+            """.utf8)
+        out += commandUUID(key: key, command: out[...], nonce: nonce)
+        out += Array("</string>\n</dict>\n</plist>\n".utf8)
+        return out
     }
 
     /// A `Settings` command that removes the app's configuration (the item without `Configuration`).
-    public static func removal(bundleID: String, key: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    public static func removal(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
         var out = Array(documentStart.utf8)
         out += Array("""
             \t<key>Command</key>
@@ -107,7 +131,7 @@ public struct MDMCommand: DeviceFileEncoder {
             \t<key>CommandUUID</key>
             \t<string>
             """.utf8)
-        out += commandUUID(key: key, command: out[...])
+        out += commandUUID(key: key, command: out[...], nonce: nonce)
         out += Array("</string>\n</dict>\n</plist>\n".utf8)
         return out
     }
@@ -121,11 +145,16 @@ public struct MDMCommand: DeviceFileEncoder {
         """
 
     /// An RFC 9562 version 8 UUID (uppercase, as MDM servers write them) from SHA-256 of the device
-    /// key, a zero byte and the command's text before its UUID.
-    static func commandUUID(key: UnsafeBufferPointer<UInt8>, command: ArraySlice<UInt8>) -> [UInt8] {
+    /// key, a zero byte and the command's text before its UUID; with a nonce, a zero byte and the
+    /// nonce after it (the same command with another nonce has another UUID).
+    static func commandUUID(key: UnsafeBufferPointer<UInt8>, command: ArraySlice<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
         var input = Array(key)
         input.append(0)
         input += command
+        if let nonce {
+            input.append(0)
+            input += nonce
+        }
         var d = [UInt8](repeating: 0, count: SHA256.byteCount)
         input.withUnsafeBytes { b in d.withUnsafeMutableBufferPointer { SHA256.digest(b, into: $0.baseAddress!) } }
         d[6] = (d[6] & 0x0F) | 0x80  // version 8

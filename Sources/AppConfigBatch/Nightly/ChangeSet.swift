@@ -6,8 +6,12 @@ import Digest
 public struct ChangeCounts: Sendable, Codable, Equatable {
     public var added = 0
     public var changed = 0
+    /// Gone from tonight's inputs and given their removal (`--remove-missing`): they lose the app.
     public var removed = 0
     public var unchanged = 0
+    /// Gone from tonight's inputs without `--remove-missing`: they keep their last configuration,
+    /// and their entries are carried into the new manifest.
+    public var missing = 0
 
     /// The share of the previous generation's devices that changed or went (the guard's measure).
     public func changeShare(previousCount: Int) -> Double {
@@ -16,30 +20,35 @@ public struct ChangeCounts: Sendable, Codable, Equatable {
 }
 
 /// Tonight's fleet against a previous manifest: each device's kind of change, in device-key order
-/// (`changes.jsonl`), the counts, and the keys of the devices gone. A device that failed tonight is
-/// neither: it keeps its previous entry in the new manifest and is reported as failed. Both sides
-/// must be in device-key order (`Manifest.isSorted`; manifests are written so).
+/// (`changes.jsonl`), the counts, and the devices gone. A device that failed tonight is neither: it
+/// keeps its previous entry in the new manifest and is reported as failed. A device gone from
+/// tonight's inputs is `missing` and keeps its previous entry too (removal is never implicit: on a
+/// device, a removed set removes the app and its data), unless `removeMissing`, when it is
+/// `removed`. Both sides must be in device-key order (`Manifest.isSorted`; manifests are written so).
 struct ChangeSet {
     var counts = ChangeCounts()
-    /// `{"device":KEY,"change":"added"|"changed"|"removed"}` lines, in device-key order.
+    /// `{"device":KEY,"change":"added"|"changed"|"removed"|"missing"}` lines, in device-key order.
     var lines: [UInt8] = []
     var removedKeys: [[UInt8]] = []
     /// Devices written tonight (added or changed), by row: what `--changed-only` writes.
     var changedRows = Set<Int32>()
-    /// Devices that failed tonight, by position in key order: their previous digest, carried into
-    /// the new manifest.
-    var carried: [Int: SHA256Digest] = [:]
+    /// Devices that failed tonight, by position in key order: their previous entry (its place in
+    /// the previous manifest), carried into the new manifest.
+    var carried: [Int: Int] = [:]
+    /// Devices missing tonight: their previous entries, each with the position in tonight's key
+    /// order it comes before (the new manifest holds them in key order).
+    var missing: [(before: Int, previous: Int)] = []
 
     /// `order` is the shard's rows in device-key order and `digests` their outputs' digests (nil:
     /// failed). The previous manifest is in the same order, so the two are merged in one pass, with
     /// no table (a third of a second for 1M devices, against a second with hash look-ups).
-    init(previous: Manifest, fleet: Fleet, order: [Int32], digests: [SHA256Digest?]) {
+    init(previous: Manifest, fleet: Fleet, order: [Int32], digests: [SHA256Digest?], removeMissing: Bool = false) {
         let inventory = fleet.inventory
         func key(_ row: Int32) -> UnsafeBufferPointer<UInt8> { inventory.value(row: Int(row), slot: inventory.deviceKeySlot) }
         var entries: [(key: [UInt8], kind: StaticString)] = []
         var i = 0
         func note(_ k: UnsafeBufferPointer<UInt8>, _ kind: StaticString) { entries.append((Array(k), kind)) }
-        previous.forEach { old, oldDigest in
+        previous.forEachEntry { index, old, oldDigest in
             // Tonight's devices before this one in key order were not in the previous generation.
             while i < order.count && bytesPrecede(key(order[i]), old) {
                 if digests[i] != nil { counts.added += 1; note(key(order[i]), "added"); changedRows.insert(order[i]) }
@@ -49,13 +58,17 @@ struct ChangeSet {
                 if let digest = digests[i] {
                     if digest == oldDigest { counts.unchanged += 1 } else { counts.changed += 1; note(old, "changed"); changedRows.insert(order[i]) }
                 } else {
-                    carried[i] = oldDigest
+                    carried[i] = index
                 }
                 i += 1
-            } else {
+            } else if removeMissing {
                 counts.removed += 1
                 removedKeys.append(Array(old))
                 note(old, "removed")
+            } else {
+                counts.missing += 1
+                missing.append((i, index))
+                note(old, "missing")
             }
         }
         while i < order.count {

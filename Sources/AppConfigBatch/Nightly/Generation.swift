@@ -30,7 +30,7 @@ struct Generation {
         self.previous = previous
         self.fingerprints = fingerprints
         self.sink = sink
-        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests) }
+        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, removeMissing: job.removeMissing) }
     }
 
     /// Hands `body` the entries and the device keys, as views read with no reference counting.
@@ -45,11 +45,38 @@ struct Generation {
     /// miss, most of the time that made the index and the manifest.
     @inline(__always)
     private func prefetchKeys(after i: Int, in entries: UnsafeBufferPointer<Entry>, _ keys: InventoryTable.Column) {
-        if i + 8 < entries.count { keys.prefetchRange(row: Int(entries[i + 8].row)) }
-        if i + 4 < entries.count { keys.prefetchValue(row: Int(entries[i + 4].row)) }
+        // A device missing tonight (row -1) has no key in the inventory.
+        if i + 8 < entries.count, entries[i + 8].row >= 0 { keys.prefetchRange(row: Int(entries[i + 8].row)) }
+        if i + 4 < entries.count, entries[i + 4].row >= 0 { keys.prefetchValue(row: Int(entries[i + 4].row)) }
     }
 
-    private typealias Entry = (row: Int32, digest: SHA256Digest, carried: Bool, variant: UInt16)
+    /// A device of the new manifest: rendered tonight (`source` its position in key order), or
+    /// carried from the previous manifest (`source` its entry there): failed tonight, or missing
+    /// from tonight's inputs (`row` -1).
+    private typealias Entry = (row: Int32, digest: SHA256Digest, carried: Bool, variant: UInt16, source: Int32)
+
+    /// The new manifest's devices in key order: tonight's, and the previous generation's that
+    /// tonight failed or lacks (kept: removal is never implicit).
+    private var entries: [Entry] {
+        var entries: [Entry] = []
+        entries.reserveCapacity(result.order.count + (changes?.missing.count ?? 0))
+        var missing = (changes?.missing ?? [])[...]
+        // With each its variant, read here in order (by row, in key order, a cache miss per line).
+        for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
+            while let m = missing.first, m.before == position {
+                entries.append((-1, previous!.digest(at: m.previous), true, 0, Int32(m.previous)))
+                missing.removeFirst()
+            }
+            let variant = result.variants.isEmpty ? 0 : result.variants[position]
+            if let digest {
+                entries.append((row, digest, false, variant, Int32(position)))
+            } else if let index = changes?.carried[position] {
+                entries.append((row, previous!.digest(at: index), true, variant, Int32(index)))
+            }
+        }
+        for m in missing { entries.append((-1, previous!.digest(at: m.previous), true, 0, Int32(m.previous))) }
+        return entries
+    }
 
     /// Why this run must not be published, or nil.
     func refusal(_ s: RunSummary) -> String? {
@@ -58,6 +85,13 @@ struct Generation {
         let failedShare = s.devices.inShard == 0 ? 0 : Double(s.devices.failed) / Double(s.devices.inShard)
         if !job.force && failedShare > job.maxFailureRatio {
             return "\(s.devices.failed) of \(s.devices.inShard) devices failed (\(percent(failedShare)), more than --max-failure-ratio \(job.maxFailureRatio))"
+        }
+        if let changes, let previous, !job.force, job.removeMissing {
+            let share = previous.count == 0 ? 0 : Double(changes.counts.removed) / Double(previous.count)
+            if share > job.maxRemovalRatio {
+                return "\(changes.counts.removed) of \(previous.count) devices would lose the app (\(percent(share)), "
+                    + "more than --max-removal-ratio \(job.maxRemovalRatio): a wrong input? --force publishes it)"
+            }
         }
         if let changes, let previous, !job.force {
             let share = changes.counts.changeShare(previousCount: previous.count)
@@ -71,9 +105,9 @@ struct Generation {
 
     private func percent(_ x: Double) -> String { String(Int((x * 1000).rounded()) / 10) + "." + String(Int((x * 1000).rounded()) % 10) + "%" }
 
-    /// `--changed-only`: what removes the configuration of each device gone since the previous generation.
+    /// `--remove-missing`: what removes the configuration of each device gone since the previous generation.
     func writeRemovals() throws(Problem) {
-        guard job.changedOnly, let changes else { return }
+        guard job.removeMissing, let changes else { return }
         for key in changes.removedKeys {
             try key.withUnsafeBufferPointer { k throws(Problem) in try sink.addRemoved(key: k) }
         }
@@ -83,19 +117,9 @@ struct Generation {
     /// assignments the names that applied) and the manifest of the whole fleet (the devices
     /// rendered, and those that failed tonight with their previous entry), both in device-key
     /// order, each made when the sink writes it, in rounds of lines made on every core.
-    func closingFiles() -> [ClosingFile] {
-        // In device-key order, as rendered: each device's digest, or for one that failed its previous one.
-        var entries: [Entry] = []
-        entries.reserveCapacity(result.order.count)
-        // With each its variant, read here in order (by row, in key order, a cache miss per line).
-        for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
-            let variant = result.variants.isEmpty ? 0 : result.variants[position]
-            if let digest {
-                entries.append((row, digest, false, variant))
-            } else if let previous = changes?.carried[position] {
-                entries.append((row, previous, true, variant))
-            }
-        }
+    func closingFiles(liveAssets live: [SHA256Digest] = []) -> [ClosingFile] {
+        let entries = self.entries
+        let ddm = sink as? DDMSink
         var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
                                           ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
         header += fingerprints
@@ -121,12 +145,72 @@ struct Generation {
             try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
                 withKeys(entries) { entries, keys in for i in range {
+                    let e = entries[i]
+                    if e.row < 0 {
+                        // Missing tonight: its previous line, as it was.
+                        previous!.withKey(at: Int(e.source)) { key in
+                            if ddm != nil {
+                                Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: e.digest, to: &lines)
+                            } else {
+                                Manifest.appendLine(key: key, extension: ending, digest: e.digest, to: &lines)
+                            }
+                        }
+                        continue
+                    }
                     prefetchKeys(after: i, in: entries, keys)
-                    Manifest.appendLine(key: keys.value(row: Int(entries[i].row)), extension: ending, digest: entries[i].digest, to: &lines)
+                    let key = keys.value(row: Int(e.row))
+                    if let ddm {
+                        // The assets the device's set names: tonight's, or for a failed device its previous ones.
+                        var path: [UInt8] = []
+                        if e.carried { path += previous!.path(at: Int(e.source)) } else { ddm.appendManifestPath(position: Int(e.source), to: &path) }
+                        Manifest.appendLine(key: key, path: path, digest: e.digest, to: &lines)
+                    } else {
+                        Manifest.appendLine(key: key, extension: ending, digest: e.digest, to: &lines)
+                    }
                 } }
             }, emit: emit)
         }
-        return [index, manifest]
+        guard ddm != nil else { return [index, manifest] }
+        return [index, ClosingFile("assets.live", Self.liveAssetsText(live)), manifest]
+    }
+
+    /// DDM: every asset a live set names (tonight's devices', and those carried from the previous
+    /// generation), once each, in the order of their names: what an asset store must keep serving.
+    func liveAssets() -> [SHA256Digest] {
+        guard let ddm = sink as? DDMSink else { return [] }
+        let entries = self.entries
+        var live: [SHA256Digest] = []
+        live.reserveCapacity(entries.count * ddm.assetsByPosition.count)
+        for e in entries {
+            if e.carried {
+                // `assets/<sha256>.plist`, space-separated.
+                for name in previous!.path(at: Int(e.source)).split(separator: UInt8(ascii: " ")) where name.count == 7 + 64 + 6 {
+                    let hex = Array(name.dropFirst(7).prefix(64))
+                    if let d = hex.withUnsafeBufferPointer(SHA256Digest.init(hex:)) { live.append(d) }
+                }
+            } else {
+                for slots in ddm.assetsByPosition { live.append(slots[Int(e.source)]) }
+            }
+        }
+        // Byte order of the digests is the order of their hex names.
+        func bytes(_ d: SHA256Digest) -> (UInt64, UInt64, UInt64, UInt64) { (d.a.byteSwapped, d.b.byteSwapped, d.c.byteSwapped, d.d.byteSwapped) }
+        live.sort { bytes($0) < bytes($1) }
+        var unique: [SHA256Digest] = []
+        unique.reserveCapacity(live.count)
+        for d in live where d != unique.last { unique.append(d) }
+        return unique
+    }
+
+    /// `assets.live`: a line per live asset, `assets/<sha256>.plist`.
+    static func liveAssetsText(_ live: [SHA256Digest]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(live.count * 78)
+        for d in live {
+            out += "assets/".utf8
+            d.appendHex(to: &out)
+            out += ".plist\n".utf8
+        }
+        return out
     }
 }
 

@@ -22,8 +22,10 @@ public final class Manifest: @unchecked Sendable {
     /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE SHA256".
     public let header: [(name: String, value: String)]
     /// The devices' keys, back to back; each entry's key is a range of it. (Paths are checked
-    /// when read, not kept: a device's path follows from its key.)
+    /// when read, and kept only when asked for: a device's path follows from its key, but for DDM
+    /// it names the assets its set names.)
     private let keys: [UInt8]
+    private let paths: [UInt8]
     private let entries: [Entry]
     /// Look-up by key, built only when asked for (`--changed-only` asks per device while
     /// rendering); comparing generations merges them in key order and needs none.
@@ -32,13 +34,16 @@ public final class Manifest: @unchecked Sendable {
     struct Entry {
         var key: Range<Int>
         var digest: SHA256Digest
+        /// In `paths`; empty unless paths are kept.
+        var path: Range<Int> = 0..<0
     }
 
     public var count: Int { entries.count }
 
-    init(header: [(String, String)], keys: [UInt8], entries: [Entry], indexed: Bool) {
+    init(header: [(String, String)], keys: [UInt8], paths: [UInt8] = [], entries: [Entry], indexed: Bool) {
         self.header = header
         self.keys = keys
+        self.paths = paths
         self.entries = entries
         guard indexed else {
             table = nil
@@ -69,33 +74,51 @@ public final class Manifest: @unchecked Sendable {
         }
     }
 
+    /// The same with each entry's place in the manifest.
+    func forEachEntry(_ body: (Int, UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
+        keys.withUnsafeBufferPointer { t in
+            for (i, e) in entries.enumerated() { body(i, UnsafeBufferPointer(rebasing: t[e.key]), e.digest) }
+        }
+    }
+
+    /// Entry `i`'s key, for as long as `body` runs.
+    func withKey<R>(at i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        keys.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[entries[i].key])) }
+    }
+
+    func digest(at i: Int) -> SHA256Digest { entries[i].digest }
+
+    /// Entry `i`'s path as written (loaded with `keepsPaths`; else empty).
+    func path(at i: Int) -> ArraySlice<UInt8> { paths[entries[i].path] }
+
     // MARK: Reading
 
     /// Reads a manifest from a generation folder, a manifest file, or a tar written by appconfig
     /// (the manifest beside it, `FILE.manifest.tsv`, else its member). `indexed` builds the
     /// look-up by key (`digest(forKey:)`).
-    public static func load(_ path: String, indexed: Bool = false) throws(Problem) -> Manifest {
+    public static func load(_ path: String, indexed: Bool = false, keepsPaths: Bool = false) throws(Problem) -> Manifest {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): No such file or directory")
         }
-        if isFolder.boolValue { return try parse(read(path + "/" + fileName), file: path + "/" + fileName, indexed: indexed) }
+        if isFolder.boolValue { return try parse(read(path + "/" + fileName), file: path + "/" + fileName, indexed: indexed, keepsPaths: keepsPaths) }
         if path.hasSuffix(".tar") {
             let beside = path + "." + fileName
-            if FileManager.default.fileExists(atPath: beside) { return try parse(read(beside), file: beside, indexed: indexed) }
-            return try parse(try Tar.member(named: fileName, in: path), file: path, indexed: indexed)
+            if FileManager.default.fileExists(atPath: beside) { return try parse(read(beside), file: beside, indexed: indexed, keepsPaths: keepsPaths) }
+            return try parse(try Tar.member(named: fileName, in: path), file: path, indexed: indexed, keepsPaths: keepsPaths)
         }
-        return try parse(read(path), file: path, indexed: indexed)
+        return try parse(read(path), file: path, indexed: indexed, keepsPaths: keepsPaths)
     }
 
     private static func read(_ path: String) throws(Problem) -> [UInt8] {
         do { return try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
     }
 
-    static func parse(_ bytes: [UInt8], file: String, indexed: Bool = false) throws(Problem) -> Manifest {
+    static func parse(_ bytes: [UInt8], file: String, indexed: Bool = false, keepsPaths: Bool = false) throws(Problem) -> Manifest {
         var header: [(String, String)] = []
         var entries: [Entry] = []
         var text: [UInt8] = []
+        var paths: [UInt8] = []
         text.reserveCapacity(bytes.count)
         entries.reserveCapacity(bytes.count / 100)
         var line = 0
@@ -128,7 +151,12 @@ public final class Manifest: @unchecked Sendable {
                 }
                 let keyStart = text.count
                 if tab == 65 || !unescape(l[(tab + 1)...], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
-                entries.append(Entry(key: keyStart..<text.count, digest: digest))
+                var path = 0..<0
+                if keepsPaths {
+                    paths += l[65..<tab]
+                    path = (paths.count - (tab - 65))..<paths.count
+                }
+                entries.append(Entry(key: keyStart..<text.count, digest: digest, path: path))
             }
             if inHeader && line > 1 { failure = "the manifest ends in its header" }
         }
@@ -143,7 +171,7 @@ public final class Manifest: @unchecked Sendable {
         }
         if line == 0 { failure = "the manifest is empty" }
         if let failure { throw Problem(.manifestSyntax, at: Location(file: file, line: line), failure) }
-        return Manifest(header: header, keys: text, entries: entries, indexed: indexed)
+        return Manifest(header: header, keys: text, paths: paths, entries: entries, indexed: indexed)
     }
 
     private static func unescape(_ s: Slice<UnsafeBufferPointer<UInt8>>, into out: inout [UInt8]) -> Bool {
@@ -198,6 +226,16 @@ public final class Manifest: @unchecked Sendable {
             return
         }
         appendLineByPieces(key: key, extension: ending, digest: digest, to: &out)
+    }
+
+    /// A line with its path given (DDM: the assets the device's set names).
+    static func appendLine(key: UnsafeBufferPointer<UInt8>, path: some Collection<UInt8>, digest: SHA256Digest, to out: inout [UInt8]) {
+        digest.appendHex(to: &out)
+        out.append(0x09)
+        out += path
+        out.append(0x09)
+        appendEscapingRuns(key, to: &out, where: { b, _ in b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F }, escape: appendPercentEscaped)
+        out.append(0x0A)
     }
 
     /// `appendLine` piece by piece, for any key (the tests' reference too).

@@ -40,8 +40,8 @@ struct CompileCommand: ParsableCommand {
     @Option(name: .customLong("var"), help: "A variable of the device to render, NAME=VALUE (cn=Jane, device.Asset Tag=42, group=Sales); repeatable.")
     var variables: [String] = []
 
-    @Option(help: "Output format of the rendered device: binary or xml.")
-    var format: OutputFormat = .xml
+    @Option(help: "Output format of the rendered device: binary or xml (default: xml for a bare plist or an MDM command; binary for ddm, as render writes it, so its Identifiers and hashes are render's).")
+    var format: OutputFormat?
 
     /// The device previewed as delivered.
     @OptionGroup var delivery: DeliveryArguments
@@ -92,8 +92,9 @@ struct CompileCommand: ParsableCommand {
             if !disasm { print("compiled \(program.metadata.bundleId) version \(program.metadata.version): \(program.keys.count) keys, \(program.slots.count) variables, hash \(program.metadata.hashHex)" + (assignments.isEmpty ? "" : "; \(assignments.count) assignments")) }
             return
         }
-        let resolved = try reportingProblems { try delivery.options.resolved(specBundleID: program.metadata.bundleId) }
-        let renderFormat = resolved.delivery.isMDMCommand ? .xml : format
+        let options = try delivery.options()
+        let resolved = try reportingProblems { try options.resolved(specBundleID: program.metadata.bundleId) }
+        let renderFormat: OutputFormat = resolved.delivery.isMDMCommand ? .xml : format ?? (resolved.delivery == .ddm ? .binary : .xml)
         let renderer = Renderer(image: ProgramImage(program), format: renderFormat, xmlNesting: DeliveryPreview.xmlNesting(resolved))
         let bytes = try reportingProblems { try renderer.renderCopy(device) { _ in Location(file: "--var") } }
         let key = device[.device(.udid)] ?? device[.device(.serialNumber)] ?? "preview"

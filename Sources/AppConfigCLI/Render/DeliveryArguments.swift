@@ -1,7 +1,9 @@
 import AppConfigBatch
 import ArgumentParser
 
-/// How the configuration is delivered: shared by `render` and `compile` (its preview).
+/// How the configuration is delivered: shared by `render` and `compile` (its preview). The
+/// pairings (an option of one delivery given to another, two app sources) are checked by
+/// `DeliveryOptions.resolved`, a one-line usage error before anything is written.
 struct DeliveryArguments: ParsableArguments {
     @Option(help: "plist (bare plists), ddm (data assets and declarations), mdm-settings or mdm-install (MDM commands).")
     var delivery: Delivery = .plist
@@ -15,18 +17,69 @@ struct DeliveryArguments: ParsableArguments {
     @Option(name: .customLong("app-store-id"), help: "The app's App Store ID: AppManaged's AppStoreID, InstallApplication's iTunesStoreID.")
     var appStoreID: String?
 
-    func validate() throws {
-        if delivery != .ddm && assetBaseURL != nil { throw ValidationError("--asset-base-url goes with --delivery ddm") }
-    }
+    @Option(name: .customLong("manifest-url"), help: "An in-house app's manifest (https://): AppManaged's and InstallApplication's ManifestURL, instead of a bundle or store ID.")
+    var manifestURL: String?
+
+    @Option(name: .customLong("app-config-key"),
+            help: "DDM: legacy (LegacyAppConfigAssetReference: apps that read com.apple.configuration.managed), managedapp (AppConfig.DataAssetReference: ManagedApp framework apps) or both (default).")
+    var appConfigKey: AppConfigKey?
+
+    @Option(help: "DDM: required (default: installed, the user cannot remove it) or optional.")
+    var install: AppInstall?
+
+    @Option(help: "DDM: the App Store license, device (default) or user.")
+    var license: LicenseAssignment?
+
+    @Option(name: .customLong("include-in-backup"), help: "DDM: true or false (IncludeInBackup; Apple's default true).")
+    var includeInBackup: Bool?
+
+    @Option(name: .customLong("ddm-layout"), help: "DDM: jsonl (default: declarations.jsonl and the sets in index.jsonl) or files (a JSON file per declaration and per set).")
+    var ddmLayout: DDMLayout?
+
+    @Option(name: .customLong("extension"), help: "DDM: an app extension's configuration, COMPOSED-ID=VALUES (its own asset in ExtensionConfigs); repeatable.")
+    var extensions: [String] = []
+
+    @Option(name: .customLong("extension-spec"), help: "DDM: the spec of an extension, COMPOSED-ID=SPEC (default: the app's spec); repeatable.")
+    var extensionSpecs: [String] = []
+
+    @Option(name: .customLong("command-nonce"), help: "MDM: text mixed into every CommandUUID, so an identical command can be queued again.")
+    var commandNonce: String?
 
     /// The library's options.
-    var options: DeliveryOptions {
+    func options() throws -> DeliveryOptions {
         var o = DeliveryOptions(delivery: delivery)
         o.assetBaseURL = assetBaseURL
         o.bundleID = bundleID
         o.appStoreID = appStoreID
+        o.manifestURL = manifestURL
+        o.appConfigKey = appConfigKey
+        o.install = install
+        o.license = license
+        o.includeInBackup = includeInBackup
+        o.ddmLayout = ddmLayout
+        o.commandNonce = commandNonce
+        var specs: [String: String] = [:]
+        for entry in extensionSpecs {
+            let (id, spec) = try Self.pair(entry, "--extension-spec", "COMPOSED-ID=SPEC")
+            specs[id] = spec
+        }
+        for entry in extensions {
+            let (id, values) = try Self.pair(entry, "--extension", "COMPOSED-ID=VALUES")
+            o.extensions.append(ExtensionDelivery(composedID: id, values: values, spec: specs.removeValue(forKey: id)))
+        }
+        if let id = specs.keys.sorted().first { throw ValidationError("--extension-spec \(id) names no --extension") }
         return o
+    }
+
+    /// `ID=VALUE`, split at the first `=` (a composed identifier has none).
+    static func pair(_ entry: String, _ option: String, _ form: String) throws -> (String, String) {
+        guard let eq = entry.firstIndex(of: "="), eq != entry.startIndex else { throw ValidationError("\(option) takes \(form), not \"\(entry)\"") }
+        return (String(entry[..<eq]), String(entry[entry.index(after: eq)...]))
     }
 }
 
 extension Delivery: ExpressibleByArgument {}
+extension AppConfigKey: ExpressibleByArgument {}
+extension AppInstall: ExpressibleByArgument {}
+extension LicenseAssignment: ExpressibleByArgument {}
+extension DDMLayout: ExpressibleByArgument {}

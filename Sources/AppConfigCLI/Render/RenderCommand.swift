@@ -41,7 +41,11 @@ struct RenderCommand: ParsableCommand {
     @Flag(name: .customLong("changed-only"), help: "Write only the devices added or changed since the previous generation (and the whole fleet's manifest).")
     var changedOnly = false
     @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went.") var maxChangeRatio = 0.5
-    @Flag(help: "Publish past --max-failure-ratio and --max-change-ratio.") var force = false
+    @Flag(name: .customLong("remove-missing"), help: "Devices gone from the inputs since the previous generation lose the app: an empty DDM set, an MDM removal command (by default they keep their last configuration and are listed as missing).")
+    var removeMissing = false
+    @Option(name: .customLong("max-removal-ratio"), help: "With --remove-missing: publish nothing (status 1) when a larger share of the previous devices would lose the app.")
+    var maxRemovalRatio = 0.01
+    @Flag(help: "Publish past --max-failure-ratio, --max-change-ratio and --max-removal-ratio.") var force = false
     @Flag(name: .customLong("allow-unjoined"), help: "Render although no device found its user in the directory (by default an error: the wrong --user-attribute?).")
     var allowUnjoined = false
     @Option(help: "Complete generations kept beside --out (the current one included).") var keep = 2
@@ -59,7 +63,9 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
         }
         if keep < 1 { throw ValidationError("--keep must be at least 1") }
-        if !(0...1).contains(maxFailureRatio) || !(0...1).contains(maxChangeRatio) { throw ValidationError("--max-failure-ratio and --max-change-ratio take a share from 0 to 1") }
+        if ![maxFailureRatio, maxChangeRatio, maxRemovalRatio].allSatisfy((0...1).contains) {
+            throw ValidationError("--max-failure-ratio, --max-change-ratio and --max-removal-ratio take a share from 0 to 1")
+        }
     }
 
     /// The format: as given, else XML for MDM commands and binary otherwise.
@@ -72,7 +78,7 @@ struct RenderCommand: ParsableCommand {
         job.specOptions.lenient = policy.lenient
         job.compileOptions = try policy.compileOptions()
         job.batch.format = outputFormat
-        job.delivery = delivery.options
+        job.delivery = try delivery.options()
         job.batch.jobs = jobs ?? ProcessInfo.processInfo.activeProcessorCount
         job.batch.verify = verify
         job.batch.shard = try reportingProblems {
@@ -85,6 +91,8 @@ struct RenderCommand: ParsableCommand {
         job.since = since
         job.changedOnly = changedOnly
         job.maxChangeRatio = maxChangeRatio
+        job.removeMissing = removeMissing
+        job.maxRemovalRatio = maxRemovalRatio
         job.force = force
         job.keepGenerations = keep
         job.report = report
@@ -125,6 +133,21 @@ struct RenderCommand: ParsableCommand {
         if summary.exitStatus != ExitStatus.ok { throw ExitCode(summary.exitStatus) }
     }
 
+    /// The summary's second line when devices went since the previous generation: how many lose
+    /// the app (or would), or keep their configuration for want of `--remove-missing`.
+    static func removalLine(_ c: ChangeCounts, delivery: Delivery, held: Bool) -> String {
+        if c.removed > 0 {
+            let what = switch delivery {
+            case .ddm: "the app and its data (an empty declaration set)"
+            case .mdmInstall: "the app and its data (RemoveApplication)"
+            case .mdmSettings: "the app's configuration (a Settings removal command)"
+            case .plist: "their entries in the manifest (bare plists have no removal)"
+            }
+            return "removal: \(c.removed) devices gone from the inputs \(held ? "would lose" : "lose") \(what)"
+        }
+        return "missing: \(c.missing) devices are not in tonight's inputs; they keep their last configuration (--remove-missing removes the app from them)"
+    }
+
     /// The summary goes to stdout, unless stdout carries the tar stream. The headline's time is
     /// the whole job's; the phases follow it.
     func printSummary(_ s: RunSummary, seconds: Double) {
@@ -133,11 +156,14 @@ struct RenderCommand: ParsableCommand {
             + (s.shard != Shard.whole.description ? ", shard \(s.shard)" : "") + ")"
             + (s.output.map { " to \($0)" } ?? "") + " in \(String(format1: seconds)) s"
             + " (\(formatRate(seconds > 0 ? Double(s.devices.inShard) / seconds : 0))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped")
+        if let c = s.changes, c.removed > 0 || c.missing > 0 {
+            say(Self.removalLine(c, delivery: delivery.delivery, held: s.notPublished != nil || s.dryRun))
+        }
         if !s.errorsByCode.isEmpty {
             say("errors: " + s.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if let c = s.changes, let since = s.since {
-            say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.unchanged) unchanged")
+            say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.missing) missing, \(c.unchanged) unchanged")
         }
         let phases = ["compile", "since", "inventory", "directory", "join", "assign", "render", "publish", "report"].compactMap { name in
             s.seconds[name].map { "\(name) \(String(format: "%.2f", $0)) s" + (name == "render" ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
