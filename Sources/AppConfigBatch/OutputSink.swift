@@ -129,14 +129,17 @@ public final class ChangeFilter: Sendable {
 /// `--dry-run`: every device is resolved and checked; nothing is written. Each device's digest is
 /// the one its delivery would have (for the change counts of `--dry-run --since`).
 public final class DryRunSink: OutputSink {
-    public typealias Digester = @Sendable (UnsafeBufferPointer<UInt8>, UnsafeRawBufferPointer) -> SHA256Digest
+    public typealias Digester = @Sendable (RenderedDevice) -> SHA256Digest
     private let digester: Digester?
 
-    /// `digest` makes a device's digest from its key and plist; nil: the plist's own.
+    /// `digest` makes a device's digest from what was rendered for it; nil: the plist's own.
     public init(digest: Digester? = nil) { digester = digest }
 
     public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
-        digester?(key, plist) ?? SHA256Digest(of: plist)
+        try add(RenderedDevice(key: key, plist: plist), to: &chunk)
+    }
+    public func add(_ device: RenderedDevice, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
+        digester?(device) ?? SHA256Digest(of: device.plist)
     }
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String { "" }
     public func discard() {}

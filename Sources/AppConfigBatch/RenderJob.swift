@@ -257,9 +257,9 @@ public struct RenderJob: Sendable {
         case .tarStdout: return TarSink(streamingTo: 1, encoder: encoder, filter: filter)
         case .dryRun:
             guard let encoder else { return DryRunSink() }
-            return DryRunSink { key, plist in
+            return DryRunSink { device in
                 var out: [UInt8] = []
-                encoder.encode(key: key, plist: plist, into: &out)
+                encoder.encode(key: device.key, plist: device.plist, into: &out)
                 return SHA256Digest(of: out)
             }
         }

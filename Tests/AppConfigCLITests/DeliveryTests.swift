@@ -4,10 +4,13 @@ import Foundation
 import LibPlist
 import TestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `render --delivery`: DDM declarations and assets, MDM commands, checked against Apple's schemas
 /// by an independent validator (PyYAML reads the schemas, plistlib the plists).
-@Suite("Delivery: DDM and MDM commands", .serialized, .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
+@Suite("Delivery: DDM and MDM commands", .serialized)
 struct DeliveryTests {
     static let demo = RenderCommandTests.demo
     static let base = "https://cdn.example.com/appconfig"
@@ -21,7 +24,8 @@ struct DeliveryTests {
     func validate(_ arguments: [String]) throws -> (status: Int32, summary: String, output: String) {
         let python = try #require(which("python3"), "python3 is needed for the validator")
         let script = Paths.root.appendingPathComponent("Tests/Oracles/ddm_validator.py").path
-        let schemas = try #require(Paths.corpusFile("ddm"))
+        // Apple's schemas, vendored with their MIT license: these tests run in any clone.
+        let schemas = Paths.root.appendingPathComponent("Tests/Oracles/apple-device-management").path
         let r = try runProcess(python, [script, schemas] + arguments)
         return (r.status, r.stdout.split(separator: "\n").last.map(String.init) ?? "", r.stdout + r.stderr)
     }
@@ -210,6 +214,36 @@ struct DeliveryTests {
         #expect(try Self.sets(optional) == before)
         let dOptional = try Self.declarations(optional)
         for id in Set(before.values.map { $0[1] }) { #expect(dOptional[id]!.token != da[id]!.token) }
+    }
+
+    @Test("--changed-only ddm into a folder: the changed device's declarations only, yet every live asset in the generation (linked from the previous one, not copied) and in assets.live")
+    func liveAssetsAcrossNights() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ldif = try String(contentsOfFile: Paths.fixture("demo/directory.ldif"), encoding: .utf8)
+        let changed = dir.appendingPathComponent("changed.ldif").path
+        try #require(Self.changeDisplayName(ldif, mail: "u0000147@corp.example")).write(toFile: changed, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("out").path
+        #expect(try render(Self.demo + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", out]).status == 3)
+        let first = try #require(FolderSink.published(out))
+        var args = Self.demo
+        args[args.firstIndex(of: "--directory")! + 1] = changed
+        let r = try render(args + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", out, "--changed-only"])
+        #expect(r.status == 3, "\(r.stderr)")
+        let second = try #require(FolderSink.published(out))
+        #expect(second != first)
+        func lines(_ f: String) throws -> [String] { try String(contentsOfFile: f, encoding: .utf8).split(separator: "\n").map(String.init) }
+        #expect(try lines(second + "/index.jsonl").count == 1)
+        #expect(try lines(second + "/declarations.jsonl").count == 3)
+        let live = try lines(second + "/assets.live")
+        #expect(live.count == 975)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: second + "/assets").map { "assets/" + $0 }) == Set(live))
+        // An unchanged device's asset is the previous generation's file, linked.
+        let kept = try #require(try lines(first + "/assets.live").first { live.contains($0) })
+        var a = stat(), b = stat()
+        #expect(stat(first + "/" + kept, &a) == 0 && stat(second + "/" + kept, &b) == 0)
+        #expect(a.st_ino == b.st_ino)
+        #expect(Set(try lines(first + "/assets.live")).symmetricDifference(live).count == 2)
     }
 
     static func changeDisplayName(_ ldif: String, mail: String) -> String? {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks a delivery output against Apple's device-management schemas (../shared/corpus/ddm), with
-PyYAML reading the schemas and plistlib the plists: an oracle nobody here wrote the parts of.
+PyYAML reading the schemas (vendored in Tests/Oracles/apple-device-management) and plistlib the
+plists: an oracle nobody here wrote the parts of.
 
     ddm_validator.py SCHEMAS ddm OUTPUT PLAIN [KEY_MODE]   # OUTPUT: a folder or a .tar; PLAIN: the --delivery plist
                                                          # output; KEY_MODE legacy|managedapp|both (default both)

@@ -383,6 +383,49 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(.custom("assignmentsOverFlatUserCPUPercent", useScalingFactor: false), percent(\.user))
     }
 
+    // Issue 28's target as figures: `--delivery ddm` (the default jsonl layout, both app config
+    // keys) over `--delivery plist`, the same 1M job to a tar on tmpfs, run in each sample in the
+    // order plist, ddm, ddm, plist (ABBA): wall time, CPU time (user and system), and bytes written
+    // (the tar, its manifest beside it; for ddm the index and declarations it gathers are in it).
+    Benchmark("WholeJob.1MDevices.ddmOverPlist",
+              configuration: .init(metrics: [.custom("ddmOverPlistPercent", useScalingFactor: false),
+                                             .custom("ddmOverPlistCPUPercent", useScalingFactor: false),
+                                             .custom("ddmOverPlistBytesPercent", useScalingFactor: false)], warmupIterations: 0,
+                                   maxDuration: .seconds(400), maxIterations: 3)) { benchmark in
+        let files = fleetFiles(devices: 1_000_000)
+        let tar = URL(fileURLWithPath: memory ?? FileManager.default.temporaryDirectory.path)
+            .appendingPathComponent("appconfig-bench-\(getpid()).tar").path
+        func cpuSeconds() -> Double {
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+            return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        }
+        func run(_ delivery: Delivery) -> (wall: Double, cpu: Double, bytes: Double) {
+            var job = demoJob(files, values: "values.json", tar: tar)
+            job.delivery = DeliveryOptions(delivery: delivery)
+            if delivery == .ddm { job.delivery.assetBaseURL = "https://cdn.example.com/appconfig" }
+            settle(files)
+            let (start, cpuStart) = (monotonicSeconds(), cpuSeconds())
+            blackHole(try! job.run().devices.rendered)
+            let (wall, cpu) = (monotonicSeconds() - start, cpuSeconds() - cpuStart)
+            var bytes = 0.0
+            for f in [tar, tar + ".manifest.tsv"] {
+                var info = stat()
+                if stat(f, &info) == 0 { bytes += Double(info.st_size) }
+            }
+            removeTar(tar)
+            return (wall, cpu, bytes)
+        }
+        let plist1 = run(.plist), ddm1 = run(.ddm), ddm2 = run(.ddm), plist2 = run(.plist)
+        func percent(_ figure: KeyPath<(wall: Double, cpu: Double, bytes: Double), Double>) -> Int {
+            Int(((ddm1[keyPath: figure] + ddm2[keyPath: figure]) / (plist1[keyPath: figure] + plist2[keyPath: figure]) * 100).rounded())
+        }
+        benchmark.measurement(.custom("ddmOverPlistPercent", useScalingFactor: false), percent(\.wall))
+        benchmark.measurement(.custom("ddmOverPlistCPUPercent", useScalingFactor: false), percent(\.cpu))
+        benchmark.measurement(.custom("ddmOverPlistBytesPercent", useScalingFactor: false), percent(\.bytes))
+    }
+
     // Assignments (issue 14's target: within 10% of the flat job). Both on the fleet whose users
     // have memberOf and whose groups nest; the flat job reads the same files and no groups.
     // Three samples each (p50): single runs on this VM vary by more than the 10% compared.

@@ -39,9 +39,18 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     struct WriterState: Sendable {
         /// The assets written (their files and declarations come once).
-        var seen = Set<SHA256Digest>()
+        var seen: Set<SHA256Digest>
         var indexBytes = 0
         var declarationBytes = 0
+        /// A chunk's bytes for each destination, kept from chunk to chunk (fresh buffers were fresh
+        /// pages to fault in and clear, a megabyte a chunk).
+        var members: [UInt8] = []
+        var lines: [UInt8] = []
+        var declarationLines: [UInt8] = []
+
+        init(devices: Int) {
+            seen = Set(minimumCapacity: devices)
+        }
     }
 
     /// Record kinds in a chunk: an asset (the members of its file and declaration, and its
@@ -66,7 +75,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         container = .folder(folder)
         builder = DeclarationBuilder(delivery: delivery)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
-        order = Self.writer(for: container, index: index, declarations: declarations)
+        order = Self.writer(for: container, index: index, declarations: declarations, devices: devices)
     }
 
     /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index and
@@ -89,7 +98,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-")
         builder = DeclarationBuilder(delivery: delivery)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
-        order = Self.writer(for: container, index: index, declarations: declarations)
+        order = Self.writer(for: container, index: index, declarations: declarations, devices: devices)
     }
 
     /// An unlinked temporary file in `folder`: `mkstemp` makes it with O_EXCL and a random name,
@@ -152,7 +161,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                     // The members' length, the members, then the declarations.jsonl line.
                     let lengthAt = out.count
                     out += [0, 0, 0, 0]
-                    Tar.appendMember(named: DeclarationBuilder.assetPath(a), bytes: i == 0 ? device.plist : device.extensions[i - 1], to: &out)
+                    let data = i == 0 ? device.plist : device.extensions[i - 1]
+                    Tar.appendMember(to: &out, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, body: { $0.append(contentsOf: data) })
                     if files {
                         var text: [UInt8] = []
                         builder.appendAssetDeclaration(a, to: &text)
@@ -214,7 +224,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     /// What the writer thread does with each chunk in turn: members go to the archive (an asset's
     /// the first time it comes), lines to the index and declarations.
-    private static func writer(for container: Container, index: Int32, declarations: Int32?) -> OrderedChunks<WriterState> {
+    private static func writer(for container: Container, index: Int32, declarations: Int32?, devices: Int) -> OrderedChunks<WriterState> {
         let archive: (fd: Int32, name: String)?
         let names: (index: String, declarations: String)
         switch container {
@@ -225,28 +235,27 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             archive = (fd, name)
             names = (name + " (index)", name + " (declarations)")
         }
-        return OrderedChunks(WriterState()) { state, records throws(Problem) in
-            var members: [UInt8] = []
-            var lines: [UInt8] = []
-            var declarationLines: [UInt8] = []
+        return OrderedChunks(WriterState(devices: devices)) { state, records throws(Problem) in
+            state.members.removeAll(keepingCapacity: true)
+            state.lines.removeAll(keepingCapacity: true)
+            state.declarationLines.removeAll(keepingCapacity: true)
             forEachRecord(records) { kind, key, body in
                 switch kind {
                 case .asset:
                     guard state.seen.insert(key!).inserted else { return }
-                    let n = body.withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self)) }
-                    let start = body.startIndex + 4
-                    members.append(contentsOf: body[start..<(start + n)])
-                    declarationLines.append(contentsOf: body[(start + n)...])
-                case .members: members.append(contentsOf: body)
-                case .declarations: declarationLines.append(contentsOf: body)
-                case .index: lines.append(contentsOf: body)
+                    let n = Int(body.loadUnaligned(as: UInt32.self))
+                    state.members.append(contentsOf: UnsafeRawBufferPointer(rebasing: body[4..<(4 + n)]))
+                    state.declarationLines.append(contentsOf: UnsafeRawBufferPointer(rebasing: body[(4 + n)...]))
+                case .members: state.members.append(contentsOf: body)
+                case .declarations: state.declarationLines.append(contentsOf: body)
+                case .index: state.lines.append(contentsOf: body)
                 }
             }
-            if let archive, !members.isEmpty { try writeAll(archive.fd, members, path: archive.name) }
-            if let declarations, !declarationLines.isEmpty { try writeAll(declarations, declarationLines, path: names.declarations) }
-            try writeAll(index, lines, path: names.index)
-            state.indexBytes += lines.count
-            state.declarationBytes += declarationLines.count
+            if let archive, !state.members.isEmpty { try writeAll(archive.fd, state.members, path: archive.name) }
+            if let declarations, !state.declarationLines.isEmpty { try writeAll(declarations, state.declarationLines, path: names.declarations) }
+            try writeAll(index, state.lines, path: names.index)
+            state.indexBytes += state.lines.count
+            state.declarationBytes += state.declarationLines.count
         }
     }
 
@@ -286,7 +295,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     /// A device's digest as this sink computes it, for a dry run.
     static func digest(_ delivery: ResolvedDelivery) -> DryRunSink.Digester {
         let builder = DeclarationBuilder(delivery: delivery)
-        return { key, plist in builder.build(key: key, plist: plist, extensions: UnsafeBufferPointer(start: nil, count: 0)).digest }
+        return { builder.build(key: $0.key, plist: $0.plist, extensions: $0.extensions).digest }
     }
 
     /// The manifest's path of the device at `position`: the assets its set names (what a server
@@ -321,12 +330,19 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         return notLinked
     }
 
-    /// A member from a temporary file, copied into the archive.
+    /// A member from a temporary file, copied into the archive by the kernel (`sendfile`;
+    /// through a buffer where it cannot: a stream, another file system on an old kernel).
     private static func appendMember(_ member: String, from source: Int32, size: Int, to fd: Int32, name: String) throws(Problem) {
         try writeAll(fd, Tar.header(named: member, size: size), path: name)
         guard lseek(source, 0, SEEK_SET) == 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read \(member) back: \(systemError())") }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var left = size
+        while left > 0 {
+            let n = sendfile(fd, source, nil, left)
+            if n > 0 { left -= n; continue }
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        var buffer = [UInt8](repeating: 0, count: left > 0 ? 1 << 20 : 0)
         while left > 0 {
             let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, min($0.count, left)) }
             guard n > 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read \(member) back: \(systemError())") }
@@ -353,7 +369,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         withUnsafeBytes(of: n) { for i in 0..<4 { out[lengthAt + i] = $0[i] } }
     }
 
-    private static func forEachRecord(_ records: [UInt8], _ body: (Record, SHA256Digest?, ArraySlice<UInt8>) -> Void) {
+    private static func forEachRecord(_ records: [UInt8], _ body: (Record, SHA256Digest?, UnsafeRawBufferPointer) -> Void) {
         records.withUnsafeBytes { b in
             var i = 0
             while i < b.count {
@@ -366,7 +382,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                 }
                 let n = Int(b.loadUnaligned(fromByteOffset: i, as: UInt32.self))
                 i += 4
-                body(kind, key, records[i..<(i + n)])
+                body(kind, key, UnsafeRawBufferPointer(rebasing: b[i..<(i + n)]))
                 i += n
             }
         }

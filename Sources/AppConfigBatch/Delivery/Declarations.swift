@@ -23,7 +23,7 @@ struct DeviceDeclarations {
         /// SHA-256 of the data: its file name, its URL's end, `Hash-SHA-256`.
         var data: SHA256Digest
         var size: Int
-        /// SHA-256 of where it is served and its data: its Identifier (40 hex digits) and ServerToken (the last 32).
+        /// SHA-256 of where it is served and its data: its Identifier (the first 32 hex digits) and ServerToken (the last 32).
         var name: SHA256Digest
     }
 }
@@ -49,8 +49,9 @@ struct DeclarationBuilder: Sendable {
     static let assetPrefix: StaticString = "appconfig.asset."
     static let configurationPrefix: StaticString = "appconfig.config."
     static let activationPrefix: StaticString = "appconfig.activation."
-    /// Hex digits of the hash in an Identifier, and in a ServerToken.
-    static let identifierDigits = 40
+    /// Hex digits of the hash in an Identifier, and in a ServerToken (128 bits each: names unique
+    /// among any fleet's declarations, tokens that miss no change, fewer bytes per device).
+    static let identifierDigits = 32
     static let tokenDigits = 32
 
     init(delivery: ResolvedDelivery) {
@@ -165,10 +166,23 @@ struct DeclarationBuilder: Sendable {
 
     /// A token's 32 hex digits: the digest's first (a content hash), or for an asset its name's last.
     static func appendToken(_ digest: SHA256Digest, asset: Bool = false, to out: inout [UInt8]) {
-        guard asset else { return digest.appendHex(digits: tokenDigits, to: &out) }
-        var hex: [UInt8] = []
-        digest.appendHex(to: &hex)
-        out += hex[(64 - tokenDigits)...]
+        // The last 32 digits are the first 32 of the digest with its halves swapped.
+        let d = asset ? SHA256Digest(a: digest.c, b: digest.d, c: digest.a, d: digest.b) : digest
+        d.appendHex(digits: tokenDigits, to: &out)
+    }
+
+    /// A non-negative integer's decimal digits.
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { d in
+            var v = value, i = 24
+            repeat {
+                i -= 1
+                d[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            } while v > 0
+            out.append(contentsOf: d[i..<24])
+        }
     }
 
     func appendConfigurationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
@@ -210,7 +224,7 @@ struct DeclarationBuilder: Sendable {
             JSONText.append(#"","Hash-SHA-256":""#, to: &out)
             a.data.appendHex(to: &out)
             JSONText.append(#"","Size":"#, to: &out)
-            out += String(a.size).utf8
+            Self.appendDecimal(a.size, to: &out)
             JSONText.append("}}", to: &out)
         }, token: { Self.appendToken(a.name, asset: true, to: &$0) }, to: &out)
     }
@@ -275,10 +289,16 @@ struct DeclarationBuilder: Sendable {
         out.append(0x0A)
     }
 
-    static func assetPath(_ a: DeviceDeclarations.Asset) -> String {
-        var out = Array("assets/".utf8)
+    /// `assets/<sha256>.plist`: the asset's file.
+    static func appendAssetPath(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
+        JSONText.append("assets/", to: &out)
         a.data.appendHex(to: &out)
-        out += ".plist".utf8
+        JSONText.append(".plist", to: &out)
+    }
+
+    static func assetPath(_ a: DeviceDeclarations.Asset) -> String {
+        var out: [UInt8] = []
+        appendAssetPath(a, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -159,6 +159,9 @@ struct RenderCommand: ParsableCommand {
         if let c = s.changes, c.removed > 0 || c.missing > 0 {
             say(Self.removalLine(c, delivery: delivery.delivery, held: s.notPublished != nil || s.dryRun))
         }
+        if s.assetsNotLinked > 0 {
+            say("assets: \(s.assetsNotLinked) live assets of kept sets are not in this generation (the previous one is not a folder, or lacks them): keep serving them; assets.live lists every one")
+        }
         if !s.errorsByCode.isEmpty {
             say("errors: " + s.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
