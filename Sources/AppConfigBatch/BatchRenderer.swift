@@ -194,7 +194,7 @@ public final class BatchRenderer: @unchecked Sendable {
                         let variant = variants.isEmpty ? 0 : Int(variants[position])
                         prefetch(ahead: position, rows: rows, variants: variants, plans: worker.plans)
                         let device = DevicePlace(row: Int(row), position: position, variant: variant)
-                        if let digest = try render(device, worker: worker, extensions: (extensionWorkers[w], extensionVariants),
+                        if let digest = try render(device, worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
                                                    indexFields: indexFields[variant], into: sink) {
                             digests.set(position, digest)
                         }
@@ -308,7 +308,7 @@ public final class BatchRenderer: @unchecked Sendable {
 
     /// Renders one row into the sink and returns its output's digest, or records its failure.
     @inline(__always)
-    func render(_ device: DevicePlace, worker: Worker, extensions: (workers: [Worker], variants: [[UInt16]]),
+    func render(_ device: DevicePlace, worker: Worker, extensionPass: (workers: [Worker], variants: [[UInt16]]),
                 indexFields: UnsafeBufferPointer<UInt8>, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
         let row = device.row
         var problems: [Problem] = []
@@ -317,16 +317,17 @@ public final class BatchRenderer: @unchecked Sendable {
             return nil
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
-        if extensions.workers.isEmpty {
+        if extensions.isEmpty {
             let digest = try sink.add(RenderedDevice(key: key, plist: bytes, indexFields: indexFields, position: device.position), to: &worker.chunk)
             worker.rendered += 1
             return digest
         }
-        return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: self.extensions.count) { plists throws(Problem) in
-            for (i, e) in self.extensions.enumerated() {
-                let variant = extensions.variants[i].isEmpty ? 0 : Int(extensions.variants[i][device.position])
+        return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: extensions.count) { plists throws(Problem) in
+            for (i, e) in extensions.enumerated() {
+                let variants = extensionPass.variants[i]
                 var own: [Problem] = []
-                if let b = e.renderer.renderPlist(row: row, variant: variant, worker: extensions.workers[i], problems: &own) {
+                if let b = e.renderer.renderPlist(row: row, variant: variants.isEmpty ? 0 : Int(variants[device.position]),
+                                                  worker: extensionPass.workers[i], problems: &own) {
                     plists[i] = b
                 } else {
                     plists[i] = UnsafeRawBufferPointer(start: nil, count: 0)

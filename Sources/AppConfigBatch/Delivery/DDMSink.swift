@@ -36,6 +36,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     /// By position in key order: each device's assets (the app's, then each extension's), for the
     /// manifest and `assets.live`.
     let assetsByPosition: [DigestSlots]
+    /// `index` and `declarations` were closed (by `publish`): `discard` must not close them again.
+    private var descriptorsClosed = false
 
     struct WriterState: Sendable {
         /// The assets written (their files and declarations come once).
@@ -266,26 +268,28 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         try order.close()
         switch container {
         case .folder(let folder):
+            descriptorsClosed = true
             for fd in [index] + (declarations.map { [$0] } ?? []) where close(fd) != 0 {
                 throw Problem(.outputWrite, at: Location(file: folder.generation), "cannot write the index: \(systemError())")
             }
             return try folder.publish(closing: closing)
         case .tar(let file, let fd, let name):
             let (indexBytes, declarationBytes) = try order.withState { ($0.indexBytes, $0.declarationBytes) }
-            if let declarations {
-                try Self.appendMember("declarations.jsonl", from: declarations, size: declarationBytes, to: fd, name: name)
-                close(declarations)
-            }
+            if let declarations { try Self.appendMember("declarations.jsonl", from: declarations, size: declarationBytes, to: fd, name: name) }
             try Self.appendMember("index.jsonl", from: index, size: indexBytes, to: fd, name: name)
+            descriptorsClosed = true
             close(index)
+            if let declarations { close(declarations) }
             return try Tar.end(fd, name: name, closing: closing, file: file)
         }
     }
 
     public func discard() {
         order.abandon()
-        close(index)
-        if let declarations { close(declarations) }
+        if !descriptorsClosed {
+            close(index)
+            if let declarations { close(declarations) }
+        }
         switch container {
         case .folder(let folder): folder.discard()
         case .tar(let file, _, _): file?.discard()

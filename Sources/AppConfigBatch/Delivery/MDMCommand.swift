@@ -93,29 +93,18 @@ public struct MDMCommand: DeviceFileEncoder {
 
     /// `RemoveApplication` for the app: the app and its data leave the device.
     static func removeApplication(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
-        var out = Array(documentStart.utf8)
-        out += Array("""
-            \t<key>Command</key>
-            \t<dict>
+        fixedCommand(key: key, nonce: nonce, """
             \t\t<key>Identifier</key>
             \t\t<string>\(escaped(bundleID))</string>
             \t\t<key>RequestType</key>
             \t\t<string>RemoveApplication</string>
-            \t</dict>
-            \t<key>CommandUUID</key>
-            \t<string>
-            """.utf8)
-        out += commandUUID(key: key, command: out[...], nonce: nonce)
-        out += Array("</string>\n</dict>\n</plist>\n".utf8)
-        return out
+
+            """)
     }
 
     /// A `Settings` command that removes the app's configuration (the item without `Configuration`).
     public static func removal(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
-        var out = Array(documentStart.utf8)
-        out += Array("""
-            \t<key>Command</key>
-            \t<dict>
+        fixedCommand(key: key, nonce: nonce, """
             \t\t<key>RequestType</key>
             \t\t<string>Settings</string>
             \t\t<key>Settings</key>
@@ -127,10 +116,16 @@ public struct MDMCommand: DeviceFileEncoder {
             \t\t\t\t<string>ApplicationConfiguration</string>
             \t\t\t</dict>
             \t\t</array>
-            \t</dict>
-            \t<key>CommandUUID</key>
-            \t<string>
-            """.utf8)
+
+            """)
+    }
+
+    /// A command whose `Command` dictionary holds `lines` (each line feed-ended), with its CommandUUID.
+    private static func fixedCommand(key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]?, _ lines: String) -> [UInt8] {
+        var out = Array(documentStart.utf8)
+        out += Array("\t<key>Command</key>\n\t<dict>\n".utf8)
+        out += Array(lines.utf8)
+        out += Array("\t</dict>\n\t<key>CommandUUID</key>\n\t<string>".utf8)
         out += commandUUID(key: key, command: out[...], nonce: nonce)
         out += Array("</string>\n</dict>\n</plist>\n".utf8)
         return out
