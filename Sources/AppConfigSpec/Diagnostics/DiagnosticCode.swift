@@ -128,6 +128,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     case valuesTemplate = "values.template"
     /// Another console's variable in a value (`$EMAIL`, `{EmailAddress}`, `{{mail}}`), named with ours.
     case valuesForeignVariable = "values.foreign-variable"
+    /// A key whose name or description says it holds a secret (a password, token, API key) given a
+    /// literal: every device's plist, every copy of the output and every MDM log carries it.
+    case valuesSecretLiteral = "values.secret-literal"
 
     // MARK: Assignments (values for the devices a match selects)
     /// An assignment that is not a dictionary of name, match and values, a match that is empty or
@@ -155,7 +158,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
         switch self {
         case .defaultBreaksConstraint, .variableSpelling, .variableForeign, .constraintPatternIgnoresBounds,
              .constraintValueDuplicate, .fieldTypeMismatch, .fieldDuplicate, .hiddenWithoutDefault,
-             .languageCode, .languageNoDefaultLocale:
+             .languageCode, .languageNoDefaultLocale, .valuesSecretLiteral:
             return .warning
         default:
             return .error

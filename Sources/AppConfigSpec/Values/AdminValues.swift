@@ -150,6 +150,12 @@ public enum AdminValuesReader {
                 entries[key.name] = .omitted(member.keyLocation)
             } else if let value = typer.assign(member.value, to: key) {
                 entries[key.name] = .value(value)
+                if let reason = SecretKeys.reason(for: key, in: spec),
+                   value.items.contains(where: { if case .literal(.string(let s)) = $0.content { !s.isEmpty } else { false } }) {
+                    typer.log.report(.valuesSecretLiteral, at: member.value.location,
+                                     "\"\(key.name)\" looks like a secret (\(reason)) and is given as plain text: every device's configuration, every copy of the output and every MDM log carries it",
+                                     hint: "give each user their own value ($(...)), or deliver it to the app apart from its configuration (a ManagedApp password or identity)")
+                }
             }
         }
         return entries
