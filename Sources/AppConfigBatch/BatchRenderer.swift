@@ -84,16 +84,23 @@ public final class BatchRenderer: @unchecked Sendable {
     /// App extensions' configurations (DDM `--extension`), each rendered for every device after
     /// the app's, named in failures by their composed identifier.
     let extensions: [(id: String, renderer: BatchRenderer)]
+    /// Each device's credential documents (DDM with `credentials` in the values file).
+    let credentials: CredentialRenderer?
     static let chunkSize = 512
 
     public convenience init(program: Program, fleet: Fleet, options: BatchOptions) throws(Problem) {
         try self.init(assignments: DeviceAssignments(base: program), fleet: fleet, options: options)
     }
 
+    public convenience init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions) throws(Problem) {
+        try self.init(assignments: assignments, fleet: fleet, options: options, extensions: [])
+    }
+
     /// `extensions`: each app extension's composed identifier and configuration, rendered for every
     /// device too (a device fails when any of them does).
-    public init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions,
-                extensions: [(id: String, assignments: DeviceAssignments)] = []) throws(Problem) {
+    init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions,
+         extensions: [(id: String, assignments: DeviceAssignments)] = [], credentials: CredentialRenderer? = nil) throws(Problem) {
+        self.credentials = credentials
         var children: [(String, BatchRenderer)] = []
         for e in extensions { children.append((e.id, try BatchRenderer(assignments: e.assignments, fleet: fleet, options: options))) }
         self.extensions = children
@@ -317,7 +324,7 @@ public final class BatchRenderer: @unchecked Sendable {
             return nil
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
-        if extensions.isEmpty {
+        if extensions.isEmpty && credentials == nil {
             let digest = try sink.add(RenderedDevice(key: key, plist: bytes, indexFields: indexFields, position: device.position), to: &worker.chunk)
             worker.rendered += 1
             return digest
@@ -338,12 +345,19 @@ public final class BatchRenderer: @unchecked Sendable {
                     }
                 }
             }
+            var documents = credentials?.render(row: row, variant: device.variant, problems: &problems) ?? []
+            // A secret's bytes are cleared once written, whatever happens.
+            defer { for i in documents.indices { documents[i].document.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } } }
             guard problems.isEmpty else {
                 worker.failures.append(DeviceFailure(row: row, problems: problems))
                 return nil
             }
-            let digest = try sink.add(RenderedDevice(key: key, plist: bytes, extensions: UnsafeBufferPointer(plists), indexFields: indexFields,
-                                                     position: device.position), to: &worker.chunk)
+            let digest = try documents.withUnsafeBufferPointer { docs throws(Problem) in
+                var rendered = RenderedDevice(key: key, plist: bytes, extensions: UnsafeBufferPointer(plists), indexFields: indexFields, position: device.position)
+                rendered.credentials = docs
+                rendered.variant = device.variant
+                return try sink.add(rendered, to: &worker.chunk)
+            }
             worker.rendered += 1
             return digest
         }

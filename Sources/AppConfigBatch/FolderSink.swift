@@ -119,15 +119,17 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     /// the first ENOENT; threads racing to make the same one all succeed (EEXIST counts as made).
     /// With `once`, a file that exists already is left as it is (content-addressed files: the same
     /// name holds the same bytes); otherwise two writers of one name are an error.
-    func write(_ bytes: UnsafeRawBufferPointer, to relative: String, once: Bool = false) throws(Problem) {
+    /// A `secret` file is its owner's alone (0600, its folder 0700): a credential document.
+    func write(_ bytes: UnsafeRawBufferPointer, to relative: String, once: Bool = false, secret: Bool = false) throws(Problem) {
         let full = generation + "/" + relative
-        var fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let mode: mode_t = secret ? 0o600 : 0o644
+        var fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         if fd < 0 && errno == ENOENT, let slash = relative.firstIndex(of: "/") {
             let folder = generation + "/" + relative[..<slash]
-            if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+            if mkdir(folder, secret ? 0o700 : 0o755) != 0 && errno != EEXIST {
                 throw Problem(.outputWrite, at: Location(file: folder), "cannot create \(folder): \(systemError())")
             }
-            fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         }
         guard fd >= 0 else {
             if errno == EEXIST && once { return }
@@ -141,12 +143,12 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
 
     /// Hard-links `source` (a file of an earlier generation) into this one as `relative`, counted
     /// like a file `write` makes. False when `source` is not there.
-    func link(_ source: String, to relative: String) throws(Problem) -> Bool {
+    func link(_ source: String, to relative: String, secret: Bool = false) throws(Problem) -> Bool {
         let full = generation + "/" + relative
         if Foundation.link(source, full) != 0 {
             if errno == ENOENT, let slash = relative.firstIndex(of: "/"), access(source, F_OK) == 0 {
                 let folder = generation + "/" + relative[..<slash]
-                if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+                if mkdir(folder, secret ? 0o700 : 0o755) != 0 && errno != EEXIST {
                     throw Problem(.outputWrite, at: Location(file: folder), "cannot create \(folder): \(systemError())")
                 }
                 if Foundation.link(source, full) == 0 {

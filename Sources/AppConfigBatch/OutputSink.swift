@@ -83,6 +83,10 @@ public struct RenderedDevice {
     public var indexFields: UnsafeBufferPointer<UInt8>
     /// The device's place in device-key order (`BatchResult.order`).
     public var position: Int
+    /// Its variant (the set of assignments that matched it; 0: none).
+    public var variant = 0
+    /// Its credential documents (DDM with `credentials`), cleared after the call.
+    public var credentials = UnsafeBufferPointer<RenderedCredential>(start: nil, count: 0)
 
     public init(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer,
                 extensions: UnsafeBufferPointer<UnsafeRawBufferPointer> = UnsafeBufferPointer(start: nil, count: 0),

@@ -64,6 +64,8 @@ public struct RenderJob: Sendable {
     public var force = false
     /// Render although the inventory names users and not one was found (`join.none`).
     public var allowUnjoined = false
+    /// Where the secrets the credentials name come from (`--secret NAME=...`).
+    public var secrets: [SecretSource] = []
     /// A folder for `summary.json` and `errors.jsonl`.
     public var report: String?
     /// Leave values out of the error file.
@@ -145,13 +147,28 @@ public struct RenderJob: Sendable {
             lap("assign", next: "render")
         }
 
+        // Credentials: each variant's, their secrets read once (and cleared when the run ends).
+        let credentials = Self.credentials(configuration, assignments)
+        var credentialRenderer: CredentialRenderer?
+        let store: SecretStore
+        if credentials.contains(where: { !$0.isEmpty }) {
+            try checkCredentialDelivery(credentials, delivery)
+            store = try SecretStore(secrets)
+            credentialRenderer = try CredentialRenderer(credentials: credentials, fleet: fleet, secrets: store)
+        } else {
+            store = SecretStore()
+        }
+        defer { store.clear() }
+        let credentialKinds = credentials.map { $0.map { (identifier: $0.identifier, kind: $0.kind) } }
+
         let encoder = Self.encoder(for: delivery)
         var options = batch
         options.xmlNesting = encoder?.nesting ?? 0
         if delivery.delivery == .ddm { options.maxOutputBytes = DeclarationBuilder.maxAssetBytes }
-        let renderer = try BatchRenderer(assignments: assignments, fleet: fleet, options: options, extensions: extensionAssignments)
+        let renderer = try BatchRenderer(assignments: assignments, fleet: fleet, options: options, extensions: extensionAssignments,
+                                         credentials: credentialRenderer)
         let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: changedOnly) }
-        let sink = try makeSink(delivery, encoder: encoder, filter: filter, devices: renderer.deviceCount)
+        let sink = try makeSink(delivery, encoder: encoder, filter: filter, devices: renderer.deviceCount, credentials: credentialKinds)
         // The inputs' fingerprints, read while the devices render; waited for on every way out.
         let fingerprints = FingerprintTask(job: self)
         defer { _ = fingerprints.wait() }
@@ -229,6 +246,27 @@ public struct RenderJob: Sendable {
         return configuration
     }
 
+    /// Each variant's credentials: the values file's, with those of the variant's assignments.
+    static func credentials(_ configuration: Configuration, _ assignments: DeviceAssignments) -> [[Credential]] {
+        guard let values = configuration.values else { return [[]] }
+        guard !values.assignments.isEmpty else { return [values.credentials] }
+        return assignments.sets.map { values.credentials(applying: DeviceAssignments.members(of: $0, among: values.assignments.count)) }
+    }
+
+    /// Credentials go only where they can be delivered whole: DDM, with a place for secret-bearing
+    /// documents, in a full generation (a usage error otherwise, before anything is written).
+    func checkCredentialDelivery(_ credentials: [[Credential]], _ delivery: ResolvedDelivery) throws(Problem) {
+        guard delivery.delivery == .ddm else {
+            throw Problem(.deliveryOption, "the values file has credentials: they are delivered as DDM credential assets (--delivery ddm), not with --delivery \(delivery.delivery.rawValue)")
+        }
+        if delivery.secretAssetBaseURL == nil, credentials.joined().contains(where: \.holdsSecret) {
+            throw Problem(.deliveryOption, "credentials that hold secrets need --secret-asset-base-url https://… (where secret-assets/ is served, with MDM authentication)")
+        }
+        if changedOnly {
+            throw Problem(.deliveryOption, "--changed-only does not carry credential documents from night to night yet: render the whole fleet")
+        }
+    }
+
     /// Each `--extension`'s spec and values read and checked (its spec: its own, or the app's).
     func extensionConfigurations(observer: Observer) throws(ProblemList) -> [(id: String, configuration: Configuration)] {
         var out: [(String, Configuration)] = []
@@ -242,13 +280,15 @@ public struct RenderJob: Sendable {
 
     /// The sink for `output` and the delivery; creating it makes the new generation folder or the
     /// temporary tar file.
-    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?, devices: Int = 0) throws(Problem) -> OutputSink {
+    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?, devices: Int = 0,
+                  credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) throws(Problem) -> OutputSink {
         if delivery.delivery == .ddm {
             switch output {
-            case .directory(let path): return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, devices: devices, filter: filter)
-            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, devices: devices, filter: filter)
-            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, devices: devices, filter: filter)
-            case .dryRun: return DryRunSink(digest: DDMSink.digest(delivery))
+            case .directory(let path):
+                return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
+            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
+            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
+            case .dryRun: return DryRunSink(digest: DDMSink.digest(delivery, credentials: credentials))
             }
         }
         switch output {
@@ -323,7 +363,7 @@ public struct RenderJob: Sendable {
         }
         do {
             try generation.writeRemovals()
-            var live: [SHA256Digest] = []
+            var live = LiveAssets()
             if let ddm = sink as? DDMSink {
                 live = generation.liveAssets()
                 summary.assetsNotLinked = try ddm.link(live, from: previousFolder)

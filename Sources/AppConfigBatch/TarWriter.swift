@@ -28,10 +28,16 @@ enum Tar {
     /// member's name (at most 100 bytes: the name field) and `body` its bytes, both straight into
     /// `out`: the name is moved into the header, the size patched in once the body is there.
     /// Nothing is allocated.
+    /// The mode of a member that holds a secret (`secret-assets/`): its owner's alone.
+    static let secretMode: StaticString = "0000600"
+
     @inline(__always)
-    static func appendMember(to out: inout [UInt8], path: (inout [UInt8]) -> Void, body: (inout [UInt8]) -> Void) {
+    static func appendMember(to out: inout [UInt8], path: (inout [UInt8]) -> Void, body: (inout [UInt8]) -> Void, mode: StaticString? = nil) {
         let start = out.count
         out.append(contentsOf: template)
+        if let mode {
+            out.withUnsafeMutableBufferPointer { b in for i in 0..<7 { b[start + 100 + i] = mode.utf8Start[i] } }
+        }
         path(&out)
         let n = out.count - start - blockSize
         precondition(n <= 100, "tar member name too long")
@@ -120,7 +126,7 @@ enum Tar {
     }
 
     /// The checksum of the template with the checksum field as eight spaces: a header's checksum
-    /// is this plus its name's and size's bytes (the only fields that differ).
+    /// is this plus its name's and size's bytes, and its mode's difference (the fields that differ).
     private static let templateSum = template.enumerated().reduce(0) { $0 + ($1.offset >= 148 && $1.offset < 156 ? 0x20 : Int($1.element)) }
 
     /// Writes the size and then the checksum. The header is the template with a name and a size
@@ -135,6 +141,8 @@ enum Tar {
                 sum += Int(c)
             }
             for i in 124..<135 { sum += Int(b[start + i]) }
+            // The mode, where it is not the template's (a secret member's 0600).
+            for i in 100..<107 { sum += Int(b[start + i]) - Int(template[i]) }
         }
         writeOctal(sum, width: 6, at: start + 148, in: &out)
         out[start + 154] = 0

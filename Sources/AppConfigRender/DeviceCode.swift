@@ -23,6 +23,10 @@ public enum DeviceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case verifyMismatch = "device.verify-mismatch"
     /// DDM: the configuration is larger than Apple's 1 MB (1,048,576 bytes) limit for app config data.
     case assetTooLarge = "device.asset-too-large"
+    /// A credential's per-user secret has no value for this device's user.
+    case secretMissing = "device.secret-missing"
+    /// A credential's file (a PKCS#12 identity, a certificate) cannot be read, opened or parsed.
+    case credentialFile = "device.credential-file"
 
     public var defaultSeverity: Problem.Severity { .error }
 }

@@ -22,7 +22,7 @@ Every command: its RequestType and keys against the command's schema, plistlib w
 and its Configuration equals the plain output value for value.
 Prints one summary line; exits 1 with the problems listed if any.
 """
-import hashlib, io, json, os, plistlib, re, sys, tarfile
+import base64, hashlib, io, json, os, plistlib, re, stat, sys, tarfile
 
 import yaml
 
@@ -111,22 +111,61 @@ def declaration_schemas(root):
     return base["payloadkeys"], schemas
 
 
+# The credential asset types and the JSON documents behind them (assets/credentials/*.yaml).
+CREDENTIAL_DOCUMENTS = {"com.apple.asset.credential.userpassword": "usernameandpassword.yaml",
+                        "com.apple.asset.credential.identity": "identity.yaml",
+                        "com.apple.asset.credential.scep": "scep.yaml",
+                        "com.apple.asset.credential.acme": "acme.yaml"}
+
+
+def asset_path(d):
+    """The file an asset declaration's data is in: assets/<sha>.plist, or a credential document's
+    assets/ (secret-assets/ when fetched with MDM authentication) <sha>.json|.pem|.der."""
+    ref = d["Payload"]["Reference"]
+    sha = ref["Hash-SHA-256"]
+    if d["Type"] == "com.apple.asset.data":
+        return f"assets/{sha}.plist"
+    folder = "secret-assets" if d["Payload"].get("Authentication", {}).get("Type") == "MDM" else "assets"
+    ending = {"application/json": ".json", "application/pem": ".pem", "application/pkcs1": ".der"}.get(ref.get("ContentType"), "")
+    return f"{folder}/{sha}{ending}"
+
+
+def check_document(schemas_root, d, data, where):
+    """A credential document against its credential type's schema (data as base64 strings)."""
+    if d["Type"] == "com.apple.asset.credential.certificate":
+        if d["Payload"]["Reference"].get("ContentType") == "application/pem" and not data.startswith(b"-----BEGIN CERTIFICATE-----"):
+            problem(f"{where}: a PEM certificate that does not start with its BEGIN line")
+        return
+    schema = load(os.path.join(schemas_root, "declarative/declarations/assets/credentials", CREDENTIAL_DOCUMENTS[d["Type"]]))
+    document = json.loads(data)
+    keys = [dict(k, type="<string>") if k.get("type") == "<data>" else k for k in schema["payloadkeys"]]
+    check_dict(document, keys, where)
+    for k in schema["payloadkeys"]:
+        if k.get("type") == "<data>" and k["key"] in document:
+            try:
+                base64.b64decode(document[k["key"]], validate=True)
+            except Exception:
+                problem(f"{where}: {k['key']} is not base64 data")
+
+
 class Output:
     """A folder or a tar, read the same way."""
 
     def __init__(self, path):
-        self.files = {}
+        self.files, self.modes = {}, {}
         if os.path.isdir(path):
             for d, _, names in os.walk(path):
                 for n in names:
                     full = os.path.join(d, n)
                     with open(full, "rb") as f:
                         self.files[os.path.relpath(full, path)] = f.read()
+                    self.modes[os.path.relpath(full, path)] = stat.S_IMODE(os.stat(full).st_mode)
         else:
             with tarfile.open(path) as t:
                 self.order = t.getnames()
                 for m in t.getmembers():
                     self.files[m.name] = t.extractfile(m).read()
+                    self.modes[m.name] = m.mode
 
 
 def read_declarations(out):
@@ -165,26 +204,37 @@ def check_ddm(schemas_root, out, plain, mode):
     assets = 0
     for ident, d in declarations.items():
         p = d["Payload"]
-        if d["Type"] == "com.apple.asset.data":
+        if d["Type"].startswith("com.apple.asset."):
             ref = p["Reference"]
             sha = ref["DataURL"].rsplit("/", 1)[-1]
-            data = out.files.get(f"assets/{sha}.plist")
+            data = out.files.get(asset_path(d))
             if data is None:
                 problem(f"{ident}: no asset file for {ref['DataURL']}")
                 continue
             assets += 1
             if len(data) != ref.get("Size") or hashlib.sha256(data).hexdigest() != ref.get("Hash-SHA-256") or sha != ref.get("Hash-SHA-256"):
                 problem(f"{ident}: Size, Hash-SHA-256 or DataURL do not match the asset's bytes")
-            plistlib.loads(data)
+            # The Reference's asset-content-types, where the asset type's schema lists them.
+            allowed = next((k.get("asset-content-types") for k in schemas[d["Type"]] if k["key"] == "Reference"), None)
+            if allowed and ref.get("ContentType") not in allowed:
+                problem(f"{ident}: ContentType {ref.get('ContentType')!r} is not one of {allowed}")
+            if d["Type"] == "com.apple.asset.data":
+                plistlib.loads(data)
+            else:
+                check_document(schemas_root, d, data, asset_path(d))
+                secret = asset_path(d).startswith("secret-assets/")
+                if secret != (out.modes.get(asset_path(d), 0o600) & 0o077 == 0):
+                    problem(f"{asset_path(d)}: mode {oct(out.modes.get(asset_path(d), 0))}, and it {'holds' if secret else 'holds no'} secret")
         elif d["Type"] == "com.apple.configuration.app.managed":
             if sum(k in p for k in APP_SOURCES) != 1:
                 problem(f"{ident}: not exactly one of {APP_SOURCES}")
             # "This key needs to be present for App Store apps, when either AppStoreID or BundleID are present."
             if ("AppStoreID" in p or "BundleID" in p) and "Assignment" not in p.get("InstallBehavior", {}).get("License", {}):
                 problem(f"{ident}: an App Store app without InstallBehavior.License.Assignment")
-            keys = {"legacy": {"LegacyAppConfigAssetReference"}, "managedapp": {"AppConfig"}, "both": {"LegacyAppConfigAssetReference", "AppConfig"}}[mode]
-            if {"LegacyAppConfigAssetReference", "AppConfig"} & set(p) != keys:
-                problem(f"{ident}: app config keys {sorted({'LegacyAppConfigAssetReference', 'AppConfig'} & set(p))}, not {sorted(keys)} ({mode})")
+            keys = {"legacy": {"LegacyAppConfigAssetReference"}, "managedapp": {"DataAssetReference"}, "both": {"LegacyAppConfigAssetReference", "DataAssetReference"}}[mode]
+            present = ({"LegacyAppConfigAssetReference"} & set(p)) | ({"DataAssetReference"} & set(p.get("AppConfig", {})))
+            if present != keys:
+                problem(f"{ident}: app config keys {sorted(present)}, not {sorted(keys)} ({mode})")
             if "AppConfig" in p and "LegacyAppConfigAssetReference" in p and p["AppConfig"].get("DataAssetReference") != p["LegacyAppConfigAssetReference"]:
                 problem(f"{ident}: AppConfig.DataAssetReference and LegacyAppConfigAssetReference name different assets")
         elif d["Type"] == "com.apple.activation.simple":
@@ -211,16 +261,17 @@ def check_ddm(schemas_root, out, plain, mode):
         ids = entry["declarations"]
         types = [declarations.get(i, {}).get("Type") for i in ids]
         if types[:2] != ["com.apple.activation.simple", "com.apple.configuration.app.managed"] or \
-                any(t != "com.apple.asset.data" for t in types[2:]) or len(types) < 3:
+                any(not str(t).startswith("com.apple.asset.") for t in types[2:]) or len(types) < 3:
             problem(f"{entry['device']}: declaration set {ids} is not activation, configuration, assets")
             continue
         config = declarations[ids[1]]["Payload"]
         referenced = {config.get("LegacyAppConfigAssetReference"), config.get("AppConfig", {}).get("DataAssetReference")} - {None}
         referenced |= {e.get("DataAssetReference") for e in config.get("ExtensionConfigs", {}).values()}
+        referenced |= {item["AssetReference"] for name in ["Passwords", "Identities", "Certificates"] for item in config.get("AppConfig", {}).get(name, [])}
         if declarations[ids[0]]["Payload"]["StandardConfigurations"] != [ids[1]] or referenced != set(ids[2:]):
             problem(f"{entry['device']}: its activation, configuration and assets do not name each other")
         app_asset = config.get("LegacyAppConfigAssetReference") or config.get("AppConfig", {}).get("DataAssetReference")
-        asset_names = [f"assets/{declarations[i]['Payload']['Reference']['Hash-SHA-256']}.plist" for i in ids[2:]]
+        asset_names = [asset_path(declarations[i]) for i in ids[2:]]
         named |= set(asset_names)
         app_name = f"assets/{declarations[app_asset]['Payload']['Reference']['Hash-SHA-256']}.plist"
         if manifest.get(entry["device"]) != (entry["sha256"], " ".join(asset_names)):

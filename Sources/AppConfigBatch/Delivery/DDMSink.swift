@@ -36,6 +36,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     /// By position in key order: each device's assets (the app's, then each extension's), for the
     /// manifest and `assets.live`.
     let assetsByPosition: [DigestSlots]
+    /// By position: the paths of each device's credential documents, space-separated (nil
+    /// without credentials). Written by the worker of the device's chunk.
+    let credentialPaths: PathSlots?
     /// `index` and `declarations` were closed (by `publish`): `discard` must not close them again.
     private var descriptorsClosed = false
 
@@ -63,7 +66,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     public var wantsKeyOrder: Bool { true }
 
     /// Into a generation folder beside `path`.
-    public init(folder path: String, keep: Int, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil) throws(Problem) {
+    public init(folder path: String, keep: Int, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil,
+                credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) throws(Problem) {
         let folder = try FolderSink(path: path, keep: keep)
         self.filter = filter
         layout = delivery.layout
@@ -75,15 +79,17 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             throw error
         }
         container = .folder(folder)
-        builder = DeclarationBuilder(delivery: delivery)
+        builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
+        credentialPaths = credentials.contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
         order = Self.writer(for: container, index: index, declarations: declarations, devices: devices)
     }
 
     /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index and
     /// the declarations are gathered in unlinked temporary files beside it (made exclusively, with
     /// random names) and appended as the last members.
-    public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil) throws(Problem) {
+    public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil,
+                credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) throws(Problem) {
         self.filter = filter
         layout = delivery.layout
         if let path { AtomicFile.removeStale(beside: path) }
@@ -98,8 +104,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             throw error
         }
         container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-")
-        builder = DeclarationBuilder(delivery: delivery)
+        builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
+        credentialPaths = credentials.contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
         order = Self.writer(for: container, index: index, declarations: declarations, devices: devices)
     }
 
@@ -121,14 +128,28 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     /// The device's digest is its declarations' (`DeviceDeclarations.digest`).
     public func add(_ device: RenderedDevice, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
-        let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions)
-        for (i, a) in d.assets.enumerated() where device.position < assetsByPosition[i].count { assetsByPosition[i].set(device.position, a.data) }
+        let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions, credentials: device.credentials, variant: device.variant)
+        for (i, slots) in assetsByPosition.enumerated() where device.position < slots.count { slots.set(device.position, d.assets[i].data) }
+        if let credentialPaths, device.position < credentialPaths.count {
+            var paths: [UInt8] = []
+            for a in d.assets.dropFirst(assetsByPosition.count) {
+                if !paths.isEmpty { paths.append(UInt8(ascii: " ")) }
+                DeclarationBuilder.appendAssetPath(a, to: &paths)
+            }
+            credentialPaths[device.position] = paths
+        }
+        /// Asset `i`'s bytes: the app's plist, an extension's, a credential document.
+        func data(_ i: Int) -> UnsafeRawBufferPointer {
+            if i == 0 { return device.plist }
+            if i <= device.extensions.count { return device.extensions[i - 1] }
+            return device.credentials[i - 1 - device.extensions.count].document.withUnsafeBytes { $0 }
+        }
         if filter?.skips(device.key, d.digest) == true { return d.digest }
         let files = layout == .files
         switch container {
         case .folder(let folder):
             for (i, a) in d.assets.enumerated() {
-                try folder.write(i == 0 ? device.plist : device.extensions[i - 1], to: DeclarationBuilder.assetPath(a), once: true)
+                try folder.write(data(i), to: DeclarationBuilder.assetPath(a), once: true, secret: a.credential?.secret == true)
                 // No members (the file is written): its declarations.jsonl line, the first time it
                 // comes (and in any layout, the writer's note that it is in this generation).
                 Self.record(.asset, a.data, into: &chunk) { out in
@@ -163,8 +184,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                     // The members' length, the members, then the declarations.jsonl line.
                     let lengthAt = out.count
                     out += [0, 0, 0, 0]
-                    let data = i == 0 ? device.plist : device.extensions[i - 1]
-                    Tar.appendMember(to: &out, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, body: { $0.append(contentsOf: data) })
+                    let bytes = data(i)
+                    Tar.appendMember(to: &out, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, body: { $0.append(contentsOf: bytes) },
+                                     mode: a.credential?.secret == true ? Tar.secretMode : nil)
                     if files {
                         var text: [UInt8] = []
                         builder.appendAssetDeclaration(a, to: &text)
@@ -297,9 +319,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     }
 
     /// A device's digest as this sink computes it, for a dry run.
-    static func digest(_ delivery: ResolvedDelivery) -> DryRunSink.Digester {
-        let builder = DeclarationBuilder(delivery: delivery)
-        return { builder.build(key: $0.key, plist: $0.plist, extensions: $0.extensions).digest }
+    static func digest(_ delivery: ResolvedDelivery, credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) -> DryRunSink.Digester {
+        let builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
+        return { builder.build(key: $0.key, plist: $0.plist, extensions: $0.extensions, credentials: $0.credentials, variant: $0.variant).digest }
     }
 
     /// The manifest's path of the device at `position`: the assets its set names (what a server
@@ -311,25 +333,34 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             slots[position].appendHex(to: &out)
             out += ".plist".utf8
         }
+        if let paths = credentialPaths?[position], !paths.isEmpty {
+            out.append(UInt8(ascii: " "))
+            out += paths
+        }
     }
 
     /// A folder generation: hard-links each live asset it did not write from `previousFolder`'s
     /// `assets/` (linked, not copied: the same file). Returns how many it could not (no previous
     /// folder, or not there); 0 for a tar, which holds what tonight wrote (`assets.live` lists all).
-    func link(_ live: [SHA256Digest], from previousFolder: String?) throws(Problem) -> Int {
+    func link(_ live: LiveAssets, from previousFolder: String?) throws(Problem) -> Int {
         guard case .folder(let folder) = container else { return 0 }
         try order.close()
         let written = try order.withState { $0.seen }
         var notLinked = 0
-        for d in live where !written.contains(d) {
+        func link(_ relative: String) throws(Problem) {
+            guard let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative, secret: relative.hasPrefix("secret-assets/")) else {
+                notLinked += 1
+                return
+            }
+        }
+        for d in live.data where !written.contains(d) {
             var name = Array("assets/".utf8)
             d.appendHex(to: &name)
             name += ".plist".utf8
-            let relative = String(decoding: name, as: UTF8.self)
-            guard let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative) else {
-                notLinked += 1
-                continue
-            }
+            try link(String(decoding: name, as: UTF8.self))
+        }
+        for path in live.others where !written.contains(LiveAssets.digest(ofPath: path) ?? SHA256Digest(a: 0, b: 0, c: 0, d: 0)) {
+            try link(String(decoding: path, as: UTF8.self))
         }
         return notLinked
     }
@@ -390,5 +421,50 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                 i += n
             }
         }
+    }
+}
+
+/// One byte string per device position, written by the worker of the position's chunk (disjoint
+/// positions), read after the workers are joined.
+final class PathSlots: @unchecked Sendable {
+    private var slots: [[UInt8]]
+    var count: Int { slots.count }
+
+    init(count: Int) { slots = Array(repeating: [], count: count) }
+
+    subscript(position: Int) -> [UInt8] {
+        get { slots[position] }
+        set { slots.withUnsafeMutableBufferPointer { $0[position] = newValue } }
+    }
+}
+
+/// The assets a generation's live sets name: data assets (`assets/<sha256>.plist`) by digest,
+/// credential documents (`assets/` or `secret-assets/<sha256>.json|.pem|.der`) by path.
+struct LiveAssets {
+    var data: [SHA256Digest] = []
+    var others: [[UInt8]] = []
+
+    /// The digest a content-addressed path names.
+    static func digest(ofPath path: some Collection<UInt8>) -> SHA256Digest? {
+        let bytes = Array(path)
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        let hex = Array(bytes[(slash + 1)...].prefix(64))
+        return hex.withUnsafeBufferPointer(SHA256Digest.init(hex:))
+    }
+
+    /// `assets.live`: the data assets' lines in digest order, then the credential documents'.
+    var text: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(data.count * 78)
+        for d in data {
+            out += "assets/".utf8
+            d.appendHex(to: &out)
+            out += ".plist\n".utf8
+        }
+        for p in others {
+            out += p
+            out.append(0x0A)
+        }
+        return out
     }
 }

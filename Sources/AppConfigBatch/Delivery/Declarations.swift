@@ -1,3 +1,4 @@
+import AppConfigSpec
 import Digest
 
 /// One device's DDM declarations, named the way Apple's model asks: the AppManaged configuration
@@ -15,6 +16,8 @@ struct DeviceDeclarations {
     /// The device's digest (index, manifest, `--changed-only`): over its declarations' Identifiers
     /// and ServerTokens, so it changes when any of its declarations does.
     var digest = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
+    /// Which configuration template (a variant's credentials).
+    var variant = 0
     /// SHA-256 of the configuration's and the activation's payloads: their ServerTokens.
     var configurationToken = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
     var activationToken = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
@@ -23,8 +26,28 @@ struct DeviceDeclarations {
         /// SHA-256 of the data: its file name, its URL's end, `Hash-SHA-256`.
         var data: SHA256Digest
         var size: Int
+        /// A credential document's asset (nil: the configuration's data asset).
+        var credential: CredentialAsset? = nil
         /// SHA-256 of where it is served and its data: its Identifier (the first 32 hex digits) and ServerToken (the last 32).
         var name: SHA256Digest
+    }
+}
+
+/// What a credential document's asset declaration says besides its data.
+struct CredentialAsset {
+    /// `com.apple.asset.credential.*`.
+    var type: String
+    var contentType: String
+    /// Served from `secret-assets/` with MDM authentication.
+    var secret: Bool
+
+    /// The file's ending: the document's media type.
+    var fileExtension: String {
+        switch contentType {
+        case "application/pem": ".pem"
+        case "application/pkcs1": ".der"
+        default: ".json"
+        }
     }
 }
 
@@ -37,16 +60,21 @@ struct DeclarationBuilder: Sendable {
     let assetContext: SHA256Digest
     /// `appconfig\0BUNDLE\0`: what a device's identity hashes before its key.
     let identityPrefix: [UInt8]
-    /// The configuration's payload: constant parts, with an asset Identifier between each two
-    /// (`holes[i]`: which asset, 0 the app's).
-    let payloadParts: [[UInt8]]
-    let holes: [Int]
+    /// Per variant, the configuration's payload: constant parts, with an asset Identifier between
+    /// each two (`holes[i]`: which asset: 0 the app's, then the extensions', then the credentials').
+    /// One for every variant when no assignment carries credentials.
+    let templates: [(parts: [[UInt8]], holes: [Int])]
+    /// Where the secret-bearing documents are served (`--secret-asset-base-url`), with `/`.
+    let secretURLPrefix: [UInt8]
+    /// Per template, its credentials' kinds.
+    let kinds: [[Credential.Kind]]
 
     /// Property list data, binary or XML: one of the schema's `asset-content-types`.
     static let contentType = "application/x-plist"
     /// Apple's limit for app config data (a device error above it: `device.asset-too-large`).
     static let maxAssetBytes = 1_048_576
     static let assetPrefix: StaticString = "appconfig.asset."
+    static let credentialPrefix: StaticString = "appconfig.credential."
     static let configurationPrefix: StaticString = "appconfig.config."
     static let activationPrefix: StaticString = "appconfig.activation."
     /// Hex digits of the hash in an Identifier, and in a ServerToken (128 bits each: names unique
@@ -54,17 +82,20 @@ struct DeclarationBuilder: Sendable {
     static let identifierDigits = 32
     static let tokenDigits = 32
 
-    init(delivery: ResolvedDelivery) {
+    /// `credentials`: per variant, its credentials' identifiers and kinds, in order.
+    init(delivery: ResolvedDelivery, credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) {
         self.delivery = delivery
         urlPrefix = Array((delivery.assetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
+        secretURLPrefix = Array((delivery.secretAssetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
         assetContext = SHA256Digest(of: Array(Self.contentType.utf8) + [0] + urlPrefix)
         identityPrefix = Array("appconfig".utf8) + [0] + Array(delivery.bundleID.utf8) + [0]
-        (payloadParts, holes) = Self.payloadTemplate(delivery)
+        templates = (credentials.isEmpty ? [[]] : credentials).map { Self.payloadTemplate(delivery, credentials: $0) }
+        kinds = (credentials.isEmpty ? [[]] : credentials).map { $0.map(\.kind) }
     }
 
     /// AppManaged's payload, keys in sorted order: `AppConfig`, the app's source, `ExtensionConfigs`,
     /// `IncludeInBackup`, `InstallBehavior`, `LegacyAppConfigAssetReference`, `ManifestURL`.
-    static func payloadTemplate(_ d: ResolvedDelivery) -> ([[UInt8]], [Int]) {
+    static func payloadTemplate(_ d: ResolvedDelivery, credentials: [(identifier: String, kind: Credential.Kind)] = []) -> (parts: [[UInt8]], holes: [Int]) {
         var parts: [[UInt8]] = [[]]
         var holes: [Int] = []
         func text(_ s: String) { parts[parts.count - 1] += s.utf8 }
@@ -82,10 +113,38 @@ struct DeclarationBuilder: Sendable {
             string(k)
             text(":")
         }
-        if d.appConfigKey.writesManagedApp {
+        // AppConfig: the credential arrays (Certificates, Identities, Passwords: each item
+        // {AssetReference, Identifier}) and, for ManagedApp apps, DataAssetReference; keys sorted.
+        let firstCredential = 1 + d.extensions.count
+        func credentialArray(_ name: String) -> Bool {
+            let items = credentials.enumerated().filter { $0.element.kind.appConfigArray == name }
+            guard !items.isEmpty else { return false }
+            string(name)
+            text(":[")
+            for (n, (i, c)) in items.enumerated() {
+                text(n == 0 ? "{\"AssetReference\":" : ",{\"AssetReference\":")
+                hole(firstCredential + i)
+                text(",\"Identifier\":")
+                string(c.identifier)
+                text("}")
+            }
+            text("]")
+            return true
+        }
+        if d.appConfigKey.writesManagedApp || !credentials.isEmpty {
             key("AppConfig")
-            text("{\"DataAssetReference\":")
-            hole(0)
+            text("{")
+            var any = credentialArray("Certificates")
+            if d.appConfigKey.writesManagedApp {
+                if any { text(",") }
+                text("\"DataAssetReference\":")
+                hole(0)
+                any = true
+            }
+            for name in ["Identities", "Passwords"] where credentials.contains(where: { $0.kind.appConfigArray == name }) {
+                if any { text(",") }
+                any = credentialArray(name)
+            }
             text("}")
         }
         switch d.source {
@@ -125,10 +184,13 @@ struct DeclarationBuilder: Sendable {
     }
 
     /// The device's assets, identity and digest (nothing written).
-    func build(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>) -> DeviceDeclarations {
+    func build(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>,
+               credentials: UnsafeBufferPointer<RenderedCredential> = UnsafeBufferPointer(start: nil, count: 0), variant: Int = 0) -> DeviceDeclarations {
         var assets = [asset(plist)]
         for e in extensions { assets.append(asset(e)) }
+        for c in credentials { assets.append(credentialAsset(c, kind: credentialKinds(variant)[c.index])) }
         var d = DeviceDeclarations(assets: assets, identity: identity(key))
+        d.variant = templates.count == 1 ? 0 : variant
         // The digest: the identity, the configuration's and activation's tokens, the assets' names.
         var payload: [UInt8] = []
         payload.reserveCapacity(512)
@@ -140,6 +202,19 @@ struct DeclarationBuilder: Sendable {
         var parts = [d.identity, d.configurationToken, d.activationToken] + assets.map(\.name)
         d.digest = parts.withUnsafeMutableBytes { SHA256Digest(of: UnsafeRawBufferPointer($0)) }
         return d
+    }
+
+    /// The kinds of a variant's credentials, from its template's holes (their order).
+    func credentialKinds(_ variant: Int) -> [Credential.Kind] { kinds[templates.count == 1 ? 0 : variant] }
+
+    /// A credential document's asset: named by its type, media type, where it is served and its data.
+    func credentialAsset(_ c: RenderedCredential, kind: Credential.Kind) -> DeviceDeclarations.Asset {
+        let info = CredentialAsset(type: kind.assetType, contentType: c.contentType, secret: c.holdsSecret)
+        let digest = c.document.withUnsafeBytes { SHA256Digest(of: $0) }
+        let context = SHA256Digest(of: Array(info.type.utf8) + [0] + Array(info.contentType.utf8) + [0] + (info.secret ? secretURLPrefix : urlPrefix))
+        var pair = (context, digest)
+        let name = withUnsafeBytes(of: &pair) { SHA256Digest(of: $0) }
+        return .init(data: digest, size: c.document.count, credential: info, name: name)
     }
 
     func asset(_ data: UnsafeRawBufferPointer) -> DeviceDeclarations.Asset {
@@ -186,10 +261,16 @@ struct DeclarationBuilder: Sendable {
     }
 
     func appendConfigurationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
-        for (i, part) in payloadParts.enumerated() {
+        let (parts, holes) = templates[d.variant]
+        for (i, part) in parts.enumerated() {
             out += part
-            if i < holes.count { Self.appendIdentifier(Self.assetPrefix, d.assets[holes[i]].name, to: &out) }
+            if i < holes.count { Self.appendAssetIdentifier(d.assets[holes[i]], to: &out) }
         }
+    }
+
+    /// `appconfig.asset.<32 hex>`, or for a credential document `appconfig.credential.<32 hex>`.
+    static func appendAssetIdentifier(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
+        appendIdentifier(a.credential == nil ? assetPrefix : credentialPrefix, a.name, to: &out)
     }
 
     func appendActivationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
@@ -213,20 +294,27 @@ struct DeclarationBuilder: Sendable {
         JSONText.append("\"}\n", to: &out)
     }
 
-    /// The data asset's declaration (`com.apple.asset.data`).
+    /// The asset's declaration: `com.apple.asset.data`, or a credential's `com.apple.asset.credential.*`
+    /// (with `Authentication` `MDM` when its document holds a secret).
     func appendAssetDeclaration(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
-        appendDeclaration("com.apple.asset.data", identifier: { Self.appendIdentifier(Self.assetPrefix, a.name, to: &$0) }, payload: { out in
-            JSONText.append(#"{"Reference":{"ContentType":""#, to: &out)
-            JSONText.append("application/x-plist", to: &out)
-            JSONText.append(#"","DataURL":""#, to: &out)
-            out += urlPrefix
-            a.data.appendHex(to: &out)
-            JSONText.append(#"","Hash-SHA-256":""#, to: &out)
-            a.data.appendHex(to: &out)
-            JSONText.append(#"","Size":"#, to: &out)
-            Self.appendDecimal(a.size, to: &out)
-            JSONText.append("}}", to: &out)
-        }, token: { Self.appendToken(a.name, asset: true, to: &$0) }, to: &out)
+        JSONText.append(#"{"Identifier":""#, to: &out)
+        Self.appendAssetIdentifier(a, to: &out)
+        JSONText.append(#"","Payload":{"#, to: &out)
+        if a.credential?.secret == true { JSONText.append(#""Authentication":{"Type":"MDM"},"#, to: &out) }
+        JSONText.append(#""Reference":{"ContentType":"#, to: &out)
+        JSONText.appendString(a.credential?.contentType ?? Self.contentType, to: &out)
+        JSONText.append(#","DataURL":""#, to: &out)
+        out += a.credential?.secret == true ? secretURLPrefix : urlPrefix
+        a.data.appendHex(to: &out)
+        JSONText.append(#"","Hash-SHA-256":""#, to: &out)
+        a.data.appendHex(to: &out)
+        JSONText.append(#"","Size":"#, to: &out)
+        Self.appendDecimal(a.size, to: &out)
+        JSONText.append(#"}},"ServerToken":""#, to: &out)
+        Self.appendToken(a.name, asset: true, to: &out)
+        JSONText.append(#"","Type":"#, to: &out)
+        JSONText.appendString(a.credential?.type ?? "com.apple.asset.data", to: &out)
+        JSONText.append("}\n", to: &out)
     }
 
     /// The AppManaged configuration (`com.apple.configuration.app.managed`).
@@ -253,7 +341,7 @@ struct DeclarationBuilder: Sendable {
         Self.appendIdentifier(Self.configurationPrefix, d.identity, to: &out)
         for a in d.assets {
             JSONText.append(#"",""#, to: &out)
-            Self.appendIdentifier(Self.assetPrefix, a.name, to: &out)
+            Self.appendAssetIdentifier(a, to: &out)
         }
         JSONText.append(#""]"#, to: &out)
     }
@@ -289,11 +377,13 @@ struct DeclarationBuilder: Sendable {
         out.append(0x0A)
     }
 
-    /// `assets/<sha256>.plist`: the asset's file.
+    /// `assets/<sha256>.plist`: the asset's file; a credential document's `assets/<sha256>.json`
+    /// (`.pem`, `.der`), or `secret-assets/...` when it holds a secret.
     static func appendAssetPath(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
+        if a.credential?.secret == true { JSONText.append("secret-", to: &out) }
         JSONText.append("assets/", to: &out)
         a.data.appendHex(to: &out)
-        JSONText.append(".plist", to: &out)
+        if let c = a.credential { out += c.fileExtension.utf8 } else { JSONText.append(".plist", to: &out) }
     }
 
     static func assetPath(_ a: DeviceDeclarations.Asset) -> String {

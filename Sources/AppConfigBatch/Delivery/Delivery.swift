@@ -78,6 +78,9 @@ public struct DeliveryOptions: Sendable {
     public var manifestURL: String?
     /// Where the DDM assets are served: `https://…`; each asset's URL is this plus `/` and its SHA-256.
     public var assetBaseURL: String?
+    /// Where the credential documents that hold a secret are served (`secret-assets/`), with MDM
+    /// authentication.
+    public var secretAssetBaseURL: String?
     /// DDM: which key names the data asset (nil: `both`).
     public var appConfigKey: AppConfigKey?
     /// DDM: `InstallBehavior.Install` (nil: required).
@@ -118,7 +121,8 @@ public struct DeliveryOptions: Sendable {
             }
         }
         // The options of one delivery given to another: refused, not ignored.
-        let ddmOnly: [(String, Bool)] = [("--asset-base-url", assetBaseURL != nil), ("--app-config-key", appConfigKey != nil),
+        let ddmOnly: [(String, Bool)] = [("--asset-base-url", assetBaseURL != nil), ("--secret-asset-base-url", secretAssetBaseURL != nil),
+                                         ("--app-config-key", appConfigKey != nil),
                                          ("--install", install != nil), ("--license", license != nil),
                                          ("--include-in-backup", includeInBackup != nil), ("--ddm-layout", ddmLayout != nil),
                                          ("--extension", !extensions.isEmpty)]
@@ -153,12 +157,18 @@ public struct DeliveryOptions: Sendable {
             var b = assetBaseURL
             while b.hasSuffix("/") { b.removeLast() }
             base = b
+            if let secretBase = secretAssetBaseURL {
+                guard Self.isHTTPSURL(secretBase, allowsQuery: false) else {
+                    throw Problem(.deliveryOption, "--secret-asset-base-url must be an https:// URL with a host and no query, not \"\(Problem.printable(secretBase))\"")
+                }
+            }
         }
         let source: ResolvedDelivery.AppSource = manifestURL.map { .manifestURL($0) } ?? appStoreID.map { .appStoreID($0) } ?? .bundleID(bundle)
         return ResolvedDelivery(delivery: delivery, bundleID: bundle, source: source, assetBaseURL: base,
                                 appConfigKey: appConfigKey ?? .both, install: install ?? .required,
                                 license: manifestURL == nil ? (license ?? .device) : nil, includeInBackup: includeInBackup,
-                                layout: ddmLayout ?? .jsonl, extensions: extensions.map(\.composedID), commandNonce: commandNonce)
+                                layout: ddmLayout ?? .jsonl, extensions: extensions.map(\.composedID), commandNonce: commandNonce,
+                                secretAssetBaseURL: secretAssetBaseURL.map { var b = $0; while b.hasSuffix("/") { b.removeLast() }; return b })
     }
 
     /// Letters, digits, `.` and `-`, at most 255 bytes.
@@ -210,6 +220,8 @@ public struct ResolvedDelivery: Sendable {
     /// The extensions' composed identifiers, in the order their assets are rendered.
     public let extensions: [String]
     public let commandNonce: String?
+    /// Where secret-bearing credential documents are served.
+    public let secretAssetBaseURL: String?
 
     public var appStoreID: String? { if case .appStoreID(let id) = source { id } else { nil } }
     public var manifestURL: String? { if case .manifestURL(let url) = source { url } else { nil } }

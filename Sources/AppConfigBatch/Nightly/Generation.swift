@@ -117,7 +117,7 @@ struct Generation {
     /// assignments the names that applied) and the manifest of the whole fleet (the devices
     /// rendered, and those that failed tonight with their previous entry), both in device-key
     /// order, each made when the sink writes it, in rounds of lines made on every core.
-    func closingFiles(liveAssets live: [SHA256Digest] = []) -> [ClosingFile] {
+    func closingFiles(liveAssets live: LiveAssets = LiveAssets()) -> [ClosingFile] {
         let entries = self.entries
         let ddm = sink as? DDMSink
         var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
@@ -171,46 +171,43 @@ struct Generation {
             }, emit: emit)
         }
         guard ddm != nil else { return [index, manifest] }
-        return [index, ClosingFile("assets.live", Self.liveAssetsText(live)), manifest]
+        return [index, ClosingFile("assets.live", live.text), manifest]
     }
 
     /// DDM: every asset a live set names (tonight's devices', and those carried from the previous
-    /// generation), once each, in the order of their names: what an asset store must keep serving.
-    func liveAssets() -> [SHA256Digest] {
-        guard let ddm = sink as? DDMSink else { return [] }
+    /// generation), once each: what an asset store must keep serving.
+    func liveAssets() -> LiveAssets {
+        guard let ddm = sink as? DDMSink else { return LiveAssets() }
         let entries = self.entries
-        var live: [SHA256Digest] = []
-        live.reserveCapacity(entries.count * ddm.assetsByPosition.count)
+        var live = LiveAssets()
+        live.data.reserveCapacity(entries.count * ddm.assetsByPosition.count)
+        func add(paths: some Collection<UInt8>) {
+            // `assets/<sha256>.plist` by digest, anything else (a credential document) by path.
+            for name in paths.split(separator: UInt8(ascii: " ")) {
+                if name.count == 7 + 64 + 6, name.starts(with: "assets/".utf8), name.reversed().starts(with: "tsilp.".utf8), let d = LiveAssets.digest(ofPath: name) {
+                    live.data.append(d)
+                } else {
+                    live.others.append(Array(name))
+                }
+            }
+        }
         for e in entries {
             if e.carried {
-                // `assets/<sha256>.plist`, space-separated.
-                for name in previous!.path(at: Int(e.source)).split(separator: UInt8(ascii: " ")) where name.count == 7 + 64 + 6 {
-                    let hex = Array(name.dropFirst(7).prefix(64))
-                    if let d = hex.withUnsafeBufferPointer(SHA256Digest.init(hex:)) { live.append(d) }
-                }
+                add(paths: previous!.path(at: Int(e.source)))
             } else {
-                for slots in ddm.assetsByPosition { live.append(slots[Int(e.source)]) }
+                for slots in ddm.assetsByPosition { live.data.append(slots[Int(e.source)]) }
+                if let paths = ddm.credentialPaths?[Int(e.source)] { add(paths: paths) }
             }
         }
         // Byte order of the digests is the order of their hex names.
         func bytes(_ d: SHA256Digest) -> (UInt64, UInt64, UInt64, UInt64) { (d.a.byteSwapped, d.b.byteSwapped, d.c.byteSwapped, d.d.byteSwapped) }
-        live.sort { bytes($0) < bytes($1) }
+        live.data.sort { bytes($0) < bytes($1) }
         var unique: [SHA256Digest] = []
-        unique.reserveCapacity(live.count)
-        for d in live where d != unique.last { unique.append(d) }
-        return unique
-    }
-
-    /// `assets.live`: a line per live asset, `assets/<sha256>.plist`.
-    static func liveAssetsText(_ live: [SHA256Digest]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(live.count * 78)
-        for d in live {
-            out += "assets/".utf8
-            d.appendHex(to: &out)
-            out += ".plist\n".utf8
-        }
-        return out
+        unique.reserveCapacity(live.data.count)
+        for d in live.data where d != unique.last { unique.append(d) }
+        live.data = unique
+        live.others = Array(Set(live.others)).sorted { $0.lexicographicallyPrecedes($1) }
+        return live
     }
 }
 

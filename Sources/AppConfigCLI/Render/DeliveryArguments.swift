@@ -11,6 +11,9 @@ struct DeliveryArguments: ParsableArguments {
     @Option(name: .customLong("asset-base-url"), help: "DDM: the https:// URL the assets are served from (each asset at BASE/<sha256>).")
     var assetBaseURL: String?
 
+    @Option(name: .customLong("secret-asset-base-url"), help: "DDM: the https:// URL secret-assets/ is served from, with MDM authentication (credential documents that hold a secret).")
+    var secretAssetBaseURL: String?
+
     @Option(name: .customLong("bundle-id"), help: "The app's bundle identifier in declarations and commands (default: the spec's bundleId).")
     var bundleID: String?
 
@@ -49,6 +52,7 @@ struct DeliveryArguments: ParsableArguments {
     func options() throws -> DeliveryOptions {
         var o = DeliveryOptions(delivery: delivery)
         o.assetBaseURL = assetBaseURL
+        o.secretAssetBaseURL = secretAssetBaseURL
         o.bundleID = bundleID
         o.appStoreID = appStoreID
         o.manifestURL = manifestURL

@@ -30,6 +30,8 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Write a folder tree here (published whole: OUT is a symlink to the newest complete generation).") var out: String?
     @Option(help: "Write a tar archive here ('-' for standard output).") var tar: String?
     @Option(help: "Write summary.json and errors.jsonl into this folder.") var report: String?
+    @Option(name: .customLong("secret"), help: "A secret a credential names: NAME=env:VAR, NAME=file:PATH (one value, or a .csv/.json keyed by a variable) or NAME=exec:COMMAND; repeatable.")
+    var secrets: [String] = []
     @Option(help: "Threads (default: the machine's cores).") var jobs: Int?
     @Option(help: "Render shard I of N (devices by a stable hash of their key), e.g. 0/3.") var shard: String?
     @Option(name: .customLong("shard-count"), help: "The number of shards, for an index from JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX.")
@@ -96,6 +98,7 @@ struct RenderCommand: ParsableCommand {
         job.force = force
         job.keepGenerations = keep
         job.report = report
+        job.secrets = try reportingProblems { try secrets.map { try SecretSource(parsing: $0) } }
         job.redact = redact
         return job
     }

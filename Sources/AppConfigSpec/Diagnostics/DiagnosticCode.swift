@@ -132,6 +132,15 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     /// literal: every device's plist, every copy of the output and every MDM log carries it.
     case valuesSecretLiteral = "values.secret-literal"
 
+    // MARK: Credentials (secrets the ManagedApp framework hands the app)
+    /// A `credentials` entry that is not a dictionary with identifier and kind, a kind not known.
+    case credentialSyntax = "credential.syntax"
+    /// A field its kind's document does not have, of the wrong shape, missing, out of its range, or
+    /// a secret given as a literal.
+    case credentialField = "credential.field"
+    /// Two credentials with one identifier (the app looks each up by it).
+    case credentialDuplicateIdentifier = "credential.duplicate-identifier"
+
     // MARK: Assignments (values for the devices a match selects)
     /// An assignment that is not a dictionary of name, match and values, a match that is empty or
     /// not strings, an unknown top-level entry beside `values` and `assignments`.

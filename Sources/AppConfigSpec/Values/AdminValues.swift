@@ -57,6 +57,8 @@ public struct AdminValues: Sendable {
     public var entries: [String: Entry]
     /// Overrides for the devices each matches, in file order.
     public var assignments: [Assignment]
+    /// Credentials every device gets (an assignment's replace those of the same identifier).
+    public var credentials: [Credential] = []
 
     public init(file: String, entries: [String: Entry], assignments: [Assignment] = []) {
         self.file = file
@@ -97,6 +99,7 @@ public enum AdminValuesReader {
         // `{"values": {...}, "assignments": [...]}`
         var entries: [String: AdminValues.Entry] = [:]
         var assignments: [Assignment] = []
+        var credentials: [Credential] = []
         var seen: Set<String> = []
         for member in members {
             guard seen.insert(member.key).inserted else {
@@ -114,19 +117,25 @@ public enum AdminValuesReader {
                 var reader = AssignmentReader(spec: spec, typer: typer)
                 assignments = reader.read(member.value)
                 typer = reader.typer
+            case "credentials":
+                var reader = CredentialReader(log: typer.log)
+                credentials = reader.read(member.value)
+                typer.log = reader.log
             default:
                 typer.log.report(.assignmentSyntax, at: member.keyLocation,
-                                 "a values file with assignments holds \"values\" and \"assignments\", not \"\(member.key)\"",
-                                 hint: ContentChecker.suggestion(for: member.key, among: ["values", "assignments"]).map { "did you mean \"\($0)\"?" })
+                                 "a values file with assignments holds \"values\", \"assignments\" and \"credentials\", not \"\(member.key)\"",
+                                 hint: ContentChecker.suggestion(for: member.key, among: ["values", "assignments", "credentials"]).map { "did you mean \"\($0)\"?" })
             }
         }
-        return AdminValuesResult(values: AdminValues(file: file, entries: entries, assignments: assignments), diagnostics: typer.log.sorted)
+        var values = AdminValues(file: file, entries: entries, assignments: assignments)
+        values.credentials = credentials
+        return AdminValuesResult(values: values, diagnostics: typer.log.sorted)
     }
 
-    /// The form with assignments: the top level holds `assignments` or `values`, and the spec has
+    /// The form with assignments: the top level holds `assignments`, `values` or `credentials`, and the spec has
     /// no key by that name (which would make it a flat file).
     private static func isStructured(_ members: [RawValue.Member], spec: Spec) -> Bool {
-        members.contains { ($0.key == "assignments" || $0.key == "values") && spec.key(named: $0.key) == nil }
+        members.contains { ["assignments", "values", "credentials"].contains($0.key) && spec.key(named: $0.key) == nil }
     }
 
     /// One dictionary from keyName to value typed against the spec: the flat file, the `values`

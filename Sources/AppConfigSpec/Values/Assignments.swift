@@ -30,6 +30,8 @@ public struct Assignment: Sendable {
     /// Every one must hold.
     public var conditions: [Condition]
     public var entries: [String: AdminValues.Entry]
+    /// Credentials for the devices it matches: they replace those of the same identifier.
+    public var credentials: [Credential] = []
 
     /// At most this many assignments: a device's set of matching ones is one 64-bit word.
     public static let limit = 64
@@ -45,7 +47,21 @@ extension AdminValues {
         for i in indices {
             for (key, entry) in assignments[i].entries { merged[key] = entry }
         }
-        return AdminValues(file: file, entries: merged)
+        var values = AdminValues(file: file, entries: merged)
+        values.credentials = credentials(applying: indices)
+        return values
+    }
+
+    /// The credentials of a device these assignments match: the file's, each replaced by an
+    /// assignment's of the same identifier (in file order), the assignments' others added.
+    public func credentials(applying indices: [Int]) -> [Credential] {
+        var merged = credentials
+        for i in indices {
+            for c in assignments[i].credentials {
+                if let at = merged.firstIndex(where: { $0.identifier == c.identifier }) { merged[at] = c } else { merged.append(c) }
+            }
+        }
+        return merged
     }
 }
 
@@ -87,6 +103,7 @@ struct AssignmentReader {
             return nil
         }
         var name: String?, match: RawValue?, values: RawValue?
+        var credentials: [Credential] = []
         var ok = true
         for member in members {
             switch member.key {
@@ -97,15 +114,20 @@ struct AssignmentReader {
                 }
             case "match": match = member.value
             case "values": values = member.value
+            case "credentials":
+                var reader = CredentialReader(log: typer.log)
+                credentials = reader.read(member.value)
+                typer.log = reader.log
             default:
-                let hint = ContentChecker.suggestion(for: member.key, among: ["name", "match", "values"]).map { "did you mean \"\($0)\"?" }
-                typer.log.report(.assignmentSyntax, at: member.keyLocation, "an assignment holds name, match and values, not \"\(member.key)\"", hint: hint)
+                let hint = ContentChecker.suggestion(for: member.key, among: ["name", "match", "values", "credentials"]).map { "did you mean \"\($0)\"?" }
+                typer.log.report(.assignmentSyntax, at: member.keyLocation, "an assignment holds name, match, values and credentials, not \"\(member.key)\"", hint: hint)
                 ok = false
             }
         }
         let label = name.map { "assignment \"\($0)\"" } ?? "assignment \(number)"
         // A misspelt field was named above; its absence is not reported again.
-        for (field, value) in [("name", name as Any?), ("match", match), ("values", values)] where value == nil && ok {
+        // An assignment that only changes credentials needs no values.
+        for (field, value) in [("name", name as Any?), ("match", match), ("values", credentials.isEmpty ? values : [])] where value == nil && ok {
             typer.log.report(.assignmentSyntax, at: raw.location, "\(label) has no \"\(field)\"")
             ok = false
         }
@@ -119,7 +141,9 @@ struct AssignmentReader {
             entries = AdminValuesReader.typedEntries(members, spec: spec, typer: &typer)
         }
         guard ok, let name, let conditions else { return nil }
-        return Assignment(name: name, location: raw.location, conditions: conditions, entries: entries)
+        var assignment = Assignment(name: name, location: raw.location, conditions: conditions, entries: entries)
+        assignment.credentials = credentials
+        return assignment
     }
 
     private mutating func conditions(_ raw: RawValue, label: String) -> [Assignment.Condition]? {

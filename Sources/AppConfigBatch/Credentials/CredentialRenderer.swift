@@ -1,0 +1,226 @@
+import AppConfigBytes
+import AppConfigRender
+import AppConfigSources
+import AppConfigSpec
+import Foundation
+
+/// One credential document of one device: its bytes (JSON, or a certificate file's), its media
+/// type, whether it holds a secret. The bytes are cleared once the sink has written them.
+public struct RenderedCredential {
+    /// The credential, by its place in the device's variant's list.
+    public var index: Int
+    public var document: [UInt8]
+    public var contentType: String
+    public var holdsSecret: Bool
+}
+
+/// Renders each device's credential documents: templates resolved against its variables (as
+/// values are, filters included), secrets from the `SecretStore` (a per-user one by the device's
+/// key variable), files read and checked (a PKCS#12 identity opened with its password, a
+/// certificate parsed). Stateless per device: called from every worker at once.
+final class CredentialRenderer: @unchecked Sendable {
+    /// Per variant (a set of assignments), its credentials in order.
+    let credentials: [[Credential]]
+    private let plans: [Fleet.SlotPlan]
+    private let fleet: Fleet
+    private let secrets: SecretStore
+
+    init(credentials: [[Credential]], fleet: Fleet, secrets: SecretStore) throws(Problem) {
+        self.credentials = credentials
+        self.fleet = fleet
+        self.secrets = secrets
+        var plans: [Fleet.SlotPlan] = []
+        for list in credentials {
+            var variables: [Variable] = []
+            for c in list {
+                for v in c.variables where !variables.contains(v) { variables.append(v) }
+                for name in Self.secretNames(c) {
+                    guard secrets.has(name) else {
+                        throw Problem(.secretSource, at: c.location, "credential \"\(c.identifier)\" names the secret \"\(name)\", which no --secret \(name)=... gives")
+                    }
+                    if let v = secrets.keyVariable(of: name), !variables.contains(v) { variables.append(v) }
+                }
+            }
+            plans.append(try fleet.plan(for: variables))
+        }
+        self.plans = plans
+    }
+
+    var isEmpty: Bool { credentials.allSatisfy(\.isEmpty) }
+
+    static func secretNames(_ c: Credential) -> [String] {
+        var out: [String] = []
+        func visit(_ v: CredentialValue) {
+            switch v {
+            case .secret(let name): if !out.contains(name) { out.append(name) }
+            case .array(let items): items.forEach(visit)
+            case .dictionary(let fields): fields.forEach { visit($0.value) }
+            default: break
+            }
+        }
+        c.fields.forEach { visit($0.value) }
+        return out
+    }
+
+    /// The device's documents, or its problems (each names the credential and field).
+    func render(row: Int, variant: Int, problems: inout [Problem]) -> [RenderedCredential] {
+        let list = credentials[variant]
+        guard !list.isEmpty else { return [] }
+        let plan = plans[variant]
+        var values: [Variable: String] = [:]
+        fleet.forEachValue(row: row, plan: plan) { slot, bytes in
+            if let bytes { values[plan.variables[slot]] = String(decoding: bytes, as: UTF8.self) }
+        }
+        var out: [RenderedCredential] = []
+        for (i, c) in list.enumerated() {
+            var context = Context(credential: c, values: values, secrets: secrets, row: row, fleet: fleet)
+            if c.kind == .certificate {
+                if case .file(let path)? = c.fields.first(where: { $0.name == "Certificate" })?.value,
+                   let bytes = context.file(path, field: "Certificate") {
+                    if let type = CredentialFiles.certificateType(bytes) {
+                        out.append(RenderedCredential(index: i, document: bytes, contentType: type, holdsSecret: false))
+                    } else {
+                        context.fail(.credentialFile, "Certificate", "\(context.lastPath) is not an X.509 certificate (PEM or DER)")
+                    }
+                }
+            } else {
+                var json: [UInt8] = []
+                context.appendObject(c.fields, to: &json)
+                if c.kind == .identity, context.problems.isEmpty { context.checkIdentity() }
+                if context.problems.isEmpty {
+                    out.append(RenderedCredential(index: i, document: json, contentType: "application/json", holdsSecret: c.holdsSecret))
+                } else {
+                    json.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+                }
+            }
+            problems += context.problems
+        }
+        return problems.isEmpty ? out : []
+    }
+
+    /// One credential's rendering: what it read, what went wrong.
+    private struct Context {
+        let credential: Credential
+        let values: [Variable: String]
+        let secrets: SecretStore
+        let row: Int
+        let fleet: Fleet
+        var problems: [Problem] = []
+        var lastPath = ""
+        /// An identity's file and password, checked together once both are read.
+        var identityFile: [UInt8]?
+        var identityPassword: String?
+
+        mutating func fail(_ code: DeviceCode, _ field: String, _ message: String, variable: Variable? = nil) {
+            var location = fleet.inventory.location(of: row)
+            if let variable { location = fleet.source(of: variable, row: row) }
+            // Never a value: a secret's or a file's bytes do not go into a report.
+            problems.append(Problem(code, at: location, "credential \"\(credential.identifier)\", \(field): \(message)", variable: variable))
+        }
+
+        mutating func string(_ t: StringTemplate, field: String) -> String? {
+            var out = ""
+            for part in t.parts {
+                switch part {
+                case .literal(let s): out += s
+                case .variable(let v):
+                    guard let value = values[v], !value.isEmpty else {
+                        fail(.missingVariable, field, "$(\(v)) is missing for this device", variable: v)
+                        return nil
+                    }
+                    out += value
+                case .filtered(let v, let filters):
+                    var value = values[v] ?? ""
+                    if value.isEmpty, let d = filters.compactMap({ if case .defaultText(let t) = $0 { t } else { nil } }).first { value = d }
+                    guard !value.isEmpty else {
+                        fail(.missingVariable, field, "$(\(v)) is missing for this device", variable: v)
+                        return nil
+                    }
+                    for f in filters { value = Self.apply(f, value) }
+                    out += value
+                }
+            }
+            return out
+        }
+
+        /// A filter as the renderer applies it (here on Foundation's strings).
+        static func apply(_ filter: TemplateFilter, _ value: String) -> String {
+            switch filter {
+            case .lower: value.lowercased()
+            case .upper: value.uppercased()
+            case .trim: value.trimmingCharacters(in: CharacterSet(charactersIn: " \t\n\r\u{0B}\u{0C}"))
+            case .urlencode:
+                value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? value
+            case .replace(let from, let to): value.replacingOccurrences(of: from, with: to, options: .literal)
+            case .defaultText: value
+            }
+        }
+
+        mutating func secret(_ name: String, field: String) -> UnsafeBufferPointer<UInt8>? {
+            let keyVariable = secrets.keyVariable(of: name)
+            let key = keyVariable.flatMap { values[$0] }
+            guard let value = secrets.value(name, key: key) else {
+                fail(.secretMissing, field, "the secret \"\(name)\" has no value for this device's \(keyVariable.map { "$(\($0))" } ?? "user")"
+                     + (key.map { " \"\(Problem.printable($0))\"" } ?? " (missing)"), variable: keyVariable)
+                return nil
+            }
+            return value
+        }
+
+        mutating func file(_ path: StringTemplate, field: String) -> [UInt8]? {
+            guard let p = string(path, field: field) else { return nil }
+            lastPath = p
+            do { return try readFileBytes(p, limit: 16 << 20) } catch {
+                fail(.credentialFile, field, "cannot read \(p): \(error.reason)")
+                return nil
+            }
+        }
+
+        mutating func checkIdentity() {
+            guard let bytes = identityFile, let password = identityPassword else { return }
+            var p = Array(password.utf8)
+            defer { p.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            if let why = p.withUnsafeBufferPointer({ CredentialFiles.identityProblem(bytes, password: $0) }) {
+                fail(.credentialFile, "Identity", "\(lastPath) cannot be used: \(why)")
+            }
+        }
+
+        mutating func appendObject(_ fields: [CredentialField], to out: inout [UInt8]) {
+            out.append(UInt8(ascii: "{"))
+            for (i, f) in fields.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                appendJSONString(f.name.utf8, to: &out)
+                out.append(UInt8(ascii: ":"))
+                appendValue(f.value, field: f.name, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+
+        mutating func appendValue(_ v: CredentialValue, field: String, to out: inout [UInt8]) {
+            switch v {
+            case .string(let t): appendJSONString(Array((string(t, field: field) ?? "").utf8), to: &out)
+            case .integer(let i): out += String(i).utf8
+            case .boolean(let b): out += (b ? "true" : "false").utf8
+            case .secret(let name):
+                guard let value = secret(name, field: field) else { return out += "\"\"".utf8 }
+                appendJSONString(value, to: &out)
+                if credential.kind == .identity && field == "Password" { identityPassword = String(decoding: value, as: UTF8.self) }
+            case .file(let path):
+                guard var bytes = file(path, field: field) else { return out += "\"\"".utf8 }
+                if credential.kind == .identity { identityFile = bytes }
+                out.append(UInt8(ascii: "\""))
+                out += Data(bytes).base64EncodedString().utf8
+                out.append(UInt8(ascii: "\""))
+                bytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+            case .array(let items):
+                out.append(UInt8(ascii: "["))
+                for (i, item) in items.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    appendValue(item, field: field, to: &out)
+                }
+                out.append(UInt8(ascii: "]"))
+            case .dictionary(let fields): appendObject(fields, to: &out)
+            }
+        }
+    }
+}
