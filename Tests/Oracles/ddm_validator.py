@@ -22,7 +22,7 @@ Every command: its RequestType and keys against the command's schema, plistlib w
 and its Configuration equals the plain output value for value.
 Prints one summary line; exits 1 with the problems listed if any.
 """
-import base64, hashlib, io, json, os, plistlib, re, stat, sys, tarfile
+import base64, functools, hashlib, io, json, os, plistlib, re, stat, sys, tarfile
 
 import yaml
 
@@ -94,6 +94,7 @@ def check_dict(value, keys, path, refs=None):
             check_value(v, known[key], f"{path}.{key}", refs)
 
 
+@functools.lru_cache(maxsize=None)
 def load(path):
     with open(path) as f:
         return yaml.safe_load(f)
