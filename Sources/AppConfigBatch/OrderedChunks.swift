@@ -34,10 +34,14 @@ final class OrderedChunks<State: Sendable>: @unchecked Sendable {
     /// Touched by the writer only while it runs, by callers only after `close()`.
     private var state: State
 
+    /// Chunks are zeroed once written (they may hold secrets).
+    private let clearsChunks: Bool
+
     /// `handle` runs on the writer thread for each chunk in turn; `limit`: chunks that may wait.
-    init(_ state: sending State, limit: Int = 8, handle: @escaping Handler) {
+    init(_ state: sending State, limit: Int = 8, clearsChunks: Bool = false, handle: @escaping Handler) {
         self.state = state
         self.limit = limit
+        self.clearsChunks = clearsChunks
         self.handle = handle
     }
 
@@ -71,6 +75,8 @@ final class OrderedChunks<State: Sendable>: @unchecked Sendable {
             condition.unlock()
             var written: Problem?
             do throws(Problem) { try handle(&state, chunk) } catch { written = error }
+            // A chunk that may hold secrets (credential documents) is cleared, not only emptied.
+            if clearsChunks { chunk.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             chunk.removeAll(keepingCapacity: true)
             condition.lock()
             next += 1

@@ -215,6 +215,44 @@ struct CredentialTests {
         #expect(documents.contains { $0.range(of: Data(escapedChallenge)) != nil })
     }
 
+    @Test("--changed-only with credentials: the changed device's documents written, every other live one linked from the previous generation (secret-assets/ 0600), assets.live listing all")
+    func changedOnly() throws {
+        let inputs = try Inputs()
+        defer { try? FileManager.default.removeItem(at: inputs.dir) }
+        let out = inputs.path + "/out"
+        let options = ["--delivery", "ddm", "--asset-base-url", Self.base, "--secret-asset-base-url", Self.secretBase, "--quiet", "--out", out] + inputs.secrets
+        #expect(try Self.render(options, values: inputs.path + "/values.json").status == 3)
+        let first = try #require(FolderSink.published(out))
+        // Tonight one user's password changes: that user's devices alone change.
+        var csv = try String(contentsOfFile: inputs.path + "/passwords.csv", encoding: .utf8)
+        csv = csv.replacingOccurrences(of: "u0000005," + Self.userPassword(5), with: "u0000005,new-password")
+        try csv.write(toFile: inputs.path + "/passwords.csv", atomically: true, encoding: .utf8)
+        let r = try Self.render(options + ["--changed-only"], values: inputs.path + "/values.json")
+        #expect(r.status == 3, "\(r.stderr)")
+        let second = try #require(FolderSink.published(out))
+        #expect(second != first)
+        let devices = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "u0000005@corp.example").count - 1
+        #expect(try String(contentsOfFile: second + "/index.jsonl", encoding: .utf8).split(separator: "\n").count == devices)
+        let live = try String(contentsOfFile: second + "/assets.live", encoding: .utf8).split(separator: "\n").map(String.init)
+        let secret = live.filter { $0.hasPrefix("secret-assets/") }
+        #expect(secret.count > 1000)
+        var files = Set<String>()
+        for folder in ["assets", "secret-assets"] {
+            for name in try FileManager.default.contentsOfDirectory(atPath: second + "/" + folder) { files.insert(folder + "/" + name) }
+        }
+        #expect(files == Set(live))
+        for name in secret.prefix(50) {
+            var s = stat()
+            #expect(stat(second + "/" + name, &s) == 0 && s.st_mode & 0o777 == 0o600)
+        }
+        // The changed password is in a new document; the old one is no longer live.
+        let documents = secret.compactMap { FileManager.default.contents(atPath: second + "/" + $0) }
+        #expect(documents.contains { $0.range(of: Data("new-password".utf8)) != nil })
+        var oldPassword: [UInt8] = []
+        appendJSONTestString(Self.userPassword(5), to: &oldPassword)
+        #expect(!documents.contains { $0.range(of: Data(oldPassword)) != nil })
+    }
+
     @Test("exec: a vault's output is the secret; a failing command is one line with its first line of stderr, never its output; nothing written")
     func execSecrets() throws {
         let inputs = try Inputs()

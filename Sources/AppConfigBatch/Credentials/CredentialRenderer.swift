@@ -72,8 +72,10 @@ final class CredentialRenderer: @unchecked Sendable {
             if let bytes { values[plan.variables[slot]] = String(decoding: bytes, as: UTF8.self) }
         }
         var out: [RenderedCredential] = []
+        let fleet = self.fleet
+        let locate: (Variable?) -> Location = { v in v.map { fleet.source(of: $0, row: row) } ?? fleet.inventory.location(of: row) }
         for (i, c) in list.enumerated() {
-            var context = Context(credential: c, values: values, secrets: secrets, row: row, fleet: fleet)
+            var context = Context(credential: c, values: values, secrets: secrets, locate: locate)
             if c.kind == .certificate {
                 if case .file(let path)? = c.fields.first(where: { $0.name == "Certificate" })?.value,
                    let bytes = context.file(path, field: "Certificate") {
@@ -98,24 +100,33 @@ final class CredentialRenderer: @unchecked Sendable {
         return problems.isEmpty ? out : []
     }
 
-    /// One credential's rendering: what it read, what went wrong.
+    /// A credential's document for `compile --delivery` with the variables given: each secret as
+    /// `<secret NAME>`, each file as `<file PATH>` (nothing is read), missing variables as problems.
+    static func preview(_ c: Credential, variables: [Variable: String], problems: inout [Problem]) -> [UInt8] {
+        var context = Context(credential: c, values: variables, secrets: nil, locate: { _ in Location(file: "--var") })
+        var out: [UInt8] = []
+        context.appendObject(c.fields, to: &out)
+        problems += context.problems
+        return out
+    }
+
+    /// One credential's rendering: what it read, what went wrong. Without a secret store it
+    /// previews: secrets and files are named, not read.
     private struct Context {
         let credential: Credential
         let values: [Variable: String]
-        let secrets: SecretStore
-        let row: Int
-        let fleet: Fleet
+        let secrets: SecretStore?
+        /// Where a variable's value came from (or, nil, the device's row).
+        let locate: (Variable?) -> Location
         var problems: [Problem] = []
         var lastPath = ""
         /// An identity's file and password, checked together once both are read.
         var identityFile: [UInt8]?
-        var identityPassword: String?
+        var identityPassword: [UInt8]?
 
         mutating func fail(_ code: DeviceCode, _ field: String, _ message: String, variable: Variable? = nil) {
-            var location = fleet.inventory.location(of: row)
-            if let variable { location = fleet.source(of: variable, row: row) }
             // Never a value: a secret's or a file's bytes do not go into a report.
-            problems.append(Problem(code, at: location, "credential \"\(credential.identifier)\", \(field): \(message)", variable: variable))
+            problems.append(Problem(code, at: locate(variable), "credential \"\(credential.identifier)\", \(field): \(message)", variable: variable))
         }
 
         mutating func string(_ t: StringTemplate, field: String) -> String? {
@@ -157,6 +168,7 @@ final class CredentialRenderer: @unchecked Sendable {
         }
 
         mutating func secret(_ name: String, field: String) -> UnsafeBufferPointer<UInt8>? {
+            guard let secrets else { return nil }
             let keyVariable = secrets.keyVariable(of: name)
             let key = keyVariable.flatMap { values[$0] }
             guard let value = secrets.value(name, key: key) else {
@@ -178,9 +190,11 @@ final class CredentialRenderer: @unchecked Sendable {
 
         mutating func checkIdentity() {
             guard let bytes = identityFile, let password = identityPassword else { return }
-            var p = Array(password.utf8)
-            defer { p.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
-            if let why = p.withUnsafeBufferPointer({ CredentialFiles.identityProblem(bytes, password: $0) }) {
+            defer {
+                identityPassword?.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+                identityFile?.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+            }
+            if let why = password.withUnsafeBufferPointer({ CredentialFiles.identityProblem(bytes, password: $0) }) {
                 fail(.credentialFile, "Identity", "\(lastPath) cannot be used: \(why)")
             }
         }
@@ -202,10 +216,12 @@ final class CredentialRenderer: @unchecked Sendable {
             case .integer(let i): out += String(i).utf8
             case .boolean(let b): out += (b ? "true" : "false").utf8
             case .secret(let name):
+                guard secrets != nil else { return appendJSONString(Array("<secret \(name)>".utf8), to: &out) }
                 guard let value = secret(name, field: field) else { return out += "\"\"".utf8 }
                 appendJSONString(value, to: &out)
-                if credential.kind == .identity && field == "Password" { identityPassword = String(decoding: value, as: UTF8.self) }
+                if credential.kind == .identity && field == "Password" { identityPassword = Array(value) }
             case .file(let path):
+                guard secrets != nil else { return appendJSONString(Array("<file \(string(path, field: field) ?? "")>".utf8), to: &out) }
                 guard var bytes = file(path, field: field) else { return out += "\"\"".utf8 }
                 if credential.kind == .identity { identityFile = bytes }
                 out.append(UInt8(ascii: "\""))
@@ -222,5 +238,13 @@ final class CredentialRenderer: @unchecked Sendable {
             case .dictionary(let fields): appendObject(fields, to: &out)
             }
         }
+    }
+}
+
+/// `compile --delivery ddm`'s view of a credential: its document for the variables given, each
+/// secret shown as `<secret NAME>` and each file as `<file PATH>`.
+public enum CredentialPreview {
+    public static func document(_ c: Credential, variables: [Variable: String], problems: inout [Problem]) -> [UInt8] {
+        CredentialRenderer.preview(c, variables: variables, problems: &problems)
     }
 }

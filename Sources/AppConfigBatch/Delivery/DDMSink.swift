@@ -82,7 +82,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
         credentialPaths = credentials.contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
-        order = Self.writer(for: container, index: index, declarations: declarations, devices: devices)
+        order = Self.writer(for: container, index: index, declarations: declarations, devices: devices,
+                            clearsChunks: credentials.joined().isEmpty == false)
     }
 
     /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index and
@@ -107,7 +108,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
         credentialPaths = credentials.contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
-        order = Self.writer(for: container, index: index, declarations: declarations, devices: devices)
+        order = Self.writer(for: container, index: index, declarations: declarations, devices: devices,
+                            clearsChunks: credentials.joined().isEmpty == false)
     }
 
     /// An unlinked temporary file in `folder`: `mkstemp` makes it with O_EXCL and a random name,
@@ -248,7 +250,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     /// What the writer thread does with each chunk in turn: members go to the archive (an asset's
     /// the first time it comes), lines to the index and declarations.
-    private static func writer(for container: Container, index: Int32, declarations: Int32?, devices: Int) -> OrderedChunks<WriterState> {
+    private static func writer(for container: Container, index: Int32, declarations: Int32?, devices: Int, clearsChunks: Bool) -> OrderedChunks<WriterState> {
         let archive: (fd: Int32, name: String)?
         let names: (index: String, declarations: String)
         switch container {
@@ -259,7 +261,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             archive = (fd, name)
             names = (name + " (index)", name + " (declarations)")
         }
-        return OrderedChunks(WriterState(devices: devices)) { state, records throws(Problem) in
+        return OrderedChunks(WriterState(devices: devices), clearsChunks: clearsChunks) { state, records throws(Problem) in
+            if clearsChunks { state.members.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             state.members.removeAll(keepingCapacity: true)
             state.lines.removeAll(keepingCapacity: true)
             state.declarationLines.removeAll(keepingCapacity: true)

@@ -70,8 +70,9 @@ struct CompileCommand: ParsableCommand {
         }
         let assignments = configuration.assignments
         var program = configuration.base
+        var matched: [Int] = []
         if !assignments.isEmpty && !variables.isEmpty {
-            let matched = assignments.indices.filter { assignments[$0].matches(variables: device, groups: groups) }
+            matched = assignments.indices.filter { assignments[$0].matches(variables: device, groups: groups) }
             writeStandardError("assignments: " + (matched.isEmpty ? "none" : matched.map { assignments[$0].name }.joined(separator: ", ")) + "\n")
             program = try reportingProblems { try configuration.program(for: matched) }
         }
@@ -105,6 +106,13 @@ struct CompileCommand: ParsableCommand {
             if let out { try reportingProblems { try writeFileAtomically(asset.bytes, to: out) } }
             print("# \(asset.name) (\(asset.bytes.count) bytes\(out.map { ", written to \($0)" } ?? ""))")
             for file in files { print("# \(file.name)\n" + String(decoding: file.bytes, as: UTF8.self).trimmingSuffix()) }
+            // Each credential's document as the device would get it, its secrets and files named, not read.
+            for credential in configuration.values?.credentials(applying: matched) ?? [] {
+                var problems: [Problem] = []
+                let document = CredentialPreview.document(credential, variables: device, problems: &problems)
+                for p in problems { writeStandardError(stderrLine(p)) }
+                print("# credential \(credential.identifier) (\(credential.kind.assetType))\n" + String(decoding: document, as: UTF8.self))
+            }
         } else if let out {
             try reportingProblems { try writeFileAtomically(files[0].bytes, to: out) }
         } else {
