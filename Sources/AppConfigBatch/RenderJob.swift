@@ -109,8 +109,8 @@ public struct RenderJob: Sendable {
             throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
         }
         let extensions = try extensionConfigurations(observer: observer)
-        if let e = extensions.first(where: { $0.configuration.values.map { !$0.credentials.isEmpty || $0.assignments.contains { !$0.credentials.isEmpty } } ?? false }) {
-            throw Problem(.deliveryOption, "the values of --extension \(e.id) have credentials: an extension's credentials are not delivered yet (give them to the app)")
+        if let e = extensions.first(where: { $0.configuration.values?.assignments.contains { !$0.credentials.isEmpty } ?? false }) {
+            throw Problem(.deliveryOption, "the values of --extension \(e.id) give credentials in assignments: an extension's credentials are its file's \"credentials\", for every device")
         }
         lap("compile")
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
@@ -152,17 +152,19 @@ public struct RenderJob: Sendable {
 
         // Credentials: each variant's, their secrets read once (and cleared when the run ends).
         let credentials = Self.credentials(configuration, assignments)
+        let extensionCredentials = extensions.map { $0.configuration.values?.credentials ?? [] }
         var credentialRenderer: CredentialRenderer?
         let store: SecretStore
-        if credentials.contains(where: { !$0.isEmpty }) {
-            try checkCredentialDelivery(credentials, delivery)
+        if (credentials + extensionCredentials).contains(where: { !$0.isEmpty }) {
+            try checkCredentialDelivery(credentials + extensionCredentials, delivery)
             store = try SecretStore(secrets)
-            credentialRenderer = try CredentialRenderer(credentials: credentials, fleet: fleet, secrets: store)
+            credentialRenderer = try CredentialRenderer(credentials: credentials, extensionCredentials: extensionCredentials, fleet: fleet, secrets: store)
         } else {
             store = SecretStore()
         }
         defer { store.clear() }
-        let credentialKinds = credentials.map { $0.map { (identifier: $0.identifier, kind: $0.kind) } }
+        func kinds(_ list: [Credential]) -> [(identifier: String, kind: Credential.Kind)] { list.map { ($0.identifier, $0.kind) } }
+        let credentialKinds = (credentials.map(kinds), extensionCredentials.map(kinds))
 
         let encoder = Self.encoder(for: delivery)
         var options = batch
@@ -281,7 +283,7 @@ public struct RenderJob: Sendable {
     /// The sink for `output` and the delivery; creating it makes the new generation folder or the
     /// temporary tar file.
     func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?, devices: Int = 0,
-                  credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) throws(Problem) -> OutputSink {
+                  credentials: DDMSink.CredentialKinds = ([[]], [])) throws(Problem) -> OutputSink {
         if delivery.delivery == .ddm {
             switch output {
             case .directory(let path):

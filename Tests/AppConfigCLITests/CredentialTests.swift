@@ -253,6 +253,43 @@ struct CredentialTests {
         #expect(!documents.contains { $0.range(of: Data(oldPassword)) != nil })
     }
 
+    @Test("an extension's credentials: its own AppConfig dictionary in ExtensionConfigs names them; valid for the validator")
+    func extensionCredentials() throws {
+        let inputs = try Inputs()
+        defer { try? FileManager.default.removeItem(at: inputs.dir) }
+        let plain = inputs.path + "/plain", out = inputs.path + "/ddm"
+        let vpn = inputs.path + "/vpn.json"
+        try #"""
+            {"values": {"theme": "dark"},
+             "credentials": [{"identifier": "vpn-identity", "kind": "acme", "DirectoryURL": "https://ca.example.com/acme",
+               "ClientIdentifier": "vpn-$(udid)", "KeyType": "RSA", "KeySize": 2048, "HardwareBound": false,
+               "Subject": [[["CN", "$(udid)"]]]},
+              {"identifier": "vpn-password", "kind": "password", "UserName": "$(upn)", "Password": {"secret": "user-passwords"}}]}
+            """#.write(toFile: vpn, atomically: true, encoding: .utf8)
+        #expect(try Self.render(["--out", plain, "--quiet"], values: inputs.path + "/plain-values.json").status == 3)
+        let r = try Self.render(["--delivery", "ddm", "--asset-base-url", Self.base, "--secret-asset-base-url", Self.secretBase, "--quiet",
+                                 "--out", out, "--extension", "com.northwind.fieldservice.vpn=" + vpn] + inputs.secrets,
+                                values: inputs.path + "/values.json")
+        #expect(r.status == 3, "\(r.stderr)")
+        // u0000000's two devices fail (no password): the plain output without them.
+        for name in try FileManager.default.subpathsOfDirectory(atPath: plain + "/") {
+            guard name.hasSuffix(".plist"), let data = FileManager.default.contents(atPath: plain + "/" + name),
+                  let o = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+                  (o["serverURL"] as? String)?.hasSuffix("/tenant/u0000000") == true else { continue }
+            try FileManager.default.removeItem(atPath: plain + "/" + name)
+        }
+        let v = try validate(out, plain)
+        #expect(v.status == 0, "\(v.output)")
+        let published = try #require(FolderSink.published(out))
+        let line = try #require(try String(contentsOfFile: published + "/declarations.jsonl", encoding: .utf8).split(separator: "\n")
+            .first { $0.contains("\"ExtensionConfigs\"") })
+        let configuration = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+        let extensionConfig = try #require(((configuration["Payload"] as? [String: Any])?["ExtensionConfigs"] as? [String: Any])?["com.northwind.fieldservice.vpn"] as? [String: Any])
+        #expect(extensionConfig.keys.sorted() == ["DataAssetReference", "Identities", "Passwords"])
+        #expect((extensionConfig["Identities"] as? [[String: String]])?.map { $0["Identifier"] } == ["vpn-identity"])
+        #expect((extensionConfig["Passwords"] as? [[String: String]])?.map { $0["Identifier"] } == ["vpn-password"])
+    }
+
     @Test("exec: a vault's output is the secret; a failing command is one line with its first line of stderr, never its output; nothing written")
     func execSecrets() throws {
         let inputs = try Inputs()

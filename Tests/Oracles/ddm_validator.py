@@ -267,8 +267,9 @@ def check_ddm(schemas_root, out, plain, mode):
             continue
         config = declarations[ids[1]]["Payload"]
         referenced = {config.get("LegacyAppConfigAssetReference"), config.get("AppConfig", {}).get("DataAssetReference")} - {None}
-        referenced |= {e.get("DataAssetReference") for e in config.get("ExtensionConfigs", {}).values()}
-        referenced |= {item["AssetReference"] for name in ["Passwords", "Identities", "Certificates"] for item in config.get("AppConfig", {}).get(name, [])}
+        dictionaries = [config.get("AppConfig", {})] + list(config.get("ExtensionConfigs", {}).values())
+        referenced |= {e.get("DataAssetReference") for e in dictionaries[1:]}
+        referenced |= {item["AssetReference"] for d in dictionaries for name in ["Passwords", "Identities", "Certificates"] for item in d.get(name, [])}
         if declarations[ids[0]]["Payload"]["StandardConfigurations"] != [ids[1]] or referenced != set(ids[2:]):
             problem(f"{entry['device']}: its activation, configuration and assets do not name each other")
         app_asset = config.get("LegacyAppConfigAssetReference") or config.get("AppConfig", {}).get("DataAssetReference")

@@ -9,6 +9,7 @@ import Foundation
 public struct RenderedCredential {
     /// The credential, by its place in the device's variant's list.
     public var index: Int
+    public var kind: Credential.Kind
     public var document: [UInt8]
     public var contentType: String
     public var holdsSecret: Bool
@@ -19,13 +20,16 @@ public struct RenderedCredential {
 /// key variable), files read and checked (a PKCS#12 identity opened with its password, a
 /// certificate parsed). Stateless per device: called from every worker at once.
 final class CredentialRenderer: @unchecked Sendable {
-    /// Per variant (a set of assignments), its credentials in order.
+    /// Per variant (a set of assignments), its credentials in order, the extensions' after the app's.
     let credentials: [[Credential]]
     private let plans: [Fleet.SlotPlan]
     private let fleet: Fleet
     private let secrets: SecretStore
 
-    init(credentials: [[Credential]], fleet: Fleet, secrets: SecretStore) throws(Problem) {
+    /// `credentials`: per variant, the app's; `extensionCredentials`: each extension's, rendered
+    /// after the app's for every device (in that order: the order of their assets).
+    init(credentials: [[Credential]], extensionCredentials: [[Credential]] = [], fleet: Fleet, secrets: SecretStore) throws(Problem) {
+        let credentials = credentials.map { $0 + extensionCredentials.joined() }
         self.credentials = credentials
         self.fleet = fleet
         self.secrets = secrets
@@ -80,7 +84,7 @@ final class CredentialRenderer: @unchecked Sendable {
                 if case .file(let path)? = c.fields.first(where: { $0.name == "Certificate" })?.value,
                    let bytes = context.file(path, field: "Certificate") {
                     if let type = CredentialFiles.certificateType(bytes) {
-                        out.append(RenderedCredential(index: i, document: bytes, contentType: type, holdsSecret: false))
+                        out.append(RenderedCredential(index: i, kind: c.kind, document: bytes, contentType: type, holdsSecret: false))
                     } else {
                         context.fail(.credentialFile, "Certificate", "\(context.lastPath) is not an X.509 certificate (PEM or DER)")
                     }
@@ -90,7 +94,7 @@ final class CredentialRenderer: @unchecked Sendable {
                 context.appendObject(c.fields, to: &json)
                 if c.kind == .identity, context.problems.isEmpty { context.checkIdentity() }
                 if context.problems.isEmpty {
-                    out.append(RenderedCredential(index: i, document: json, contentType: "application/json", holdsSecret: c.holdsSecret))
+                    out.append(RenderedCredential(index: i, kind: c.kind, document: json, contentType: "application/json", holdsSecret: c.holdsSecret))
                 } else {
                     json.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
                 }

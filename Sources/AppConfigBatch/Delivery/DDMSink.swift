@@ -65,9 +65,12 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
 
     public var wantsKeyOrder: Bool { true }
 
+    /// The credentials' identifiers and kinds: per variant the app's, and each extension's.
+    public typealias CredentialKinds = (app: [[(identifier: String, kind: Credential.Kind)]], extensions: [[(identifier: String, kind: Credential.Kind)]])
+
     /// Into a generation folder beside `path`.
     public init(folder path: String, keep: Int, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil,
-                credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) throws(Problem) {
+                credentials: CredentialKinds = ([[]], [])) throws(Problem) {
         let folder = try FolderSink(path: path, keep: keep)
         self.filter = filter
         layout = delivery.layout
@@ -79,18 +82,18 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             throw error
         }
         container = .folder(folder)
-        builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
+        builder = DeclarationBuilder(delivery: delivery, credentials: credentials.app, extensionCredentials: credentials.extensions)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
-        credentialPaths = credentials.contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
+        credentialPaths = (credentials.app + credentials.extensions).contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
         order = Self.writer(for: container, index: index, declarations: declarations, devices: devices,
-                            clearsChunks: credentials.joined().isEmpty == false)
+                            clearsChunks: (credentials.app + credentials.extensions).joined().isEmpty == false)
     }
 
     /// Into a tar archive at `path`, or streamed to `descriptor` when `path` is nil. The index and
     /// the declarations are gathered in unlinked temporary files beside it (made exclusively, with
     /// random names) and appended as the last members.
     public init(tar path: String?, descriptor stream: Int32 = 1, delivery: ResolvedDelivery, devices: Int = 0, filter: ChangeFilter? = nil,
-                credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) throws(Problem) {
+                credentials: CredentialKinds = ([[]], [])) throws(Problem) {
         self.filter = filter
         layout = delivery.layout
         if let path { AtomicFile.removeStale(beside: path) }
@@ -105,11 +108,11 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             throw error
         }
         container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-")
-        builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
+        builder = DeclarationBuilder(delivery: delivery, credentials: credentials.app, extensionCredentials: credentials.extensions)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
-        credentialPaths = credentials.contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
+        credentialPaths = (credentials.app + credentials.extensions).contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
         order = Self.writer(for: container, index: index, declarations: declarations, devices: devices,
-                            clearsChunks: credentials.joined().isEmpty == false)
+                            clearsChunks: (credentials.app + credentials.extensions).joined().isEmpty == false)
     }
 
     /// An unlinked temporary file in `folder`: `mkstemp` makes it with O_EXCL and a random name,
@@ -322,8 +325,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     }
 
     /// A device's digest as this sink computes it, for a dry run.
-    static func digest(_ delivery: ResolvedDelivery, credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) -> DryRunSink.Digester {
-        let builder = DeclarationBuilder(delivery: delivery, credentials: credentials)
+    static func digest(_ delivery: ResolvedDelivery, credentials: CredentialKinds = ([[]], [])) -> DryRunSink.Digester {
+        let builder = DeclarationBuilder(delivery: delivery, credentials: credentials.app, extensionCredentials: credentials.extensions)
         return { builder.build(key: $0.key, plist: $0.plist, extensions: $0.extensions, credentials: $0.credentials, variant: $0.variant).digest }
     }
 

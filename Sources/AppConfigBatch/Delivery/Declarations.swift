@@ -66,8 +66,6 @@ struct DeclarationBuilder: Sendable {
     let templates: [(parts: [[UInt8]], holes: [Int])]
     /// Where the secret-bearing documents are served (`--secret-asset-base-url`), with `/`.
     let secretURLPrefix: [UInt8]
-    /// Per template, its credentials' kinds.
-    let kinds: [[Credential.Kind]]
 
     /// Property list data, binary or XML: one of the schema's `asset-content-types`.
     static let contentType = "application/x-plist"
@@ -82,20 +80,22 @@ struct DeclarationBuilder: Sendable {
     static let identifierDigits = 32
     static let tokenDigits = 32
 
-    /// `credentials`: per variant, its credentials' identifiers and kinds, in order.
-    init(delivery: ResolvedDelivery, credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]]) {
+    /// `credentials`: per variant, its credentials' identifiers and kinds, in order;
+    /// `extensionCredentials`: each extension's (in `delivery.extensions` order).
+    init(delivery: ResolvedDelivery, credentials: [[(identifier: String, kind: Credential.Kind)]] = [[]],
+         extensionCredentials: [[(identifier: String, kind: Credential.Kind)]] = []) {
         self.delivery = delivery
         urlPrefix = Array((delivery.assetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
         secretURLPrefix = Array((delivery.secretAssetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
         assetContext = SHA256Digest(of: Array(Self.contentType.utf8) + [0] + urlPrefix)
         identityPrefix = Array("appconfig".utf8) + [0] + Array(delivery.bundleID.utf8) + [0]
-        templates = (credentials.isEmpty ? [[]] : credentials).map { Self.payloadTemplate(delivery, credentials: $0) }
-        kinds = (credentials.isEmpty ? [[]] : credentials).map { $0.map(\.kind) }
+        templates = (credentials.isEmpty ? [[]] : credentials).map { Self.payloadTemplate(delivery, credentials: $0, extensionCredentials: extensionCredentials) }
     }
 
     /// AppManaged's payload, keys in sorted order: `AppConfig`, the app's source, `ExtensionConfigs`,
     /// `IncludeInBackup`, `InstallBehavior`, `LegacyAppConfigAssetReference`, `ManifestURL`.
-    static func payloadTemplate(_ d: ResolvedDelivery, credentials: [(identifier: String, kind: Credential.Kind)] = []) -> (parts: [[UInt8]], holes: [Int]) {
+    static func payloadTemplate(_ d: ResolvedDelivery, credentials: [(identifier: String, kind: Credential.Kind)] = [],
+                                extensionCredentials: [[(identifier: String, kind: Credential.Kind)]] = []) -> (parts: [[UInt8]], holes: [Int]) {
         var parts: [[UInt8]] = [[]]
         var holes: [Int] = []
         func text(_ s: String) { parts[parts.count - 1] += s.utf8 }
@@ -113,39 +113,48 @@ struct DeclarationBuilder: Sendable {
             string(k)
             text(":")
         }
-        // AppConfig: the credential arrays (Certificates, Identities, Passwords: each item
-        // {AssetReference, Identifier}) and, for ManagedApp apps, DataAssetReference; keys sorted.
-        let firstCredential = 1 + d.extensions.count
-        func credentialArray(_ name: String) -> Bool {
-            let items = credentials.enumerated().filter { $0.element.kind.appConfigArray == name }
-            guard !items.isEmpty else { return false }
-            string(name)
-            text(":[")
-            for (n, (i, c)) in items.enumerated() {
-                text(n == 0 ? "{\"AssetReference\":" : ",{\"AssetReference\":")
-                hole(firstCredential + i)
-                text(",\"Identifier\":")
-                string(c.identifier)
-                text("}")
+        // An AppConfig dictionary (AppConfig, and each extension's in ExtensionConfigs): the
+        // credential arrays (Certificates, Identities, Passwords: each item {AssetReference,
+        // Identifier}) and DataAssetReference, keys sorted. `firstAsset`: its credentials' first asset.
+        func appConfig(data: Int?, credentials: [(identifier: String, kind: Credential.Kind)], firstAsset: Int) {
+            text("{")
+            var any = false
+            for name in ["Certificates", "DataAssetReference", "Identities", "Passwords"] {
+                if name == "DataAssetReference" {
+                    guard let data else { continue }
+                    if any { text(",") }
+                    text("\"DataAssetReference\":")
+                    hole(data)
+                    any = true
+                    continue
+                }
+                let items = credentials.enumerated().filter { $0.element.kind.appConfigArray == name }
+                guard !items.isEmpty else { continue }
+                if any { text(",") }
+                string(name)
+                text(":[")
+                for (n, (i, c)) in items.enumerated() {
+                    text(n == 0 ? "{\"AssetReference\":" : ",{\"AssetReference\":")
+                    hole(firstAsset + i)
+                    text(",\"Identifier\":")
+                    string(c.identifier)
+                    text("}")
+                }
+                text("]")
+                any = true
             }
-            text("]")
-            return true
+            text("}")
+        }
+        // The assets: the app's, each extension's, the app's credentials, each extension's.
+        var extensionCredentialStart: [Int] = []
+        var next = 1 + d.extensions.count + credentials.count
+        for list in extensionCredentials {
+            extensionCredentialStart.append(next)
+            next += list.count
         }
         if d.appConfigKey.writesManagedApp || !credentials.isEmpty {
             key("AppConfig")
-            text("{")
-            var any = credentialArray("Certificates")
-            if d.appConfigKey.writesManagedApp {
-                if any { text(",") }
-                text("\"DataAssetReference\":")
-                hole(0)
-                any = true
-            }
-            for name in ["Identities", "Passwords"] where credentials.contains(where: { $0.kind.appConfigArray == name }) {
-                if any { text(",") }
-                any = credentialArray(name)
-            }
-            text("}")
+            appConfig(data: d.appConfigKey.writesManagedApp ? 0 : nil, credentials: credentials, firstAsset: 1 + d.extensions.count)
         }
         switch d.source {
         case .appStoreID(let id): key("AppStoreID"); string(id)
@@ -154,13 +163,13 @@ struct DeclarationBuilder: Sendable {
         }
         if !d.extensions.isEmpty {
             key("ExtensionConfigs")
-            // Sorted by composed identifier; each names its own asset (numbered in the given order).
+            // Sorted by composed identifier; each names its own asset and credentials (numbered in the given order).
             for (n, (i, id)) in d.extensions.enumerated().sorted(by: { Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8)) }).enumerated() {
                 text(n == 0 ? "{" : ",")
                 string(id)
-                text(":{\"DataAssetReference\":")
-                hole(i + 1)
-                text("}")
+                text(":")
+                let list = i < extensionCredentials.count ? extensionCredentials[i] : []
+                appConfig(data: i + 1, credentials: list, firstAsset: i < extensionCredentialStart.count ? extensionCredentialStart[i] : 0)
             }
             text("}")
         }
@@ -188,7 +197,7 @@ struct DeclarationBuilder: Sendable {
                credentials: UnsafeBufferPointer<RenderedCredential> = UnsafeBufferPointer(start: nil, count: 0), variant: Int = 0) -> DeviceDeclarations {
         var assets = [asset(plist)]
         for e in extensions { assets.append(asset(e)) }
-        for c in credentials { assets.append(credentialAsset(c, kind: credentialKinds(variant)[c.index])) }
+        for c in credentials { assets.append(credentialAsset(c)) }
         var d = DeviceDeclarations(assets: assets, identity: identity(key))
         d.variant = templates.count == 1 ? 0 : variant
         // The digest: the identity, the configuration's and activation's tokens, the assets' names.
@@ -204,12 +213,9 @@ struct DeclarationBuilder: Sendable {
         return d
     }
 
-    /// The kinds of a variant's credentials, from its template's holes (their order).
-    func credentialKinds(_ variant: Int) -> [Credential.Kind] { kinds[templates.count == 1 ? 0 : variant] }
-
     /// A credential document's asset: named by its type, media type, where it is served and its data.
-    func credentialAsset(_ c: RenderedCredential, kind: Credential.Kind) -> DeviceDeclarations.Asset {
-        let info = CredentialAsset(type: kind.assetType, contentType: c.contentType, secret: c.holdsSecret)
+    func credentialAsset(_ c: RenderedCredential) -> DeviceDeclarations.Asset {
+        let info = CredentialAsset(type: c.kind.assetType, contentType: c.contentType, secret: c.holdsSecret)
         let digest = c.document.withUnsafeBytes { SHA256Digest(of: $0) }
         let context = SHA256Digest(of: Array(info.type.utf8) + [0] + Array(info.contentType.utf8) + [0] + (info.secret ? secretURLPrefix : urlPrefix))
         var pair = (context, digest)
