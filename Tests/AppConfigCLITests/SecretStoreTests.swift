@@ -1,0 +1,76 @@
+@testable import AppConfigBatch
+import AppConfigSpec
+import Foundation
+import TestSupport
+import Testing
+
+/// `--secret` sources: each kind read exactly, per-user files keyed by a variable, every failure
+/// one problem that never shows a value.
+@Suite("Secrets: --secret sources")
+struct SecretStoreTests {
+    static func string(_ store: SecretStore, _ name: String, key: String? = nil) -> String? {
+        store.value(name, key: key).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test("env, file (one trailing line break dropped), exec (its stdout), a keyed CSV and a keyed JSON")
+    func sources() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let one = dir.appendingPathComponent("one").path, csv = dir.appendingPathComponent("users.csv").path
+        let json = dir.appendingPathComponent("users.json").path
+        try "line one\nline two\n".write(toFile: one, atomically: true, encoding: .utf8)
+        try "sAMAccountName,password\r\njdoe,p,w\"1\r\nasmith,\r\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        try #"{"key": "upn", "values": {"jdoe@corp.example": "pj", "ann@corp.example": "pa"}}"#.write(toFile: json, atomically: true, encoding: .utf8)
+        let store = try SecretStore([
+            SecretSource(parsing: "a=env:A_SECRET"), SecretSource(parsing: "b=file:" + one), SecretSource(parsing: "c=exec:printf 'x\\ny\\n'"),
+            SecretSource(parsing: "d=file:" + csv), SecretSource(parsing: "e=file:" + json),
+        ], environment: ["A_SECRET": "from env"])
+        #expect(Self.string(store, "a") == "from env")
+        #expect(Self.string(store, "b") == "line one\nline two")
+        #expect(Self.string(store, "c") == "x\ny")
+        #expect(store.keyVariable(of: "d") == .user(.sAMAccountName))
+        #expect(Self.string(store, "d", key: "jdoe") == "p,w\"1")
+        #expect(Self.string(store, "d", key: "asmith") == "")
+        #expect(Self.string(store, "d", key: "nobody") == nil)
+        #expect(store.keyVariable(of: "e") == .user(.upn))
+        #expect(Self.string(store, "e", key: "ann@corp.example") == "pa")
+        store.clear()
+        #expect(!store.has("a"))
+    }
+
+    @Test("every bad source is one problem naming the source, never its value", arguments: [
+        ("hunter2", "--secret takes NAME=env:VAR, NAME=file:PATH or NAME=exec:COMMAND (what was given is not shown: it may be a secret)"),
+        ("pw=hunter2", "--secret pw: the source is env:VAR, file:PATH or exec:COMMAND (a secret's value never goes on the command line)"),
+        ("pw=env:NOT_SET_ANYWHERE", "--secret pw: the environment has no NOT_SET_ANYWHERE"),
+        ("pw=file:/nonexistent/secret", "--secret pw: cannot read /nonexistent/secret: No such file or directory"),
+        ("pw=exec:echo hunter2; exit 1", "--secret pw: exec:echo hunter2; exit 1 failed (status 1)"),
+    ])
+    func badSources(text: String, message: String) {
+        do {
+            _ = try SecretStore([SecretSource(parsing: text)], environment: [:])
+            Issue.record("\(text) was taken")
+        } catch {
+            #expect(error.code.rawValue == "secret.source")
+            #expect(error.message == message)
+        }
+    }
+
+    @Test("a keyed CSV whose header names no variable, and a line that is not KEY,value: the line number, not the line")
+    func badKeyedFiles() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = dir.appendingPathComponent("a.csv").path, b = dir.appendingPathComponent("b.csv").path
+        try "login,password\njdoe,x\n".write(toFile: a, atomically: true, encoding: .utf8)
+        try "sAMAccountName,password\njdoe,x\nsecret-without-comma\n".write(toFile: b, atomically: true, encoding: .utf8)
+        for (path, message) in [(a, "--secret s: \(a) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by"),
+                                (b, "--secret s: line 3 of \(b) is not KEY,value")] {
+            do {
+                _ = try SecretStore([SecretSource(name: "s", kind: .file(path))])
+                Issue.record("\(path) was taken")
+            } catch {
+                #expect(error.message == message)
+                #expect(!error.message.contains("secret-without-comma"))
+            }
+        }
+    }
+}
