@@ -84,13 +84,14 @@ struct CredentialTests {
         return (r.status, r.stdout.split(separator: "\n").last.map(String.init) ?? "", r.stdout + r.stderr)
     }
 
-    @Test("every credential declaration and document valid against Apple's schemas (folder and tar); the AppConfig arrays name them by Identifier and type; a user without a password fails alone")
+    @Test("every credential declaration and document valid against Apple's schemas (folder, tar, files layout); the AppConfig arrays name them by Identifier and type; a user without a password fails alone")
     func validates() throws {
         let inputs = try Inputs()
         defer { try? FileManager.default.removeItem(at: inputs.dir) }
         let plain = inputs.path + "/plain", out = inputs.path + "/ddm", tar = inputs.path + "/ddm.tar", report = inputs.path + "/report"
+        let files = inputs.path + "/files"
         #expect(try Self.render(["--out", plain, "--quiet"], values: inputs.path + "/plain-values.json").status == 3)
-        for output in [["--out", out], ["--tar", tar]] {
+        for output in [["--out", out], ["--tar", tar], ["--out", files, "--ddm-layout", "files"]] {
             let r = try Self.render(["--delivery", "ddm", "--asset-base-url", Self.base, "--secret-asset-base-url", Self.secretBase, "--quiet",
                                      "--report", report] + inputs.secrets + output, values: inputs.path + "/values.json")
             #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
@@ -110,7 +111,7 @@ struct CredentialTests {
         for name in try FileManager.default.subpathsOfDirectory(atPath: plain + "/") where gone.contains { name.hasSuffix("/\($0).plist") } {
             try FileManager.default.removeItem(atPath: plain + "/" + name)
         }
-        for output in [out, tar] {
+        for output in [out, tar, files] {
             let v = try validate(output, plain)
             #expect(v.status == 0, "\(v.output)")
             #expect(v.summary.hasSuffix(" 973 devices, 0 problems"), "\(v.summary)")

@@ -246,7 +246,7 @@ def check_ddm(schemas_root, out, plain, mode):
     sets = {}
     if files_layout:
         for name, data in out.files.items():
-            if name.endswith(".json") and not name.startswith("declarations/"):
+            if name.endswith(".json") and not name.startswith(("declarations/", "assets/", "secret-assets/")):
                 sets[json.loads(data)["device"]] = name
     manifest = {}
     for line in out.files.get("manifest.tsv", b"").decode().split("\n\n", 1)[-1].splitlines():

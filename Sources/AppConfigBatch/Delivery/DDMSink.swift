@@ -144,17 +144,21 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             credentialPaths[device.position] = paths
         }
         /// Asset `i`'s bytes: the app's plist, an extension's, a credential document.
-        func data(_ i: Int) -> UnsafeRawBufferPointer {
-            if i == 0 { return device.plist }
-            if i <= device.extensions.count { return device.extensions[i - 1] }
-            return device.credentials[i - 1 - device.extensions.count].document.withUnsafeBytes { $0 }
+        func withData<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+            if i == 0 { return body(device.plist) }
+            if i <= device.extensions.count { return body(device.extensions[i - 1]) }
+            return device.credentials[i - 1 - device.extensions.count].document.withUnsafeBytes(body)
         }
         if filter?.skips(device.key, d.digest) == true { return d.digest }
         let files = layout == .files
         switch container {
         case .folder(let folder):
             for (i, a) in d.assets.enumerated() {
-                try folder.write(data(i), to: DeclarationBuilder.assetPath(a), once: true, secret: a.credential?.secret == true)
+                let failure: Problem? = withData(i) { b in
+                    do throws(Problem) { try folder.write(b, to: DeclarationBuilder.assetPath(a), once: true, secret: a.credential?.secret == true) } catch { return error }
+                    return nil
+                }
+                if let failure { throw failure }
                 // No members (the file is written): its declarations.jsonl line, the first time it
                 // comes (and in any layout, the writer's note that it is in this generation).
                 Self.record(.asset, a.data, into: &chunk) { out in
@@ -166,7 +170,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                 var text: [UInt8] = []
                 for a in d.assets {
                     builder.appendAssetDeclaration(a, to: &text)
-                    try folder.write(text, to: DeclarationBuilder.declarationPath(DeclarationBuilder.assetPrefix, a.name), once: true)
+                    try folder.write(text, to: DeclarationBuilder.declarationPath(of: a), once: true)
                     text.removeAll(keepingCapacity: true)
                 }
                 builder.appendConfiguration(d, to: &text)
@@ -189,13 +193,14 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                     // The members' length, the members, then the declarations.jsonl line.
                     let lengthAt = out.count
                     out += [0, 0, 0, 0]
-                    let bytes = data(i)
-                    Tar.appendMember(to: &out, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, body: { $0.append(contentsOf: bytes) },
-                                     mode: a.credential?.secret == true ? Tar.secretMode : nil)
+                    withData(i) { bytes in
+                        Tar.appendMember(to: &out, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, body: { $0.append(contentsOf: bytes) },
+                                         mode: a.credential?.secret == true ? Tar.secretMode : nil)
+                    }
                     if files {
                         var text: [UInt8] = []
                         builder.appendAssetDeclaration(a, to: &text)
-                        text.withUnsafeBytes { Tar.appendMember(named: DeclarationBuilder.declarationPath(DeclarationBuilder.assetPrefix, a.name), bytes: $0, to: &out) }
+                        text.withUnsafeBytes { Tar.appendMember(named: DeclarationBuilder.declarationPath(of: a), bytes: $0, to: &out) }
                     }
                     Self.patchLength(at: lengthAt, in: &out)
                     if !files { builder.appendAssetDeclaration(a, to: &out) }

@@ -233,7 +233,7 @@ struct DeclarationBuilder: Sendable {
     func identity(_ key: UnsafeBufferPointer<UInt8>) -> SHA256Digest {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: identityPrefix.count + key.count) { b in
             _ = b.initialize(fromContentsOf: identityPrefix)
-            if key.count > 0 { UnsafeMutableBufferPointer(rebasing: b[identityPrefix.count...]).update(fromContentsOf: key) }
+            if key.count > 0 { _ = UnsafeMutableBufferPointer(rebasing: b[identityPrefix.count...]).update(fromContentsOf: key) }
             return SHA256Digest(of: UnsafeRawBufferPointer(b))
         }
     }
@@ -396,6 +396,11 @@ struct DeclarationBuilder: Sendable {
         var out: [UInt8] = []
         appendAssetPath(a, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An asset declaration's file (`--ddm-layout files`): `declarations/<its Identifier>.json`.
+    static func declarationPath(of a: DeviceDeclarations.Asset) -> String {
+        declarationPath(a.credential == nil ? assetPrefix : credentialPrefix, a.name)
     }
 
     static func declarationPath(_ prefix: StaticString, _ digest: SHA256Digest) -> String {

@@ -31,7 +31,7 @@ public enum DeliveryPreview {
                     }
                     let asset = d.assets[0]
                     return [(DeclarationBuilder.assetPath(asset), rendered),
-                            (DeclarationBuilder.declarationPath(DeclarationBuilder.assetPrefix, asset.name), text { builder.appendAssetDeclaration(asset, to: &$0) }),
+                            (DeclarationBuilder.declarationPath(of: asset), text { builder.appendAssetDeclaration(asset, to: &$0) }),
                             (DeclarationBuilder.declarationPath(DeclarationBuilder.configurationPrefix, d.identity), text { builder.appendConfiguration(d, to: &$0) }),
                             (DeclarationBuilder.declarationPath(DeclarationBuilder.activationPrefix, d.identity), text { builder.appendActivation(d, to: &$0) }),
                             (OutputNames.relativePath(key, extension: ".json"),
