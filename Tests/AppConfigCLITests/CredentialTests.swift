@@ -291,6 +291,51 @@ struct CredentialTests {
         #expect((extensionConfig["Passwords"] as? [[String: String]])?.map { $0["Identifier"] } == ["vpn-password"])
     }
 
+    @Test("an assignment's credentials: EMEA devices get their own Wi-Fi identity and a replaced server password, the others the file's")
+    func assignmentCredentials() throws {
+        let inputs = try Inputs()
+        defer { try? FileManager.default.removeItem(at: inputs.dir) }
+        let values = inputs.path + "/assigned.json"
+        try #"""
+            {"values": {"theme": "system"},
+             "credentials": [{"identifier": "server-password", "kind": "password", "UserName": "$(sAMAccountName)", "Password": {"secret": "user-passwords"}}],
+             "assignments": [{"name": "emea", "match": {"ou": "EMEA"},
+               "credentials": [{"identifier": "emea-wifi", "kind": "acme", "DirectoryURL": "https://ca.emea.example.com/acme",
+                                "ClientIdentifier": "$(udid)", "KeyType": "RSA", "KeySize": 2048, "HardwareBound": false, "Subject": [[["CN", "$(udid)"]]]},
+                               {"identifier": "server-password", "kind": "password", "UserName": "emea\\$(sAMAccountName)", "Password": {"secret": "user-passwords"}}]}]}
+            """#.write(toFile: values, atomically: true, encoding: .utf8)
+        let out = inputs.path + "/ddm"
+        let r = try Self.render(["--delivery", "ddm", "--asset-base-url", Self.base, "--secret-asset-base-url", Self.secretBase, "--quiet",
+                                 "--out", out] + inputs.secrets, values: values)
+        #expect(r.status == 3, "\(r.stderr)")
+        let published = try #require(FolderSink.published(out))
+        var declarations: [String: [String: Any]] = [:]
+        for line in try String(contentsOfFile: published + "/declarations.jsonl", encoding: .utf8).split(separator: "\n") {
+            let d = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            declarations[d["Identifier"] as! String] = d
+        }
+        var emea = 0, others = 0
+        for line in try String(contentsOfFile: published + "/index.jsonl", encoding: .utf8).split(separator: "\n") {
+            let entry = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            let ids = entry["declarations"] as! [String]
+            let appConfig = (declarations[ids[1]]!["Payload"] as! [String: Any])["AppConfig"] as! [String: Any]
+            let passwords = try #require(appConfig["Passwords"] as? [[String: String]])
+            let payload = declarations[passwords[0]["AssetReference"]!]!["Payload"] as! [String: Any]
+            let sha = (payload["Reference"] as! [String: Any])["Hash-SHA-256"] as! String
+            let document = try String(contentsOfFile: published + "/secret-assets/\(sha).json", encoding: .utf8)
+            if let identities = appConfig["Identities"] as? [[String: String]] {
+                #expect(identities.map { $0["Identifier"] } == ["emea-wifi"])
+                #expect(document.contains(#""UserName":"emea\\u"#), "\(document)")
+                emea += 1
+            } else {
+                #expect(!document.contains("emea"))
+                others += 1
+            }
+            #expect(passwords.map { $0["Identifier"] } == ["server-password"])
+        }
+        #expect(emea > 100 && others > 100, "\(emea) \(others)")
+    }
+
     @Test("exec: a vault's output is the secret; a failing command is one line with its first line of stderr, never its output; nothing written")
     func execSecrets() throws {
         let inputs = try Inputs()
