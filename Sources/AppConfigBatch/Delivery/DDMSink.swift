@@ -36,9 +36,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     /// By position in key order: each device's assets (the app's, then each extension's), for the
     /// manifest and `assets.live`.
     let assetsByPosition: [DigestSlots]
-    /// By position: the paths of each device's credential documents, space-separated (nil
-    /// without credentials). Written by the worker of the device's chunk.
-    let credentialPaths: PathSlots?
+    /// By position: each device's credential documents (nil without credentials). Written by the
+    /// worker of the device's chunk.
+    let credentialAssets: AssetNameSlots?
     /// `index` and `declarations` were closed (by `publish`): `discard` must not close them again.
     private var descriptorsClosed = false
 
@@ -84,7 +84,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         container = .folder(folder)
         builder = DeclarationBuilder(delivery: delivery, credentials: credentials.app, extensionCredentials: credentials.extensions)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
-        credentialPaths = (credentials.app + credentials.extensions).contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
+        credentialAssets = AssetNameSlots.forCredentials(credentials, devices: devices)
         order = Self.writer(for: container, index: index, declarations: declarations, devices: devices,
                             clearsChunks: (credentials.app + credentials.extensions).joined().isEmpty == false)
     }
@@ -110,7 +110,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         container = .tar(file, descriptor: file?.descriptor ?? stream, name: path ?? "-")
         builder = DeclarationBuilder(delivery: delivery, credentials: credentials.app, extensionCredentials: credentials.extensions)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
-        credentialPaths = (credentials.app + credentials.extensions).contains { !$0.isEmpty } ? PathSlots(count: devices) : nil
+        credentialAssets = AssetNameSlots.forCredentials(credentials, devices: devices)
         order = Self.writer(for: container, index: index, declarations: declarations, devices: devices,
                             clearsChunks: (credentials.app + credentials.extensions).joined().isEmpty == false)
     }
@@ -135,13 +135,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     public func add(_ device: RenderedDevice, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
         let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions, credentials: device.credentials, variant: device.variant)
         for (i, slots) in assetsByPosition.enumerated() where device.position < slots.count { slots.set(device.position, d.assets[i].data) }
-        if let credentialPaths, device.position < credentialPaths.count {
-            var paths: [UInt8] = []
-            for a in d.assets.dropFirst(assetsByPosition.count) {
-                if !paths.isEmpty { paths.append(UInt8(ascii: " ")) }
-                DeclarationBuilder.appendAssetPath(a, to: &paths)
-            }
-            credentialPaths[device.position] = paths
+        if let credentialAssets, device.position < credentialAssets.positions {
+            for (k, a) in d.assets.dropFirst(assetsByPosition.count).enumerated() { credentialAssets.set(device.position, k, AssetName(a)) }
         }
         /// Asset `i`'s bytes: the app's plist, an extension's, a credential document.
         func withData<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
@@ -344,9 +339,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             slots[position].appendHex(to: &out)
             out += ".plist".utf8
         }
-        if let paths = credentialPaths?[position], !paths.isEmpty {
+        credentialAssets?.forEach(position) { name in
             out.append(UInt8(ascii: " "))
-            out += paths
+            name.appendPath(to: &out)
         }
     }
 
@@ -364,13 +359,9 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
                 return
             }
         }
-        for d in live.data where !written.contains(d) {
-            var name = Array("assets/".utf8)
-            d.appendHex(to: &name)
-            name += ".plist".utf8
-            try link(String(decoding: name, as: UTF8.self))
-        }
-        for path in live.others where !written.contains(LiveAssets.digest(ofPath: path) ?? SHA256Digest(a: 0, b: 0, c: 0, d: 0)) {
+        for name in live.names where !written.contains(name.digest) {
+            var path: [UInt8] = []
+            name.appendPath(to: &path)
             try link(String(decoding: path, as: UTF8.self))
         }
         return notLinked
@@ -435,45 +426,102 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     }
 }
 
-/// One byte string per device position, written by the worker of the position's chunk (disjoint
-/// positions), read after the workers are joined.
-final class PathSlots: @unchecked Sendable {
-    private var slots: [[UInt8]]
-    var count: Int { slots.count }
+/// An asset's file name in a generation, compact: its digest and the form of its path
+/// (`assets/<sha256>.plist`, a credential document's `.json`, `.pem`, `.der`, in `assets/` or
+/// `secret-assets/`). Sorted as their paths are.
+struct AssetName: Hashable {
+    var digest: SHA256Digest
+    /// 0 `assets/….plist`; 1-3 `assets/….json|.pem|.der`; 4-6 `secret-assets/….json|.pem|.der`.
+    var form: UInt8
 
-    init(count: Int) { slots = Array(repeating: [], count: count) }
+    static let endings = [".plist", ".json", ".pem", ".der"]
 
-    subscript(position: Int) -> [UInt8] {
-        get { slots[position] }
-        set { slots.withUnsafeMutableBufferPointer { $0[position] = newValue } }
+    init(digest: SHA256Digest, form: UInt8) {
+        self.digest = digest
+        self.form = form
+    }
+
+    init(_ a: DeviceDeclarations.Asset) {
+        digest = a.data
+        guard let c = a.credential else { form = 0; return }
+        let ending = UInt8(Self.endings.firstIndex(of: c.fileExtension) ?? 1)
+        form = c.secret ? 3 + ending : ending
+    }
+
+    /// From a manifest's path (`assets/<hex>.plist`, `secret-assets/<hex>.json`, ...).
+    init?(path: some Collection<UInt8>) {
+        let text = String(decoding: path, as: UTF8.self)
+        let secret = text.hasPrefix("secret-assets/")
+        guard secret || text.hasPrefix("assets/") else { return nil }
+        let rest = Array(text.utf8.dropFirst(secret ? 14 : 7))
+        guard rest.count > 64, let d = rest.prefix(64).withContiguousStorageIfAvailable(SHA256Digest.init(hex:)) ?? nil,
+              let ending = Self.endings.firstIndex(of: String(decoding: rest.dropFirst(64), as: UTF8.self)) else { return nil }
+        if secret && ending == 0 { return nil }
+        digest = d
+        form = secret ? UInt8(3 + ending) : UInt8(ending)
+    }
+
+    func appendPath(to out: inout [UInt8]) {
+        out += (form >= 4 ? "secret-assets/" : "assets/").utf8
+        digest.appendHex(to: &out)
+        out += Self.endings[Int(form >= 4 ? form - 3 : form)].utf8
+    }
+
+    /// The order of their paths: `assets/` before `secret-assets/`, then the hex digest, then the ending.
+    static func precedes(_ x: AssetName, _ y: AssetName) -> Bool {
+        let (sx, sy) = (x.form >= 4 ? 1 : 0, y.form >= 4 ? 1 : 0)
+        if sx != sy { return sx < sy }
+        let dx = (x.digest.a.byteSwapped, x.digest.b.byteSwapped, x.digest.c.byteSwapped, x.digest.d.byteSwapped)
+        let dy = (y.digest.a.byteSwapped, y.digest.b.byteSwapped, y.digest.c.byteSwapped, y.digest.d.byteSwapped)
+        return dx != dy ? dx < dy : x.form < y.form
     }
 }
 
-/// The assets a generation's live sets name: data assets (`assets/<sha256>.plist`) by digest,
-/// credential documents (`assets/` or `secret-assets/<sha256>.json|.pem|.der`) by path.
-struct LiveAssets {
-    var data: [SHA256Digest] = []
-    var others: [[UInt8]] = []
+/// Up to `perDevice` asset names per device position (its credential documents), written by the
+/// worker of the position's chunk (disjoint positions), read after the workers are joined.
+final class AssetNameSlots: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<AssetName>
+    let positions: Int
+    let perDevice: Int
+    /// A slot no document fills.
+    static let empty = AssetName(digest: SHA256Digest(a: 0, b: 0, c: 0, d: 0), form: 255)
 
-    /// The digest a content-addressed path names.
-    static func digest(ofPath path: some Collection<UInt8>) -> SHA256Digest? {
-        let bytes = Array(path)
-        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
-        let hex = Array(bytes[(slash + 1)...].prefix(64))
-        return hex.withUnsafeBufferPointer(SHA256Digest.init(hex:))
+    init(positions: Int, perDevice: Int) {
+        self.positions = positions
+        self.perDevice = perDevice
+        slots = .allocate(capacity: max(positions * perDevice, 1))
+        slots.initialize(repeating: Self.empty)
     }
 
-    /// `assets.live`: the data assets' lines in digest order, then the credential documents'.
+    /// Room for the most credentials a device can have (a variant's and the extensions'), or nil.
+    static func forCredentials(_ c: DDMSink.CredentialKinds, devices: Int) -> AssetNameSlots? {
+        let most = (c.app.map(\.count).max() ?? 0) + c.extensions.map(\.count).reduce(0, +)
+        return most == 0 ? nil : AssetNameSlots(positions: devices, perDevice: most)
+    }
+
+    func set(_ position: Int, _ k: Int, _ name: AssetName) { slots[position * perDevice + k] = name }
+
+    func forEach(_ position: Int, _ body: (AssetName) -> Void) {
+        for k in 0..<perDevice {
+            let name = slots[position * perDevice + k]
+            if name.form == 255 { break }
+            body(name)
+        }
+    }
+
+    deinit { slots.deallocate() }
+}
+
+/// The assets a generation's live sets name, each once, in the order of their paths.
+struct LiveAssets {
+    var names: [AssetName] = []
+
+    /// `assets.live`: a line per live asset.
     var text: [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(data.count * 78)
-        for d in data {
-            out += "assets/".utf8
-            d.appendHex(to: &out)
-            out += ".plist\n".utf8
-        }
-        for p in others {
-            out += p
+        out.reserveCapacity(names.count * 80)
+        for n in names {
+            n.appendPath(to: &out)
             out.append(0x0A)
         }
         return out

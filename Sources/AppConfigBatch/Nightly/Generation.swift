@@ -179,34 +179,22 @@ struct Generation {
     func liveAssets() -> LiveAssets {
         guard let ddm = sink as? DDMSink else { return LiveAssets() }
         let entries = self.entries
-        var live = LiveAssets()
-        live.data.reserveCapacity(entries.count * ddm.assetsByPosition.count)
-        func add(paths: some Collection<UInt8>) {
-            // `assets/<sha256>.plist` by digest, anything else (a credential document) by path.
-            for name in paths.split(separator: UInt8(ascii: " ")) {
-                if name.count == 7 + 64 + 6, name.starts(with: "assets/".utf8), name.reversed().starts(with: "tsilp.".utf8), let d = LiveAssets.digest(ofPath: name) {
-                    live.data.append(d)
-                } else {
-                    live.others.append(Array(name))
-                }
-            }
-        }
+        var names: [AssetName] = []
+        names.reserveCapacity(entries.count * (ddm.assetsByPosition.count + (ddm.credentialAssets?.perDevice ?? 0)))
         for e in entries {
             if e.carried {
-                add(paths: previous!.path(at: Int(e.source)))
+                for path in previous!.path(at: Int(e.source)).split(separator: UInt8(ascii: " ")) {
+                    if let name = AssetName(path: path) { names.append(name) }
+                }
             } else {
-                for slots in ddm.assetsByPosition { live.data.append(slots[Int(e.source)]) }
-                if let paths = ddm.credentialPaths?[Int(e.source)] { add(paths: paths) }
+                for slots in ddm.assetsByPosition { names.append(AssetName(digest: slots[Int(e.source)], form: 0)) }
+                ddm.credentialAssets?.forEach(Int(e.source)) { names.append($0) }
             }
         }
-        // Byte order of the digests is the order of their hex names.
-        func bytes(_ d: SHA256Digest) -> (UInt64, UInt64, UInt64, UInt64) { (d.a.byteSwapped, d.b.byteSwapped, d.c.byteSwapped, d.d.byteSwapped) }
-        live.data.sort { bytes($0) < bytes($1) }
-        var unique: [SHA256Digest] = []
-        unique.reserveCapacity(live.data.count)
-        for d in live.data where d != unique.last { unique.append(d) }
-        live.data = unique
-        live.others = Array(Set(live.others)).sorted { $0.lexicographicallyPrecedes($1) }
+        names.sort(by: AssetName.precedes)
+        var live = LiveAssets()
+        live.names.reserveCapacity(names.count)
+        for n in names where n != live.names.last { live.names.append(n) }
         return live
     }
 }
