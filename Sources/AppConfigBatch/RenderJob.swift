@@ -112,6 +112,16 @@ public struct RenderJob: Sendable {
         if let e = extensions.first(where: { $0.configuration.values?.assignments.contains { !$0.credentials.isEmpty } ?? false }) {
             throw Problem(.deliveryOption, "the values of --extension \(e.id) give credentials in assignments: an extension's credentials are its file's \"credentials\", for every device")
         }
+        // Credentials: where they can go is a usage error, and the secrets are read, before any input.
+        let allCredentials = configurations(configuration, extensions).flatMap { c in (c.values?.credentials ?? []) + (c.values?.assignments.flatMap(\.credentials) ?? []) }
+        let store: SecretStore
+        if !allCredentials.isEmpty {
+            try checkCredentialDelivery(allCredentials, delivery)
+            store = try SecretStore(secrets)
+        } else {
+            store = SecretStore()
+        }
+        defer { store.clear() }
         lap("compile")
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
@@ -120,7 +130,7 @@ public struct RenderJob: Sendable {
         // Before the inventory is read: a wrong password or an unreachable server ends the run at once.
         var sources = self.sources
         // Group memberships are read only when an assignment matches on groups.
-        let configurations = [configuration] + extensions.map(\.configuration)
+        let configurations = configurations(configuration, extensions)
         sources.attributes.readsGroups = configurations.contains { $0.assignments.contains { $0.conditions.contains { $0.subject == .group } } }
         try sources.checkDirectory(warning: observer.warning)
         lap("since", next: "inventory")
@@ -150,19 +160,13 @@ public struct RenderJob: Sendable {
             lap("assign", next: "render")
         }
 
-        // Credentials: each variant's, their secrets read once (and cleared when the run ends).
+        // Credentials: each variant's, and each extension's.
         let credentials = Self.credentials(configuration, assignments)
         let extensionCredentials = extensions.map { $0.configuration.values?.credentials ?? [] }
         var credentialRenderer: CredentialRenderer?
-        let store: SecretStore
-        if (credentials + extensionCredentials).contains(where: { !$0.isEmpty }) {
-            try checkCredentialDelivery(credentials + extensionCredentials, delivery)
-            store = try SecretStore(secrets)
+        if !allCredentials.isEmpty {
             credentialRenderer = try CredentialRenderer(credentials: credentials, extensionCredentials: extensionCredentials, fleet: fleet, secrets: store)
-        } else {
-            store = SecretStore()
         }
-        defer { store.clear() }
         func kinds(_ list: [Credential]) -> [(identifier: String, kind: Credential.Kind)] { list.map { ($0.identifier, $0.kind) } }
         let credentialKinds = (credentials.map(kinds), extensionCredentials.map(kinds))
 
@@ -260,13 +264,17 @@ public struct RenderJob: Sendable {
 
     /// Credentials go only where they can be delivered whole: DDM, with a place for secret-bearing
     /// documents (a usage error otherwise, before anything is written).
-    func checkCredentialDelivery(_ credentials: [[Credential]], _ delivery: ResolvedDelivery) throws(Problem) {
+    func checkCredentialDelivery(_ credentials: [Credential], _ delivery: ResolvedDelivery) throws(Problem) {
         guard delivery.delivery == .ddm else {
             throw Problem(.deliveryOption, "the values file has credentials: they are delivered as DDM credential assets (--delivery ddm), not with --delivery \(delivery.delivery.rawValue)")
         }
-        if delivery.secretAssetBaseURL == nil, credentials.joined().contains(where: \.holdsSecret) {
+        if delivery.secretAssetBaseURL == nil, credentials.contains(where: \.holdsSecret) {
             throw Problem(.deliveryOption, "credentials that hold secrets need --secret-asset-base-url https://… (where secret-assets/ is served, with MDM authentication)")
         }
+    }
+
+    private func configurations(_ app: Configuration, _ extensions: [(id: String, configuration: Configuration)]) -> [Configuration] {
+        [app] + extensions.map(\.configuration)
     }
 
     /// Each `--extension`'s spec and values read and checked (its spec: its own, or the app's).
