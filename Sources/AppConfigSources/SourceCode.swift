@@ -29,6 +29,8 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case ldifSyntax = "ldif.syntax"
     /// A directory file without a single entry.
     case directoryEmpty = "directory.empty"
+    /// An ldapsearch export whose trailer says the search failed (`result: 32 No such object`).
+    case directorySearchFailed = "directory.search-failed"
     /// An LDIF change record (`changetype:`): a directory export holds content records only.
     case ldifChangeRecord = "ldif.change-record"
     /// A `:<` URL value: never fetched.

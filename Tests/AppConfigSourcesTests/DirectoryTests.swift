@@ -262,6 +262,9 @@ struct DirectoryTests {
             problems: [Problem(.userDuplicateKey, at: Location(file: "h.ldif", line: 4, dn: "cn=b,dc=x"),
                                "two users have the join key \"A@X\": \"cn=a,dc=x\" (line 1) and \"cn=b,dc=x\" (line 4); the first is used")], users: 2),
         Bad(name: "a byte order mark and version 1 before the first entry", ldif: "\u{FEFF}version: 1\n\ndn: cn=a,dc=x\nmail: a@x\n", problems: [], users: 1),
+        Bad(name: "ldapsearch's output as it comes: its header comments and its trailer",
+            ldif: "# extended LDIF\n#\n# LDAPv3\n# base <dc=x> with scope subtree\n#\n\n# a, x\ndn: cn=a,dc=x\nmail: a@x\n\n# search result\nsearch: 2\nresult: 0 Success\n\n# numResponses: 2\n# numEntries: 1\n",
+            problems: [], users: 1),
     ])
     func badLDIF(_ bad: Bad) throws {
         let users = try LDIFReader.read(Array(bad.ldif.utf8), file: "h.ldif")
@@ -274,6 +277,12 @@ struct DirectoryTests {
         ("version: 1\n\n# nothing\n", Problem(.directoryEmpty, at: Location(file: "h.ldif"), "h.ldif holds no directory entries")),
         ("version: 2\n\ndn: cn=a,dc=x\nmail: a@x\n",
          Problem(.ldifSyntax, at: Location(file: "h.ldif", line: 1), "LDIF version \"2\" is not supported: RFC 2849 defines version 1")),
+        // ldapsearch's output of a failed search: its trailer says why; never join.none.
+        ("# extended LDIF\n#\n\n# search result\nsearch: 2\nresult: 32 No such object\nmatchedDN: dc=corp,dc=example\n\n# numResponses: 1\n",
+         Problem(.directorySearchFailed, at: Location(file: "h.ldif", line: 6),
+                 "h.ldif is the output of a search that failed (result: 32 No such object): it holds no directory")),
+        // A successful search that found nothing.
+        ("# search result\nsearch: 2\nresult: 0 Success\n\n# numResponses: 1\n", Problem(.directoryEmpty, at: Location(file: "h.ldif"), "h.ldif holds no directory entries")),
     ])
     func refusedWhole(ldif: String, problem: Problem) {
         #expect(throws: problem) { try LDIFReader.read(Array(ldif.utf8), file: "h.ldif") }

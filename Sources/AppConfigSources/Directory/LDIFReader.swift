@@ -332,6 +332,18 @@ struct EntryCollector {
         }
         first = false
         if dn == nil {
+            // ldapsearch's trailer (`# search result`, `search: 2`, `result: 0 Success`): not an
+            // entry; a result other than 0 is a search that failed, whatever entries came before.
+            if equalsLower(name, "search") { return }
+            if equalsLower(name, "result") {
+                let text = String(decoding: value, as: UTF8.self)
+                let code = text.prefix { $0.isNumber }
+                if code != "0" && fatal == nil {
+                    fatal = Problem(.directorySearchFailed, at: Location(file: file, line: number),
+                                    "\(file) is the output of a search that failed (result: \(Problem.printable(text))): it holds no directory")
+                }
+                return
+            }
             guard equalsLower(name, "dn") else {
                 if !rejected { problem(.ldifSyntax, number, "an entry starts with \"dn:\", not \"\(String(decoding: name, as: UTF8.self)):\"") }
                 return
