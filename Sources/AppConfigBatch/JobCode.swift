@@ -16,7 +16,8 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case reportWrite = "report.write"
     /// A delivery option missing or wrong (`--asset-base-url` not https, no bundle identifier...).
     case deliveryOption = "delivery.option"
-    /// `--changed-only` with no previous generation to compare with.
+    /// `--changed-only` with no previous generation to compare with: a first night, whose
+    /// generation holds every device (a warning).
     case sinceMissing = "since.missing"
     /// A manifest (`--since`) that is not one appconfig wrote.
     case manifestSyntax = "manifest.syntax"

@@ -127,6 +127,12 @@ public struct RenderJob: Sendable {
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
         let previous = try previousManifest()
+        // A first night (no generation to compare with): --changed-only ships everything, and says so.
+        if previous == nil && changedOnly {
+            var note = Problem(.sinceMissing, "--changed-only: no previous generation to compare with (a first night): every device is published")
+            note.severity = .warning
+            observer.warning(note)
+        }
         // Before the inventory is read: a wrong password or an unreachable server ends the run at once.
         var sources = self.sources
         // Group memberships are read only when an assignment matches on groups.
@@ -232,13 +238,13 @@ public struct RenderJob: Sendable {
         return nil
     }
 
-    /// `since`, or for a folder output the generation published now; nil when there is none.
+    /// `since`, or for a folder output the generation published now; nil when there is none (a
+    /// first night, when `--changed-only` writes every device).
     /// For DDM its paths are kept: they name the assets each device's set names.
     func previousManifest() throws(Problem) -> Manifest? {
         let paths = delivery.delivery == .ddm
         if let since { return try Manifest.load(since, indexed: changedOnly, keepsPaths: paths) }
         if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current, indexed: changedOnly, keepsPaths: paths) }
-        if changedOnly { throw Problem(.sinceMissing, "--changed-only needs a previous generation: --since PATH, or an --out that has one") }
         return nil
     }
 

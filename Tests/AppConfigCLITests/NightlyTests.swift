@@ -280,14 +280,23 @@ struct NightlyTests {
         #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--out", out]).status == 3)
     }
 
-    @Test("--changed-only with nothing to compare with: one line, status 2")
+    @Test("--changed-only on a first night publishes every device and says so; a job file's flag is turned off by --no-changed-only")
     func changedOnlyWithoutPrevious() throws {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
-                            "--out", dir.appendingPathComponent("out").path, "--changed-only"])
-        #expect(r.status == 2)
-        #expect(r.stderr == "appconfig: --changed-only needs a previous generation: --since PATH, or an --out that has one [since.missing]\n")
+        let out = dir.appendingPathComponent("out").path
+        let sources = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+        let r = try render(sources + ["--out", out, "--changed-only"])
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stderr == "warning: --changed-only: no previous generation to compare with (a first night): every device is published [since.missing]\n")
+        let first = try #require(FolderSink.published(out))
+        #expect(try Self.files(first).count == 975)
+        // A job file that sets the flag, and the command line that turns it off.
+        let job = dir.appendingPathComponent("job.json").path
+        try #"{"changed-only": true, "force": true}"#.write(toFile: job, atomically: true, encoding: .utf8)
+        let full = try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + sources + ["--out", out, "--no-changed-only", "--no-force", "--quiet"])
+        #expect(full.status == 3, "\(full.stderr)")
+        #expect(try Self.files(try #require(FolderSink.published(out))).count == 975)
     }
 
     @Test("an unwritable --report is found before anything is rendered or published")

@@ -11,7 +11,7 @@ struct PolicyOptions: ParsableArguments {
     @Option(name: .customLong("key-missing"), help: "Per-key policy, KEY=fail|omit|empty; repeatable; wins over --missing.")
     var keyMissing: [String] = []
 
-    @Flag(help: "Accept unknown elements and attributes, and nonstandard keyNames, with warnings.")
+    @Flag(inversion: .prefixedNo, help: "Accept unknown elements and attributes, and nonstandard keyNames, with warnings.")
     var lenient = false
 
     func compileOptions() throws -> CompileOptions {

@@ -40,21 +40,21 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("max-failure-ratio"), help: "Publish nothing (status 1) when a larger share of the devices fails.") var maxFailureRatio = 0.05
     @Option(help: "The previous generation to compare with (a generation folder, its manifest.tsv, or its tar); default with --out: the one published now.")
     var since: String?
-    @Flag(name: .customLong("changed-only"), help: "Write only the devices added or changed since the previous generation (and the whole fleet's manifest).")
+    @Flag(name: .customLong("changed-only"), inversion: .prefixedNo, help: "Write only the devices added or changed since the previous generation (and the whole fleet's manifest).")
     var changedOnly = false
     @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went.") var maxChangeRatio = 0.5
-    @Flag(name: .customLong("remove-missing"), help: "Devices gone from the inputs since the previous generation lose the app: an empty DDM set, an MDM removal command (by default they keep their last configuration and are listed as missing).")
+    @Flag(name: .customLong("remove-missing"), inversion: .prefixedNo, help: "Devices gone from the inputs since the previous generation lose the app: an empty DDM set, an MDM removal command (by default they keep their last configuration and are listed as missing).")
     var removeMissing = false
     @Option(name: .customLong("max-removal-ratio"), help: "With --remove-missing: publish nothing (status 1) when a larger share of the previous devices would lose the app.")
     var maxRemovalRatio = 0.01
-    @Flag(help: "Publish past --max-failure-ratio, --max-change-ratio and --max-removal-ratio.") var force = false
-    @Flag(name: .customLong("allow-unjoined"), help: "Render although no device found its user in the directory (by default an error: the wrong --user-attribute?).")
+    @Flag(inversion: .prefixedNo, help: "Publish past --max-failure-ratio, --max-change-ratio and --max-removal-ratio.") var force = false
+    @Flag(name: .customLong("allow-unjoined"), inversion: .prefixedNo, help: "Render although no device found its user in the directory (by default an error: the wrong --user-attribute?).")
     var allowUnjoined = false
     @Option(help: "Complete generations kept beside --out (the current one included).") var keep = 2
-    @Flag(help: "Decode every output again with libplist and compare it with an independent evaluation (slower).") var verify = false
-    @Flag(name: .customLong("dry-run"), help: "Resolve and check every device, write nothing, print the report.") var dryRun = false
-    @Flag(help: "Leave values out of the error file.") var redact = false
-    @Flag(help: "No progress display.") var quiet = false
+    @Flag(inversion: .prefixedNo, help: "Decode every output again with libplist and compare it with an independent evaluation (slower).") var verify = false
+    @Flag(name: .customLong("dry-run"), inversion: .prefixedNo, help: "Resolve and check every device, write nothing, print the report.") var dryRun = false
+    @Flag(inversion: .prefixedNo, help: "Leave values out of the error file.") var redact = false
+    @Flag(inversion: .prefixedNo, help: "No progress display.") var quiet = false
     @OptionGroup var policy: PolicyOptions
 
     func validate() throws {

@@ -26,13 +26,13 @@ struct LDAPOptions: ParsableArguments {
     @Option(name: .customLong("ldap-page-size"), help: "Entries per page (RFC 2696 paged results).")
     var pageSize: Int = 1000
 
-    @Flag(name: .customLong("ldap-starttls"), help: "Upgrade an ldap:// connection with StartTLS.")
+    @Flag(name: .customLong("ldap-starttls"), inversion: .prefixedNo, help: "Upgrade an ldap:// connection with StartTLS.")
     var startTLS = false
 
     @Option(name: .customLong("ldap-ca-file"), help: "PEM certificates to trust for ldaps:// and StartTLS.")
     var caFile: String?
 
-    @Flag(name: .customLong("ldap-insecure"), help: "Do not verify the server's certificate (prints a warning).")
+    @Flag(name: .customLong("ldap-insecure"), inversion: .prefixedNo, help: "Do not verify the server's certificate (prints a warning).")
     var insecure = false
 
     @Option(name: .customLong("ldap-timeout"), help: "Seconds any one network wait may take: connect, TLS handshake, StartTLS, bind, each page.")

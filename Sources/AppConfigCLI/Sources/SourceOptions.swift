@@ -29,7 +29,7 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .customLong("attribute"), help: "A user variable's directory attribute, VARIABLE=attribute (e.g. emailAddress=proxyAddresses); repeatable.")
     var attributeMap: [String] = []
 
-    @Flag(help: "Fail on the first bad row or entry instead of reporting and skipping it.")
+    @Flag(inversion: .prefixedNo, help: "Fail on the first bad row or entry instead of reporting and skipping it.")
     var strict = false
 
     @OptionGroup var ldap: LDAPOptions
