@@ -28,6 +28,9 @@ public struct RunSummary: Sendable, Codable {
     public var output: String?
     /// Why nothing was published, when the run was not interrupted and it could have been.
     public var notPublished: String?
+    /// `--changed-only` found nothing added, changed or removed: nothing new was published (the
+    /// previous generation stays current); not a failure.
+    public var nothingChanged = false
     /// The previous generation compared with, and what changed since it.
     public var since: String?
     public var changes: ChangeCounts?
@@ -70,7 +73,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, since, changes, assignments, variants, assetsNotLinked
+        case published, interrupted, dryRun, output, notPublished, nothingChanged, since, changes, assignments, variants, assetsNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

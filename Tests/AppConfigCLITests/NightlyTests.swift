@@ -299,6 +299,24 @@ struct NightlyTests {
         #expect(try Self.files(try #require(FolderSink.published(out))).count == 975)
     }
 
+    @Test("--changed-only with nothing added, changed, removed or missing publishes nothing new and says so; the good generation stays")
+    func nothingChanged() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, report = dir.appendingPathComponent("report").path
+        let sources = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+        #expect(try render(sources + ["--out", out]).status == 3)
+        let good = try #require(FolderSink.published(out))
+        let r = try render(sources + ["--out", out, "--changed-only", "--report", report])
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stdout.contains("since \(out): 0 added, 0 changed, 0 removed, 0 missing, 975 unchanged\n"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("nothing changed since \(out): nothing new was published\n"), "\(r.stdout)")
+        #expect(FolderSink.published(out) == good)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").count == 1)
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        #expect(summary["nothingChanged"] as? Bool == true && summary["published"] as? Bool == false)
+    }
+
     @Test("an unwritable --report is found before anything is rendered or published")
     func unwritableReport() throws {
         let dir = try Paths.temporaryDirectory()

@@ -177,6 +177,7 @@ struct RenderCommand: ParsableCommand {
         say("phases: " + phases.joined(separator: ", "))
         if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl" : "")) }
         if s.interrupted { say("interrupted: nothing was published") }
+        if s.nothingChanged { say("nothing changed since \(s.since ?? "the previous generation"): nothing new was published") }
         if let reason = s.notPublished { say("\(reason): " + (s.dryRun ? "it would not be published" : "nothing was published")) }
     }
 }
