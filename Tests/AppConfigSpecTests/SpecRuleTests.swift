@@ -54,7 +54,10 @@ let ruleCases: [RuleCase] = [
     // Header
     RuleCase(code: .versionInvalid, bad: doc(oneKey, version: "123456"), line: 2, good: doc(oneKey, version: "12345")),
     RuleCase(code: .versionInvalid, bad: doc(oneKey, version: "0"), line: 2, good: doc(oneKey, version: "1")),
-    RuleCase(code: .versionInvalid, bad: doc(oneKey, version: "1.5"), line: 2, good: doc(oneKey, version: " 2 ")),
+    RuleCase(code: .versionInvalid, bad: doc(oneKey, version: "v1"), line: 2, good: doc(oneKey, version: " 2 ")),
+    RuleCase(code: .versionInvalid, bad: doc(oneKey, version: "0.9.1"), line: 2, good: doc(oneKey, version: "1")),
+    RuleCase(code: .versionDotted, bad: doc(oneKey, version: "2.1.2"), line: 2, good: doc(oneKey, version: "2"), severity: .warning),
+    RuleCase(code: .versionDotted, bad: doc(oneKey, version: "1.0.0"), line: 2, good: doc(oneKey, version: "1"), severity: .warning),
     RuleCase(code: .bundleIdInvalid, bad: doc(oneKey, bundleId: "myapp"), line: 3, good: doc(oneKey, bundleId: "com.my-company.app2")),
     RuleCase(code: .bundleIdInvalid, bad: doc(oneKey, bundleId: "com..app"), line: 3, good: doc(oneKey, bundleId: "de.cdslash.Passwords")),
     // Keys

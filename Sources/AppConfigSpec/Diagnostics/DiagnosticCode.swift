@@ -36,6 +36,8 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     // MARK: Header
     /// `version` is not an integer of 1 to 5 digits (at least 1).
     case versionInvalid = "version.invalid"
+    /// A release number (`1.0.0`, `2.1.2`) where an integer belongs: taken by its first number (a warning).
+    case versionDotted = "version.dotted"
     /// `bundleId` is not a bundle identifier (letters and digits in parts separated by `.`, `-` or `+`).
     case bundleIdInvalid = "bundleId.invalid"
 
@@ -167,7 +169,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
         switch self {
         case .defaultBreaksConstraint, .variableSpelling, .variableForeign, .constraintPatternIgnoresBounds,
              .constraintValueDuplicate, .fieldTypeMismatch, .fieldDuplicate, .hiddenWithoutDefault,
-             .languageCode, .languageNoDefaultLocale, .valuesSecretLiteral:
+             .languageCode, .languageNoDefaultLocale, .valuesSecretLiteral, .versionDotted:
             return .warning
         default:
             return .error

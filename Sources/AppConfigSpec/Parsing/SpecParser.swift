@@ -83,6 +83,16 @@ struct SpecBuilder {
     private mutating func parseVersion(_ element: XMLElement) -> Int? {
         checker.attributes(of: element, allowed: [])
         let text = checker.textContent(of: element).trimmingXMLWhitespace
+        // Real vendors version specs as releases ("1.0.0", "2.1.2"): taken by their first number,
+        // with a warning (ManagedAppConfigurationVersion is an integer).
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count > 1, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+           parts[0].count <= 5, let major = Int(parts[0]), major >= 1 {
+            report(.versionDotted, at: element.location,
+                   "version \"\(text)\" is a release number, not an integer: ManagedAppConfigurationVersion is \(major), its first number",
+                   hint: "write <version>\(major)</version> to say so")
+            return major
+        }
         guard (1...5).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }), let v = Int(text), v >= 1 else {
             report(.versionInvalid, at: element.location, "version \"\(text)\" is not an integer of 1 to 5 digits (1 to 99999)")
             return nil
