@@ -76,8 +76,9 @@ struct DeliveryTests {
         }
     }
 
-    @Test("a 30k fleet as DDM (folder and tar): every declaration valid, every asset its device's plain plist")
-    func ddm30k() throws {
+    @Test("a 30k fleet as DDM (folder and tar), each --app-config-key: every declaration valid, every asset its device's plain plist",
+          arguments: [("both", "binary"), ("legacy", "xml"), ("managedapp", "binary")])
+    func ddm30k(key: String, format: String) throws {
         let dir = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let fleet = try NightlyTests.fleet(30_000, in: dir)
@@ -85,13 +86,14 @@ struct DeliveryTests {
                        "--inventory", fleet.inventory, "--directory", fleet.directory]
         let plain = dir.appendingPathComponent("plain").path, out = dir.appendingPathComponent("ddm").path
         let tar = dir.appendingPathComponent("ddm.tar").path
-        #expect(try render(sources + ["--out", plain]).status == 3)
-        #expect(try render(sources + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", out]).status == 3)
-        #expect(try render(sources + ["--delivery", "ddm", "--asset-base-url", Self.base, "--tar", tar]).status == 3)
+        let options = ["--format", format, "--delivery", "ddm", "--app-config-key", key, "--asset-base-url", Self.base]
+        #expect(try render(sources + ["--format", format, "--out", plain]).status == 3)
+        #expect(try render(sources + options + ["--out", out]).status == 3)
+        #expect(try render(sources + options + ["--tar", tar]).status == 3)
         let rendered = try String(contentsOfFile: plain + "/index.jsonl", encoding: .utf8).split(separator: "\n").count
         #expect(rendered > 29_000)
         for output in [out, tar] {
-            let v = try validate(["ddm", output, plain])
+            let v = try validate(["ddm", output, plain, key])
             #expect(v.status == 0, "\(v.output)")
             #expect(v.summary == "ddm validator: \(3 * rendered) declarations, \(rendered) assets, \(rendered) devices, 0 problems")
         }
