@@ -376,7 +376,7 @@ public final class BatchRenderer: @unchecked Sendable {
         do {
             bytes = try renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
         } catch {
-            problems += renderer.deviceProblems.map { placed($0, row: row) }
+            problems += renderer.deviceProblems.map { withoutUser(placed($0, row: row), row: row) }
             return nil
         }
         if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: view) {
@@ -390,6 +390,17 @@ public final class BatchRenderer: @unchecked Sendable {
             return nil
         }
         return bytes
+    }
+
+    /// A user variable missing on a device that has no user (its user key empty: a shared iPad, a
+    /// kiosk) says so: "missing for this device" alone sent admins looking in the directory.
+    private func withoutUser(_ problem: Problem, row: Int) -> Problem {
+        guard problem.code == DeviceCode.missingVariable, case .user? = problem.variable, let slot = fleet.inventory.userKeySlot,
+              fleet.inventory.value(row: row, slot: slot).isEmpty else { return problem }
+        var p = problem
+        let column = fleet.inventory.header[fleet.inventory.keptColumns[slot]]
+        p.message += " (the device has no user: its \"\(column)\" is empty)"
+        return p
     }
 
     /// A device's problem placed at its row (file, line, device) where the renderer did not say

@@ -343,7 +343,8 @@ public struct RenderJob: Sendable {
         s.devices.rendered = result.rendered
         s.devices.failed = result.failures.count
         s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
-        s.devices.usersNotFound = fleet.problems.count
+        s.devices.usersNotFound = fleet.problems.filter { $0.code == SourceCode.userNotFound }.count
+        s.devices.devicesWithoutUser = fleet.problems.filter { $0.code == SourceCode.userKeyEmpty }.count
         for f in result.failures { for p in f.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 } }
         let inventory = fleet.inventory
         func identity(_ row: Int) -> RunSummary.DeviceIdentity {

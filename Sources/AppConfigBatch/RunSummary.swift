@@ -68,7 +68,10 @@ public struct RunSummary: Sendable, Codable {
         public var failed = 0
         /// Rows skipped as bad (not counting warnings such as a duplicate column name).
         public var skipped = 0
+        /// Devices whose user key names no user of the directory.
         public var usersNotFound = 0
+        /// Devices with no user at all (their user key empty: shared devices), no user looked up.
+        public var devicesWithoutUser = 0
     }
 
     enum CodingKeys: String, CodingKey {

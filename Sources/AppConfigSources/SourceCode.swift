@@ -57,7 +57,9 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A device whose user key matches no user.
     case userNotFound = "join.user-not-found"
     /// A device whose user key column is empty.
-    case userKeyEmpty = "join.user-key-empty"
+    /// A device with no user: its user key is empty (a shared iPad, a kiosk); its user variables
+    /// are missing.
+    case userKeyEmpty = "join.no-user"
     /// Fewer than half of the devices with a user key found their user (a warning, with the reason).
     case joinFew = "join.few"
     /// Not one device found its user although the inventory names users: the wrong attribute or

@@ -317,6 +317,38 @@ struct NightlyTests {
         #expect(summary["nothingChanged"] as? Bool == true && summary["published"] as? Bool == false)
     }
 
+    @Test("devices without a user (shared iPads): join.no-user, failures that say so, counted apart from users not found; the refusal names --missing and --force")
+    func devicesWithoutUser() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Every tenth device's Email Address (its user key) emptied.
+        var rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
+        var shared = 0
+        for i in stride(from: 1, to: rows.count, by: 10) where rows[i].contains("@corp.example") {
+            rows[i] = rows[i].replacingOccurrences(of: #",u\d{7}@corp\.example,"#, with: ",,", options: .regularExpression)
+            shared += 1
+        }
+        let inventory = dir.appendingPathComponent("inv.csv").path
+        try rows.joined(separator: "\r\n").write(toFile: inventory, atomically: true, encoding: .utf8)
+        let report = dir.appendingPathComponent("report").path
+        let r = try render(["--inventory", inventory, "--directory", Paths.fixture("demo/directory.ldif"), "--dry-run", "--report", report])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("devices have no user; --missing empty|omit renders devices whose variables are missing, --force publishes anyway"), "\(r.stdout)")
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        let devices = try #require(summary["devices"] as? [String: Int])
+        let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
+            .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        // The emptied rows are devices without a user (less any row the inventory reader skips).
+        let noUser = errors.filter { $0["code"] as? String == "join.no-user" }.count
+        #expect(devices["devicesWithoutUser"] == noUser)
+        #expect(noUser >= shared - 1 && noUser > 90)
+        // Users not found are the directory's misses alone (the demo's 15, less those emptied).
+        #expect((devices["usersNotFound"] ?? 0) <= 15 && (devices["usersNotFound"] ?? 0) == errors.filter { $0["code"] as? String == "join.user-not-found" }.count)
+        #expect(errors.contains { ($0["message"] as? String)?.hasSuffix(#"is missing for this device (the device has no user: its "Email Address" is empty)"#) == true })
+        #expect(errors.first { $0["code"] as? String == "join.no-user" }?["message"] as? String
+                == #"the device has no user: its "Email Address" is empty (a shared device?); its user variables are missing"#)
+    }
+
     @Test("an unwritable --report is found before anything is rendered or published")
     func unwritableReport() throws {
         let dir = try Paths.temporaryDirectory()

@@ -84,7 +84,12 @@ struct Generation {
         if let max = job.maxFailures, s.devices.failed > max { return "more than \(max) devices failed (--max-failures)" }
         let failedShare = s.devices.inShard == 0 ? 0 : Double(s.devices.failed) / Double(s.devices.inShard)
         if !job.force && failedShare > job.maxFailureRatio {
-            return "\(s.devices.failed) of \(s.devices.inShard) devices failed (\(percent(failedShare)), more than --max-failure-ratio \(job.maxFailureRatio))"
+            var reason = "\(s.devices.failed) of \(s.devices.inShard) devices failed (\(percent(failedShare)), more than --max-failure-ratio \(job.maxFailureRatio))"
+            if s.errorsByCode["device.missing-variable", default: 0] > 0 {
+                reason += (s.devices.devicesWithoutUser > 0 ? "; \(s.devices.devicesWithoutUser) devices have no user" : "")
+                    + "; --missing empty|omit renders devices whose variables are missing, --force publishes anyway"
+            }
+            return reason
         }
         if let changes, let previous, !job.force, job.removeMissing {
             let share = previous.count == 0 ? 0 : Double(changes.counts.removed) / Double(previous.count)

@@ -36,7 +36,7 @@ public final class Fleet: @unchecked Sendable {
                                 let key = inventory.value(row: row, slot: keySlot)
                                 if key.isEmpty {
                                     partProblems[part].append(Problem(.userKeyEmpty, at: inventory.location(of: row),
-                                                                      "the user key column \"\(column)\" is empty"))
+                                                                      "the device has no user: its \"\(column)\" is empty (a shared device?); its user variables are missing"))
                                 } else if let u = users.user(forKey: key) {
                                     userOfRow[row] = Int32(u)
                                     partMatched[part] += 1
