@@ -43,7 +43,9 @@ public struct RunReport {
     /// into bytes: through JSONSerialization, 50k problems took 2.5 s.
     public func errorsJSONL() -> [UInt8] {
         var out: [UInt8] = []
-        for p in summary.failures.flatMap(\.problems) + summary.problems {
+        // The sources' problems first (a user not found, a device without a user): they are the
+        // causes of the device failures listed after them.
+        for p in summary.problems + summary.failures.flatMap(\.problems) {
             let identity = p.location.row.flatMap { summary.identities[$0] }
             var first = true
             func field(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {

@@ -64,13 +64,14 @@ struct RenderCommandTests {
         // Every rendered device has a file; the failed ones have none.
         let files = try FileManager.default.subpathsOfDirectory(atPath: out + "/").filter { $0.hasSuffix(".plist") }
         #expect(files.count == 975)
-        // The error file: every problem of each failed device (a device without a user misses four
-        // variables in three keys: four lines), with its key, variable, value, source, serial number
-        // and user key; then the 15 users not found.
+        // The error file: first the 15 users not found (the causes), then every problem of each
+        // failed device (a device without a user misses four variables in three keys: four lines),
+        // with its key, variable, value, source, serial number and user key.
         let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(errors.count == 60 + 10 + 15)
+        #expect(errors.prefix(15).allSatisfy { $0.hasPrefix(#"{"code":"join.user-not-found""#) })
         let csv = Paths.fixture("demo/inventory.csv")
-        #expect(Array(errors.prefix(4)) == [
+        #expect(Array(errors.dropFirst(15).prefix(4)) == [
             #"{"code":"device.missing-variable","device":"070AA671-7E505868A60C485F","key":"allowedDomains","message":"$(emailAddressDomain) is missing for this device","serialNumber":"Y9YHCPW488RQ","source":"\#(csv):85","userKey":"gone0000083@corp.example","variable":"emailAddressDomain"}"#,
             #"{"code":"device.missing-variable","device":"070AA671-7E505868A60C485F","key":"serverURL","message":"$(ou) is missing for this device","serialNumber":"Y9YHCPW488RQ","source":"\#(csv):85","userKey":"gone0000083@corp.example","variable":"ou"}"#,
             #"{"code":"device.missing-variable","device":"070AA671-7E505868A60C485F","key":"serverURL","message":"$(sAMAccountName) is missing for this device","serialNumber":"Y9YHCPW488RQ","source":"\#(csv):85","userKey":"gone0000083@corp.example","variable":"sAMAccountName"}"#,
