@@ -135,11 +135,7 @@ struct CredentialTests {
                                  "--out", out] + inputs.secrets, values: inputs.path + "/values.json")
         #expect(r.status == 3, "\(r.stderr)")
         let published = try #require(FolderSink.published(out))
-        var declarations: [String: [String: Any]] = [:]
-        for line in try String(contentsOfFile: published + "/declarations.jsonl", encoding: .utf8).split(separator: "\n") {
-            let d = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
-            declarations[d["Identifier"] as! String] = d
-        }
+        let declarations = try DeliveryTests.declarations(published)
         // The device of u0000005 (John Haddad, OU EMEA): its documents, by the AppConfig arrays.
         let index = try String(contentsOfFile: published + "/index.jsonl", encoding: .utf8).split(separator: "\n")
             .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
@@ -148,12 +144,12 @@ struct CredentialTests {
         let udid = try #require(row.split(separator: ",").first { $0.count == 25 && $0.contains("-") }).description
         let entry = try #require(index.first { $0["device"] as? String == udid })
         let ids = entry["declarations"] as! [String]
-        let configuration = declarations[ids[1]]!["Payload"] as! [String: Any]
+        let configuration = declarations[ids[1]]!.payload
         let appConfig = configuration["AppConfig"] as! [String: Any]
         func document(_ array: String, _ identifier: String) throws -> String {
             let items = try #require(appConfig[array] as? [[String: String]])
             let reference = try #require(items.first { $0["Identifier"] == identifier }?["AssetReference"])
-            let payload = declarations[reference]!["Payload"] as! [String: Any]
+            let payload = declarations[reference]!.payload
             let ref = payload["Reference"] as! [String: Any]
             let folder = payload["Authentication"] == nil ? "assets" : "secret-assets"
             let ending = ref["ContentType"] as? String == "application/pem" ? ".pem" : ".json"
@@ -309,18 +305,14 @@ struct CredentialTests {
                                  "--out", out] + inputs.secrets, values: values)
         #expect(r.status == 3, "\(r.stderr)")
         let published = try #require(FolderSink.published(out))
-        var declarations: [String: [String: Any]] = [:]
-        for line in try String(contentsOfFile: published + "/declarations.jsonl", encoding: .utf8).split(separator: "\n") {
-            let d = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
-            declarations[d["Identifier"] as! String] = d
-        }
+        let declarations = try DeliveryTests.declarations(published)
         var emea = 0, others = 0
         for line in try String(contentsOfFile: published + "/index.jsonl", encoding: .utf8).split(separator: "\n") {
             let entry = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
             let ids = entry["declarations"] as! [String]
-            let appConfig = (declarations[ids[1]]!["Payload"] as! [String: Any])["AppConfig"] as! [String: Any]
+            let appConfig = (declarations[ids[1]]!.payload)["AppConfig"] as! [String: Any]
             let passwords = try #require(appConfig["Passwords"] as? [[String: String]])
-            let payload = declarations[passwords[0]["AssetReference"]!]!["Payload"] as! [String: Any]
+            let payload = declarations[passwords[0]["AssetReference"]!]!.payload
             let sha = (payload["Reference"] as! [String: Any])["Hash-SHA-256"] as! String
             let document = try String(contentsOfFile: published + "/secret-assets/\(sha).json", encoding: .utf8)
             if let identities = appConfig["Identities"] as? [[String: String]] {
@@ -334,6 +326,34 @@ struct CredentialTests {
             #expect(passwords.map { $0["Identifier"] } == ["server-password"])
         }
         #expect(emea > 100 && others > 100, "\(emea) \(others)")
+    }
+
+    @Test("credentials where they cannot be delivered: one line, status 2, before any input is read, nothing written")
+    func undeliverable() throws {
+        let inputs = try Inputs()
+        defer { try? FileManager.default.removeItem(at: inputs.dir) }
+        let out = inputs.path + "/out"
+        let extensionValues = inputs.path + "/ext.json"
+        try #"""
+            {"values": {}, "assignments": [{"name": "a", "match": {"ou": "EMEA"},
+              "credentials": [{"identifier": "p", "kind": "password", "UserName": "u", "Password": {"secret": "s"}}]}]}
+            """#.write(toFile: extensionValues, atomically: true, encoding: .utf8)
+        let cases: [([String], String)] = [
+            (["--delivery", "mdm-settings"],
+             "the values file has credentials: they are delivered as DDM credential assets (--delivery ddm), not with --delivery mdm-settings"),
+            (["--delivery", "ddm", "--asset-base-url", Self.base],
+             "credentials that hold secrets need --secret-asset-base-url https://… (where secret-assets/ is served, with MDM authentication)"),
+        ]
+        for (options, message) in cases {
+            let r = try Self.render(options + ["--out", out] + inputs.secrets, values: inputs.path + "/values.json")
+            #expect(r.status == 2, "\(options)")
+            #expect(r.stderr == "appconfig: \(message) [delivery.option]\n", "\(options)")
+        }
+        let r = try Self.render(["--delivery", "ddm", "--asset-base-url", Self.base, "--out", out, "--extension", "com.northwind.fieldservice.vpn=" + extensionValues],
+                                values: inputs.path + "/plain-values.json")
+        #expect(r.status == 2)
+        #expect(r.stderr == #"appconfig: the values of --extension com.northwind.fieldservice.vpn give credentials in assignments: an extension's credentials are its file's "credentials", for every device [delivery.option]"# + "\n")
+        #expect(!FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: out + ".generations"))
     }
 
     @Test("exec: a vault's output is the secret; a failing command is one line with its first line of stderr, never its output; nothing written")

@@ -7,8 +7,6 @@ import Foundation
 /// One credential document of one device: its bytes (JSON, or a certificate file's), its media
 /// type, whether it holds a secret. The bytes are cleared once the sink has written them.
 public struct RenderedCredential {
-    /// The credential, by its place in the device's variant's list.
-    public var index: Int
     public var kind: Credential.Kind
     public var document: [UInt8]
     public var contentType: String
@@ -78,13 +76,13 @@ final class CredentialRenderer: @unchecked Sendable {
         var out: [RenderedCredential] = []
         let fleet = self.fleet
         let locate: (Variable?) -> Location = { v in v.map { fleet.source(of: $0, row: row) } ?? fleet.inventory.location(of: row) }
-        for (i, c) in list.enumerated() {
+        for c in list {
             var context = Context(credential: c, values: values, secrets: secrets, locate: locate)
             if c.kind == .certificate {
                 if case .file(let path)? = c.fields.first(where: { $0.name == "Certificate" })?.value,
                    let bytes = context.file(path, field: "Certificate") {
                     if let type = CredentialFiles.certificateType(bytes) {
-                        out.append(RenderedCredential(index: i, kind: c.kind, document: bytes, contentType: type, holdsSecret: false))
+                        out.append(RenderedCredential(kind: c.kind, document: bytes, contentType: type, holdsSecret: false))
                     } else {
                         context.fail(.credentialFile, "Certificate", "\(context.lastPath) is not an X.509 certificate (PEM or DER)")
                     }
@@ -94,7 +92,7 @@ final class CredentialRenderer: @unchecked Sendable {
                 context.appendObject(c.fields, to: &json)
                 if c.kind == .identity, context.problems.isEmpty { context.checkIdentity() }
                 if context.problems.isEmpty {
-                    out.append(RenderedCredential(index: i, kind: c.kind, document: json, contentType: "application/json", holdsSecret: c.holdsSecret))
+                    out.append(RenderedCredential(kind: c.kind, document: json, contentType: "application/json", holdsSecret: c.holdsSecret))
                 } else {
                     json.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
                 }

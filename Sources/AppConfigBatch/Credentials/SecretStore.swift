@@ -117,15 +117,11 @@ public final class SecretStore: @unchecked Sendable {
 
     deinit { clear() }
 
-    /// A copy in a buffer of the store's own; the array given is cleared.
+    /// A copy in a buffer of the store's own (cleared by `clear`).
     private static func own(_ bytes: [UInt8]) -> UnsafeMutableBufferPointer<UInt8> {
-        var bytes = bytes
         let b = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
         _ = b.initialize(from: bytes)
-        if bytes.isEmpty { b.update(repeating: 0) }
-        let owned = UnsafeMutableBufferPointer(rebasing: b[0..<bytes.count])
-        for i in bytes.indices { bytes[i] = 0 }
-        return bytes.isEmpty ? UnsafeMutableBufferPointer(start: b.baseAddress, count: 0) : owned
+        return UnsafeMutableBufferPointer(rebasing: b[0..<bytes.count])
     }
 
     private static func readFile(_ path: String, name: String) throws(Problem) -> Value {

@@ -19,6 +19,9 @@ struct Generation {
     let sink: OutputSink
     let changes: ChangeSet?
     let assignments: DeviceAssignments
+    /// The new manifest's devices, in key order (made once: the manifest, the index and the live
+    /// assets read them).
+    private let entries: [Entry]
 
     init(job: RenderJob, program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments,
          previous: Manifest?, fingerprints: [(String, String)], sink: OutputSink) {
@@ -31,6 +34,7 @@ struct Generation {
         self.fingerprints = fingerprints
         self.sink = sink
         changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, removeMissing: job.removeMissing) }
+        entries = Self.entries(result, changes, previous)
     }
 
     /// Hands `body` the entries and the device keys, as views read with no reference counting.
@@ -57,7 +61,7 @@ struct Generation {
 
     /// The new manifest's devices in key order: tonight's, and the previous generation's that
     /// tonight failed or lacks (kept: removal is never implicit).
-    private var entries: [Entry] {
+    private static func entries(_ result: BatchResult, _ changes: ChangeSet?, _ previous: Manifest?) -> [Entry] {
         var entries: [Entry] = []
         entries.reserveCapacity(result.order.count + (changes?.missing.count ?? 0))
         var missing = (changes?.missing ?? [])[...]
@@ -123,7 +127,6 @@ struct Generation {
     /// rendered, and those that failed tonight with their previous entry), both in device-key
     /// order, each made when the sink writes it, in rounds of lines made on every core.
     func closingFiles(liveAssets live: LiveAssets = LiveAssets()) -> [ClosingFile] {
-        let entries = self.entries
         let ddm = sink as? DDMSink
         var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
                                           ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
@@ -183,7 +186,6 @@ struct Generation {
     /// generation), once each: what an asset store must keep serving.
     func liveAssets() -> LiveAssets {
         guard let ddm = sink as? DDMSink else { return LiveAssets() }
-        let entries = self.entries
         var names: [AssetName] = []
         names.reserveCapacity(entries.count * (ddm.assetsByPosition.count + (ddm.credentialAssets?.perDevice ?? 0)))
         for e in entries {

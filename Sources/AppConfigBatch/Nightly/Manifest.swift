@@ -240,12 +240,9 @@ public final class Manifest: @unchecked Sendable {
 
     /// `appendLine` piece by piece, for any key (the tests' reference too).
     static func appendLineByPieces(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, to out: inout [UInt8]) {
-        digest.appendHex(to: &out)
-        out.append(0x09)
-        OutputNames.appendRelativePath(key, extension: ending, to: &out)
-        out.append(0x09)
-        appendEscapingRuns(key, to: &out, where: { b, _ in b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F }, escape: appendPercentEscaped)
-        out.append(0x0A)
+        var path: [UInt8] = []
+        OutputNames.appendRelativePath(key, extension: ending, to: &path)
+        appendLine(key: key, path: path, digest: digest, to: &out)
     }
 }
 
