@@ -31,6 +31,8 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A `--secret` that cannot be read: a bad source, a missing environment variable, an
     /// unreadable or malformed file, a command that fails (its first line of standard error).
     case secretSource = "secret.source"
+    /// `--explain DEVICE` names no device of the inventory (by device key or serial number).
+    case explainUnknownDevice = "explain.unknown-device"
 
     public var defaultSeverity: Problem.Severity { .error }
 }

@@ -141,6 +141,7 @@ public struct RenderJob: Sendable {
         try sources.checkDirectory(warning: observer.warning)
         lap("since", next: "inventory")
         let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns))
+        inventory.exportChecks.forEach(observer.warning)
         lap("inventory", next: "directory")
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         lap("directory", next: "join")
@@ -204,6 +205,8 @@ public struct RenderJob: Sendable {
         lap("render", next: "publish")
 
         var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments)
+        let variables = (assignments.programs + extensionAssignments.flatMap(\.assignments.programs)).flatMap(\.slots)
+        summary.mapping = SourceMapping(fleet: fleet, attributes: sources.attributes).line(for: variables)
         let generation = Generation(job: self, program: program, fleet: fleet, result: result, assignments: assignments,
                                     previous: previous, fingerprints: fingerprints.wait(), sink: sink)
         summary.changes = generation.changes?.counts
@@ -334,7 +337,7 @@ public struct RenderJob: Sendable {
     func summarize(program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments) -> RunSummary {
         var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
                            programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
-        s.problems = fleet.inventory.problems + (fleet.users?.problems ?? []) + fleet.problems
+        s.problems = fleet.inventory.exportChecks + fleet.inventory.problems + (fleet.users?.problems ?? []) + fleet.problems
         s.failures = result.failures
         s.devices.inventoryRows = fleet.inventory.dataRows
         s.devices.continuationRows = fleet.inventory.continuationRows

@@ -12,6 +12,9 @@ public struct RunSummary: Sendable, Codable {
     /// `I/N`.
     public var shard: String
     public var devices = Devices()
+    /// Where the job's variables were read from (`SourceMapping.line(for:)`): the keys, and each
+    /// variable the job reads with its column or attribute.
+    public var mapping: String?
     /// Problems by code, device failures and source problems alike.
     public var errorsByCode: [String: Int] = [:]
     /// Seconds per phase: compile, since (the lock, the report folder, the previous manifest),
@@ -75,7 +78,7 @@ public struct RunSummary: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case spec, bundleId, version, programHash, format, shard, devices, errorsByCode, seconds, wallSeconds, devicesPerSecond
+        case spec, bundleId, version, programHash, format, shard, devices, mapping, errorsByCode, seconds, wallSeconds, devicesPerSecond
         case published, interrupted, dryRun, output, notPublished, nothingChanged, since, changes, assignments, variants, assetsNotLinked
     }
 

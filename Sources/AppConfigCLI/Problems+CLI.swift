@@ -12,7 +12,7 @@ func reportingProblems<T>(_ body: () throws -> T) throws -> T {
     } catch let problem as Problem {
         writeStandardError(stderrLine(problem))
         switch problem.code.as(JobCode.self) {
-        case .shardIndex?, .deliveryOption?, .sinceMissing?, .secretSource?: throw ExitCode(ExitStatus.usage)
+        case .shardIndex?, .deliveryOption?, .sinceMissing?, .secretSource?, .explainUnknownDevice?: throw ExitCode(ExitStatus.usage)
         default: throw ExitCode(ExitStatus.failed)
         }
     } catch let list as ProblemList {

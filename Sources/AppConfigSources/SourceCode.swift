@@ -26,6 +26,13 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case csvEmptyDeviceKey = "csv.empty-device-key"
     /// A device key on two rows, or two keys equal but for ASCII case (the second is skipped).
     case csvDuplicateDeviceKey = "csv.duplicate-device-key"
+    /// Values of a mapped column shaped unlike their variable (serial numbers that are IP addresses,
+    /// addresses without `@`): the header may not line up with the rows.
+    case inventorySuspectValues = "inventory.suspect-values"
+    /// Most rows have another number of fields than the header.
+    case inventoryHeaderWidth = "inventory.header-width"
+    /// Most rows repeat a device key.
+    case inventoryDuplicateKeys = "inventory.duplicate-keys"
     case ldifSyntax = "ldif.syntax"
     /// A directory file without a single entry.
     case directoryEmpty = "directory.empty"
@@ -68,7 +75,7 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
 
     public var defaultSeverity: Problem.Severity {
         switch self {
-        case .csvDuplicateColumn, .userDuplicateKey, .joinFew, .groupDN, .groupUnknown: .warning
+        case .csvDuplicateColumn, .userDuplicateKey, .joinFew, .inventorySuspectValues, .inventoryHeaderWidth, .inventoryDuplicateKeys, .groupDN, .groupUnknown: .warning
         default: .error
         }
     }

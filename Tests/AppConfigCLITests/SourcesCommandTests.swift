@@ -15,10 +15,62 @@ struct SourcesCommandTests {
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines[0].hasPrefix("inventory \(Paths.fixture("demo/inventory.csv")): 1000 devices in 1000 rows, delimiter ',' (detected), 0 problems, 277"))
         #expect(lines[1].hasPrefix("directory \(Paths.fixture("demo/directory.ldif")): 900 users, 0 problems"))
-        #expect(lines[2].hasPrefix("join: 985 of 1000 devices found their user, 15 did not"))
-        #expect(lines[3] == "  \(Paths.fixture("demo/inventory.csv")):85, device 070AA671-7E505868A60C485F: error: no user has "
+        // The mapping: the keys, then where each variable comes from.
+        #expect(lines[2] == "mapping (Jamf Pro export): device key \"UDID\"; user key \"Email Address\" = attribute mail")
+        #expect(lines[3] == "  \"Display Name\" names the device, never a user variable")
+        #expect(lines.contains("  displayName            attribute displayName or cn"))
+        #expect(lines.contains("  serialNumber           column \"Serial Number\""))
+        #expect(lines.contains("  imsi                   missing"))
+        #expect(lines[26].hasPrefix("join: 985 of 1000 devices found their user, 15 did not"))
+        #expect(lines[27] == "  \(Paths.fixture("demo/inventory.csv")):85, device 070AA671-7E505868A60C485F: error: no user has "
                 + "gone0000083@corp.example in the directory (\(Paths.fixture("demo/directory.ldif"))) [join.user-not-found]")
-        #expect(lines[4] == "  ... and 14 more")
+        #expect(lines[28] == "  ... and 14 more")
+    }
+
+    @Test("the shifted Jamf Pro export: the checks say so with examples; --strict-inventory refuses it (status 1)",
+          .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
+    func shiftedExport() throws {
+        let path = try #require(Paths.corpusFile("inventory/jamf-reports-community/harbor_mobile_insights_all_devices.csv"))
+        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path])
+        #expect(r.status == 3)
+        #expect(r.stdout.contains("\n  \(path):1: warning: column \"Email Address\" (emailAddress): 16 of 16 values do not look like email addresses, "
+                                  + "e.g. \"0\" (line 2), \"25\" (line 6), \"50\" (line 14) [inventory.suspect-values]\n"), "\(r.stdout)")
+        // Read as Jamf Pro's: the device's name is not the user's.
+        #expect(r.stdout.contains("mapping (Jamf Pro export): device key \"Serial Number\"; user key \"Email Address\"\n"))
+        #expect(r.stdout.contains("\n  displayName            column \"Full Name\"\n"))
+        let strict = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--strict-inventory"])
+        #expect(strict.status == 1)
+        #expect(strict.stderr == "\(path):1: error: 19 of 35 rows repeat a device key of column \"Serial Number\": a device key names one device [inventory.duplicate-keys]\n")
+        let preset = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--inventory-preset", "jamf"])
+        #expect(preset.status == 2)
+        #expect(preset.stderr.contains("--inventory-preset takes auto, jamf-pro, jamf-school, intune, workspace-one, generic, not \"jamf\""))
+    }
+
+    @Test("render --explain: one device's user, assignments, variables with their sources, and its plist; nothing written")
+    func explain() throws {
+        let base = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/assignments.json"),
+                    "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+        let r = try runProcess(Paths.appconfigBinary, base + ["--explain", "R4G45DDN63HX"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(Array(lines.prefix(5)) == [
+            "device 12156CB8-29FAC3AC50E5D997 (\(Paths.fixture("demo/inventory.csv")):3)",
+            "user: CN=José Okafor 1,OU=South,OU=Sales,OU=APAC,DC=corp,DC=example (\"Email Address\" u0000001@corp.example = attribute mail)",
+            "assignments: sales, hq, everyone",
+            "variables:",
+            "  emailAddressDomain = \"corp.example\"  <- attribute mail (after the @)",
+        ])
+        #expect(lines.contains("  serialNumber       = \"R4G45DDN63HX\"  <- column \"Serial Number\""))
+        #expect(lines.contains("output (XML; the job writes binary):"))
+        #expect(lines.contains("\t<string>R4G45DDN63HX</string>"))
+        // A device without its user fails, and says why.
+        let failing = try runProcess(Paths.appconfigBinary, base + ["--explain", "070AA671-7E505868A60C485F"])
+        #expect(failing.status == 1)
+        #expect(failing.stdout.contains("user: not found (no user has mail gone0000083@corp.example in \(Paths.fixture("demo/directory.ldif")))\n"))
+        #expect(failing.stdout.hasSuffix("error: $(emailAddressDomain) is missing for this device [device.missing-variable]\n"))
+        let unknown = try runProcess(Paths.appconfigBinary, base + ["--explain", "nope"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr == "appconfig: no device \"nope\" in \(Paths.fixture("demo/inventory.csv")) (its device key column is \"UDID\", or give its serial number) [explain.unknown-device]\n")
     }
 
     @Test func missingInventory() throws {

@@ -178,7 +178,10 @@ struct InventoryTests {
         let builtin = try InventoryTable.load(try #require(Paths.corpusFile(dir + "jamf1128_mobile_builtin@a226472a.csv")))
         #expect(builtin.header.count == 107)
         #expect(builtin.rowCount == 4)
+        #expect(builtin.preset == .jamfPro)
+        // The fixture's UDIDs are made up (`FIXTURE-UDID-FXTRM0000001`): said, not refused.
         #expect(builtin.problems.isEmpty)
+        #expect(builtin.exportChecks.map(\.code.rawValue) == [SourceCode.inventorySuspectValues.rawValue])
         #expect(builtin.deviceKey(0) == "FIXTURE-UDID-FXTRM0000001")
         #expect(builtin.string(row: 0, slot: builtin.variableSlots[.serialNumber]!) == "FXTRM0000001")
         #expect(builtin.string(row: 1, slot: builtin.variableSlots[.model]!) == "iPad (10th generation)")

@@ -52,13 +52,16 @@ struct RenderCommand: ParsableCommand {
     var allowUnjoined = false
     @Option(help: "Complete generations kept beside --out (the current one included).") var keep = 2
     @Flag(inversion: .prefixedNo, help: "Decode every output again with libplist and compare it with an independent evaluation (slower).") var verify = false
+    @Option(help: "Show one device (by device key or serial number) as the job renders it: its row, its user, its assignments, each variable with its value and source, and its plist. Nothing is written; exit 1 when the device fails.")
+    var explain: String?
+
     @Flag(name: .customLong("dry-run"), inversion: .prefixedNo, help: "Resolve and check every device, write nothing, print the report.") var dryRun = false
     @Flag(inversion: .prefixedNo, help: "Leave values out of the error file.") var redact = false
     @Flag(inversion: .prefixedNo, help: "No progress display.") var quiet = false
     @OptionGroup var policy: PolicyOptions
 
     func validate() throws {
-        if !dryRun && (out == nil) == (tar == nil) { throw ValidationError("give one of --out DIR and --tar FILE (or --dry-run)") }
+        if !dryRun && explain == nil && (out == nil) == (tar == nil) { throw ValidationError("give one of --out DIR and --tar FILE (or --dry-run, or --explain DEVICE)") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard takes I/N with 0 <= I < N, not \"\(shard)\"") }
         if delivery.delivery.isMDMCommand && format == .binary {
@@ -86,7 +89,7 @@ struct RenderCommand: ParsableCommand {
         job.batch.shard = try reportingProblems {
             try shard.flatMap(Shard.init(parsing:)) ?? Shard.fromEnvironment(ProcessInfo.processInfo.environment, count: shardCount) ?? .whole
         }
-        job.output = dryRun ? .dryRun : out.map { .directory($0) } ?? (tar == "-" ? .tarStdout : .tar(tar!))
+        job.output = dryRun || explain != nil ? .dryRun : out.map { .directory($0) } ?? (tar == "-" ? .tarStdout : .tar(tar!))
         job.allowUnjoined = allowUnjoined
         job.maxFailures = maxFailures
         job.maxFailureRatio = maxFailureRatio
@@ -105,6 +108,12 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         let job = try job()
+        if let explain {
+            let (text, failed) = try reportingProblems { try job.explain(explain, observer: warningsObserver()) }
+            print(text, terminator: "")
+            if failed { throw ExitCode(ExitStatus.failed) }
+            return
+        }
         let cancellation = Cancellation()
         let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
             signal(sig, SIG_IGN)
@@ -151,6 +160,13 @@ struct RenderCommand: ParsableCommand {
         return "missing: \(c.missing) devices are not in tonight's inputs; they keep their last configuration (--remove-missing removes the app from them)"
     }
 
+    /// Warnings on standard error, for a command without a progress display.
+    func warningsObserver() -> RenderJob.Observer {
+        var observer = RenderJob.Observer()
+        observer.warning = { writeStandardError($0.description + "\n") }
+        return observer
+    }
+
     /// The summary goes to stdout, unless stdout carries the tar stream. The headline's time is
     /// the whole job's; the phases follow it.
     func printSummary(_ s: RunSummary, seconds: Double) {
@@ -159,6 +175,7 @@ struct RenderCommand: ParsableCommand {
             + (s.shard != Shard.whole.description ? ", shard \(s.shard)" : "") + ")"
             + (s.output.map { " to \($0)" } ?? "") + " in \(String(format1: seconds)) s"
             + " (\(formatRate(seconds > 0 ? Double(s.devices.inShard) / seconds : 0))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped")
+        if let mapping = s.mapping { say(mapping) }
         if let c = s.changes, c.removed > 0 || c.missing > 0 {
             say(Self.removalLine(c, delivery: delivery.delivery, held: s.notPublished != nil || s.dryRun))
         }

@@ -32,6 +32,12 @@ struct SourceOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Fail on the first bad row or entry instead of reporting and skipping it.")
     var strict = false
 
+    @Flag(inversion: .prefixedNo, help: "Refuse an export whose columns do not look like what they are mapped to (serial numbers shaped like IP addresses, addresses without @, most rows wider or narrower than the header, most device keys repeated) instead of warning.")
+    var strictInventory = false
+
+    @Option(name: .customLong("inventory-preset"), help: "Whose export the inventory is, for its user columns: auto (found from the header), jamf-pro, jamf-school, intune, workspace-one or generic.")
+    var inventoryPreset = "auto"
+
     @OptionGroup var ldap: LDAPOptions
 
     /// The library's description of these sources (an LDAP password read from its env var or file).
@@ -65,6 +71,13 @@ struct SourceOptions: ParsableArguments {
         o.deviceKeyColumn = deviceKey
         o.userKeyColumn = userKey
         o.strict = strict
+        o.strictInventory = strictInventory
+        if inventoryPreset != "auto" {
+            guard let preset = InventoryPreset.named(inventoryPreset) else {
+                throw ValidationError("--inventory-preset takes auto, " + InventoryPreset.all.map(\.id).joined(separator: ", ") + ", not \"\(inventoryPreset)\"")
+            }
+            o.preset = preset
+        }
         for entry in columnMap {
             let (name, column) = try Self.pair(entry, "--map")
             switch Variable.named(name)?.variable {

@@ -21,21 +21,6 @@ public enum ColumnNames {
         .wifiMacAddress: ["Wi-Fi MAC Address", "WiFi MAC Address", "Wi-Fi MAC", "WiFiMAC", "MAC Address"],
     ]
 
-    /// The columns that name a device's user, in the order they are tried (Jamf Pro, Workspace ONE:
-    /// `Email Address`, `Username`; Jamf School: `OwnerEmail`, `Owner`; Intune: `Primary user
-    /// email address`, `Primary user UPN`).
-    public static let userKeyColumns = ["Email Address", "OwnerEmail", "Primary user email address", "Primary user UPN",
-                                        "Username", "Owner", "User Name"]
-
-    /// User variables an inventory may carry itself, for fleets without a directory (each
-    /// variable's own name matches too).
-    public static let userAliases: [UserVariable: [String]] = [
-        .emailAddress: ["Email Address", "OwnerEmail", "Primary user email address", "Email"],
-        .upn: ["Primary user UPN", "User Principal Name"],
-        .displayName: ["Full Name", "Primary user display name", "OwnerName"],  // Jamf's "Display Name" names the device
-        .userName: ["Username", "User Name"],
-    ]
-
     static func trimmed(_ s: String) -> String {
         var t = Substring(s)
         while let f = t.first, f == " " || f == "\t" { t.removeFirst() }

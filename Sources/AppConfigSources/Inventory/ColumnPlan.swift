@@ -12,6 +12,8 @@ struct ColumnPlan {
     let userVariableSlots: [UserVariable: Int]
     let deviceKeySlot: Int
     let userKeySlot: Int?
+    /// Whose export this is: which columns name the user and carry the user's variables.
+    let preset: InventoryPreset
 
     init(header: [String], folded: FoldedHeader, file: String, options: InventoryOptions) throws(Problem) {
         func column(_ name: String, _ what: String) throws(Problem) -> Int {
@@ -30,13 +32,15 @@ struct ColumnPlan {
         if let name = options.deviceKeyColumn { deviceKeyColumn = try column(name, "--device-key") }
         else if let c = variableColumns[.udid] ?? variableColumns[.serialNumber] { deviceKeyColumn = c }
         else { throw Problem(.csvNoDeviceKey, at: Location(file: file, line: 1), "no UDID or Serial Number column to name devices; give --device-key COLUMN") }
+        let preset = options.preset ?? InventoryPreset.detect(folded)
+        self.preset = preset
         var userKeyColumn: Int?
         if let name = options.userKeyColumn { userKeyColumn = try column(name, "--user-key") }
-        else { userKeyColumn = folded.firstColumn(named: ColumnNames.userKeyColumns) }
+        else { userKeyColumn = folded.firstColumn(named: preset.userKeyColumns) }
         var userColumns: [UserVariable: Int] = [:]
         for v in UserVariable.allCases {
             if let name = options.userColumnMap[v] { userColumns[v] = try column(name, "--map \(v.rawValue)") }
-            else if options.userVariablesFromColumns, let c = folded.firstColumn(named: [v.rawValue] + (ColumnNames.userAliases[v] ?? [])) {
+            else if options.userVariablesFromColumns, let c = folded.firstColumn(named: preset.columns(for: v)) {
                 userColumns[v] = c
             }
         }

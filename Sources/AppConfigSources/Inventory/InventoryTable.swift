@@ -10,8 +10,10 @@ public struct InventoryOptions: Sendable {
     public var delimiter: UInt8?
     /// The column that names a device (default: UDID, else Serial Number).
     public var deviceKeyColumn: String?
-    /// The column that joins a device to its user (default: the first of `ColumnNames.userKeyColumns`).
+    /// The column that joins a device to its user (default: the first of the preset's `userKeyColumns`).
     public var userKeyColumn: String?
+    /// Whose export this is (`--inventory-preset`); nil: found from the header.
+    public var preset: InventoryPreset?
     /// `--map variable=Column`: overrides the built-in aliases.
     public var columnMap: [DeviceVariable: String] = [:]
     /// `--map userVariable=Column`: a user variable read from the inventory (over the directory's).
@@ -26,6 +28,9 @@ public struct InventoryOptions: Sendable {
     public var matchColumns: [String] = []
     /// A bad row fails the load instead of being reported and skipped.
     public var strict = false
+    /// The export checks (`ExportChecks`: values shaped unlike their variable...) fail the load
+    /// instead of warning.
+    public var strictInventory = false
     /// The parts the rows are scanned in whatever the file's size (tests); nil: one per core for a
     /// large file.
     public var scanParts: Int?
@@ -48,7 +53,12 @@ public final class InventoryTable: @unchecked Sendable {
     public let userVariableSlots: [UserVariable: Int]
     public let deviceKeySlot: Int
     public let userKeySlot: Int?
+    /// Whose export this was read as.
+    public let preset: InventoryPreset
     public private(set) var problems: [Problem] = []
+    /// Whether the header lines up with the rows (`ExportChecks`): warnings about the export as a
+    /// whole, with counts and examples, apart from the rows' own problems.
+    public private(set) var exportChecks: [Problem] = []
     /// Devices: rows kept.
     public private(set) var rowCount = 0
     /// Every data row after the header (blank lines aside), kept or not.
@@ -227,6 +237,7 @@ public final class InventoryTable: @unchecked Sendable {
         userVariableSlots = plan.userVariableSlots
         deviceKeySlot = plan.deviceKeySlot
         userKeySlot = plan.userKeySlot
+        preset = plan.preset
         let deviceKeyColumn = keptColumns[deviceKeySlot]
 
         // The rows: scanned in parts (one per core for a large file), merged in file order.
@@ -333,6 +344,9 @@ public final class InventoryTable: @unchecked Sendable {
         self.dataRows = dataRows
         self.continuationRows = continuationRows
         self.problems = problems
+        exportChecks = ExportChecks.problems(self, fieldCountRows: problems.count { $0.code == .csvFieldCount },
+                                             duplicateKeyRows: problems.count { $0.code == .csvDuplicateDeviceKey }, strict: options.strictInventory)
+        if options.strictInventory, let first = exportChecks.first { throw first }
         if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {
             throw first
         }

@@ -1,0 +1,77 @@
+import AppConfigCompiler
+import AppConfigRender
+import AppConfigSources
+import AppConfigSpec
+
+extension RenderJob {
+    /// `render --explain DEVICE`: one device as the job would render it, and why. Its row, its user
+    /// and how it was joined, the assignments it matched, each variable it reads with the value
+    /// and where the value came from, then its plist (XML, to be read). The fleet is loaded and
+    /// joined as `run` does; nothing is written. Throws when no device has this key (or serial
+    /// number); `failed` says whether the device fails to render (its errors are in the text).
+    public func explain(_ device: String, observer: Observer = Observer()) throws -> (text: String, failed: Bool) {
+        let configuration = try configuration(observer: observer)
+        var sources = self.sources
+        sources.attributes.readsGroups = configuration.assignments.contains { $0.conditions.contains { $0.subject == .group } }
+        try sources.checkDirectory(warning: observer.warning)
+        let inventory = try sources.loadInventory(extraColumns: configuration.deviceColumns, matchColumns: configuration.matchColumns)
+        let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
+        let fleet = Fleet(inventory: inventory, users: users)
+        let serialSlot = inventory.variableSlots[.serialNumber]
+        guard let row = (0..<inventory.rowCount).first(where: { inventory.deviceKey($0) == device })
+                ?? serialSlot.flatMap({ slot in (0..<inventory.rowCount).first { inventory.string(row: $0, slot: slot) == device } }) else {
+            let skipped = inventory.problems.first { $0.location.device == device }
+            throw Problem(.explainUnknownDevice, at: Location(file: inventory.file),
+                          "no device \"\(device)\" in \(inventory.file) (its device key column is \"\(inventory.header[inventory.keptColumns[inventory.deviceKeySlot]])\", or give its serial number)"
+                          + (skipped.map { "; its row was skipped: \($0.message)" } ?? ""))
+        }
+        let assignments = configuration.assignments.isEmpty
+            ? DeviceAssignments(base: configuration.base)
+            : try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
+        let program = assignments.programs[assignments.variant(ofRow: row)]
+        let mapping = SourceMapping(fleet: fleet, attributes: sources.attributes)
+
+        var lines = ["device \(inventory.deviceKey(row)) (\(inventory.file):\(inventory.line(of: row)))"]
+        let userKey = inventory.userKeySlot.map { (column: inventory.header[inventory.keptColumns[$0]], value: inventory.string(row: row, slot: $0)) }
+        if let userKey, userKey.value.isEmpty {
+            lines.append("user: none (its \"\(userKey.column)\" is empty): its user variables are missing")
+        } else if let userKey, let users {
+            if let u = fleet.user(ofRow: row) {
+                lines.append("user: \(users.string(user: u, .dn) ?? "") (\"\(userKey.column)\" \(userKey.value) = attribute \(sources.attributes.joinAttribute))")
+            } else {
+                lines.append("user: not found (no user has \(sources.attributes.joinAttribute) \(userKey.value) in \(users.source))")
+            }
+        } else if let userKey {
+            lines.append("user: \(userKey.value) (\"\(userKey.column)\"; no directory: user variables come from the inventory's columns)")
+        } else {
+            lines.append("user: none (the inventory has no user key column)")
+        }
+        if !assignments.names.isEmpty {
+            let applied = assignments.applied(toRow: row)
+            lines.append("assignments: " + (applied.isEmpty ? "none" : applied.joined(separator: ", ")))
+        }
+        var values: [Variable: String] = [:]
+        let plan = try fleet.plan(for: program.slots)
+        fleet.forEachValue(row: row, plan: plan) { slot, bytes in
+            if let bytes { values[program.slots[slot]] = String(decoding: bytes, as: UTF8.self) }
+        }
+        if !program.slots.isEmpty { lines.append("variables:") }
+        let width = program.slots.map(\.description.count).max() ?? 0
+        for v in program.slots {
+            let source = mapping.sources.first { $0.variable == v }?.source
+                ?? (inventory.slot(ofColumn: v.description.dropFirst("device.".count).description).map { "column \"\(inventory.header[inventory.keptColumns[$0]])\"" } ?? "missing")
+            let value = values[v].map { "\"\($0)\"" } ?? "(missing)"
+            lines.append("  " + v.description.padding(toLength: width, withPad: " ", startingAt: 0) + " = \(value)  <- \(source)")
+        }
+        let renderer = Renderer(image: ProgramImage(program), format: .xml)
+        do {
+            let bytes = try renderer.renderCopy(values) { fleet.source(of: $0, row: row) }
+            lines.append("output (XML; the job writes \(batch.format.rawValue)):")
+            lines.append(String(decoding: bytes.last == 0x0A ? bytes.dropLast() : bytes[...], as: UTF8.self))
+            return (lines.joined(separator: "\n") + "\n", false)
+        } catch {
+            lines.append("fails: \(error)")
+            return (lines.joined(separator: "\n") + "\n", true)
+        }
+    }
+}
