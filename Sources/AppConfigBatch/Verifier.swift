@@ -58,7 +58,7 @@ struct Verifier {
                     } else if key.policy == .omit {
                         continue keys
                     }
-                case .lower, .upper, .trim, .urlencode, .replace:
+                case .lower, .upper, .trim, .urlencode, .replace, .slice, .split:
                     text = Array(text[..<part]) + Array(filtered(String(decoding: text[part...], as: UTF8.self), instruction).utf8)
                 case .stringEnd:
                     let v = PlistValue.string(String(decoding: text, as: UTF8.self))
@@ -83,6 +83,12 @@ struct Verifier {
             let (from, to) = instruction.operands
             return value.replacingOccurrences(of: String(decoding: program.texts[from], as: UTF8.self),
                                               with: String(decoding: program.texts[to], as: UTF8.self), options: .literal)
+        case .slice:
+            let (start, length) = instruction.operands
+            return TemplateFilter.substr(Instruction.signed(start), length == Instruction.noBound ? nil : length).applied(to: value)
+        case .split:
+            let (separator, index) = instruction.operands
+            return TemplateFilter.split(String(decoding: program.texts[separator], as: UTF8.self), Instruction.signed(index)).applied(to: value)
         default: return value
         }
     }

@@ -263,6 +263,10 @@ struct ProgramBuilder {
             case .trim: instructions.append(Instruction(.trim))
             case .urlencode: instructions.append(Instruction(.urlencode))
             case .replace(let from, let to): instructions.append(Instruction(.replace, text(from), text(to)))
+            case .substr(let start, let length):
+                instructions.append(Instruction(.slice, Instruction.biased(start), length ?? Instruction.noBound))
+            case .last(let n): instructions.append(Instruction(.slice, Instruction.biased(-n), Instruction.noBound))
+            case .split(let separator, let index): instructions.append(Instruction(.split, text(separator), Instruction.biased(index)))
             case .defaultText: break
             }
         }

@@ -43,6 +43,12 @@ public enum Disassembler {
         case .replace:
             let (from, to) = i.operands
             return name + "t\(from) \(quoted(String(decoding: p.texts[from], as: UTF8.self))) -> t\(to) \(quoted(String(decoding: p.texts[to], as: UTF8.self)))"
+        case .slice:
+            let (start, length) = i.operands
+            return name + "\(Instruction.signed(start))" + (length == Instruction.noBound ? "..." : ", \(length)") + " characters"
+        case .split:
+            let (separator, index) = i.operands
+            return name + "t\(separator) \(quoted(String(decoding: p.texts[separator], as: UTF8.self))) piece \(Instruction.signed(index))"
         case .lower, .upper, .trim, .urlencode:
             return mnemonic(i.opcode)
         case .checkLength:
@@ -73,6 +79,8 @@ public enum Disassembler {
         case .trim: "trim"
         case .urlencode: "urlencode"
         case .replace: "replace"
+        case .slice: "slice"
+        case .split: "split"
         case .stringEnd: "stringEnd"
         case .checkLength: "checkLength"
         case .checkPattern: "checkPattern"

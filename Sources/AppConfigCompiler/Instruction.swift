@@ -50,7 +50,17 @@ public struct Instruction: RawRepresentable, Hashable, Sendable {
         case urlencode
         /// `replace t, u`: every occurrence of `texts[t]` replaced by `texts[u]`, left to right.
         case replace
+        /// `slice s, n`: the characters from `s` (biased: `Instruction.signed`), `n` of them
+        /// (`noBound`: to the end). `substr` and `last`.
+        case slice
+        /// `split t, i`: the piece `i` (biased) of the value cut at each `texts[t]`.
+        case split
     }
+
+    /// A signed number in a 28-bit operand: biased by 2^27.
+    public static func biased(_ n: Int) -> Int { n + (1 << 27) }
+    /// The number a biased operand holds.
+    public static func signed(_ operand: Int) -> Int { operand - (1 << 27) }
 
     /// A check bound meaning "no bound" in the 28-bit fields of `checkLength`.
     public static let noBound = (1 << 28) - 1

@@ -147,6 +147,12 @@ public final class Renderer {
             case .replace:
                 let (from, to) = instruction.operands
                 state.text.replace(from: part, image.bytes(image.texts[from]), with: image.bytes(image.texts[to]))
+            case .slice:
+                let (start, length) = instruction.operands
+                state.text.slice(from: part, start: Instruction.signed(start), length: length == Instruction.noBound ? nil : length)
+            case .split:
+                let (separator, index) = instruction.operands
+                state.text.piece(from: part, separator: image.bytes(image.texts[separator]), index: Instruction.signed(index))
             case .variable, .variableOr:
                 // `variableOr s, t` is `variable s` with texts[t] for a missing or empty value.
                 let fallback = instruction.opcode == .variableOr

@@ -99,4 +99,47 @@ extension ByteBuffer {
         (base + start).update(from: base + end, count: length)
         count = start + length
     }
+
+    /// `text[from..<count]` becomes `text[lo..<hi]` (of the same bytes): moved down, nothing copied twice.
+    private mutating func keep(from start: Int, _ lo: Int, _ hi: Int) {
+        if lo > start { (base + start).update(from: base + lo, count: hi - lo) }
+        count = start + (hi - lo)
+    }
+
+    /// `substr`/`last`: the characters (Unicode scalars: UTF-8 lead bytes) from `first` (negative:
+    /// from the end), `length` of them or to the end.
+    mutating func slice(from start: Int, start first: Int, length: Int?) {
+        var scalars = 0
+        for i in start..<count where base[i] & 0xC0 != 0x80 { scalars += 1 }
+        let lo = first >= 0 ? min(first, scalars) : max(0, scalars + first)
+        let hi = length.map { min(scalars, lo + $0) } ?? scalars
+        // Byte offsets of scalars lo and hi.
+        var scalar = 0, loByte = count, hiByte = count
+        for i in start..<count where base[i] & 0xC0 != 0x80 {
+            if scalar == lo { loByte = i }
+            if scalar == hi { hiByte = i; break }
+            scalar += 1
+        }
+        keep(from: start, loByte, hiByte)
+    }
+
+    /// `split`: the `index`-th piece (negative: from the end) of the value cut at each
+    /// `separator` (not empty); empty when there is no such piece.
+    mutating func piece(from start: Int, separator: UnsafeBufferPointer<UInt8>, index: Int) {
+        let n = separator.count
+        var cuts: [Int] = []  // the byte offset of each separator, in order
+        var i = start
+        while n > 0 && i + n <= count {
+            if base[i] == separator[0] && bytesEqual(UnsafeBufferPointer(start: base + i, count: n), separator) {
+                cuts.append(i)
+                i += n
+            } else {
+                i += 1
+            }
+        }
+        let pieces = cuts.count + 1
+        let k = index >= 0 ? index : pieces + index
+        guard k >= 0 && k < pieces else { count = start; return }
+        keep(from: start, k == 0 ? start : cuts[k - 1] + n, k == cuts.count ? count : cuts[k])
+    }
 }

@@ -212,7 +212,7 @@ struct VerifierTests {
             <managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId>
             <dict><string keyName="u"/></dict></managedAppConfiguration>
             """.utf8), file: "s.xml").spec)
-        let values = AdminValuesReader.read(Array(#"{"u": "$(ou|trim|replace: :-|lower|urlencode)/$(cn|default:x é|upper)"}"#.utf8),
+        let values = AdminValuesReader.read(Array(#"{"u": "$(ou|trim|replace: :-|lower|urlencode)/$(cn|default:x é|upper)/$(ou|trim|split: :-1|last:3)/$(ou|substr:2:5)"}"#.utf8),
                                             file: "v.json", spec: spec)
         let program = try Compiler.compile(spec, values: values.values)
         for format in OutputFormat.allCases {
@@ -223,7 +223,7 @@ struct VerifierTests {
                 let slots = program.slots.map { $0 == .user(.ou) ? SlotValue(start: v.baseAddress, count: v.count) : SlotValue.missing }
                 try slots.withUnsafeBufferPointer { slots in
                     let bytes = Array(try renderer.render(slots))
-                    #expect(try LibPlist.decode(bytes)["u"] == .string("sales-%C3%BCnit/X É"))
+                    #expect(try LibPlist.decode(bytes)["u"] == .string("sales-%C3%BCnit/X É/nit/Sales"))
                     let verifier = Verifier(program: program, format: format)
                     #expect(bytes.withUnsafeBytes { verifier.check($0, slots: slots) } == nil)
                 }

@@ -156,24 +156,31 @@ struct OracleTests {
     /// Template filters, each applied by the VM in the device's buffer; the expected strings are
     /// written out by hand (the percent-encoding byte by byte from the UTF-8).
     static func filters() throws -> OracleCase {
-        let keys = ["lower", "upper", "url", "trim", "replace", "grow", "fallback", "emptyFallback", "chain", "plain"]
+        let keys = ["lower", "upper", "url", "trim", "replace", "grow", "fallback", "emptyFallback", "chain", "plain",
+                    "partialUPN", "last4", "substr", "pieces", "beyond"]
         let spec = specXML(keys.map { "<string keyName=\"\($0)\"/>" }.joined(separator: "\n"))
         let values = #"""
             {"lower": "$(ou|lower).corp", "upper": "$(displayName|upper)", "url": "https://x/$(cn|urlencode)",
              "trim": "[$(firstName|trim)]", "replace": "$(lastName|replace: :_|replace:__:_)", "grow": "$(sAMAccountName|replace:a:<&>)",
              "fallback": "$(locale|default:en-US)", "emptyFallback": "$(upn|upper|default:n/a)", "chain": "$(ou|trim|replace: :-|lower|urlencode)",
-             "plain": "$(ou)"}
+             "plain": "$(ou)", "partialUPN": "$(emailAddress|split:@:0)", "last4": "$(serialNumber|last:4)-$(udid|last:40)",
+             "substr": "$(displayName|substr:2:3)|$(displayName|substr:-5)|$(displayName|substr:-50:2)|$(displayName|substr:99)",
+             "pieces": "$(ou|trim|split: :-1)/$(lastName|split:  :1)/$(cn|split:&:1|trim)", "beyond": "[$(lastName|split: :9)]"}
             """#
         return OracleCase(
             name: "filters", program: try compileProgram(spec, values: values),
             device: [.user(.ou): "  Sales EMEA ", .user(.displayName): "Zoë Ødegaard", .user(.cn): awkward,
-                     .user(.firstName): " \t Ann \n", .user(.lastName): "Van  der Berg", .user(.sAMAccountName): "banana", .user(.upn): ""],
+                     .user(.firstName): " \t Ann \n", .user(.lastName): "Van  der Berg", .user(.sAMAccountName): "banana", .user(.upn): "",
+                     .user(.emailAddress): "zoë.ødegaard@corp.example", .device(.serialNumber): "F17XK2ABCD12", .device(.udid): "00008030-001A"],
             expected: plistDict([
                 "ManagedAppConfigurationVersion": .integer(1),
                 "lower": .string("  sales emea .corp"), "upper": .string("ZOË ØDEGAARD"),
                 "url": .string("https://x/Zo%C3%AB%20%22Z%22%20O%27Brien%20%26%20%3CCo%3E%20%F0%9F%98%80%F0%9F%91%A9%E2%80%8D%F0%9F%91%A9%E2%80%8D%F0%9F%91%A7"),
                 "trim": .string("[Ann]"), "replace": .string("Van_der_Berg"), "grow": .string("b<&>n<&>n<&>"),
                 "fallback": .string("en-US"), "emptyFallback": .string("N/A"), "chain": .string("sales-emea"), "plain": .string("  Sales EMEA "),
+                // Characters are Unicode scalars: "ë" and "Ø" are one each.
+                "partialUPN": .string("zoë.ødegaard"), "last4": .string("CD12-00008030-001A"),
+                "substr": .string("ë Ø|gaard|Zo|"), "pieces": .string("EMEA/der Berg/<Co> 😀👩‍👩‍👧"), "beyond": .string("[]"),
             ]))
     }
 

@@ -82,6 +82,12 @@ struct ValuesFileTests {
         Bad(json: "{\"serverURL\": \"https://$(UDID)\"}", code: .variableSpelling, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(ou|lowr)\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(ou|replace:a)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(ou|last:x)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(ou|last:-1)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(ou|substr:1:-2)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(upn|split::0)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(upn|split:@)\"}", code: .valuesTemplate, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://$(upn|substr:999999999)\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://x/$EMAIL\"}", code: .valuesForeignVariable, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://x/{DeviceSerialNumber}\"}", code: .valuesForeignVariable, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://x/{{serialnumber}}\"}", code: .valuesForeignVariable, line: 1, column: 15),
@@ -122,8 +128,11 @@ struct ValuesFileTests {
         ("https://$EMAIL/$SERIALNUMBER", ["$EMAIL": "$(emailAddress)", "$SERIALNUMBER": "$(serialNumber)"], "https://$(emailAddress)/$(serialNumber)", []),
         ("{EnrollmentUser}@{EmailDomain} {notAToken}", ["{EnrollmentUser}": "$(sAMAccountName)", "{EmailDomain}": "$(emailAddressDomain)"],
          "$(sAMAccountName)@$(emailAddressDomain) {notAToken}", []),
-        ("{{UserPrincipalName}} costs $5 {{partialupn}}", ["{{UserPrincipalName}}": "$(upn)", "{{partialupn}}": nil],
-         "$(upn) costs $$5 {{partialupn}}", ["{{partialupn}}"]),
+        ("{{UserPrincipalName}} costs $5 {{partialupn}} {{AccountId}}", ["{{UserPrincipalName}}": "$(upn)", "{{partialupn}}": "$(upn|split:@:0)", "{{AccountId}}": nil],
+         "$(upn) costs $$5 $(upn|split:@:0) {{AccountId}}", ["{{AccountId}}"]),
+        ("{{username}}/{{serialnumberlast4digits}}/{{udidlast4digits}}", ["{{username}}": "$(displayName)", "{{serialnumberlast4digits}}": "$(serialNumber|last:4)",
+                                                                         "{{udidlast4digits}}": "$(udid|last:4)"],
+         "$(displayName)/$(serialNumber|last:4)/$(udid|last:4)", []),
         ("$EXTENSIONATTRIBUTE_12 and $(ou)", ["$EXTENSIONATTRIBUTE_12": nil], "$$EXTENSIONATTRIBUTE_12 and $$(ou)", ["$EXTENSIONATTRIBUTE_12"]),
     ])
     func foreignVariables(text: String, tokens: [String: String?], translated: String, untranslated: [String]) {
@@ -132,6 +141,33 @@ struct ValuesFileTests {
         let t = ForeignVariables.translate(text)
         #expect(t.text == translated)
         #expect(t.untranslated.map(\.text) == untranslated)
+    }
+
+    /// The published lists: Jamf Pro's App Config variables (its developer guide), Workspace
+    /// ONE's lookup values and Intune's app configuration tokens (Microsoft's documentation).
+    @Test("every variable of each console's published list is translated or reported, never passed over", arguments: [
+        "$DEVICENAME", "$ASSET_TAG", "$SITENAME", "$SITEID", "$SERIALNUMBER", "$UDID", "$USERNAME", "$FULLNAME", "$REALNAME",
+        "$EMAIL", "$PHONE", "$ROOM", "$POSITION", "$DEPARTMENTNAME", "$DEPARTMENTID", "$BUILDINGNAME", "$BUILDINGID",
+        "$MACADDRESS", "$JSSID", "$EXTENSIONATTRIBUTE_7", "$MANAGEMENTID", "$DEVICEID", "${EMAIL}",
+        "{EmailAddress}", "{EmailUserName}", "{EmailDomain}", "{EnrollmentUser}", "{UserPrincipalName}", "{FirstName}",
+        "{LastName}", "{UserDistinguishedName}", "{DeviceSerialNumber}", "{DeviceUid}", "{DeviceModel}", "{DeviceImei}",
+        "{DeviceWLANMac}", "{DevicePhoneNumber}", "{DeviceFriendlyName}", "{DevicePlatform}", "{GroupCode}", "{EnrollmentUserId}",
+        "{{userprincipalname}}", "{{mail}}", "{{partialupn}}", "{{accountid}}", "{{deviceid}}", "{{userid}}", "{{username}}",
+        "{{serialnumber}}", "{{serialnumberlast4digits}}", "{{devicename}}", "{{udidlast4digits}}", "{{aaddeviceid}}", "{{imei}}",
+    ])
+    func publishedLists(token: String) {
+        let found = ForeignVariables.tokens(in: "x \(token) y")
+        #expect(found.map(\.text) == [token])
+        #expect(found.allSatisfy { $0.known })
+        let translated = ForeignVariables.translate("x \(token) y")
+        // Translated to ours (which parses), or reported and kept as escaped text.
+        if let equivalent = found.first?.equivalent {
+            #expect(translated.text == "x \(equivalent) y")
+            #expect(translated.untranslated.isEmpty)
+            if case .failure = StringTemplate.parse(equivalent) { Issue.record("\(equivalent) does not parse") }
+        } else {
+            #expect(translated.untranslated.map(\.text) == [token])
+        }
     }
 
     @Test("numbers JSON cannot hold exactly are named for what they are")

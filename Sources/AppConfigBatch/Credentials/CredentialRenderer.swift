@@ -157,17 +157,7 @@ final class CredentialRenderer: @unchecked Sendable {
         }
 
         /// A filter as the renderer applies it (here on Foundation's strings).
-        static func apply(_ filter: TemplateFilter, _ value: String) -> String {
-            switch filter {
-            case .lower: value.lowercased()
-            case .upper: value.uppercased()
-            case .trim: value.trimmingCharacters(in: CharacterSet(charactersIn: " \t\n\r\u{0B}\u{0C}"))
-            case .urlencode:
-                value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? value
-            case .replace(let from, let to): value.replacingOccurrences(of: from, with: to, options: .literal)
-            case .defaultText: value
-            }
-        }
+        static func apply(_ filter: TemplateFilter, _ value: String) -> String { filter.applied(to: value) }
 
         mutating func secret(_ name: String, field: String) -> UnsafeBufferPointer<UInt8>? {
             guard let secrets else { return nil }

@@ -23,14 +23,15 @@ public struct InventoryPreset: Sendable, Equatable {
     /// Columns that name the device: never read as a user variable, said so in the mapping.
     public let deviceNameColumns: [String]
 
-    /// Jamf Pro's mobile device export: `Username` is the short name, `Full Name` the user's name,
-    /// `Display Name` the device's.
+    /// Jamf Pro's mobile device export: `Username` is the short name (`userName`, and the
+    /// `sAMAccountName` Jamf's `$USERNAME` stands for), `Full Name` the user's name, `Display Name`
+    /// the device's.
     public static let jamfPro = InventoryPreset(
         id: "jamf-pro", name: "Jamf Pro",
         signatures: [["Display Name", "JSS Mobile Device ID"], ["Display Name", "Last Inventory Update"],
                      ["Display Name", "Wi-Fi MAC Address", "Serial Number"]],
         userKeyColumns: ["Email Address", "Username"],
-        userColumns: [.emailAddress: ["Email Address"], .userName: ["Username"], .displayName: ["Full Name"]],
+        userColumns: [.emailAddress: ["Email Address"], .userName: ["Username"], .sAMAccountName: ["Username"], .displayName: ["Full Name"]],
         ownNames: false, deviceNameColumns: ["Display Name"])
 
     /// Jamf School's device export: the owner's columns (`OwnerEmail`, `OwnerUsername`,

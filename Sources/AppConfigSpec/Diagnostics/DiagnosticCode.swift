@@ -130,6 +130,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     case valuesTemplate = "values.template"
     /// Another console's variable in a value (`$EMAIL`, `{EmailAddress}`, `{{mail}}`), named with ours.
     case valuesForeignVariable = "values.foreign-variable"
+    /// Another console's variable written as literal text (`$$DEPARTMENTID`, as `import` keeps a token
+    /// without an equivalent): a warning, since devices would receive the token as text.
+    case valuesForeignLiteral = "values.foreign-literal"
     /// A key whose name or description says it holds a secret (a password, token, API key) given a
     /// literal: every device's plist, every copy of the output and every MDM log carries it.
     case valuesSecretLiteral = "values.secret-literal"
@@ -169,7 +172,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
         switch self {
         case .defaultBreaksConstraint, .variableSpelling, .variableForeign, .constraintPatternIgnoresBounds,
              .constraintValueDuplicate, .fieldTypeMismatch, .fieldDuplicate, .hiddenWithoutDefault,
-             .languageCode, .languageNoDefaultLocale, .valuesSecretLiteral, .versionDotted:
+             .languageCode, .languageNoDefaultLocale, .valuesSecretLiteral, .versionDotted, .valuesForeignLiteral:
             return .warning
         default:
             return .error

@@ -14,30 +14,43 @@ public enum ForeignVariables {
         public var equivalent: String?
         /// Unicode-scalar offset in the string.
         public var offset: Int
+        /// In the console's published list; false for a token written its way that is not
+        /// (`$DEPARTMENT_NAME`).
+        public var known = true
     }
 
-    /// Jamf Pro's payload variables for mobile devices.
+    /// Jamf Pro's payload variables for a mobile device's App Config (Jamf's developer guide,
+    /// "Acting on Extension Attribute Data", and the payload variables table), each with the
+    /// inventory field it names. `$USERNAME` is Jamf's Username, the short name (`sAMAccountName`
+    /// in AD; the export's `Username` column without a directory), not the UPN. IDs Jamf keeps and
+    /// exports do not (`$DEPARTMENTID`, `$SITEID`) have no equivalent.
     static let jamf: [String: String?] = [
-        "EMAIL": "$(emailAddress)", "SERIALNUMBER": "$(serialNumber)", "UDID": "$(udid)", "USERNAME": "$(userName)",
+        "EMAIL": "$(emailAddress)", "SERIALNUMBER": "$(serialNumber)", "UDID": "$(udid)", "USERNAME": "$(sAMAccountName)",
         "REALNAME": "$(displayName)", "FULLNAME": "$(displayName)", "IMEI": "$(imei)", "ICCID": "$(iccid)", "MEID": "$(meid)",
-        "MACADDRESS": "$(wifiMacAddress)", "DEVICENAME": "$(device.Display Name)", "DEPARTMENT": "$(device.Department)",
-        "BUILDING": "$(device.Building)", "ROOM": "$(device.Room)", "POSITION": "$(device.Position)",
-        "ASSET_TAG": "$(device.Asset Tag)", "SITENAME": "$(device.Site)", "JSSID": "$(device.JSS Mobile Device ID)",
-        "PHONE": nil, "SITEID": nil, "MANAGEMENTID": nil, "PROFILEJSSID": nil,
+        "MACADDRESS": "$(wifiMacAddress)", "DEVICENAME": "$(device.Display Name)",
+        "DEPARTMENT": "$(device.Department)", "DEPARTMENTNAME": "$(device.Department)",
+        "BUILDING": "$(device.Building)", "BUILDINGNAME": "$(device.Building)", "ROOM": "$(device.Room)", "POSITION": "$(device.Position)",
+        "PHONE": "$(device.User Phone Number)", "ASSET_TAG": "$(device.Asset Tag)", "SITENAME": "$(device.Site)",
+        "JSSID": "$(device.JSS Mobile Device ID)", "MANAGEMENTID": "$(device.Device ID)", "DEVICEID": "$(device.Device ID)",
+        "DEPARTMENTID": nil, "BUILDINGID": nil, "SITEID": nil, "PROFILEJSSID": nil,
     ]
     /// Workspace ONE's lookup values.
     static let ws1: [String: String?] = [
         "emailaddress": "$(emailAddress)", "emailusername": "$(emailAddressLocalPart)", "emaildomain": "$(emailAddressDomain)",
         "enrollmentuser": "$(sAMAccountName)", "userprincipalname": "$(upn)", "firstname": "$(firstName)", "lastname": "$(lastName)",
-        "userdistinguishedname": "$(dn)", "deviceserialnumber": "$(serialNumber)", "deviceuid": "$(udid)", "devicemodel": "$(model)",
-        "deviceimei": "$(imei)", "devicewlanmac": "$(wifiMacAddress)", "devicephonenumber": "$(phoneNumber)",
-        "devicefriendlyname": "$(device.Friendly Name)", "deviceplatform": nil, "groupcode": nil, "enrollmentuserid": nil,
+        "userdistinguishedname": "$(dn)", "deviceserialnumber": "$(serialNumber)", "deviceuid": "$(udid)", "deviceudid": "$(udid)",
+        "devicemodel": "$(model)", "deviceimei": "$(imei)", "devicewlanmac": "$(wifiMacAddress)", "devicephonenumber": "$(phoneNumber)",
+        "devicefriendlyname": "$(device.Friendly Name)", "deviceassetnumber": "$(device.Asset Number)",
+        "deviceplatform": nil, "deviceoperatingsystem": nil, "devicereportedname": nil, "groupcode": nil, "enrollmentuserid": nil,
+        "userdomain": nil,
     ]
-    /// Intune's app configuration tokens (case-insensitive).
+    /// Intune's app configuration tokens (case-insensitive). Microsoft's `{{username}}` is the
+    /// user's display name (`John Doe`); `{{partialupn}}` the UPN before its `@`.
     static let intune: [String: String?] = [
-        "userprincipalname": "$(upn)", "mail": "$(emailAddress)", "username": "$(sAMAccountName)", "serialnumber": "$(serialNumber)",
+        "userprincipalname": "$(upn)", "mail": "$(emailAddress)", "username": "$(displayName)", "partialupn": "$(upn|split:@:0)",
+        "serialnumber": "$(serialNumber)", "serialnumberlast4digits": "$(serialNumber|last:4)", "udidlast4digits": "$(udid|last:4)",
         "devicename": "$(device.Device name)", "deviceid": "$(device.Device ID)", "imei": "$(imei)",
-        "partialupn": nil, "accountid": nil, "userid": nil, "aaddeviceid": nil, "serialnumberlast4digits": nil, "udidlast4digits": nil,
+        "accountid": nil, "userid": nil, "aaddeviceid": nil,
     ]
 
     /// Every known token in `text`, in order.
@@ -54,17 +67,26 @@ public enum ForeignVariables {
         while i < s.count {
             if s[i] == "$", i + 1 < s.count, s[i + 1] == "$" { i += 2; continue }  // `$$`: a literal dollar, as written on purpose
             if s[i] == "$", i + 1 < s.count, s[i + 1] != "(" {
-                let end = word(from: i + 1) { ("A"..."Z").contains($0) || $0 == "_" || ("0"..."9").contains($0) }
-                let name = string((i + 1)..<end)
-                if let equivalent = jamf[name] {
-                    found.append(Token(text: "$" + name, console: .jamf, equivalent: equivalent, offset: i))
-                    i = end
-                    continue
-                }
-                if name.hasPrefix("EXTENSIONATTRIBUTE_") {
-                    found.append(Token(text: "$" + name, console: .jamf, equivalent: nil, offset: i))
-                    i = end
-                    continue
+                // `$NAME`, or `${NAME}` as some of Jamf's examples write it.
+                let braced = s[i + 1] == "{"
+                let start = braced ? i + 2 : i + 1
+                let end = word(from: start) { ("A"..."Z").contains($0) || $0 == "_" || ("0"..."9").contains($0) }
+                let name = string(start..<end)
+                let close = braced ? (end < s.count && s[end] == "}" ? end + 1 : nil) : end
+                if let close, !name.isEmpty {
+                    let text = string(i..<close)
+                    if let equivalent = jamf[name] {
+                        found.append(Token(text: text, console: .jamf, equivalent: equivalent, offset: i))
+                        i = close
+                        continue
+                    }
+                    // Jamf's spelling (capitals, three or more) but not in its list: reported, never
+                    // shipped silently as text.
+                    if name.hasPrefix("EXTENSIONATTRIBUTE_") || (name.count >= 3 && ("A"..."Z").contains(name.unicodeScalars.first!)) {
+                        found.append(Token(text: text, console: .jamf, equivalent: nil, offset: i, known: name.hasPrefix("EXTENSIONATTRIBUTE_")))
+                        i = close
+                        continue
+                    }
                 }
             } else if s[i] == "{", i + 1 < s.count, s[i + 1] == "{" {
                 let end = word(from: i + 2) { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
@@ -105,8 +127,21 @@ public enum ForeignVariables {
 
     /// The message for a token found in a value or a default.
     public static func message(_ token: Token) -> String {
-        "\(token.text) is \(token.console.rawValue)'s variable, which would reach devices as literal text; "
+        if !token.known {
+            return "\(token.text) is written as \(token.console.rawValue)'s variables are but is not one of them; it would reach devices as "
+                + "literal text: write one of ours ($(emailAddress), $(device.<Column>)...), or $$ for a literal $"
+        }
+        return "\(token.text) is \(token.console.rawValue)'s variable, which would reach devices as literal text; "
             + (token.equivalent.map { "write \($0)" } ?? "it has no equivalent here: map the value to an inventory column and write $(device.<Column>)")
+    }
+
+    /// Tokens in the literal text a template writes (`$$DEPARTMENTID` writes `$DEPARTMENTID`): a
+    /// warning, as another console's variable would reach devices as text.
+    public static func literalTokens(in template: StringTemplate) -> [Token] {
+        template.parts.flatMap { part -> [Token] in
+            guard case .literal(let text) = part else { return [] }
+            return tokens(in: text).filter(\.known)
+        }
     }
 }
 

@@ -142,9 +142,20 @@ public enum TemplateFilter: Hashable, Sendable, CustomStringConvertible {
     /// The text used when the variable is missing or empty (instead of the key's missing-value
     /// policy), before the other filters, wherever it stands in the chain.
     case defaultText(String)
+    /// `substr:START[:LENGTH]`: the characters (Unicode scalars) from START (0-based; negative
+    /// counts from the end), LENGTH of them or to the end. Intune's `{{partialupn}}`-like tokens
+    /// and the `last4` tokens need it.
+    case substr(Int, Int?)
+    /// `last:N`: the last N characters (all of a shorter value): `substr:-N`.
+    case last(Int)
+    /// `split:SEP:INDEX`: the INDEX-th piece (0-based; negative from the end) of the value cut at
+    /// each SEP; empty when there is no such piece. `$(upn|split:@:0)` is the UPN's user part.
+    case split(String, Int)
 
-    public static let names = ["lower", "upper", "trim", "urlencode", "replace", "default"]
-    public static let usage = "lower, upper, trim, urlencode, replace:FROM:TO, default:TEXT"
+    public static let names = ["lower", "upper", "trim", "urlencode", "replace", "default", "substr", "last", "split"]
+    public static let usage = "lower, upper, trim, urlencode, replace:FROM:TO, default:TEXT, substr:START[:LENGTH], last:N, split:SEP:INDEX"
+    /// The largest START, LENGTH, N or INDEX (either sign): what an instruction's operand holds.
+    public static let maxCount = (1 << 27) - 1
 
     public var description: String {
         switch self {
@@ -154,10 +165,52 @@ public enum TemplateFilter: Hashable, Sendable, CustomStringConvertible {
         case .urlencode: "urlencode"
         case .replace(let from, let to): "replace:\(from):\(to)"
         case .defaultText(let text): "default:\(text)"
+        case .substr(let start, let length): "substr:\(start)" + (length.map { ":\($0)" } ?? "")
+        case .last(let n): "last:\(n)"
+        case .split(let separator, let index): "split:\(separator):\(index)"
+        }
+    }
+
+    /// The filter applied to a value held as a `String`, for those that render outside the VM
+    /// (credentials) and the verifier. The VM applies the same filters to bytes (`TemplateFilters`).
+    public func applied(to value: String) -> String {
+        switch self {
+        case .lower: return value.lowercased()
+        case .upper: return value.uppercased()
+        case .trim:
+            var scalars = Substring(value).unicodeScalars
+            let space: (Unicode.Scalar) -> Bool = { [" ", "\t", "\n", "\r", "\u{0B}", "\u{0C}"].contains($0) }
+            while let f = scalars.first, space(f) { scalars.removeFirst() }
+            while let l = scalars.last, space(l) { scalars.removeLast() }
+            return String(scalars)
+        case .urlencode:
+            let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+            return value.utf8.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true).leftPadded }.joined()
+        case .replace(let from, let to):
+            return value.components(separatedBy: from).joined(separator: to)
+        case .defaultText: return value
+        case .substr(let start, let length):
+            let scalars = Array(value.unicodeScalars)
+            let lo = start >= 0 ? min(start, scalars.count) : max(0, scalars.count + start)
+            let hi = length.map { min(scalars.count, lo + $0) } ?? scalars.count
+            var out = ""
+            out.unicodeScalars.append(contentsOf: scalars[lo..<hi])
+            return out
+        case .last(let n): return TemplateFilter.substr(-n, nil).applied(to: value)
+        case .split(let separator, let index):
+            let pieces = value.components(separatedBy: separator)
+            let i = index >= 0 ? index : pieces.count + index
+            return pieces.indices.contains(i) ? pieces[i] : ""
         }
     }
 
     enum ParseError: Error { case unknown(String), arguments(String) }
+
+    /// A filter's number argument: decimal, either sign, at most `maxCount` in magnitude.
+    static func count(_ text: String) -> Int? {
+        guard let n = Int(text.trimmingXMLWhitespace), abs(n) <= maxCount else { return nil }
+        return n
+    }
 
     static func parse(_ text: String) -> Result<TemplateFilter, ParseError> {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
@@ -169,8 +222,24 @@ public enum TemplateFilter: Hashable, Sendable, CustomStringConvertible {
         case ("urlencode", 0): return .success(.urlencode)
         case ("replace", 2) where !arguments[0].isEmpty: return .success(.replace(arguments[0], arguments[1]))
         case ("default", 1): return .success(.defaultText(arguments[0]))
+        case ("substr", 1), ("substr", 2):
+            guard let start = count(arguments[0]) else { return .failure(.arguments(name.lowercased())) }
+            if arguments.count == 1 { return .success(.substr(start, nil)) }
+            guard let length = count(arguments[1]), length >= 0 else { return .failure(.arguments(name.lowercased())) }
+            return .success(.substr(start, length))
+        case ("last", 1):
+            guard let n = count(arguments[0]), n >= 0 else { return .failure(.arguments("last")) }
+            return .success(.last(n))
+        case ("split", 2) where !arguments[0].isEmpty:
+            guard let index = count(arguments[1]) else { return .failure(.arguments("split")) }
+            return .success(.split(arguments[0], index))
         case (let n, _) where names.contains(n): return .failure(.arguments(n))
         default: return .failure(.unknown(name))
         }
     }
+}
+
+private extension String {
+    /// Two hex digits.
+    var leftPadded: String { count == 1 ? "0" + self : self }
 }

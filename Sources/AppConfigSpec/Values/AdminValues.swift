@@ -294,6 +294,10 @@ struct ValueTyper {
             }
             switch StringTemplate.parse(s) {
             case .success(let (template, nonCanonical)):
+                for token in ForeignVariables.literalTokens(in: template) {
+                    log.report(.valuesForeignLiteral, at: raw.location, "\"\(key.name)\": the literal text \(token.text) is \(token.console.rawValue)'s variable, "
+                               + "which devices would receive as text; " + (token.equivalent.map { "write \($0)" } ?? "map it to an inventory column: $(device.<Column>)"))
+                }
                 for name in nonCanonical {
                     log.report(.variableSpelling, at: raw.location,
                                "variable \"\(name)\" is spelt \"\(Variable.named(name)!.variable)\" in the reference")

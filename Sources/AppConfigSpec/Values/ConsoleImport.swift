@@ -45,8 +45,8 @@ public enum ConsoleImport {
         case "string":
             let (text, untranslated) = ForeignVariables.translate(e.text)
             for token in untranslated {
-                notes.append(Problem(.valuesForeignVariable, .warning, at: e.location,
-                                     "\"\(key)\": \(token.text) (\(token.console.rawValue)) has no equivalent; it is kept as literal text"))
+                let what = token.known ? "(\(token.console.rawValue)) has no equivalent" : "is written like \(token.console.rawValue)'s variables but is not one of them"
+                notes.append(Problem(.valuesForeignVariable, .warning, at: e.location, "\"\(key)\": \(token.text) \(what); it is kept as literal text"))
             }
             return jsonQuoted(text)
         case "integer", "real": return e.text.trimmingXMLWhitespace
