@@ -111,6 +111,8 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         return digest
     }
 
+    public var writesRemovalFiles: Bool { encoder != nil }
+
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
         if let removal = encoder?.removal(key: key) { try write(removal, to: OutputNames.relativePath(key)) }
     }

@@ -37,6 +37,10 @@ public protocol OutputSink: AnyObject, Sendable {
     /// configuration, where the delivery has one (an MDM removal command, an empty DDM set).
     func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem)
 
+    /// Whether `addRemoved` writes a file of its own (an MDM removal command, a DDM set in the
+    /// files layout) at the device's path: `changes.jsonl` then names it.
+    var writesRemovalFiles: Bool { get }
+
     /// Every device is rendered and the run may be published: writes the closing files (in order:
     /// the manifest last), makes the output visible whole and returns where it is.
     func publish(closing files: [ClosingFile]) throws(Problem) -> String
@@ -109,6 +113,7 @@ extension OutputSink {
     public func closeChunks() throws(Problem) {}
     public func abandonChunks() {}
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {}
+    public var writesRemovalFiles: Bool { false }
 }
 
 /// Which devices are unchanged since a previous generation: their digest there equals tonight's.

@@ -73,6 +73,8 @@ public final class TarSink: OutputSink, @unchecked Sendable {
     public func closeChunks() throws(Problem) { try order.close() }
     public func abandonChunks() { order.abandon() }
 
+    public var writesRemovalFiles: Bool { encoder != nil }
+
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
         guard let removal = encoder?.removal(key: key) else { return }
         var member: [UInt8] = []

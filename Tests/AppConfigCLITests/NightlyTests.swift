@@ -150,9 +150,12 @@ struct NightlyTests {
         try? FileManager.default.removeItem(atPath: tonight)
         let r = try render(delivery + directory + ["--inventory", inventory, "--tar", tonight, "--since", tar, "--changed-only", "--remove-missing", "--report", report])
         #expect(r.status == 3, "\(r.stderr)")
-        #expect(try Self.lines(report + "/changes.jsonl") == [#"{"device":"\#(gone)","change":"removed"}"#])
-        #expect(r.stdout.split(separator: "\n").dropFirst().first?.hasPrefix("removal: 1 devices gone from the inputs lose ") == true, "\(r.stdout)")
         let list = try names(tonight)
+        // The removal command is listed with its path (changes.jsonl, index.jsonl); a DDM set in
+        // the jsonl layout is a line of the index, with no file of its own.
+        let path = delivery[1] == "ddm" ? "" : #","path":"\#(list.first!.prefix(3))/\#(gone).plist""#
+        #expect(try Self.lines(report + "/changes.jsonl") == [#"{"device":"\#(gone)","change":"removed"\#(path)}"#])
+        #expect(r.stdout.split(separator: "\n").dropFirst().first?.hasPrefix("removal: 1 devices gone from the inputs lose ") == true, "\(r.stdout)")
         let extracted = dir.appendingPathComponent("x").path
         try FileManager.default.createDirectory(atPath: extracted, withIntermediateDirectories: true)
         #expect(try runProcess("/usr/bin/tar", ["-xf", tonight, "-C", extracted]).status == 0)
@@ -168,6 +171,8 @@ struct NightlyTests {
             } else {
                 #expect(body as NSDictionary == ["RequestType": "RemoveApplication", "Identifier": "com.northwind.fieldservice"] as NSDictionary)
             }
+            #expect(try String(contentsOfFile: extracted + "/index.jsonl", encoding: .utf8)
+                    == #"{"device":"\#(gone)","path":"\#(list.first!)","removed":true}"# + "\n")
         default:
             #expect(try String(contentsOfFile: extracted + "/index.jsonl", encoding: .utf8) == #"{"device":"\#(gone)","declarations":[],"removed":true}"# + "\n")
             #expect(!list.contains { $0.hasPrefix("assets/") || $0.hasPrefix("declarations/") })

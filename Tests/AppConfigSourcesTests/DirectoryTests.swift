@@ -333,12 +333,12 @@ struct DirectoryTests {
         }
     }
 
-    @Test("without a directory, user variables come from the inventory's columns, address parts derived as the directory derives them")
+    @Test("without a directory, user variables come from the inventory's columns (Jamf School's owner), address parts derived as the directory derives them")
     func userVariablesFromColumns() throws {
         var options = InventoryOptions()
         options.userVariablesFromColumns = true
         options.userColumnMap[.sAMAccountName] = "login"
-        let inventory = try InventoryTable(bytes: Array("DeviceUDID,OwnerEmail,Login,Full Name\nU1,jane.doe@corp.example,jdoe,Jane Doe\nU2,,x,\n".utf8),
+        let inventory = try InventoryTable(bytes: Array("DeviceUDID,OwnerEmail,Login,OwnerName\nU1,jane.doe@corp.example,jdoe,Jane Doe\nU2,,x,\n".utf8),
                                            file: "inv.csv", options: options)
         let fleet = Fleet(inventory: inventory, users: nil)
         let variables: [Variable] = [.user(.emailAddress), .user(.emailAddressLocalPart), .user(.emailAddressDomain), .user(.userName),

@@ -91,6 +91,7 @@ struct ValuesFileTests {
         Bad(json: "{\"serverURL\": \"https://x/$EMAIL\"}", code: .valuesForeignVariable, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://x/{DeviceSerialNumber}\"}", code: .valuesForeignVariable, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://x/{{serialnumber}}\"}", code: .valuesForeignVariable, line: 1, column: 15),
+        Bad(json: "{\"serverURL\": \"https://x/$$DEPARTMENTID\"}", code: .valuesForeignLiteral, line: 1, column: 15),
         Bad(json: "{\"timeout\": 99999999999999999999}", code: .valuesSyntax, line: 1, column: 13),
         Bad(json: "{\"ratio\": 1e-400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"ratio\": -1e400}", code: .valuesSyntax, line: 1, column: 11),

@@ -224,6 +224,8 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
     }
 
     /// A device gone from the fleet (`--remove-missing`): its set is written empty.
+    public var writesRemovalFiles: Bool { layout == .files }
+
     public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
         var line: [UInt8] = []
         DeclarationBuilder.appendEmptySet(key: key, path: layout == .files, to: &line)

@@ -33,7 +33,8 @@ struct Generation {
         self.previous = previous
         self.fingerprints = fingerprints
         self.sink = sink
-        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, removeMissing: job.removeMissing) }
+        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, removeMissing: job.removeMissing,
+                                           removalExtension: sink.writesRemovalFiles ? sink.pathExtension : nil) }
         entries = Self.entries(result, changes, previous)
     }
 
@@ -146,6 +147,19 @@ struct Generation {
                                              fields: fields[Int(e.variant)], to: &index)
                     } }
                 }, emit: emit)
+            }
+            // The removal commands written (`--remove-missing`), after the devices: each with its
+            // path. A DDM sink lists its empty sets in its own index lines.
+            if ddm == nil && sink.writesRemovalFiles, let removed = changes?.removedKeys, !removed.isEmpty {
+                var lines: [UInt8] = []
+                for key in removed {
+                    JSONText.append(#"{"device":"#, to: &lines)
+                    JSONText.appendString(key, to: &lines)
+                    JSONText.append(#","path":""#, to: &lines)
+                    key.withUnsafeBufferPointer { OutputNames.appendRelativePath($0, extension: ending, to: &lines) }
+                    JSONText.append("\",\"removed\":true}\n", to: &lines)
+                }
+                try ClosingFile.emit(lines, to: emit)
             }
         }
         let manifest = ClosingFile(name: Manifest.fileName) { [self] emit throws(Problem) in

@@ -175,7 +175,6 @@ struct RenderCommand: ParsableCommand {
             + (s.shard != Shard.whole.description ? ", shard \(s.shard)" : "") + ")"
             + (s.output.map { " to \($0)" } ?? "") + " in \(String(format1: seconds)) s"
             + " (\(formatRate(seconds > 0 ? Double(s.devices.inShard) / seconds : 0))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped")
-        if let mapping = s.mapping { say(mapping) }
         if let c = s.changes, c.removed > 0 || c.missing > 0 {
             say(Self.removalLine(c, delivery: delivery.delivery, held: s.notPublished != nil || s.dryRun))
         }
@@ -188,6 +187,7 @@ struct RenderCommand: ParsableCommand {
         if let c = s.changes, let since = s.since {
             say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.missing) missing, \(c.unchanged) unchanged")
         }
+        if let mapping = s.mapping { say(mapping) }
         let phases = ["compile", "since", "inventory", "directory", "join", "assign", "render", "publish", "report"].compactMap { name in
             s.seconds[name].map { "\(name) \(String(format: "%.2f", $0)) s" + (name == "render" ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
         }
