@@ -91,6 +91,40 @@ public struct RenderJob: Sendable {
     /// `ProblemList` (the spec or values do not compile). Device failures do not throw: they are in
     /// the summary, whose `exitStatus` says what a script should see.
     public func run(cancellation: Cancellation = Cancellation(), observer: Observer = Observer()) throws -> RunSummary {
+        do {
+            return try runPhases(cancellation: cancellation, observer: observer)
+        } catch {
+            writeFailureReport(error)
+            throw error
+        }
+    }
+
+    /// A run that ended in an error still leaves its account in `--report`: `summary.json` with
+    /// the error and `"published": false`, `errors.jsonl` with the problems that stopped it. The
+    /// previous night's files are replaced, never left to speak for tonight. Nothing is written
+    /// when the report folder itself is what failed.
+    func writeFailureReport(_ error: Error) {
+        guard let report else { return }
+        let problems: [Problem]
+        switch error {
+        case let p as Problem:
+            // Not the report's own failure; not another run's lock (its report is that run's).
+            if p.code == JobCode.reportWrite || p.code == JobCode.outputLocked { return }
+            problems = [p]
+        case let list as ProblemList: problems = list.problems
+        default: problems = [Problem(JobCode.outputWrite, "\(error)")]
+        }
+        var summary = RunSummary(spec: spec, bundleId: "", version: 0, programHash: "", format: batch.format.rawValue, shard: batch.shard.description)
+        let first = problems.first { $0.severity == .error } ?? problems.first
+        summary.error = first.map { RunSummary.RunError(code: $0.code.rawValue, message: $0.message) }
+        summary.problems = problems
+        for p in problems { summary.errorsByCode[p.code.rawValue, default: 0] += 1 }
+        summary.dryRun = output == .dryRun
+        try? RunReport.prepare(report)
+        try? RunReport(summary: summary, redact: redact).write(to: report)
+    }
+
+    func runPhases(cancellation: Cancellation, observer: Observer) throws -> RunSummary {
         let jobStart = monotonicSeconds()
         var clock = jobStart
         var seconds: [String: Double] = [:]

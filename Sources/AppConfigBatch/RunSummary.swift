@@ -31,6 +31,15 @@ public struct RunSummary: Sendable, Codable {
     public var output: String?
     /// Why nothing was published, when the run was not interrupted and it could have been.
     public var notPublished: String?
+    /// The error that ended the run before it could publish (an input that cannot be read, a spec
+    /// that does not compile, a refused join): `summary.json` is rewritten on every exit, so that
+    /// last night's `"published": true` is never left standing after a fatal night.
+    public var error: RunError?
+
+    public struct RunError: Sendable, Codable, Equatable {
+        public var code: String
+        public var message: String
+    }
     /// `--changed-only` found nothing added, changed or removed: nothing new was published (the
     /// previous generation stays current); not a failure.
     public var nothingChanged = false
@@ -79,7 +88,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, mapping, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, nothingChanged, since, changes, assignments, variants, assetsNotLinked
+        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, since, changes, assignments, variants, assetsNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

@@ -322,6 +322,65 @@ struct NightlyTests {
         #expect(summary["nothingChanged"] as? Bool == true && summary["published"] as? Bool == false)
     }
 
+    @Test("summary.json is rewritten on every exit: a fatal night records its error and published false; the lock of another run is not overwritten")
+    func summaryOnFatalExit() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, report = dir.appendingPathComponent("report").path
+        let sources = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+        #expect(try render(sources + ["--out", out, "--report", report]).status == 3)
+        func summary() throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        }
+        #expect(try summary()["published"] as? Bool == true)
+        let missing = dir.appendingPathComponent("gone.csv").path
+        let r = try render(["--inventory", missing, "--out", out, "--report", report])
+        #expect(r.status == 1)
+        let s = try summary()
+        #expect(s["published"] as? Bool == false)
+        #expect(s["error"] as? [String: String] == ["code": "input.read", "message": "cannot read \(missing): No such file or directory"])
+        #expect(try Self.lines(report + "/errors.jsonl") == [#"{"code":"input.read","message":"cannot read \#(missing): No such file or directory","source":"\#(missing)"}"#])
+        // A spec that does not compile: its problems are the errors.
+        let spec = dir.appendingPathComponent("bad.xml").path
+        try "<managedAppConfiguration><version>1</version></managedAppConfiguration>".write(toFile: spec, atomically: true, encoding: .utf8)
+        let bad = try runProcess(Paths.appconfigBinary, ["render", "--spec", spec] + sources + ["--out", out, "--report", report, "--quiet"])
+        #expect(bad.status == 1)
+        #expect(try summary()["error"] as? [String: String] == ["code": "structure.missing-element", "message": "<managedAppConfiguration> needs a <bundleId> element"])
+        // Another run holds the output's lock: its report is its own, not this refused run's.
+        let before = try Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = [out + ".lock", "sleep", "30"]
+        try holder.run()
+        defer { holder.terminate() }
+        // Held once a non-blocking flock of the same file fails.
+        for _ in 0..<200 where try runProcess("/usr/bin/flock", ["-n", out + ".lock", "true"]).status == 0 { usleep(20_000) }
+        let refused = try render(sources + ["--out", out, "--report", report])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("[output.locked]"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: report + "/summary.json")) == before)
+    }
+
+    @Test("--dry-run on the command line leaves the job file's report folder as it is, and says so; --report writes it")
+    func dryRunReport() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, report = dir.appendingPathComponent("report").path
+        let job = dir.appendingPathComponent("job.json").path
+        try #"{"inventory": "\#(Paths.fixture("demo/inventory.csv"))", "directory": "\#(Paths.fixture("demo/directory.ldif"))", "out": "\#(out)", "report": "\#(report)"}"#
+            .write(toFile: job, atomically: true, encoding: .utf8)
+        #expect(try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + ["--quiet"]).status == 3)
+        let night = try Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))
+        let dry = try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + ["--dry-run", "--quiet"])
+        #expect(dry.status == 3)
+        #expect(dry.stderr == "appconfig: --dry-run: the job file's report folder \(report) is left as it is (give --report to write one)\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: report + "/summary.json")) == night)
+        let other = dir.appendingPathComponent("dry").path
+        #expect(try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + ["--dry-run", "--report", other, "--quiet"]).status == 3)
+        let s = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: other + "/summary.json"))) as! [String: Any]
+        #expect(s["dryRun"] as? Bool == true)
+    }
+
     @Test("devices without a user (shared iPads): join.no-user, failures that say so, counted apart from users not found; the refusal names --missing and --force")
     func devicesWithoutUser() throws {
         let dir = try Paths.temporaryDirectory()

@@ -27,6 +27,12 @@ enum JobFile {
         var tokens: [String] = []
         var seen = Set<String>()
         let known = knownOptions
+        // `--dry-run` on the command line checks tonight's job without touching its outputs: the
+        // job file's report folder (last night's account) is left alone unless the dry run, or
+        // a `--report` on the command line, says otherwise.
+        let commandLine = Array(arguments.dropFirst(2))
+        let dryRunHere = commandLine.lastIndex(of: "--dry-run").map { i in commandLine.lastIndex(of: "--no-dry-run").map { $0 < i } ?? true } ?? false
+        let jobDryRun = members.contains { if $0.key == "dry-run", case .boolean(true) = $0.value.kind { true } else { false } }
         for member in members {
             let option = "--" + member.key, at = position(member.keyLocation)
             guard known.contains(member.key) else {
@@ -34,6 +40,10 @@ enum JobFile {
                 throw ValidationError("job file \(at): \"\(member.key)\" is not an option of render\(hint)")
             }
             guard seen.insert(member.key).inserted else { throw ValidationError("job file \(at): \"\(member.key)\" is given twice") }
+            if member.key == "report" && dryRunHere && !jobDryRun {
+                tokens += ["--job-file-report", try scalar(member.value, member.key)]
+                continue
+            }
             switch member.value.kind {
             case .boolean(let on): if on { tokens.append(option) }
             case .array(let items):

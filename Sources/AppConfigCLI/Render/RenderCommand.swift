@@ -29,7 +29,9 @@ struct RenderCommand: ParsableCommand {
     @OptionGroup var delivery: DeliveryArguments
     @Option(help: "Write a folder tree here (published whole: OUT is a symlink to the newest complete generation).") var out: String?
     @Option(help: "Write a tar archive here ('-' for standard output).") var tar: String?
-    @Option(help: "Write summary.json and errors.jsonl into this folder.") var report: String?
+    @Option(help: "Write summary.json and errors.jsonl into this folder (on every exit: a fatal error is recorded too). A --dry-run writes here only when --report is given on its command line or in a job file that asks for the dry run.") var report: String?
+    /// A job file's `report` set aside by `--dry-run` on the command line (`JobFile.expand`).
+    @Option(name: .customLong("job-file-report"), help: .hidden) var jobFileReport: String?
     @Option(name: .customLong("secret"), help: "A secret a credential names: NAME=env:VAR, NAME=file:PATH (one value, or a .csv/.json keyed by a variable) or NAME=exec:COMMAND; repeatable.")
     var secrets: [String] = []
     @Option(help: "Threads (default: the machine's cores).") var jobs: Int?
@@ -101,6 +103,9 @@ struct RenderCommand: ParsableCommand {
         job.force = force
         job.keepGenerations = keep
         job.report = report
+        if let jobFileReport, report == nil {
+            writeStandardError("appconfig: --dry-run: the job file's report folder \(jobFileReport) is left as it is (give --report to write one)\n")
+        }
         job.secrets = try reportingProblems { try secrets.map { try SecretSource(parsing: $0) } }
         job.redact = redact
         return job
