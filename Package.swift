@@ -70,7 +70,7 @@ let package = Package(
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
         .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CByteScan", "CLDAP"]),
         /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
-        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist"]),
+        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigBytes", "AppConfigCompiler", "AppConfigPattern"]),
 

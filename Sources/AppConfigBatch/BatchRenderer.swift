@@ -120,6 +120,14 @@ public final class BatchRenderer: @unchecked Sendable {
         where options.shard.count == 1 || options.shard.contains(hash: OutputNames.hash(inventory.value(row: row, slot: inventory.deviceKeySlot))) {
             rows.append(Int32(row))
         }
+        // The devices the values file's `exclude` leaves out (both lists in row order).
+        if !assignments.excludedRows.isEmpty {
+            var excluded = assignments.excludedRows[...]
+            rows.removeAll { row in
+                while let first = excluded.first, first < row { excluded.removeFirst() }
+                return excluded.first == row
+            }
+        }
         self.rows = rows
     }
 

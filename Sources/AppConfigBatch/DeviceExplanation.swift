@@ -12,7 +12,7 @@ extension RenderJob {
     public func explain(_ device: String, observer: Observer = Observer()) throws -> (text: String, failed: Bool) {
         let configuration = try configuration(observer: observer)
         var sources = self.sources
-        sources.attributes.readsGroups = configuration.assignments.contains { $0.conditions.contains { $0.subject == .group } }
+        sources.attributes.readsGroups = (configuration.assignments + configuration.exclusions).contains { $0.conditions.contains { $0.subject == .group } }
         try sources.checkDirectory(warning: observer.warning)
         let inventory = try sources.loadInventory(extraColumns: configuration.deviceColumns, matchColumns: configuration.matchColumns)
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
@@ -25,9 +25,7 @@ extension RenderJob {
                           "no device \"\(device)\" in \(inventory.file) (its device key column is \"\(inventory.header[inventory.keptColumns[inventory.deviceKeySlot]])\", or give its serial number)"
                           + (skipped.map { "; its row was skipped: \($0.message)" } ?? ""))
         }
-        let assignments = configuration.assignments.isEmpty
-            ? DeviceAssignments(base: configuration.base)
-            : try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
+        let assignments = try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
         let program = assignments.programs[assignments.variant(ofRow: row)]
         let mapping = SourceMapping(fleet: fleet, attributes: sources.attributes)
 
@@ -45,6 +43,10 @@ extension RenderJob {
             lines.append("user: \(userKey.value) (\"\(userKey.column)\"; no directory: user variables come from the inventory's columns)")
         } else {
             lines.append("user: none (the inventory has no user key column)")
+        }
+        if assignments.excludedRows.contains(Int32(row)) {
+            lines.append("excluded: the values file's \"exclude\" leaves this device out; the job renders nothing for it")
+            return (lines.joined(separator: "\n") + "\n", false)
         }
         if !assignments.names.isEmpty {
             let applied = assignments.applied(toRow: row)

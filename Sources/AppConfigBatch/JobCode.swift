@@ -28,6 +28,9 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// Assignments that cannot be matched against these sources: groups without a directory, more
     /// than 64 groups named, more distinct sets of assignments than a variant index holds.
     case assignmentMatch = "assignment.match"
+    /// An assignment, or an exclusion, that matches no device of the fleet (a warning, with the
+    /// values the fleet has and the closest one).
+    case assignmentNoMatch = "assignment.no-match"
     /// A `--secret` that cannot be read: a bad source, a missing environment variable, an
     /// unreadable or malformed file, a command that fails (its first line of standard error).
     case secretSource = "secret.source"

@@ -146,6 +146,9 @@ public struct RenderJob: Sendable {
         if let e = extensions.first(where: { $0.configuration.values?.assignments.contains { !$0.credentials.isEmpty } ?? false }) {
             throw Problem(.deliveryOption, "the values of --extension \(e.id) give credentials in assignments: an extension's credentials are its file's \"credentials\", for every device")
         }
+        if let e = extensions.first(where: { !$0.configuration.exclusions.isEmpty }) {
+            throw Problem(.deliveryOption, "the values of --extension \(e.id) give \"exclude\": the devices left out are the app's, in its own values file")
+        }
         // Credentials: where they can go is a usage error, and the secrets are read, before any input.
         let allCredentials = configurations(configuration, extensions).flatMap { c in (c.values?.credentials ?? []) + (c.values?.assignments.flatMap(\.credentials) ?? []) }
         let store: SecretStore
@@ -171,7 +174,7 @@ public struct RenderJob: Sendable {
         var sources = self.sources
         // Group memberships are read only when an assignment matches on groups.
         let configurations = configurations(configuration, extensions)
-        sources.attributes.readsGroups = configurations.contains { $0.assignments.contains { $0.conditions.contains { $0.subject == .group } } }
+        sources.attributes.readsGroups = configurations.contains { ($0.assignments + $0.exclusions).contains { $0.conditions.contains { $0.subject == .group } } }
         try sources.checkDirectory(warning: observer.warning)
         lap("since", next: "inventory")
         let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns))
@@ -190,7 +193,7 @@ public struct RenderJob: Sendable {
         }
         let assignments: DeviceAssignments
         var extensionAssignments: [(id: String, assignments: DeviceAssignments)] = []
-        if configurations.allSatisfy(\.assignments.isEmpty) {
+        if configurations.allSatisfy({ $0.assignments.isEmpty && $0.exclusions.isEmpty }) {
             lap("join", next: "render")
             assignments = DeviceAssignments(base: program)
             extensionAssignments = extensions.map { ($0.id, DeviceAssignments(base: $0.configuration.base)) }
@@ -382,6 +385,7 @@ public struct RenderJob: Sendable {
         s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
         s.devices.usersNotFound = fleet.problems.filter { $0.code == SourceCode.userNotFound }.count
         s.devices.devicesWithoutUser = fleet.problems.filter { $0.code == SourceCode.userKeyEmpty }.count
+        s.devices.excluded = assignments.excludedRows.count
         for f in result.failures { for p in f.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 } }
         let inventory = fleet.inventory
         func identity(_ row: Int) -> RunSummary.DeviceIdentity {

@@ -84,6 +84,8 @@ public struct RunSummary: Sendable, Codable {
         public var usersNotFound = 0
         /// Devices with no user at all (their user key empty: shared devices), no user looked up.
         public var devicesWithoutUser = 0
+        /// Left out by the values file's `exclude` (in this shard's rows or not): not rendered, not failed.
+        public var excluded = 0
     }
 
     enum CodingKeys: String, CodingKey {

@@ -50,6 +50,8 @@ public struct Configuration: Sendable {
     public let warnings: [Problem]
 
     public var assignments: [Assignment] { values?.assignments ?? [] }
+    /// The values file's `exclude`: devices any of these matches are left out of the run.
+    public var exclusions: [Assignment] { values?.exclusions ?? [] }
 
     public static func load(specFile: String, valuesFile: String?, options: CompileOptions = CompileOptions(),
                             specOptions: SpecOptions = SpecOptions()) throws(ProblemList) -> Configuration {
@@ -103,9 +105,9 @@ public struct Configuration: Sendable {
         return columns
     }
 
-    /// The inventory columns assignments match on (`device.<Column>`).
+    /// The inventory columns assignments and exclusions match on (`device.<Column>`).
     public var matchColumns: [String] {
-        assignments.flatMap(\.conditions).compactMap { if case .variable(.deviceAttribute(let c)) = $0.subject { c } else { nil } }
+        (assignments + exclusions).flatMap(\.conditions).compactMap { if case .variable(.deviceAttribute(let c)) = $0.subject { c } else { nil } }
     }
 }
 

@@ -264,9 +264,65 @@ struct AssignmentTests {
             try run(values: values(#"{"group": "Sales"}"#), directory: nil)
         }
         let (summary, warnings) = try run(values: values(#"{"group": "Sailors"}"#), directory: .ldif(files.directory))
-        #expect(warnings.map(\.message) == ["assignment \"a\": the directory (\(files.directory)) holds no group \"Sailors\"; no device matches through it"])
+        #expect(warnings.filter { !$0.code.rawValue.hasPrefix("inventory.") }.map(\.message) == ["assignment \"a\": the directory (\(files.directory)) holds no group \"Sailors\"; no device matches through it",
+                                           "assignment \"a\" matches no device"])
         #expect(summary.assignments == ["a": 0])
         #expect(summary.variants == 1)
+    }
+
+    @Test("not, contains (a list column), matches (PCRE2), not in a group, exclude; an assignment matching nothing is named with the values seen")
+    func conditionTests() throws {
+        let files = try Files()
+        defer { try? FileManager.default.removeItem(at: files.dir) }
+        try """
+            Serial Number,UDID,Email Address,Building,Model,MemberOf
+            SERIAL0001,UDID-1,ann@assign.example,HQ,iPad,"Staff, Teachers"
+            SERIAL0002,UDID-2,bob@assign.example,Annex,iPad Pro,Students
+            SERIAL0003,UDID-3,cat@assign.example,hq,iPhone,Staff;Student Teachers
+            SERIAL0004,UDID-4,dan@assign.example,Annex,Mac,
+            SERIAL0005,UDID-5,eve@assign.example,Annex,VirtualMac2,
+            SERIAL0006,UDID-6,fay@assign.example,HQ,iPhone,teachers
+
+            """.write(toFile: files.inventory, atomically: true, encoding: .utf8)
+        try """
+            {
+              "values": { "serverURL": "https://mdm.example.com/$(sAMAccountName)" },
+              "exclude": [{ "device.Model": "Mac" }, { "device.Model": { "matches": "^Virtual" } }],
+              "assignments": [
+                { "name": "teachers", "match": { "device.MemberOf": { "contains": "Teachers" } }, "values": { "label": "teachers" } },
+                { "name": "not-hq", "match": { "device.Building": { "not": "HQ" } }, "values": { "region": "annex" } },
+                { "name": "not-sales", "match": { "group": { "not": "Sales" } }, "values": { "sync": 7 } },
+                { "name": "ipads", "match": { "device.Model": { "matches": ["^iPad", "^Tablet"] } }, "values": { "serverURL": "https://ipad.example.com" } },
+                { "name": "typo", "match": { "device.Building": "Anex" }, "values": { "sync": 1 } }
+              ]
+            }
+            """.write(toFile: files.values, atomically: true, encoding: .utf8)
+        var job = RenderJob(spec: files.spec, sources: FleetSources(inventory: files.inventory, directory: .ldif(files.directory)))
+        job.values = files.values
+        let out = files.dir.appendingPathComponent("out").path
+        job.output = .directory(out)
+        let warnings = Mutex<[Problem]>([])
+        var observer = RenderJob.Observer()
+        observer.warning = { p in warnings.withLock { $0.append(p) } }
+        let summary = try job.run(observer: observer)
+        #expect((summary.devices.rendered, summary.devices.excluded, summary.devices.failed) == (4, 2, 0))
+        #expect(summary.assignments == ["teachers": 2, "not-hq": 1, "not-sales": 2, "ipads": 2, "typo": 0])
+        let index = try String(contentsOfFile: out + "/index.jsonl", encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        // "Student Teachers" is not "Teachers"; "hq" is HQ; Ann and Fay are in Sales (Ann through Sales EMEA).
+        #expect(index.map { $0["device"] as! String } == ["UDID-1", "UDID-2", "UDID-3", "UDID-6"])
+        #expect(index.map { $0["assignments"] as! [String] } == [["teachers", "ipads"], ["not-hq", "not-sales", "ipads"], ["not-sales"], ["teachers"]])
+        let noMatch = warnings.withLock { $0 }.filter { $0.code == JobCode.assignmentNoMatch }
+        #expect(noMatch.map(\.message) == ["assignment \"typo\" matches no device: device.Building \"Anex\" is not among the values seen (Annex, HQ, hq); did you mean \"Annex\"?"])
+        #expect(noMatch.first?.location.line == 9)
+        // The same tests for one device in compile's preview.
+        let values = AdminValuesReader.read(try Array(Data(contentsOf: URL(fileURLWithPath: files.values))), file: files.values,
+                                            spec: try #require(SpecParser.parse(Array(AssignmentTests.spec.utf8), file: "s.xml").spec)).values
+        let assignments = try #require(values).assignments
+        let device: [Variable: String] = [.deviceAttribute("MemberOf"): "Staff; teachers", .deviceAttribute("Building"): "Annex", .deviceAttribute("Model"): "iPad Air"]
+        #expect(assignments.filter { $0.matches(variables: device, groups: ["Field"]) }.map(\.name) == ["teachers", "not-hq", "not-sales", "ipads"])
+        #expect(assignments.filter { $0.matches(variables: device, groups: ["Sales"]) }.map(\.name) == ["teachers", "not-hq", "ipads"])
     }
 
     @Test("compile --disasm lists every assignment's variant; --var with groups picks and names the device's assignments")

@@ -96,6 +96,15 @@ struct ValuesFileTests {
         Bad(json: "{\"ratio\": 1e-400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"ratio\": -1e400}", code: .valuesSyntax, line: 1, column: 11),
         Bad(json: "{\"timeout\": 5,\n \"timeout\": 6}", code: .valuesDuplicateKey, line: 2, column: 2),
+        // Condition tests: one form a dictionary, a regular expression that compiles, groups in or out.
+        Bad(json: #"{"values": {}, "assignments": [{"name": "a", "match": {"ou": {"not": "x", "contains": "y"}}, "values": {"timeout": 1}}]}"#,
+            code: .assignmentSyntax, line: 1, column: 62),
+        Bad(json: #"{"values": {}, "assignments": [{"name": "a", "match": {"ou": {"matches": "(x"}}, "values": {"timeout": 1}}]}"#,
+            code: .assignmentSyntax, line: 1, column: 74),
+        Bad(json: #"{"values": {}, "assignments": [{"name": "a", "match": {"group": {"contains": "x"}}, "values": {"timeout": 1}}]}"#,
+            code: .assignmentSyntax, line: 1, column: 66),
+        Bad(json: #"{"values": {}, "exclude": {"model": {"matchs": "Mac"}}}"#, code: .assignmentSyntax, line: 1, column: 37),
+        Bad(json: #"{"values": {}, "exclude": [{}]}"#, code: .assignmentSyntax, line: 1, column: 28),
         // Assignments: each checked where it stands.
         Bad(json: "{\"assignments\": {}}", code: .assignmentSyntax, line: 1, column: 17),
         Bad(json: "{\"values\": {}, \"asignments\": []}", code: .assignmentSyntax, line: 1, column: 16),

@@ -1,4 +1,5 @@
 import AppConfigBytes
+import AppConfigPattern
 import AppConfigCompiler
 import AppConfigSources
 import AppConfigSpec
@@ -17,6 +18,8 @@ public struct DeviceAssignments: Sendable {
     public let programs: [Program]
     /// Per inventory row, its variant.
     let variantOfRow: [UInt16]
+    /// The rows the values file's `exclude` leaves out, in row order: not rendered, not failed.
+    public private(set) var excludedRows: [Int32] = []
     /// Per variant, what ends its devices' lines of `index.jsonl`: `,"assignments":[...]` (nothing
     /// without assignments), made once, all in one buffer (`withIndexFields`).
     private let indexFieldBytes: [UInt8]
@@ -60,8 +63,12 @@ public struct DeviceAssignments: Sendable {
     /// warning. Throws a `Problem` for the sources, a `ProblemList` for a variant that does not compile.
     public static func resolve(_ configuration: Configuration, fleet: Fleet, warning: (Problem) -> Void) throws -> DeviceAssignments {
         let assignments = configuration.assignments
-        guard !assignments.isEmpty else { return DeviceAssignments(base: configuration.base) }
-        let matcher = try Matcher(assignments, fleet: fleet, warning: warning)
+        let exclusions = configuration.exclusions
+        guard !assignments.isEmpty || !exclusions.isEmpty else { return DeviceAssignments(base: configuration.base) }
+        // The exclusions are matched as assignments past the real ones: a device with any of
+        // their bits is left out.
+        let matcher = try Matcher(assignments + exclusions, fleet: fleet, warning: warning)
+        let realBits: UInt64 = assignments.count == 64 ? .max : (1 << UInt64(assignments.count)) - 1
         // Each row's set, rows split across the cores; then each distinct set numbered in row order.
         var setOfRow = [UInt64](repeating: 0, count: fleet.deviceCount)
         let chunk = 65_536
@@ -80,18 +87,29 @@ public struct DeviceAssignments: Sendable {
         }
         var variants = VariantNumbers()
         var variantOfRow = [UInt16](repeating: 0, count: fleet.deviceCount)
-        for (row, set) in setOfRow.enumerated() {
+        var excluded: [Int32] = []
+        var matched = [Int](repeating: 0, count: assignments.count + exclusions.count)
+        for (row, full) in setOfRow.enumerated() {
+            var bits = full
+            while bits != 0 { matched[bits.trailingZeroBitCount] += 1; bits &= bits - 1 }
+            if full & ~realBits != 0 { excluded.append(Int32(row)) }
+            let set = full & realBits
             guard let v = variants.number(of: set) else {
                 throw Problem(JobCode.assignmentMatch, "the devices match more than \(UInt16.max) distinct sets of assignments")
             }
             variantOfRow[row] = v
+        }
+        for (i, a) in (assignments + exclusions).enumerated() where matched[i] == 0 {
+            warning(NoMatch.problem(a, isExclusion: i >= assignments.count, fleet: fleet))
         }
         let sets = variants.sets
         var programs = [configuration.base]
         for set in sets.dropFirst() {
             programs.append(try configuration.program(for: members(of: set, among: assignments.count)))
         }
-        return DeviceAssignments(names: assignments.map(\.name), sets: sets, programs: programs, variantOfRow: variantOfRow)
+        var resolved = DeviceAssignments(names: assignments.map(\.name), sets: sets, programs: programs, variantOfRow: variantOfRow)
+        resolved.excludedRows = excluded
+        return resolved
     }
 
     private init(names: [String], sets: [UInt64], programs: [Program], variantOfRow: [UInt16]) {
@@ -195,10 +213,11 @@ struct VariantNumbers {
     }
 }
 
-/// Conditions on values, each "this variable equals one of these values" (ASCII
-/// case-insensitively), kept flat in buffers of their own. Tested for every user or device on
-/// every core: through arrays, each test retained and released shared buffers, and the cores
-/// contending for their counts made the users' pass 0.15 s at 900k users.
+/// Conditions on values ("this variable equals one of these values", ASCII case-insensitively;
+/// or none of them, a list column holding one, a regular expression matching), kept flat in
+/// buffers of their own. Tested for every user or device on every core: through arrays, each test
+/// retained and released shared buffers, and the cores contending for their counts made the
+/// users' pass 0.15 s at 900k users.
 final class ValueTests: @unchecked Sendable {
     private let arena = BufferArena()
     /// Per test: the assignment it belongs to (its bit) and the variable it reads (an index the
@@ -206,15 +225,20 @@ final class ValueTests: @unchecked Sendable {
     private let assignment: UnsafeMutableBufferPointer<UInt64>
     private let variable: UnsafeMutableBufferPointer<Int>
     private let firstCandidate: UnsafeMutableBufferPointer<Int>
+    /// Per test: its kind (`Assignment.Condition.Test`, by position in `allCases`).
+    private let kind: UnsafeMutableBufferPointer<UInt8>
     /// Candidate c's bytes are `pool[candidateStart[c]..<candidateStart[c + 1]]`.
     private let candidateStart: UnsafeMutableBufferPointer<Int>
     private let pool: UnsafeMutableBufferPointer<UInt8>
+    /// Per test, its compiled expressions (`matches` only; empty otherwise).
+    private let patterns: [[Pattern]]
 
-    /// The tests as (assignment index, variable, values).
-    init(_ tests: [(assignment: Int, variable: Int, values: [String])]) {
+    typealias Test = (assignment: Int, variable: Int, condition: Assignment.Condition)
+
+    init(_ tests: [Test]) {
         var firstCandidate = [0], candidateStart = [0], pool: [UInt8] = []
         for test in tests {
-            for value in test.values {
+            for value in test.condition.values {
                 pool += value.utf8
                 candidateStart.append(pool.count)
             }
@@ -222,20 +246,55 @@ final class ValueTests: @unchecked Sendable {
         }
         assignment = arena.table(tests.map { 1 << UInt64($0.assignment) })
         variable = arena.table(tests.map(\.variable))
+        kind = arena.table(tests.map { UInt8(Assignment.Condition.Test.allCases.firstIndex(of: $0.condition.test)!) })
         self.firstCandidate = arena.table(firstCandidate)
         self.candidateStart = arena.table(candidateStart)
         self.pool = arena.table(pool)
+        patterns = tests.map(\.condition.patterns)
     }
 
     var isEmpty: Bool { variable.isEmpty }
 
-    /// Whether test t holds for a value (nil: missing, which no test accepts).
+    static let equals = UInt8(Assignment.Condition.Test.allCases.firstIndex(of: .equals)!)
+    static let not = UInt8(Assignment.Condition.Test.allCases.firstIndex(of: .not)!)
+    static let contains = UInt8(Assignment.Condition.Test.allCases.firstIndex(of: .contains)!)
+
     @inline(__always)
-    func holds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>?) -> Bool {
-        guard let value else { return false }
+    private func equalsCandidate(_ t: Int, _ value: UnsafeBufferPointer<UInt8>) -> Bool {
         for c in firstCandidate[t]..<firstCandidate[t + 1]
         where bytesEqual(UnsafeBufferPointer(rebasing: pool[candidateStart[c]..<candidateStart[c + 1]]), value, foldingASCIICase: true) {
             return true
+        }
+        return false
+    }
+
+    /// Whether test t holds for a value (nil: missing, which only `not` accepts).
+    @inline(__always)
+    func holds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>?) -> Bool {
+        let kind = kind[t]
+        guard let value else { return kind == Self.not }
+        if kind == Self.equals { return equalsCandidate(t, value) }
+        if kind == Self.not { return !equalsCandidate(t, value) }
+        if kind == Self.contains { return listHolds(t, value) }
+        // `matches`: a match data per test, not per thread (the expressions' rare use does not
+        // justify a per-worker cache).
+        let scratch = Pattern.Scratch()
+        return patterns[t].contains { $0.search(value, scratch: scratch) == .match }
+    }
+
+    /// `contains`: one of the value's items (cut at `,` `;` CR LF, trimmed of spaces and tabs)
+    /// equals a candidate.
+    private func listHolds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        func separator(_ b: UInt8) -> Bool { b == UInt8(ascii: ",") || b == UInt8(ascii: ";") || b == 0x0A || b == 0x0D }
+        var start = 0
+        while start <= value.count {
+            var end = start
+            while end < value.count && !separator(value[end]) { end += 1 }
+            var lo = start, hi = end
+            while lo < hi && (value[lo] == 0x20 || value[lo] == 0x09) { lo += 1 }
+            while hi > lo && (value[hi - 1] == 0x20 || value[hi - 1] == 0x09) { hi -= 1 }
+            if hi > lo && equalsCandidate(t, UnsafeBufferPointer(rebasing: value[lo..<hi])) { return true }
+            start = end + 1
         }
         return false
     }
@@ -302,8 +361,8 @@ private struct Matcher: @unchecked Sendable {
         self.fleet = fleet
         // The tests on the row, on the user's variables (variable: an index into the user table),
         // and per assignment the groups it needs the user in (a mask per group condition: any of them).
-        var rowTests: [(assignment: Int, variable: Int, values: [String])] = [], userTests = rowTests
-        var groupTests: [(assignment: UInt64, groups: UInt64)] = []
+        var rowTests: [ValueTests.Test] = [], userTests = rowTests
+        var groupTests: [(assignment: UInt64, groups: UInt64, negated: Bool)] = []
         var withoutUser: UInt64 = 0
         for (i, assignment) in assignments.enumerated() {
             var onUser = false
@@ -311,13 +370,14 @@ private struct Matcher: @unchecked Sendable {
                 switch condition.subject {
                 case .variable(let v):
                     if let u = fleet.directoryVariable(v) {
-                        userTests.append((i, UserTable.variableIndex[u]!, condition.values))
+                        userTests.append((i, UserTable.variableIndex[u]!, condition))
                         onUser = true
                     } else {
-                        rowTests.append((i, rowVariables.firstIndex(of: v)!, condition.values))
+                        rowTests.append((i, rowVariables.firstIndex(of: v)!, condition))
                     }
                 case .group:
-                    groupTests.append((1 << UInt64(i), condition.values.reduce(0) { bits, name in bits | 1 << UInt64(groupBit(name)!) }))
+                    groupTests.append((1 << UInt64(i), condition.values.reduce(0) { bits, name in bits | 1 << UInt64(groupBit(name)!) },
+                                       condition.test == .not))
                     onUser = true
                 }
             }
@@ -355,7 +415,7 @@ private struct Matcher: @unchecked Sendable {
                     if u + 16 < range.upperBound { for v in testedVariables { users.prefetchValue(user: u + 16, index: v) } }
                     var passes = all
                     let groups = memberships.isEmpty ? 0 : memberships[u]
-                    for test in groupTests where groups & test.groups == 0 { passes &= ~test.assignment }
+                    for test in groupTests where (groups & test.groups == 0) != test.negated { passes &= ~test.assignment }
                     out[u] = userTested.filter(passes) { users.value(user: u, index: $0) }
                 }
             }

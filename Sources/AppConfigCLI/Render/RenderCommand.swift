@@ -179,7 +179,8 @@ struct RenderCommand: ParsableCommand {
         say("\(s.dryRun ? "checked" : "rendered") \(s.devices.rendered) of \(s.devices.inShard) devices (\(s.format)"
             + (s.shard != Shard.whole.description ? ", shard \(s.shard)" : "") + ")"
             + (s.output.map { " to \($0)" } ?? "") + " in \(String(format1: seconds)) s"
-            + " (\(formatRate(seconds > 0 ? Double(s.devices.inShard) / seconds : 0))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped")
+            + " (\(formatRate(seconds > 0 ? Double(s.devices.inShard) / seconds : 0))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped"
+            + (s.devices.excluded > 0 ? ", \(s.devices.excluded) excluded" : ""))
         if let c = s.changes, c.removed > 0 || c.missing > 0 {
             say(Self.removalLine(c, delivery: delivery.delivery, held: s.notPublished != nil || s.dryRun))
         }

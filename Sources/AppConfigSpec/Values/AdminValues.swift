@@ -57,6 +57,8 @@ public struct AdminValues: Sendable {
     public var entries: [String: Entry]
     /// Overrides for the devices each matches, in file order.
     public var assignments: [Assignment]
+    /// The file's `exclude`: devices any of these matches are left out of the run.
+    public var exclusions: [Assignment] = []
     /// Credentials every device gets (an assignment's replace those of the same identifier).
     public var credentials: [Credential] = []
 
@@ -99,6 +101,7 @@ public enum AdminValuesReader {
         // `{"values": {...}, "assignments": [...]}`
         var entries: [String: AdminValues.Entry] = [:]
         var assignments: [Assignment] = []
+        var exclusions: [Assignment] = []
         var credentials: [Credential] = []
         var seen: Set<String> = []
         for member in members {
@@ -121,21 +124,31 @@ public enum AdminValuesReader {
                 var reader = CredentialReader(log: typer.log)
                 credentials = reader.read(member.value)
                 typer.log = reader.log
+            case "exclude":
+                var reader = AssignmentReader(spec: spec, typer: typer)
+                exclusions = reader.exclusions(member.value)
+                typer = reader.typer
             default:
                 typer.log.report(.assignmentSyntax, at: member.keyLocation,
-                                 "a values file with assignments holds \"values\", \"assignments\" and \"credentials\", not \"\(member.key)\"",
-                                 hint: ContentChecker.suggestion(for: member.key, among: ["values", "assignments", "credentials"]).map { "did you mean \"\($0)\"?" })
+                                 "a values file with assignments holds \"values\", \"assignments\", \"exclude\" and \"credentials\", not \"\(member.key)\"",
+                                 hint: ContentChecker.suggestion(for: member.key, among: Self.structuredKeys).map { "did you mean \"\($0)\"?" })
             }
         }
+        if assignments.count + exclusions.count > Assignment.limit {
+            typer.log.report(.assignmentSyntax, at: Location(file: file), "more than \(Assignment.limit) assignments and exclusions together")
+        }
         var values = AdminValues(file: file, entries: entries, assignments: assignments)
+        values.exclusions = exclusions
         values.credentials = credentials
         return AdminValuesResult(values: values, diagnostics: typer.log.sorted)
     }
 
     /// The form with assignments: the top level holds `assignments`, `values` or `credentials`, and the spec has
     /// no key by that name (which would make it a flat file).
+    static let structuredKeys = ["values", "assignments", "exclude", "credentials"]
+
     private static func isStructured(_ members: [RawValue.Member], spec: Spec) -> Bool {
-        members.contains { ["assignments", "values", "credentials"].contains($0.key) && spec.key(named: $0.key) == nil }
+        members.contains { structuredKeys.contains($0.key) && spec.key(named: $0.key) == nil }
     }
 
     /// One dictionary from keyName to value typed against the spec: the flat file, the `values`

@@ -1,4 +1,5 @@
 import AppConfigBytes
+import AppConfigPattern
 
 /// Values for some of the devices, as every MDM console scopes them: a name, a match (groups, OUs,
 /// sites, models) and the keys it overrides. Assignments apply in file order over the values file's
@@ -19,10 +20,56 @@ public struct Assignment: Sendable {
             }
         }
 
+        /// How the device's value is compared with `values`.
+        public enum Test: String, Sendable, CaseIterable {
+            /// Equal to one of them (the plain form: `"ou": "Sales"`, `"ou": ["Sales", "Support"]`).
+            case equals
+            /// Equal to none of them; a missing value holds (`{"not": ["Mac", "VM"]}`). For `group`:
+            /// in none of the groups.
+            case not
+            /// A list column (Jamf School's `MemberOf`: `Staff, Teachers`) holds one of them: the
+            /// value cut at commas, semicolons and line breaks, each piece trimmed, one piece equal.
+            case contains
+            /// One of these regular expressions (PCRE2, unanchored unless written with `^`/`$`)
+            /// finds a match in the value.
+            case matches
+        }
+
         public var subject: Subject
         /// Any of these matches, compared ASCII case-insensitively (as directories compare names).
         public var values: [String]
         public var location: Location
+        public var test = Test.equals
+        /// `matches`: `values` compiled, in their order.
+        public var patterns: [Pattern] = []
+
+        public init(subject: Subject, values: [String], location: Location, test: Test = .equals, patterns: [Pattern] = []) {
+            self.subject = subject
+            self.values = values
+            self.location = location
+            self.test = test
+            self.patterns = patterns
+        }
+
+        /// Whether the test holds for a value (nil: missing, which only `not` accepts): the
+        /// batch's matcher compares bytes the same way.
+        public func holds(_ value: String?) -> Bool {
+            guard let value else { return test == .not }
+            switch test {
+            case .equals: return values.contains { $0.lowercasedASCII == value.lowercasedASCII }
+            case .not: return !values.contains { $0.lowercasedASCII == value.lowercasedASCII }
+            case .contains:
+                let pieces = Self.listItems(value).map(\.lowercasedASCII)
+                return values.contains { pieces.contains($0.lowercasedASCII) }
+            case .matches: return patterns.contains { $0.search(value) == .match }
+            }
+        }
+
+        /// A list column's items: cut at `,`, `;`, CR and LF, each trimmed of spaces and tabs.
+        public static func listItems(_ value: String) -> [String] {
+            value.split { $0 == "," || $0 == ";" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+                .map { $0.trimmingCharacters(in: [" ", "\t"]) }
+        }
     }
 
     public var name: String
@@ -166,7 +213,37 @@ struct AssignmentReader {
                 failed = true
                 continue
             }
-            guard let values = strings(member.value, of: member.key, label: label) else { failed = true; continue }
+            var test = Assignment.Condition.Test.equals
+            var rawValues = member.value
+            if case .dictionary(let forms) = member.value.kind {
+                let named = Assignment.Condition.Test.allCases.filter { $0 != .equals }.map(\.rawValue)
+                guard forms.count == 1, let form = forms.first, let t = Assignment.Condition.Test(rawValue: form.key), t != .equals else {
+                    let hint = forms.first.flatMap { ContentChecker.suggestion(for: $0.key, among: named) }.map { "did you mean \"\($0)\"?" }
+                    typer.log.report(.assignmentSyntax, at: member.value.location,
+                                     "\(label) matches \"\(member.key)\" with a dictionary: it holds one of \(named.map { "\"\($0)\"" }.joined(separator: ", ")), with a string or a list of strings",
+                                     hint: hint)
+                    failed = true
+                    continue
+                }
+                if subject == .group && t != .not {
+                    typer.log.report(.assignmentSyntax, at: form.keyLocation, "\(label) tests its groups with \"\(t.rawValue)\": a group is in or out (a list, or \"not\")")
+                    failed = true
+                    continue
+                }
+                test = t
+                rawValues = form.value
+            }
+            guard let values = strings(rawValues, of: member.key, label: label) else { failed = true; continue }
+            var patterns: [Pattern] = []
+            if test == .matches {
+                for value in values {
+                    do { patterns.append(try Pattern(value)) } catch {
+                        typer.log.report(.assignmentSyntax, at: rawValues.location,
+                                         "\(label) matches \"\(member.key)\" against the regular expression \"\(value)\", which does not compile: \(error.message) at offset \(error.offset)")
+                        failed = true
+                    }
+                }
+            }
             if subject == .group {
                 for value in values where Assignment.isGroupDN(value) {
                     do { _ = try DistinguishedName.canonical(Array(value.utf8)) } catch {
@@ -177,9 +254,23 @@ struct AssignmentReader {
                     }
                 }
             }
-            conditions.append(Assignment.Condition(subject: subject, values: values, location: member.keyLocation))
+            conditions.append(Assignment.Condition(subject: subject, values: values, location: member.keyLocation, test: test, patterns: patterns))
         }
         return failed ? nil : conditions
+    }
+
+    /// The file's `exclude`: a match, or a list of matches, whose devices are left out of the run
+    /// (a Mac and a VM in an iPhone app's inventory). Each match is read as an assignment's is.
+    mutating func exclusions(_ raw: RawValue) -> [Assignment] {
+        let items: [RawValue]
+        if case .array(let list) = raw.kind { items = list } else { items = [raw] }
+        var out: [Assignment] = []
+        for (i, item) in items.enumerated() {
+            let label = "exclude" + (items.count > 1 ? " \(i + 1)" : "")
+            guard let conditions = conditions(item, label: label) else { continue }
+            out.append(Assignment(name: label, location: item.location, conditions: conditions, entries: [:]))
+        }
+        return out
     }
 
     private mutating func subject(_ member: RawValue.Member, label: String) -> Assignment.Condition.Subject? {
@@ -226,10 +317,10 @@ extension Assignment {
         conditions.allSatisfy { condition in
             switch condition.subject {
             case .variable(let v):
-                guard let value = variables[v] else { return false }
-                return condition.values.contains { $0.lowercasedASCII == value.lowercasedASCII }
+                return condition.holds(variables[v])
             case .group:
-                return condition.values.contains { wanted in groups.contains { Self.sameGroup(wanted, $0) } }
+                let member = condition.values.contains { wanted in groups.contains { Self.sameGroup(wanted, $0) } }
+                return condition.test == .not ? !member : member
             }
         }
     }
