@@ -42,8 +42,8 @@ final class AtomicFile {
 
     /// Removes `PATH.tmp-PID` files whose process is gone (a run killed while writing).
     static func removeStale(beside path: String) {
-        let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
-        let prefix = (path as NSString).lastPathComponent + ".tmp-"
+        let folder = PathText.folder(of: path)
+        let prefix = PathText.name(of: path) + ".tmp-"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count)), kill(pid, 0) != 0 && errno == ESRCH else { continue }
             unlink(folder + "/" + name)

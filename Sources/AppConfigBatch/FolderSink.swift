@@ -51,9 +51,9 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         if (info.st_mode & S_IFMT) == S_IFLNK, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: p) {
             // Only a symlink this output made is replaced: one to `OUT.generations/g...`. A symlink an
             // admin made to some folder is not ours to repoint.
-            let full = target.hasPrefix("/") ? target : (p as NSString).deletingLastPathComponent + "/" + target
-            let name = (full as NSString).lastPathComponent
-            guard (full as NSString).deletingLastPathComponent == root || (full as NSString).deletingLastPathComponent == (root as NSString).standardizingPath,
+            let full = PathText.resolve(target, besideLink: p)
+            let name = PathText.name(of: full)
+            guard PathText.folder(of: full) == root || PathText.folder(of: full) == (root as NSString).standardizingPath,
                   name.hasPrefix("g") else {
                 throw Problem(.outputExists, at: Location(file: p),
                               "\(p) is a symlink to \(target), which is not a generation of this output; give a new --out path")
@@ -79,7 +79,7 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         var p = path
         while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: p) else { return nil }
-        let full = target.hasPrefix("/") ? target : (p as NSString).deletingLastPathComponent + "/" + target
+        let full = PathText.resolve(target, besideLink: p)
         return FileManager.default.fileExists(atPath: full + "/" + Manifest.fileName) ? full : nil
     }
 
@@ -200,7 +200,7 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
             throw Problem(.outputIncomplete, at: Location(file: generation),
                           "\(generation) holds \(onDisk) files but this run wrote \(wrote); it is not published")
         }
-        let target = (root as NSString).lastPathComponent + "/" + (generation as NSString).lastPathComponent
+        let target = PathText.name(of: root) + "/" + PathText.name(of: generation)
         let temporary = path + ".switch-\(getpid())"
         unlink(temporary)
         guard symlink(target, temporary) == 0 else {

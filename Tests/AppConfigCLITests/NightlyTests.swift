@@ -381,6 +381,22 @@ struct NightlyTests {
         #expect(s["dryRun"] as? Bool == true)
     }
 
+    @Test("relative outputs of one letter, in the working folder: --out o twice (the second replaces the first), --tar t")
+    func relativeOutputs() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let job = (["render"] + Self.spec + ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--quiet"])
+            .map { "'\($0)'" }.joined(separator: " ")
+        for output in ["--out o", "--out o", "--tar t"] {
+            let r = try runProcess("/bin/sh", ["-c", "cd '\(dir.path)' && '\(Paths.appconfigBinary)' \(job) \(output)"])
+            #expect(r.status == 3, "\(output): \(r.stderr)")
+        }
+        let published = try #require(FolderSink.published(dir.appendingPathComponent("o").path))
+        #expect(try Self.files(published).count == 975)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("o.generations").path).count == 2)
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("t.manifest.tsv").path))
+    }
+
     @Test("devices without a user (shared iPads): join.no-user, failures that say so, counted apart from users not found; the refusal names --missing and --force")
     func devicesWithoutUser() throws {
         let dir = try Paths.temporaryDirectory()

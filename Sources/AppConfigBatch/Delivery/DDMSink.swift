@@ -99,7 +99,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
         if let path { AtomicFile.removeStale(beside: path) }
         let file = try path.map { p throws(Problem) in try AtomicFile(path: p) }
         // Beside the archive, or in the temporary folder for a stream.
-        let folder = path.map { ($0 as NSString).deletingLastPathComponent } ?? FileManager.default.temporaryDirectory.path
+        let folder = path.map { PathText.folder(of: $0) } ?? FileManager.default.temporaryDirectory.path
         do {
             index = try Self.scratchFile(in: folder.isEmpty ? "." : folder)
             declarations = layout == .jsonl ? try Self.scratchFile(in: folder.isEmpty ? "." : folder) : nil

@@ -15,8 +15,8 @@ final class OutputLock {
     init(output: String) throws(Problem) {
         var p = output
         while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
-        let parent = (p as NSString).deletingLastPathComponent
-        if !parent.isEmpty {
+        let parent = PathText.folder(of: p)
+        if parent != "." {
             do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
                 throw Problem(.outputWrite, at: Location(file: parent), "cannot create \(parent): \(FolderSink.reason(error))")
             }
