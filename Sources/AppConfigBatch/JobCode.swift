@@ -38,6 +38,9 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case explainUnknownDevice = "explain.unknown-device"
 
     public var defaultSeverity: Problem.Severity { .error }
+
+    /// The codes that are a usage error (exit 2): the job as given cannot start.
+    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .secretSource, .explainUnknownDevice]
 }
 
 extension Problem {

@@ -110,6 +110,8 @@ public struct RenderJob: Sendable {
         case let p as Problem:
             // Not the report's own failure; not another run's lock (its report is that run's).
             if p.code == JobCode.reportWrite || p.code == JobCode.outputLocked { return }
+            // A job that could not start (bad options) replaces an account, never makes one.
+            if let code = p.code.as(JobCode.self), JobCode.usage.contains(code), !FileManager.default.fileExists(atPath: report) { return }
             problems = [p]
         case let list as ProblemList: problems = list.problems
         default: problems = [Problem(JobCode.outputWrite, "\(error)")]

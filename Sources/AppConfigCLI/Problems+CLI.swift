@@ -11,10 +11,8 @@ func reportingProblems<T>(_ body: () throws -> T) throws -> T {
         return try body()
     } catch let problem as Problem {
         writeStandardError(stderrLine(problem))
-        switch problem.code.as(JobCode.self) {
-        case .shardIndex?, .deliveryOption?, .sinceMissing?, .secretSource?, .explainUnknownDevice?: throw ExitCode(ExitStatus.usage)
-        default: throw ExitCode(ExitStatus.failed)
-        }
+        if let code = problem.code.as(JobCode.self), JobCode.usage.contains(code) { throw ExitCode(ExitStatus.usage) }
+        throw ExitCode(ExitStatus.failed)
     } catch let list as ProblemList {
         for p in list.problems { writeStandardError(stderrLine(p)) }
         throw ExitCode(list.problems.contains { $0.code == InputCode.read } ? ExitStatus.usage : ExitStatus.failed)

@@ -82,7 +82,7 @@ struct RenderCommandTests {
         #expect(errors.allSatisfy { $0.contains(#""device":""#) })
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as? [String: Any]
         let devices = try #require(summary?["devices"] as? [String: Int])
-        #expect(devices == ["inventoryRows": 1000, "continuationRows": 0, "inventoryDevices": 1000, "inShard": 1000, "rendered": 975, "failed": 25, "skipped": 0, "usersNotFound": 15, "devicesWithoutUser": 0])
+        #expect(devices == ["inventoryRows": 1000, "continuationRows": 0, "inventoryDevices": 1000, "inShard": 1000, "rendered": 975, "failed": 25, "skipped": 0, "usersNotFound": 15, "devicesWithoutUser": 0, "excluded": 0])
         #expect(summary?["published"] as? Bool == true)
     }
 
