@@ -34,13 +34,15 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A `--secret` that cannot be read: a bad source, a missing environment variable, an
     /// unreadable or malformed file, a command that fails (its first line of standard error).
     case secretSource = "secret.source"
+    /// An output or report path that cannot name one: empty, `.`, `..`, or ending in them.
+    case outputPath = "output.path"
     /// `--explain DEVICE` names no device of the inventory (by device key or serial number).
     case explainUnknownDevice = "explain.unknown-device"
 
     public var defaultSeverity: Problem.Severity { .error }
 
     /// The codes that are a usage error (exit 2): the job as given cannot start.
-    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .secretSource, .explainUnknownDevice]
+    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .secretSource, .explainUnknownDevice, .outputPath]
 }
 
 extension Problem {

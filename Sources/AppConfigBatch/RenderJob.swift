@@ -109,7 +109,7 @@ public struct RenderJob: Sendable {
         switch error {
         case let p as Problem:
             // Not the report's own failure; not another run's lock (its report is that run's).
-            if p.code == JobCode.reportWrite || p.code == JobCode.outputLocked { return }
+            if p.code == JobCode.reportWrite || p.code == JobCode.outputLocked || p.code == JobCode.outputPath { return }
             // A job that could not start (bad options) replaces an account, never makes one.
             if let code = p.code.as(JobCode.self), JobCode.usage.contains(code), !FileManager.default.fileExists(atPath: report) { return }
             problems = [p]
@@ -137,6 +137,7 @@ public struct RenderJob: Sendable {
             if let next { observer.phaseStarted(next) }
         }
 
+        try checkPaths()
         observer.phaseStarted("compile")
         let configuration = try configuration(observer: observer)
         let program = configuration.base
@@ -261,6 +262,26 @@ public struct RenderJob: Sendable {
             summary.seconds = seconds
         }
         return summary
+    }
+
+    /// The output's and the report's paths name something this run can make beside its folder:
+    /// `--out .` would lock `..lock` and publish a symlink over the working folder, `--out ""`
+    /// rendered the whole fleet before failing. Checked before anything is read.
+    func checkPaths() throws(Problem) {
+        var named: [(String, String)] = []
+        switch output {
+        case .directory(let p): named.append(("--out", p))
+        case .tar(let p): named.append(("--tar", p))
+        case .tarStdout, .dryRun: break
+        }
+        if let report { named.append(("--report", report)) }
+        for (option, path) in named {
+            let last = PathText.name(of: path)
+            if path.isEmpty || last == "." || last == ".." || last == "/" {
+                throw Problem(.outputPath, at: Location(file: path),
+                              "\(option) \"\(path)\" names no \(option == "--report" ? "folder" : "output") of its own; give a path such as ./out")
+            }
+        }
     }
 
     /// The folder or archive the run writes (locked for the run), nil for a stream or a dry run.

@@ -24,6 +24,17 @@ struct HostileInputTests {
     static let render = ["render", "--spec", spec, "--inventory", inventory, "--directory", directory, "--dry-run"]
 
     static let cases: [Case] = [
+        // Issue 31: `--out .`/`--out ""` locked `..lock`, published over the working folder or rendered
+        // the whole fleet before failing; now a usage error before anything is read.
+        Case(name: "render --out DIR/. (a folder's own dot)", files: [:],
+             arguments: ["render", "--spec", spec, "--inventory", inventory, "--out", "DIR/."], status: 2,
+             stderr: "appconfig: --out \"DIR/.\" names no output of its own; give a path such as ./out [output.path]"),
+        Case(name: "render --out \"\"", files: [:],
+             arguments: ["render", "--spec", spec, "--inventory", inventory, "--out", ""], status: 2,
+             stderr: "appconfig: --out \"\" names no output of its own; give a path such as ./out [output.path]"),
+        Case(name: "render --tar DIR/..", files: [:],
+             arguments: ["render", "--spec", spec, "--inventory", inventory, "--tar", "DIR/.."], status: 2,
+             stderr: "appconfig: --tar \"DIR/..\" names no output of its own; give a path such as ./out [output.path]"),
         Case(name: "lint: values nested 200,000 levels", files: ["deep.plist": deepPlist],
              arguments: ["lint", spec, "--values", "DIR/deep.plist"], status: 1,
              stderr: "DIR/deep.plist:1:1: error: nesting deeper than 512 levels [values.syntax]"),
