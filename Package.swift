@@ -57,6 +57,8 @@ let package = Package(
         .target(name: "CByteScan"),
         /// Pages of a mapped file cut off under it read as zeros and are counted (no SIGBUS).
         .target(name: "CMappedFile"),
+        /// syncfs(2): a generation flushed in one call before its manifest marks it complete.
+        .target(name: "CFileSync"),
 
         // MARK: The engine.
         /// What every module shares, with no dependencies but its C guard of mapped files: FNV-1a, byte
@@ -70,7 +72,7 @@ let package = Package(
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
         .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CByteScan", "CLDAP"]),
         /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
-        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern"]),
+        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern", "CFileSync"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigBytes", "AppConfigCompiler", "AppConfigPattern"]),
 

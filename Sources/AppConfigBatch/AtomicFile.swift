@@ -14,17 +14,28 @@ final class AtomicFile {
     let descriptor: Int32
     private var isOpen = true
 
+    /// The temporary is `PATH.tmp-PID-RANDOM`, created with `O_EXCL | O_NOFOLLOW`: a file or a
+    /// symlink planted under a name a run would use is never opened (a root run truncated a
+    /// symlink's target through `PATH.tmp-PID`).
     init(path: String) throws(Problem) {
         self.path = path
-        temporary = path + ".tmp-\(getpid())"
-        descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        var name = "", fd: Int32 = -1
+        for _ in 0..<16 {
+            name = path + ".tmp-\(getpid())-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            if fd >= 0 || errno != EEXIST { break }
+        }
+        temporary = name
+        descriptor = fd
         guard descriptor >= 0 else { throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(systemError())") }
     }
 
+    /// Flushed to the disk, then renamed over the final name: a crash after the rename never finds
+    /// a short file under it.
     func commit() throws(Problem) {
         guard isOpen else { return }
         isOpen = false
-        guard close(descriptor) == 0, rename(temporary, path) == 0 else {
+        guard fsync(descriptor) == 0 || errno == EINVAL, close(descriptor) == 0, rename(temporary, path) == 0 else {
             let reason = systemError()
             unlink(temporary)
             throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(reason)")
@@ -40,12 +51,12 @@ final class AtomicFile {
 
     deinit { discard() }
 
-    /// Removes `PATH.tmp-PID` files whose process is gone (a run killed while writing).
+    /// Removes `PATH.tmp-PID-RANDOM` files whose process is gone (a run killed while writing).
     static func removeStale(beside path: String) {
         let folder = PathText.folder(of: path)
         let prefix = PathText.name(of: path) + ".tmp-"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)), kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), kill(pid, 0) != 0 && errno == ESRCH else { continue }
             unlink(folder + "/" + name)
         }
     }

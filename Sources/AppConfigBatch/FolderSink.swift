@@ -1,4 +1,5 @@
 import AppConfigSpec
+import CFileSync
 import Digest
 import Foundation
 #if canImport(Glibc)
@@ -19,6 +20,8 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     let path: String
     let root: String
     let generation: String
+    /// The generation the output named when this run began (kept by the pruning: a reader may be in it).
+    private var previous: String?
     /// Complete generations kept: the current one and the ones before it (a reader still inside one
     /// is not pulled from under its feet).
     let keep: Int
@@ -59,12 +62,10 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
                               "\(p) is a symlink to \(target), which is not a generation of this output; give a new --out path")
             }
         }
-        do {
-            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        } catch {
-            throw Problem(.outputWrite, at: Location(file: root), "cannot create \(root): \(Self.reason(error))")
-        }
+        try Generations.prepareRoot(root)
         Self.removeIncomplete(in: root)
+        let sequence = (Generations.list(in: root).map(\.sequence).max() ?? 0) + 1
+        previous = FolderSink.published(p).map { PathText.name(of: $0) }
         var t = timespec()
         clock_gettime(CLOCK_REALTIME, &t)
         let stamp = String(Int(t.tv_sec) * 1000 + Int(t.tv_nsec) / 1_000_000)
@@ -72,6 +73,7 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         if mkdir(generation, 0o755) != 0 {
             throw Problem(.outputWrite, at: Location(file: generation), "cannot create \(generation): \(systemError())")
         }
+        try write(Generations.marker(sequence: sequence), to: Generations.markerName)
     }
 
     /// The generation the output's symlink names, when it is a complete one.
@@ -86,10 +88,8 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     /// Generations without a manifest were left by a run that died (the caller holds the lock: no
     /// live run owns them): removed, and never counted toward `keep`.
     static func removeIncomplete(in root: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where name.hasPrefix("g") {
-            if !FileManager.default.fileExists(atPath: root + "/" + name + "/" + Manifest.fileName) {
-                try? FileManager.default.removeItem(atPath: root + "/" + name)
-            }
+        for entry in Generations.list(in: root) where !entry.complete {
+            try? FileManager.default.removeItem(atPath: root + "/" + entry.name)
         }
     }
 
@@ -187,10 +187,20 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     /// `path` to this generation in one rename, then removes complete generations beyond `keep`.
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         for file in files {
-            let fd = try createAppending(file.name)
+            // The manifest marks the generation complete: it is written under another name,
+            // flushed with everything the generation holds, and only then renamed (written in
+            // place, a run killed while writing it left a short manifest taken as complete).
+            let isManifest = file.name == Manifest.fileName
+            let name = isManifest ? file.name + ".partial" : file.name
+            let fd = try createAppending(name)
             defer { close(fd) }
-            let path = generation + "/" + file.name
+            let path = generation + "/" + name
             try file.write { piece throws(Problem) in try writeAll(fd, UnsafeRawBufferPointer(piece), path: path) }
+            if isManifest {
+                guard appconfig_syncfs(fd) == 0, fsync(fd) == 0, rename(path, generation + "/" + file.name) == 0 else {
+                    throw Problem(.outputWrite, at: Location(file: path), "cannot complete \(generation + "/" + file.name): \(systemError())")
+                }
+            }
         }
         // What is on disk must be what this run wrote: a generation that lost files to anything
         // else (a cleanup outside the lock, an operator) is refused, never published short.
@@ -211,8 +221,7 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
             unlink(temporary)
             throw Problem(.outputWrite, at: Location(file: path), "cannot publish \(path): \(reason)")
         }
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { $0.hasPrefix("g") }.sorted()
-        for old in names.dropLast(max(keep, 1)) where root + "/" + old != generation {
+        for old in Generations.prunable(in: root, keep: keep, current: PathText.name(of: generation), previous: previous) {
             try? FileManager.default.removeItem(atPath: root + "/" + old)
         }
         return path

@@ -34,6 +34,10 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A `--secret` that cannot be read: a bad source, a missing environment variable, an
     /// unreadable or malformed file, a command that fails (its first line of standard error).
     case secretSource = "secret.source"
+    /// The previous generation was made another way: its manifest lacks the program, format,
+    /// delivery or shard line, or names another format, delivery or shard than this run's.
+    /// Compared with it, live devices would read as removed or unchanged.
+    case sinceMismatch = "since.mismatch"
     /// An output or report path that cannot name one: empty, `.`, `..`, or ending in them.
     case outputPath = "output.path"
     /// `--explain DEVICE` names no device of the inventory (by device key or serial number).
@@ -42,7 +46,7 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     public var defaultSeverity: Problem.Severity { .error }
 
     /// The codes that are a usage error (exit 2): the job as given cannot start.
-    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .secretSource, .explainUnknownDevice, .outputPath]
+    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .sinceMismatch, .secretSource, .explainUnknownDevice, .outputPath]
 }
 
 extension Problem {

@@ -166,7 +166,7 @@ public struct RenderJob: Sendable {
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
-        let previous = try previousManifest()
+        let previous = try previousManifest(warning: observer.warning)
         // A first night (no generation to compare with): --changed-only ships everything, and says so.
         if previous == nil && changedOnly {
             var note = Problem(.sinceMissing, "--changed-only: no previous generation to compare with (a first night): every device is published")
@@ -304,10 +304,41 @@ public struct RenderJob: Sendable {
     /// `since`, or for a folder output the generation published now; nil when there is none (a
     /// first night, when `--changed-only` writes every device).
     /// For DDM its paths are kept: they name the assets each device's set names.
-    func previousManifest() throws(Problem) -> Manifest? {
+    /// The generation to compare with: `--since`'s (refused when it was made another way), else
+    /// the output's current one (when it was made another way, a night with nothing to compare
+    /// with: a warning).
+    func previousManifest(warning: (Problem) -> Void = { _ in }) throws(Problem) -> Manifest? {
         let paths = delivery.delivery == .ddm
-        if let since { return try Manifest.load(since, indexed: changedOnly, keepsPaths: paths) }
-        if case .directory(let path) = output, let current = FolderSink.published(path) { return try Manifest.load(current, indexed: changedOnly, keepsPaths: paths) }
+        if let since {
+            let manifest = try Manifest.load(since, indexed: changedOnly, keepsPaths: paths)
+            if let difference = difference(from: manifest) {
+                throw Problem(.sinceMismatch, at: Location(file: since), "the previous generation (\(since)) \(difference): compared, its devices would "
+                              + "read as removed or changed; give --since a generation made the same way, or none")
+            }
+            return manifest
+        }
+        guard case .directory(let path) = output, let current = FolderSink.published(path) else { return nil }
+        let manifest = try Manifest.load(current, indexed: changedOnly, keepsPaths: paths)
+        if let difference = difference(from: manifest) {
+            var note = Problem(.sinceMismatch, at: Location(file: current),
+                               "the output's current generation (\(current)) \(difference): not compared; every device is written, none is removed")
+            note.severity = .warning
+            warning(note)
+            return nil
+        }
+        return manifest
+    }
+
+    /// How a previous generation was made otherwise than this run makes its own, nil when it was
+    /// not: a manifest without its program, format, delivery or shard line (a header with lines
+    /// deleted read as every device unchanged), or another format, delivery or shard (another
+    /// shard's manifest made live devices removals). The program may differ: that is a change of
+    /// values, and the digests say which devices it changed.
+    func difference(from manifest: Manifest) -> String? {
+        let expected = [("format", batch.format.rawValue), ("delivery", delivery.delivery.rawValue), ("shard", batch.shard.description)]
+        let header = Dictionary(manifest.header.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
+        for name in ["program"] + expected.map(\.0) where header[name] == nil { return "has no \(name) line in its manifest" }
+        for (name, value) in expected where header[name] != value { return "was made with \(name) \(header[name]!), this run's is \(value)" }
         return nil
     }
 

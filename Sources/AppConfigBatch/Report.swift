@@ -30,8 +30,9 @@ public struct RunReport {
         } catch {
             throw Problem(.reportWrite, at: Location(file: directory), "cannot create \(directory): \(error.localizedDescription)")
         }
-        let probe = directory + "/.appconfig-probe-\(getpid())"
-        let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // A random name, created exclusively: never a planted file or symlink's target.
+        let probe = directory + "/.appconfig-probe-\(getpid())-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Problem(.reportWrite, at: Location(file: directory), "cannot write into \(directory): \(systemError())") }
         close(fd)
         unlink(probe)

@@ -22,8 +22,18 @@ final class OutputLock {
             }
         }
         let path = p + ".lock"
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Problem(.outputWrite, at: Location(file: path), "cannot create \(path): \(systemError())") }
+        // Never through a symlink (one planted at OUT.lock made a root run create its target), and
+        // only the running user's lock file.
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw Problem(.outputExists, at: Location(file: path), "\(path) is a symlink; nothing was written") }
+            throw Problem(.outputWrite, at: Location(file: path), "cannot create \(path): \(systemError())")
+        }
+        var info = stat()
+        if fstat(descriptor, &info) != 0 || info.st_uid != geteuid() || (info.st_mode & S_IFMT) != S_IFREG {
+            close(descriptor)
+            throw Problem(.outputExists, at: Location(file: path), "\(path) is not a lock file of this user's; nothing was written")
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             throw Problem(.outputLocked, at: Location(file: p), "\(p) is being written by another appconfig run (it holds \(path)); nothing was written")

@@ -1,0 +1,10 @@
+// syncfs(2), which glibc declares only under _GNU_SOURCE (Swift's Glibc module does not show it):
+// flushes every file of one filesystem in one call, where fsync would take each of a generation's
+// million files.
+#ifndef CFILESYNC_H
+#define CFILESYNC_H
+
+/// Flushes the filesystem holding `fd` to its disk; 0, or -1 with errno.
+int appconfig_syncfs(int fd);
+
+#endif

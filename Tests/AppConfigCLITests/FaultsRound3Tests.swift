@@ -1,0 +1,136 @@
+@testable import AppConfigBatch
+import AppConfigSpec
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 31's defects, each named for what the probe found; each failed on the main before it.
+@Suite("Faults, round 3", .serialized)
+struct FaultsRound3Tests {
+    static let job = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                      "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--quiet"]
+
+    func render(_ arguments: [String]) throws -> ProcessResult { try runProcess(Paths.appconfigBinary, Self.job + arguments) }
+
+    /// A root-owned file stands for the victim: a planted symlink must never lead a write to it.
+    func victim(in dir: URL) throws -> String {
+        let path = dir.appendingPathComponent("victim").path
+        try "precious\n".write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("a symlink planted at an atomic file's old temporary name (PATH.tmp-PID) is not followed; the final name is a file")
+    func plantedTemporary() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let victim = try victim(in: dir)
+        let final = dir.appendingPathComponent("errors.jsonl").path
+        try FileManager.default.createSymbolicLink(atPath: final + ".tmp-\(getpid())", withDestinationPath: victim)
+        try writeFileAtomically(Array("{}\n".utf8), to: final)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        #expect(try String(contentsOfFile: final, encoding: .utf8) == "{}\n")
+        #expect(try FileManager.default.attributesOfItem(atPath: final)[.type] as? FileAttributeType == .typeRegular)
+    }
+
+    @Test("a symlink planted at the report's writability probe (.appconfig-probe-PID) is not followed")
+    func plantedProbe() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let victim = try victim(in: dir)
+        let report = dir.appendingPathComponent("report").path
+        try FileManager.default.createDirectory(atPath: report, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: report + "/.appconfig-probe-\(getpid())", withDestinationPath: victim)
+        try RunReport.prepare(report)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+    }
+
+    @Test("a planted OUT.generations symlink is refused and the folder it names keeps every entry")
+    func plantedGenerations() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let foreign = dir.appendingPathComponent("home").path
+        for folder in ["git", "go", "games"] { try FileManager.default.createDirectory(atPath: foreign + "/" + folder, withIntermediateDirectories: true) }
+        try "A+\n".write(toFile: foreign + "/grades.txt", atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("out").path
+        try FileManager.default.createSymbolicLink(atPath: out + ".generations", withDestinationPath: foreign)
+        let r = try render(["--out", out])
+        #expect(r.status == 1)
+        #expect(r.stderr == "appconfig: \(out).generations is a symlink: the generations of an output are a folder of its own; nothing was written [output.exists]\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: foreign).sorted() == ["games", "git", "go", "grades.txt"])
+    }
+
+    @Test("a planted OUT.lock symlink to a missing path is refused; its target is not created")
+    func plantedLock() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, target = dir.appendingPathComponent("etc-cron").path
+        try FileManager.default.createSymbolicLink(atPath: out + ".lock", withDestinationPath: target)
+        let r = try render(["--out", out])
+        #expect(r.status == 1)
+        #expect(r.stderr == "appconfig: \(out).lock is a symlink; nothing was written [output.exists]\n")
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test("--keep prunes by publication order: a generation named by a clock that ran ahead goes first, never last night's")
+    func keepBySequence() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, root = out + ".generations"
+        #expect(try render(["--out", out]).status == 3)
+        // Night 1's generation, as if its clock had read 2099.
+        let first = try #require(FolderSink.published(out))
+        let ahead = root + "/g40999999999999-1"
+        try FileManager.default.moveItem(atPath: first, toPath: ahead)
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "out.generations/g40999999999999-1")
+        #expect(try render(["--out", out]).status == 3)
+        let second = try #require(FolderSink.published(out))
+        #expect(try render(["--out", out]).status == 3)
+        let third = try #require(FolderSink.published(out))
+        // --keep 2: the third night and the second stay; the one named ahead of them went.
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root)) == Set([second, third].map { PathText.name(of: $0) }))
+    }
+
+    @Test("an unfinished generation (its manifest not yet renamed) is not complete: the next run removes it, keeps the good one")
+    func unfinishedManifest() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, root = out + ".generations"
+        #expect(try render(["--out", out]).status == 3)
+        let good = try #require(FolderSink.published(out))
+        // What a run killed while writing its manifest leaves: a marker, a partial manifest.
+        let killed = root + "/g40000000000000-99"
+        try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)
+        try "appconfig-generation 7\n".write(toFile: killed + "/" + Generations.markerName, atomically: true, encoding: .utf8)
+        try "appconfig-manifest 1\nprogram x\n".write(toFile: killed + "/manifest.tsv.partial", atomically: true, encoding: .utf8)
+        #expect(try render(["--out", out]).status == 3)
+        #expect(!FileManager.default.fileExists(atPath: killed))
+        #expect(FileManager.default.fileExists(atPath: good))
+    }
+
+    @Test("--since a generation made another way is since.mismatch (exit 2): another shard, another delivery, a header with lines removed")
+    func sinceMismatch() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let shard = dir.appendingPathComponent("shard.tar").path, whole = dir.appendingPathComponent("whole.tar").path
+        #expect(try render(["--shard", "1/2", "--tar", shard, "--delivery", "mdm-settings", "--format", "xml"]).status == 3)
+        let r = try render(["--tar", whole, "--since", shard, "--delivery", "mdm-settings", "--format", "xml", "--changed-only", "--remove-missing", "--force"])
+        #expect(r.status == 2)
+        #expect(r.stderr == "appconfig: the previous generation (\(shard)) was made with shard 1/2, this run's is 0/1: compared, its devices would read as removed or changed; give --since a generation made the same way, or none [since.mismatch]\n")
+        #expect(!FileManager.default.fileExists(atPath: whole))
+        // A manifest whose header lost its lines.
+        let manifest = try String(contentsOfFile: shard + ".manifest.tsv", encoding: .utf8)
+        let edited = dir.appendingPathComponent("edited.tsv").path
+        try manifest.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("delivery ") }.joined(separator: "\n")
+            .write(toFile: edited, atomically: true, encoding: .utf8)
+        let e = try render(["--shard", "1/2", "--tar", whole, "--since", edited, "--delivery", "mdm-settings", "--format", "xml"])
+        #expect(e.status == 2)
+        #expect(e.stderr == "appconfig: the previous generation (\(edited)) has no delivery line in its manifest: compared, its devices would read as removed or changed; give --since a generation made the same way, or none [since.mismatch]\n")
+        // The same output folder switched to another delivery: not compared (a warning), not refused.
+        let out = dir.appendingPathComponent("out").path
+        #expect(try render(["--out", out]).status == 3)
+        let switched = try render(["--out", out, "--delivery", "mdm-settings", "--format", "xml"])
+        #expect(switched.status == 3)
+        #expect(switched.stderr.contains("was made with format binary, this run's is xml: not compared; every device is written, none is removed [since.mismatch]"), "\(switched.stderr)")
+    }
+}
