@@ -70,10 +70,10 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         clock_gettime(CLOCK_REALTIME, &t)
         let stamp = String(Int(t.tv_sec) * 1000 + Int(t.tv_nsec) / 1_000_000)
         generation = root + "/g" + String(repeating: "0", count: max(0, 14 - stamp.count)) + stamp + "-" + String(getpid())
+        try Generations.writeMarker(of: PathText.name(of: generation), sequence: sequence, in: root)
         if mkdir(generation, 0o755) != 0 {
             throw Problem(.outputWrite, at: Location(file: generation), "cannot create \(generation): \(systemError())")
         }
-        try write(Generations.marker(sequence: sequence), to: Generations.markerName)
     }
 
     /// The generation the output's symlink names, when it is a complete one.
@@ -88,9 +88,8 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     /// Generations without a manifest were left by a run that died (the caller holds the lock: no
     /// live run owns them): removed, and never counted toward `keep`.
     static func removeIncomplete(in root: String) {
-        for entry in Generations.list(in: root) where !entry.complete {
-            try? FileManager.default.removeItem(atPath: root + "/" + entry.name)
-        }
+        for entry in Generations.list(in: root) where !entry.complete { Generations.remove(entry.name, in: root) }
+        Generations.removeOrphanMarkers(in: root)
     }
 
     static func reason(_ error: any Error) -> String {
@@ -222,7 +221,7 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
             throw Problem(.outputWrite, at: Location(file: path), "cannot publish \(path): \(reason)")
         }
         for old in Generations.prunable(in: root, keep: keep, current: PathText.name(of: generation), previous: previous) {
-            try? FileManager.default.removeItem(atPath: root + "/" + old)
+            Generations.remove(old, in: root)
         }
         return path
     }
@@ -251,6 +250,6 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
 
     /// Removes this unpublished generation.
     public func discard() {
-        try? FileManager.default.removeItem(atPath: generation)
+        Generations.remove(PathText.name(of: generation), in: root)
     }
 }

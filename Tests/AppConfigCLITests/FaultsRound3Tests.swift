@@ -81,14 +81,17 @@ struct FaultsRound3Tests {
         let first = try #require(FolderSink.published(out))
         let ahead = root + "/g40999999999999-1"
         try FileManager.default.moveItem(atPath: first, toPath: ahead)
+        try FileManager.default.moveItem(atPath: root + "/" + Generations.markerName(of: PathText.name(of: first)),
+                                         toPath: root + "/" + Generations.markerName(of: "g40999999999999-1"))
         try FileManager.default.removeItem(atPath: out)
         try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "out.generations/g40999999999999-1")
         #expect(try render(["--out", out]).status == 3)
         let second = try #require(FolderSink.published(out))
         #expect(try render(["--out", out]).status == 3)
         let third = try #require(FolderSink.published(out))
-        // --keep 2: the third night and the second stay; the one named ahead of them went.
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root)) == Set([second, third].map { PathText.name(of: $0) }))
+        // --keep 2: the third night and the second stay (with their markers); the one named ahead of them went.
+        let kept = [second, third].map { PathText.name(of: $0) }
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root)) == Set(kept + kept.map(Generations.markerName)))
     }
 
     @Test("an unfinished generation (its manifest not yet renamed) is not complete: the next run removes it, keeps the good one")
@@ -101,11 +104,35 @@ struct FaultsRound3Tests {
         // What a run killed while writing its manifest leaves: a marker, a partial manifest.
         let killed = root + "/g40000000000000-99"
         try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)
-        try "appconfig-generation 7\n".write(toFile: killed + "/" + Generations.markerName, atomically: true, encoding: .utf8)
+        try "appconfig-generation 7\n".write(toFile: root + "/" + Generations.markerName(of: "g40000000000000-99"), atomically: true, encoding: .utf8)
         try "appconfig-manifest 1\nprogram x\n".write(toFile: killed + "/manifest.tsv.partial", atomically: true, encoding: .utf8)
         #expect(try render(["--out", out]).status == 3)
         #expect(!FileManager.default.fileExists(atPath: killed))
+        #expect(!FileManager.default.fileExists(atPath: root + "/" + Generations.markerName(of: "g40000000000000-99")))
         #expect(FileManager.default.fileExists(atPath: good))
+    }
+
+    @Test("a manifest cut at a line's end, or edited, is refused: its end line counts and hashes the device lines")
+    func manifestTrailer() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tar = dir.appendingPathComponent("last.tar").path
+        #expect(try render(["--tar", tar]).status == 3)
+        let lines = try String(contentsOfFile: tar + ".manifest.tsv", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.dropLast().last?.hasPrefix("end\t975\t") == true)
+        let cut = dir.appendingPathComponent("cut.tsv").path, edited = dir.appendingPathComponent("edited.tsv").path
+        // Cut after 510 devices, at a line's end: it read as 510 unchanged and 465 added.
+        let headerLines = lines.firstIndex(of: "")! + 1
+        try lines.prefix(headerLines + 510).joined(separator: "\n").appending("\n").write(toFile: cut, atomically: true, encoding: .utf8)
+        var changed = lines
+        changed[headerLines + 3] = "0000000000000000000000000000000000000000000000000000000000000000" + changed[headerLines + 3].dropFirst(64)
+        try changed.joined(separator: "\n").write(toFile: edited, atomically: true, encoding: .utf8)
+        for (manifest, message) in [(cut, "the manifest has no end line: it was cut short"),
+                                    (edited, "the device lines do not match the end line's SHA-256: the manifest was edited or damaged")] {
+            let r = try render(["--tar", dir.appendingPathComponent("tonight.tar").path, "--since", manifest])
+            #expect(r.status == 1)
+            #expect(r.stderr.hasSuffix(": \(message) [manifest.syntax]\n"), "\(r.stderr)")
+        }
     }
 
     @Test("--since a generation made another way is since.mismatch (exit 2): another shard, another delivery, a header with lines removed")

@@ -158,8 +158,9 @@ struct RenderCommandTests {
             index = t.extractfile("index.jsonl").read().decode().splitlines()
             manifest = t.extractfile("manifest.tsv").read().decode().splitlines()
             assert all(l.startswith('{"device":') for l in index), index[:1]
-            assert manifest[0] == "appconfig-manifest 1", manifest[0]
-            print("ok", len(names) - 2, len(index), len(manifest) - manifest.index("") - 1)
+            assert manifest[0] == "appconfig-manifest 2", manifest[0]
+            assert manifest[-1].startswith("end\\t"), manifest[-1]
+            print("ok", len(names) - 2, len(index), len(manifest) - manifest.index("") - 2)
             """
         let check = try runProcess(try #require(which("python3")), ["-c", script, tar])
         return check.stdout.isEmpty ? check.stderr : check.stdout

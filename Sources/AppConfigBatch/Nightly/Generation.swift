@@ -162,8 +162,14 @@ struct Generation {
                 try ClosingFile.emit(lines, to: emit)
             }
         }
-        let manifest = ClosingFile(name: Manifest.fileName) { [self] emit throws(Problem) in
-            try ClosingFile.emit(Manifest.headerText(header), to: emit)
+        let manifest = ClosingFile(name: Manifest.fileName) { [self] write throws(Problem) in
+            try ClosingFile.emit(Manifest.headerText(header), to: write)
+            // The device lines, hashed as they go: the trailer's digest (`Manifest.trailer`).
+            let hasher = SHA256.Hasher()
+            let emit: ClosingFile.Emit = { piece throws(Problem) in
+                hasher.update(UnsafeRawBufferPointer(piece))
+                try write(piece)
+            }
             try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
                 withKeys(entries) { entries, keys in for i in range {
@@ -191,6 +197,7 @@ struct Generation {
                     }
                 } }
             }, emit: emit)
+            try ClosingFile.emit(Manifest.trailer(count: entries.count, digest: hasher.finish()), to: write)
         }
         guard ddm != nil else { return [index, manifest] }
         return [index, ClosingFile("assets.live", live.text), manifest]

@@ -7,13 +7,15 @@ import Darwin
 #endif
 
 /// The generations beside a folder output (`OUT.generations/g<time>-<pid>`), and which of them this
-/// tool made. Each generation holds a marker, `.appconfig-generation`, with its publication
-/// sequence number (one more than any before it): nothing is removed unless its name and its marker
-/// (or, for a generation made before markers, its name and its manifest) prove it one of ours, and
-/// `--keep` prunes by sequence, never by name or clock (a clock that ran ahead named generations
-/// that sorted after every later night's).
+/// tool made. Each generation has a marker beside it, `.NAME.appconfig` (outside the generation, so
+/// that what is published is only the devices' files), written before the generation is made, with
+/// its publication sequence number (one more than any before it): nothing is removed unless its
+/// name and its marker (or, for a generation made before markers, its name and its manifest) prove
+/// it one of ours, and `--keep` prunes by sequence, never by name or clock (a clock that ran ahead
+/// named generations that sorted after every later night's).
 enum Generations {
-    static let markerName = ".appconfig-generation"
+    /// The marker of generation `name`, in the generations' folder.
+    static func markerName(of name: String) -> String { "." + name + ".appconfig" }
 
     /// One generation found in the folder.
     struct Entry {
@@ -60,7 +62,7 @@ enum Generations {
             var info = stat()
             guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
             let complete = access(folder + "/" + Manifest.fileName, F_OK) == 0
-            if let marker = try? String(contentsOfFile: folder + "/" + markerName, encoding: .utf8),
+            if let marker = try? String(contentsOfFile: root + "/" + markerName(of: name), encoding: .utf8),
                let sequence = Int(marker.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
                 entries.append(Entry(name: name, sequence: sequence, complete: complete))
             } else if complete {
@@ -70,8 +72,30 @@ enum Generations {
         return entries
     }
 
-    /// The marker's text for a new generation.
-    static func marker(sequence: Int) -> [UInt8] { Array("appconfig-generation \(sequence)\n".utf8) }
+    /// Writes the marker of a generation about to be made (exclusively: a planted file or symlink
+    /// under its name is refused).
+    static func writeMarker(of name: String, sequence: Int, in root: String) throws(Problem) {
+        let path = root + "/" + markerName(of: name)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Problem(.outputWrite, at: Location(file: path), "cannot create \(path): \(systemError())") }
+        defer { close(fd) }
+        try writeAll(fd, Array("appconfig-generation \(sequence)\n".utf8), path: path)
+    }
+
+    /// Removes a generation this tool made, and its marker.
+    static func remove(_ name: String, in root: String) {
+        try? FileManager.default.removeItem(atPath: root + "/" + name)
+        unlink(root + "/" + markerName(of: name))
+    }
+
+    /// Markers whose generation is gone (a run killed between the two): removed.
+    static func removeOrphanMarkers(in root: String) {
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where file.hasPrefix(".g") && file.hasSuffix(".appconfig") {
+            let name = String(file.dropFirst().dropLast(".appconfig".count))
+            var info = stat()
+            if isGenerationName(name) && lstat(root + "/" + name, &info) != 0 && errno == ENOENT { unlink(root + "/" + file) }
+        }
+    }
 
     /// Complete generations beyond `keep`, oldest first by sequence: never `current` nor `previous`
     /// (the one the output named before the switch: a reader may still be inside it).

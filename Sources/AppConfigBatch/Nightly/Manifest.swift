@@ -123,6 +123,8 @@ public final class Manifest: @unchecked Sendable {
         entries.reserveCapacity(bytes.count / 100)
         var line = 0
         var failure: String?
+        var version = 0
+        var linesStart = 0, trailer: (count: Int, digest: SHA256Digest, start: Int)?
         bytes.withUnsafeBufferPointer { b in
             let n = b.count
             var i = 0
@@ -133,15 +135,26 @@ public final class Manifest: @unchecked Sendable {
                 while end < n && b[end] != 0x0A { end += 1 }
                 defer { i = end + 1 }
                 let l = UnsafeBufferPointer(rebasing: b[i..<end])
+                if trailer != nil { failure = "a line after the manifest's end line"; return }
                 if inHeader {
                     if line == 1 {
-                        if !l.elementsEqual("appconfig-manifest 1".utf8) { failure = "not an appconfig manifest (version 1)"; return }
+                        // Version 1 (before the end line) is read as it is; 2 must end with its end line.
+                        if l.elementsEqual("appconfig-manifest 1".utf8) { version = 1 } else if l.elementsEqual("appconfig-manifest 2".utf8) { version = 2 } else {
+                            failure = "not an appconfig manifest (version 1 or 2)"; return
+                        }
                         continue
                     }
-                    if l.isEmpty { inHeader = false; continue }
+                    if l.isEmpty { inHeader = false; linesStart = end + 1; continue }
                     let s = String(decoding: l, as: UTF8.self)
                     guard let space = s.firstIndex(of: " ") else { failure = "a header line is NAME VALUE"; return }
                     header.append((String(s[..<space]), String(s[s.index(after: space)...])))
+                    continue
+                }
+                if version == 2 && l.starts(with: "end\t".utf8) {
+                    let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
+                    guard fields.count == 3, let count = Int(String(decoding: fields[1], as: UTF8.self)),
+                          let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: fields[2])) else { failure = "an end line is end, count and SHA-256, tab-separated"; return }
+                    trailer = (count, digest, i)
                     continue
                 }
                 // SHA256 \t path \t key
@@ -159,6 +172,13 @@ public final class Manifest: @unchecked Sendable {
                 entries.append(Entry(key: keyStart..<text.count, digest: digest, path: path))
             }
             if inHeader && line > 1 { failure = "the manifest ends in its header" }
+            guard failure == nil, version == 2 else { return }
+            guard let trailer else { failure = "the manifest has no end line: it was cut short"; return }
+            if trailer.count != entries.count {
+                failure = "the end line counts \(trailer.count) devices, the manifest lists \(entries.count): it was cut short or edited"
+            } else if SHA256Digest(of: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[linesStart..<trailer.start])) != trailer.digest {
+                failure = "the device lines do not match the end line's SHA-256: the manifest was edited or damaged"
+            }
         }
         // Changes are found by merging in key order: a manifest out of order is not one appconfig wrote.
         if failure == nil {
@@ -200,9 +220,18 @@ public final class Manifest: @unchecked Sendable {
 
     // MARK: Writing
 
+    /// The last line of a version 2 manifest: `end`, the number of device lines and the SHA-256 of
+    /// their bytes, tab-separated. A manifest cut short, even at a line's end, does not match it.
+    static func trailer(count: Int, digest: SHA256Digest) -> [UInt8] {
+        var out = Array("end\t\(count)\t".utf8)
+        digest.appendHex(to: &out)
+        out.append(0x0A)
+        return out
+    }
+
     /// The manifest's first lines: its version, `NAME VALUE` per header field, a blank line.
     static func headerText(_ header: [(String, String)]) -> [UInt8] {
-        var out = Array("appconfig-manifest 1\n".utf8)
+        var out = Array("appconfig-manifest 2\n".utf8)
         for (name, value) in header { out += Array("\(name) \(value)\n".utf8) }
         out.append(0x0A)
         return out
