@@ -251,6 +251,8 @@ public struct RenderJob: Sendable {
                                     previous: previous, fingerprints: fingerprints.wait(), sink: sink)
         summary.changes = generation.changes?.counts
         summary.since = previous == nil ? nil : (since ?? outputPath)
+        // A signal after the render's last chunk: nothing is published either.
+        if cancellation.isCancelled { summary.interrupted = true }
         try publish(sink, generation, &summary)
         lap("publish")
         summary.seconds = seconds
@@ -428,7 +430,11 @@ public struct RenderJob: Sendable {
     func summarize(program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments) -> RunSummary {
         var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
                            programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
-        s.problems = fleet.inventory.exportChecks + fleet.inventory.problems + (fleet.users?.problems ?? []) + fleet.problems
+        // A shard accounts for its own devices: the join's problems of other shards' rows are theirs.
+        let joinProblems = batch.shard.count == 1 ? fleet.problems : fleet.problems.filter { p in
+            p.location.row.map { batch.shard.contains(hash: OutputNames.hash(fleet.inventory.value(row: $0, slot: fleet.inventory.deviceKeySlot))) } ?? true
+        }
+        s.problems = fleet.inventory.exportChecks + fleet.inventory.problems + (fleet.users?.problems ?? []) + joinProblems
         s.failures = result.failures
         s.devices.inventoryRows = fleet.inventory.dataRows
         s.devices.continuationRows = fleet.inventory.continuationRows
@@ -437,8 +443,8 @@ public struct RenderJob: Sendable {
         s.devices.rendered = result.rendered
         s.devices.failed = result.failures.count
         s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
-        s.devices.usersNotFound = fleet.problems.filter { $0.code == SourceCode.userNotFound }.count
-        s.devices.devicesWithoutUser = fleet.problems.filter { $0.code == SourceCode.userKeyEmpty }.count
+        s.devices.usersNotFound = joinProblems.filter { $0.code == SourceCode.userNotFound }.count
+        s.devices.devicesWithoutUser = joinProblems.filter { $0.code == SourceCode.userKeyEmpty }.count
         s.devices.excluded = assignments.excludedRows.count
         for f in result.failures { for p in f.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 } }
         let inventory = fleet.inventory

@@ -25,23 +25,29 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(index)/\(count)" }
 
     /// The shard a scheduler gives through the environment: a Kubernetes Indexed Job
-    /// (`JOB_COMPLETION_INDEX`, with `--shard-count`), a Slurm array (`SLURM_ARRAY_TASK_ID`,
-    /// `SLURM_ARRAY_TASK_COUNT`), an AWS Batch array (`AWS_BATCH_JOB_ARRAY_INDEX`, with `--shard-count`).
-    /// Nil when no scheduler variable is set.
-    public static func fromEnvironment(_ env: [String: String], count: Int?) throws(Problem) -> Shard? {
+    /// (`JOB_COMPLETION_INDEX`, with `--shard-count`), a Slurm array (`SLURM_ARRAY_TASK_ID`, with
+    /// `--shard-count` or `SLURM_ARRAY_TASK_COUNT`), an AWS Batch array (`AWS_BATCH_JOB_ARRAY_INDEX`,
+    /// with `--shard-count`). The index is the task's id itself, less `base` (`--shard-base 1` for
+    /// arrays numbered from 1): never relative to `SLURM_ARRAY_TASK_MIN`, so that resubmitting one
+    /// failed index (`sbatch --array=2`) renders shard 2 again, not shard 0. An index outside
+    /// 0..N-1 (`--array=1-4` without a base, a stepped `--array=0-6:2`) is refused, never renders
+    /// another slice. Nil when no scheduler variable is set.
+    public static func fromEnvironment(_ env: [String: String], count: Int?, base: Int = 0) throws(Problem) -> Shard? {
         func make(_ indexName: String, _ index: String, _ n: Int?) throws(Problem) -> Shard {
             guard let n else { throw Problem(.shardIndex, "\(indexName) is set; give --shard-count N") }
-            guard let i = Int(index), i >= 0, i < n, n >= 1 else {
+            guard let id = Int(index), n >= 1 else {
                 throw Problem(.shardIndex, "\(indexName)=\(index) is not a shard index below \(n)")
+            }
+            let i = id - base
+            guard i >= 0, i < n else {
+                let range = base == 0 ? "0 to \(n - 1)" : "\(base) to \(n - 1 + base) (--shard-base \(base))"
+                throw Problem(.shardIndex, "\(indexName)=\(index) is not a shard index below \(n): the tasks of \(n) shards are numbered \(range)")
             }
             return Shard(index: i, count: n)
         }
         if let i = env["JOB_COMPLETION_INDEX"] { return try make("JOB_COMPLETION_INDEX", i, count) }
         if let i = env["SLURM_ARRAY_TASK_ID"] {
-            let n = count ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) }
-            // Slurm arrays may start at 1 (--array=1-N): SLURM_ARRAY_TASK_MIN says where.
-            let offset = env["SLURM_ARRAY_TASK_MIN"].flatMap { Int($0) } ?? 0
-            return try make("SLURM_ARRAY_TASK_ID", String((Int(i) ?? -1) - offset), n)
+            return try make("SLURM_ARRAY_TASK_ID", i, count ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) })
         }
         if let i = env["AWS_BATCH_JOB_ARRAY_INDEX"] { return try make("AWS_BATCH_JOB_ARRAY_INDEX", i, count) }
         // A count without an index would render the whole fleet as one shard of N: refused.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What libplist cannot be trusted with, found before it sees the bytes. libplist parses and frees
 /// its tree recursively, so a hostile file nested 200k levels overflows the stack inside libplist:
 /// the depth is checked here, iteratively. It turns a binary UTF-16 string with a lone surrogate
@@ -16,12 +18,18 @@ enum PlistPrecheck {
         /// A binary plist whose trailer does not describe its object table (libplist 2.2 reads some
         /// such files anyway, past the checks above: found by tools/fuzz values).
         case malformedTrailer
+        /// An integer beyond 64 bits (libplist wraps it: 99999999999999999999 read as -1).
+        case integerOutOfRange(String)
+        /// A date libplist 2.2 cannot hold (it keeps int32 seconds from 2001: others wrap).
+        case dateOutOfRange(String)
+        /// A real that is not a number (it passed every constraint: NaN compares false).
+        case notANumber
     }
 
     static func check(_ bytes: [UInt8], limit: Int) -> Verdict {
         guard bytes.starts(with: Array("bplist00".utf8)) else { return xml(bytes, limit: limit) }
         guard let table = BinaryObjectTable(bytes) else { return .malformedTrailer }
-        if let trouble = table.stringTrouble() { return trouble }
+        if let trouble = table.stringTrouble() ?? table.valueTrouble() { return trouble }
         return binary(table, limit: limit)
     }
 
@@ -62,11 +70,56 @@ enum PlistPrecheck {
                 if !selfClosing {
                     depth += 1
                     if depth > limit { return .tooDeep }
+                    // A scalar's text: what libplist would read wrongly without a word.
+                    let name = bytes[(i + 1)..<max(i + 1, end - 1)]
+                    if let kind = ["integer", "real", "date"].first(where: { name.elementsEqual($0.utf8) }) {
+                        var close = end
+                        while close < n && bytes[close] != UInt8(ascii: "<") { close += 1 }
+                        let text = String(decoding: bytes[end..<close], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                        if let trouble = Self.scalarTrouble(kind, text) { return trouble }
+                    }
                 }
                 i = end
             }
         }
         return .fine
+    }
+
+    /// libplist 2.2 keeps a date as int32 seconds from 2001-01-01: these are its first and last.
+    static let dateRange = -2_147_483_648.0...2_147_483_647.0
+    static let dateRangeText = "1932-12-13T20:45:52Z to 2069-01-19T03:14:07Z"
+
+    /// An XML scalar's text that libplist would read as another value.
+    static func scalarTrouble(_ kind: String, _ text: String) -> Verdict? {
+        switch kind {
+        case "integer":
+            let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.dropFirst() : Substring(text)
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }  // libplist's own error
+            return Int64(text) == nil ? .integerOutOfRange(text) : nil
+        case "real":
+            return text.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "+-")) == "nan" ? .notANumber : nil
+        default:
+            guard let seconds = secondsSince2001(text), !dateRange.contains(seconds) else { return nil }
+            return .dateOutOfRange(text)
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SSZ` as seconds from 2001-01-01T00:00:00Z (proleptic Gregorian), nil for
+    /// other text (libplist's to judge).
+    static func secondsSince2001(_ text: String) -> Double? {
+        let u = Array(text.utf8)
+        guard u.count == 20, u[4] == 0x2D, u[7] == 0x2D, u[10] == UInt8(ascii: "T"), u[13] == 0x3A, u[16] == 0x3A, u[19] == UInt8(ascii: "Z") else { return nil }
+        func number(_ r: Range<Int>) -> Int? { u[r].allSatisfy { $0 >= 0x30 && $0 <= 0x39 } ? u[r].reduce(0) { $0 * 10 + Int($1 - 0x30) } : nil }
+        guard let y = number(0..<4), let m = number(5..<7), let d = number(8..<10), let h = number(11..<13),
+              let mi = number(14..<16), let s = number(17..<19), (1...12).contains(m), (1...31).contains(d) else { return nil }
+        // Days from 1970-01-01 (Howard Hinnant's days_from_civil).
+        let yy = m <= 2 ? y - 1 : y
+        let era = (yy >= 0 ? yy : yy - 399) / 400
+        let yoe = yy - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        return Double(days * 86_400 + h * 3600 + mi * 60 + s) - 978_307_200
     }
 
     /// Whether the character reference whose text starts at `start` (after `&#`) is `0`, `x0`,
@@ -168,6 +221,38 @@ private struct BinaryObjectTable {
                 expectingLow = isHigh
             }
             if expectingLow { return .loneSurrogate }
+        }
+        return nil
+    }
+
+    /// An integer beyond 64 bits (a 16-byte integer libplist reads as unsigned: it wraps), a real
+    /// that is NaN, a date outside what libplist holds.
+    func valueTrouble() -> PlistPrecheck.Verdict? {
+        for object in 0..<count {
+            guard let offset = be(tableOffset + object * offsetSize, offsetSize), offset < bytes.count else { continue }
+            let marker = bytes[offset]
+            let size = 1 << Int(marker & 0x0F)
+            guard size <= 16, offset + 1 + size <= bytes.count else { continue }
+            let value = bytes[(offset + 1)..<(offset + 1 + size)]
+            switch marker >> 4 {
+            case 0x1 where size == 16:
+                // Fits a signed 64-bit integer only with nothing in the high half and the low one's top bit clear.
+                if value.prefix(8).contains(where: { $0 != 0 }) || value[value.startIndex + 8] & 0x80 != 0 {
+                    let bits = value.reduce(UInt128(0)) { $0 << 8 | UInt128($1) }
+                    return .integerOutOfRange(String(Int128(bitPattern: bits)))
+                }
+            case 0x2 where size == 4:
+                if Float(bitPattern: value.reduce(0) { $0 << 8 | UInt32($1) }).isNaN { return .notANumber }
+            case 0x2 where size == 8:
+                if Double(bitPattern: value.reduce(0) { $0 << 8 | UInt64($1) }).isNaN { return .notANumber }
+            case 0x3 where marker == 0x33:
+                let seconds = Double(bitPattern: value.reduce(0) { $0 << 8 | UInt64($1) })
+                if !PlistPrecheck.dateRange.contains(seconds) {
+                    let text = seconds.isFinite ? ISO8601DateFormatter().string(from: Date(timeIntervalSinceReferenceDate: seconds)) : "\(seconds)"
+                    return .dateOutOfRange(text)
+                }
+            default: break
+            }
         }
         return nil
     }

@@ -65,6 +65,10 @@ public enum LibPlist {
         case .loneSurrogate: throw DecodeError(message: "a string holds a lone UTF-16 surrogate")
         case .nulCharacter: throw DecodeError(message: "a string or key holds a NUL character")
         case .malformedTrailer: throw DecodeError(message: "libplist could not decode this binary plist: its trailer does not describe its object table")
+        case .integerOutOfRange(let text): throw DecodeError(message: "integer \(text) is out of range for a 64-bit integer")
+        case .dateOutOfRange(let text):
+            throw DecodeError(message: "date \(text) is outside the dates a plist keeps exactly (\(PlistPrecheck.dateRangeText))")
+        case .notANumber: throw DecodeError(message: "a real is NaN, which no key can take (it would pass every constraint)")
         }
         var root: plist_t? = nil
         bytes.withUnsafeBufferPointer { buffer in

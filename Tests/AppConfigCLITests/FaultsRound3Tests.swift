@@ -135,6 +135,53 @@ struct FaultsRound3Tests {
         }
     }
 
+    @Test("SIGTERM and SIGINT end a run blocked before the render (--since a FIFO nobody writes): exit 130 within a second, nothing written", arguments: [SIGTERM, SIGINT])
+    func signalBeforeRender(_ sig: Int32) throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("manifest.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let out = dir.appendingPathComponent("out").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
+        process.arguments = Array(Self.job.dropFirst(0)) + ["--since", fifo, "--out", out]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        usleep(800_000)  // compiled, locked, now blocked opening the FIFO
+        kill(process.processIdentifier, sig)
+        let sent = Date()
+        process.waitUntilExit()
+        #expect(Date().timeIntervalSince(sent) < 1.0)
+        #expect(process.terminationStatus == 130)
+        #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).hasSuffix("appconfig: interrupted: nothing was published\n"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test("each shard's report holds its own devices' join problems only; --partial-exit 0 for schedulers; --shard 0/1 overrides an array's variables")
+    func shardReports() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var notFound = 0
+        for i in 0..<2 {
+            let report = dir.appendingPathComponent("report\(i)").path
+            let r = try render(["--shard", "\(i)/2", "--dry-run", "--report", report, "--partial-exit", "0"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+            let devices = try #require(summary["devices"] as? [String: Int])
+            let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
+            #expect(errors.filter { $0.contains("join.user-not-found") }.count == devices["usersNotFound"])
+            notFound += devices["usersNotFound"] ?? 0
+        }
+        // The demo's 15 users not found, each in one shard's report.
+        #expect(notFound == 15)
+        // A whole-fleet job inside an array task: --shard 0/1 wins over the inherited variables.
+        let whole = try runProcess(Paths.appconfigBinary, Self.job + ["--shard", "0/1", "--dry-run"], environment: ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4"])
+        #expect(whole.status == 3)
+        #expect(whole.stdout.hasPrefix("checked 975 of 1000 devices (binary) in"), "\(whole.stdout)")
+    }
+
     @Test("--since a generation made another way is since.mismatch (exit 2): another shard, another delivery, a header with lines removed")
     func sinceMismatch() throws {
         let dir = try Paths.temporaryDirectory()

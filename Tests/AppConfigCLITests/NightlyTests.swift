@@ -105,7 +105,7 @@ struct NightlyTests {
         #expect(Set(written.keys) == Set(fullFiles.keys.filter { $0.hasSuffix("/\(udid(moved)).plist") || $0.hasSuffix("/\(newUDID).plist") }))
         for (path, bytes) in written { #expect(bytes == fullFiles[path], "\(path)") }
         // The manifest still lists the whole fleet, so the next night compares with all of it.
-        let manifest = try Self.lines(out + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") }
+        let manifest = try Self.lines(out + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") && !$0.hasPrefix("end\t") }
         #expect(manifest.count == fullFiles.count)
         let index = try Self.lines(out + "/index.jsonl")
         #expect(index.count == 2)
@@ -204,8 +204,8 @@ struct NightlyTests {
         let kept = try render(delivery + directory + ["--inventory", inventory, "--out", out])
         #expect(kept.status == 3, "\(kept.stdout)")
         #expect(kept.stdout.contains("missing: 321 devices are not in tonight's inputs"))
-        let manifest = try Self.lines(out + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") }
-        #expect(manifest.count == (try Self.lines(good + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") }.count))
+        let manifest = try Self.lines(out + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") && !$0.hasPrefix("end\t") }
+        #expect(manifest.count == (try Self.lines(good + "/manifest.tsv").filter { $0.count > 64 && $0.contains("\t") && !$0.hasPrefix("end\t") }.count))
     }
 
     @Test("a night whose directory export is empty: nothing published, status 1, the good generation stays; the report says what would have happened")
@@ -267,7 +267,7 @@ struct NightlyTests {
         #expect(FolderSink.published(out) != good)
         // --keep 1: only the published generation stays.
         #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--keep", "1", "--quiet"]).status == 3)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }.count == 1)
     }
 
     @Test("a second render to an output that another run holds fails with one clear line and writes nothing")
@@ -317,7 +317,7 @@ struct NightlyTests {
         #expect(r.stdout.contains("since \(out): 0 added, 0 changed, 0 removed, 0 missing, 975 unchanged\n"), "\(r.stdout)")
         #expect(r.stdout.hasSuffix("nothing changed since \(out): nothing new was published\n"), "\(r.stdout)")
         #expect(FolderSink.published(out) == good)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }.count == 1)
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
         #expect(summary["nothingChanged"] as? Bool == true && summary["published"] as? Bool == false)
     }
@@ -393,7 +393,7 @@ struct NightlyTests {
         }
         let published = try #require(FolderSink.published(dir.appendingPathComponent("o").path))
         #expect(try Self.files(published).count == 975)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("o.generations").path).count == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("o.generations").path).filter { !$0.hasPrefix(".") }.count == 2)
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("t.manifest.tsv").path))
     }
 
@@ -474,7 +474,7 @@ struct NightlyTests {
         let current = try #require(FolderSink.published(out))
         try Self.checkWhole(current)
         // Only complete generations are left, at most --keep of them.
-        let generations = try FileManager.default.contentsOfDirectory(atPath: out + ".generations")
+        let generations = try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }  // markers aside
         #expect(generations.count <= 2)
         for g in generations { #expect(FileManager.default.fileExists(atPath: out + ".generations/" + g + "/manifest.tsv")) }
         // Every generation seen published during the kills is either gone (beyond --keep) or still whole.
@@ -483,7 +483,7 @@ struct NightlyTests {
 
     /// A generation's files are exactly its manifest's, with its digests.
     static func checkWhole(_ generation: String) throws {
-        let manifest = try lines(generation + "/manifest.tsv").filter { $0.contains("\t") }
+        let manifest = try lines(generation + "/manifest.tsv").filter { $0.contains("\t") && !$0.hasPrefix("end\t") }
         var files = Set(try FileManager.default.subpathsOfDirectory(atPath: generation).filter { $0.hasSuffix(".plist") })
         #expect(manifest.count == files.count, "\(generation)")
         for (i, line) in manifest.enumerated() {

@@ -180,6 +180,36 @@ struct ValuesFileTests {
         }
     }
 
+    /// Issue 31: libplist wrapped these without a word (a date of 1900 read as 1932-12-13, 2^63 as
+    /// -2^63, NaN passing `min="0" max="1"`); the precheck refuses them in XML and binary plists.
+    @Test("plist values libplist would read wrongly are errors", arguments: [
+        ("<date>1900-01-01T00:00:00Z</date>", "date 1900-01-01T00:00:00Z is outside the dates a plist keeps exactly (1932-12-13T20:45:52Z to 2069-01-19T03:14:07Z)"),
+        ("<date>2069-01-19T03:14:08Z</date>", "date 2069-01-19T03:14:08Z is outside the dates a plist keeps exactly (1932-12-13T20:45:52Z to 2069-01-19T03:14:07Z)"),
+        ("<integer>99999999999999999999</integer>", "integer 99999999999999999999 is out of range for a 64-bit integer"),
+        ("<integer>9223372036854775808</integer>", "integer 9223372036854775808 is out of range for a 64-bit integer"),
+        ("<real>nan</real>", "a real is NaN, which no key can take (it would pass every constraint)"),
+        // plistlib's binary plists: NaN, 2^63, 1900-01-01.
+        ("62706c6973743030d101025166237ff8000000000000080b0d0000000000000101000000000000000300000000000000000000000000000016",
+         "a real is NaN, which no key can take (it would pass every constraint)"),
+        ("62706c6973743030d1010251691400000000000000008000000000000000080b0d000000000000010100000000000000030000000000000000000000000000001e",
+         "integer 9223372036854775808 is out of range for a 64-bit integer"),
+        ("62706c6973743030d10102516433c1e7bf48e0000000080b0d0000000000000101000000000000000300000000000000000000000000000016",
+         "date 1900-01-01T00:00:00Z is outside the dates a plist keeps exactly (1932-12-13T20:45:52Z to 2069-01-19T03:14:07Z)"),
+    ])
+    func plistValuesLibplistWraps(value: String, message: String) {
+        let bytes: [UInt8]
+        if value.hasPrefix("<") {
+            bytes = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>x</key>\(value)</dict></plist>\n".utf8)
+        } else {
+            bytes = stride(from: 0, to: value.count, by: 2).map { UInt8(value.dropFirst($0).prefix(2), radix: 16)! }
+        }
+        let r = AdminValuesReader.read(bytes, file: "v.plist", spec: Self.spec)
+        #expect(r.diagnostics.map(\.message) == [message])
+        // The edges are kept: the last date libplist holds, the smallest integer.
+        let fine = "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>x</key><date>2069-01-19T03:14:07Z</date><key>y</key><integer>-9223372036854775808</integer></dict></plist>"
+        #expect(!AdminValuesReader.read(Array(fine.utf8), file: "v.plist", spec: Self.spec).diagnostics.contains { $0.code == .valuesSyntax })
+    }
+
     @Test("numbers JSON cannot hold exactly are named for what they are")
     func numberMessages() {
         #expect(read(#"{"timeout": -9223372036854775809}"#).diagnostics.map(\.message)

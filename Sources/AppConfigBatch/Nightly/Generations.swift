@@ -97,10 +97,11 @@ enum Generations {
         }
     }
 
-    /// Complete generations beyond `keep`, oldest first by sequence: never `current` nor `previous`
-    /// (the one the output named before the switch: a reader may still be inside it).
+    /// Complete generations beyond `keep`, oldest first by sequence: never `current`, nor with
+    /// `keep` of 2 or more `previous` (the one the output named before the switch: a reader may
+    /// still be inside it; `--keep 1` asks for it to go).
     static func prunable(in root: String, keep: Int, current: String, previous: String?) -> [String] {
         let complete = list(in: root).filter(\.complete).sorted { ($0.sequence, $0.name) < ($1.sequence, $1.name) }
-        return complete.dropLast(max(keep, 1)).map(\.name).filter { $0 != current && $0 != previous }
+        return complete.dropLast(max(keep, 1)).map(\.name).filter { $0 != current && (keep < 2 || $0 != previous) }
     }
 }

@@ -38,6 +38,10 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Render shard I of N (devices by a stable hash of their key), e.g. 0/3.") var shard: String?
     @Option(name: .customLong("shard-count"), help: "The number of shards, for an index from JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX.")
     var shardCount: Int?
+    @Option(name: .customLong("shard-base"), help: "The first task id of the scheduler's array: 0 (default) or 1 (sbatch --array=1-N). The shard is the task id less this.")
+    var shardBase = 0
+    @Option(name: .customLong("partial-exit"), help: "The exit status of a published run in which some devices failed or were skipped (default 3; schedulers such as Slurm, Kubernetes and AWS Batch count any status but 0 as a failure: give 0 there).")
+    var partialExit: Int32 = ExitStatus.partial
     @Option(name: .customLong("max-failures"), help: "Fail the run (status 1, nothing published) when more devices fail.") var maxFailures: Int?
     @Option(name: .customLong("max-failure-ratio"), help: "Publish nothing (status 1) when a larger share of the devices fails.") var maxFailureRatio = 0.05
     @Option(help: "The previous generation to compare with (a generation folder, its manifest.tsv, or its tar); default with --out: the one published now.")
@@ -65,6 +69,8 @@ struct RenderCommand: ParsableCommand {
     func validate() throws {
         if !dryRun && explain == nil && (out == nil) == (tar == nil) { throw ValidationError("give one of --out DIR and --tar FILE (or --dry-run, or --explain DEVICE)") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if shardBase != 0 && shardBase != 1 { throw ValidationError("--shard-base is 0 or 1") }
+        if partialExit != 0 && partialExit != ExitStatus.partial { throw ValidationError("--partial-exit is 0 or 3") }
         if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard takes I/N with 0 <= I < N, not \"\(shard)\"") }
         if delivery.delivery.isMDMCommand && format == .binary {
             throw ValidationError("MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
@@ -89,7 +95,7 @@ struct RenderCommand: ParsableCommand {
         job.batch.jobs = jobs ?? ProcessInfo.processInfo.activeProcessorCount
         job.batch.verify = verify
         job.batch.shard = try reportingProblems {
-            try shard.flatMap(Shard.init(parsing:)) ?? Shard.fromEnvironment(ProcessInfo.processInfo.environment, count: shardCount) ?? .whole
+            try shard.flatMap(Shard.init(parsing:)) ?? Shard.fromEnvironment(ProcessInfo.processInfo.environment, count: shardCount, base: shardBase) ?? .whole
         }
         job.output = dryRun || explain != nil ? .dryRun : out.map { .directory($0) } ?? (tar == "-" ? .tarStdout : .tar(tar!))
         job.allowUnjoined = allowUnjoined
@@ -120,10 +126,21 @@ struct RenderCommand: ParsableCommand {
             return
         }
         let cancellation = Cancellation()
+        // SIGINT and SIGTERM end every phase: while rendering and publishing the workers stop at
+        // their next chunk and the job discards its output; in the phases before (a --since FIFO
+        // nobody writes, an LDAP server retried, a long compile) nothing is written yet, so the
+        // process ends at once, exit 130.
+        let rendering = Atomic<Bool>(false)
         let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { cancellation.cancel() }
+            source.setEventHandler {
+                cancellation.cancel()
+                if !rendering.load(ordering: .acquiring) {
+                    writeStandardError("\nappconfig: interrupted: nothing was published\n")
+                    _exit(ExitStatus.interrupted)
+                }
+            }
             source.resume()
             return source
         }
@@ -133,8 +150,12 @@ struct RenderCommand: ParsableCommand {
         // On a terminal, a warning first clears the progress line it would otherwise run into.
         let clear = meter == nil ? "" : "\r\u{1B}[K"
         observer.warning = { writeStandardError(clear + $0.description + "\n") }
+        observer.phaseStarted = { phase in
+            // From the render on, the job itself stops and cleans up.
+            if phase == "render" { rendering.store(true, ordering: .releasing) }
+            meter?.phase(phase)
+        }
         if let meter {
-            observer.phaseStarted = { meter.phase($0) }
             observer.renderStarted = { batch in meter.rendering(total: batch.deviceCount) { batch.progress.load(ordering: .relaxed) } }
         }
         let started = monotonicSeconds()
@@ -147,7 +168,8 @@ struct RenderCommand: ParsableCommand {
             throw error
         }
         printSummary(summary, seconds: monotonicSeconds() - started)
-        if summary.exitStatus != ExitStatus.ok { throw ExitCode(summary.exitStatus) }
+        let status = summary.exitStatus == ExitStatus.partial ? partialExit : summary.exitStatus
+        if status != ExitStatus.ok { throw ExitCode(status) }
     }
 
     /// The summary's second line when devices went since the previous generation: how many lose
