@@ -108,6 +108,7 @@ extension ByteBuffer {
 
     /// `substr`/`last`: the characters (Unicode scalars: UTF-8 lead bytes) from `first` (negative:
     /// from the end), `length` of them or to the end.
+    @inline(never)  // rare filters stay out of the VM loop (inlined, they slowed every device)
     mutating func slice(from start: Int, start first: Int, length: Int?) {
         var scalars = 0
         for i in start..<count where base[i] & 0xC0 != 0x80 { scalars += 1 }
@@ -125,6 +126,7 @@ extension ByteBuffer {
 
     /// `split`: the `index`-th piece (negative: from the end) of the value cut at each
     /// `separator` (not empty); empty when there is no such piece.
+    @inline(never)
     mutating func piece(from start: Int, separator: UnsafeBufferPointer<UInt8>, index: Int) {
         let n = separator.count
         var cuts: [Int] = []  // the byte offset of each separator, in order

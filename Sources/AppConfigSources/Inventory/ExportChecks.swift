@@ -1,4 +1,6 @@
+import AppConfigBytes
 import AppConfigSpec
+import Foundation
 
 /// Does the header line up with the rows? An export whose rows are shifted a column (the Jamf Pro
 /// export in the corpus: `Serial Number` holds IP addresses, `Email Address` battery levels) reads
@@ -11,29 +13,53 @@ enum ExportChecks {
     enum Shape: String {
         case serialNumber = "serial numbers", udid = "UDIDs", imei = "IMEIs", macAddress = "MAC addresses", email = "email addresses"
 
-        /// Whether `v` (not empty) has this shape.
+        /// Whether `v` (not empty) has this shape. Byte loops that allocate nothing: every value of
+        /// the checked columns is looked at (a first version that split and filtered arrays per
+        /// value took 0.95 s of a 1M-device load, against 0.17 s for the whole parse).
         func fits(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
             switch self {
             case .serialNumber:
                 // Letters, digits and dashes (Apple's 10-12 characters; other vendors' longer).
-                return v.count <= 40 && v.allSatisfy { Self.isAlphanumeric($0) || $0 == UInt8(ascii: "-") }
+                guard v.count <= 40 else { return false }
+                for b in v where !(Self.isAlphanumeric(b) || b == UInt8(ascii: "-")) { return false }
+                return true
             case .udid:
-                // 40 hex digits (before iPhone XS), 8-16 hex digits, or a UUID.
-                let parts = v.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
-                guard parts.allSatisfy({ $0.allSatisfy(Self.isHexDigit) }) else { return false }
-                let lengths = parts.map(\.count)
-                return lengths == [40] || lengths == [8, 16] || lengths == [8, 4, 4, 4, 12]
+                // 40 hex digits (before iPhone XS), 8-16 hex digits, or a UUID (8-4-4-4-12).
+                var run = 0, runs = 0, shape: UInt64 = 0
+                for b in v {
+                    if b == UInt8(ascii: "-") {
+                        shape = shape << 8 | UInt64(min(run, 255)); runs += 1; run = 0
+                        if runs > 4 { return false }
+                    } else if Self.isHexDigit(b) {
+                        run += 1
+                    } else {
+                        return false
+                    }
+                }
+                shape = shape << 8 | UInt64(min(run, 255))
+                return (runs == 0 && run == 40) || (runs == 1 && shape == (8 << 8 | 16))
+                    || (runs == 4 && shape == (8 << 32 | 4 << 24 | 4 << 16 | 4 << 8 | 12))
             case .imei:
                 // 14 to 16 digits (IMEI, IMEISV), in groups separated by spaces.
-                let digits = v.filter { $0 != UInt8(ascii: " ") }
-                return (14...16).contains(digits.count) && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                var digits = 0
+                for b in v {
+                    if b >= 0x30 && b <= 0x39 { digits += 1 } else if b != UInt8(ascii: " ") { return false }
+                }
+                return (14...16).contains(digits)
             case .macAddress:
-                let parts = v.split(omittingEmptySubsequences: false) { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "-") }
-                return (parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(Self.isHexDigit) })
-                    || (parts.count == 1 && v.count == 12 && v.allSatisfy(Self.isHexDigit))
+                if v.count == 12 { return v.allSatisfy(Self.isHexDigit) }
+                guard v.count == 17 else { return false }
+                let separator = v[2]
+                guard separator == UInt8(ascii: ":") || separator == UInt8(ascii: "-") else { return false }
+                for i in 0..<17 where !(i % 3 == 2 ? v[i] == separator : Self.isHexDigit(v[i])) { return false }
+                return true
             case .email:
-                guard let at = v.firstIndex(of: UInt8(ascii: "@")) else { return false }
-                return at > 0 && at < v.count - 1 && !v.contains { $0 == UInt8(ascii: " ") }
+                var at = -1
+                for (i, b) in v.enumerated() {
+                    if b == UInt8(ascii: " ") { return false }
+                    if b == UInt8(ascii: "@") && at < 0 { at = i }
+                }
+                return at > 0 && at < v.count - 1
             }
         }
 
@@ -55,8 +81,8 @@ enum ExportChecks {
         return columns
     }
 
-    /// The warnings (errors when `strict`) for `table`: checked on every row, a few milliseconds
-    /// for a million devices.
+    /// The warnings (errors when `strict`) for `table`: every row checked, examples the first rows
+    /// in file order.
     static func problems(_ table: InventoryTable, fieldCountRows: Int, duplicateKeyRows: Int, strict: Bool) -> [Problem] {
         let severity: Problem.Severity = strict ? .error : .warning
         let headerLine = Location(file: table.file, line: 1)
@@ -72,23 +98,47 @@ enum ExportChecks {
             problems.append(Problem(.inventoryDuplicateKeys, severity, at: headerLine,
                                     "\(duplicateKeyRows) of \(keyed) rows repeat a device key of column \"\(column)\": a device key names one device", hint: hint))
         }
-        for (slot, what, shape) in checkedColumns(table) {
-            var filled = 0, unlike = 0
-            var examples: [String] = []
-            table.withColumn(slot) { column in
-                for row in 0..<table.rowCount {
-                    let v = column.value(row: row)
-                    if v.isEmpty { continue }
-                    filled += 1
-                    if shape.fits(v) { continue }
-                    unlike += 1
-                    if examples.count < 3 { examples.append("\"\(String(decoding: v.prefix(40), as: UTF8.self))\" (line \(table.line(of: row)))") }
-                }
+        // One pass over the rows, a row's columns together (its bytes share cache lines; a pass per
+        // column read the 277 MB of a 1M-device export five times), in a range per core.
+        let columns = checkedColumns(table)
+        guard !columns.isEmpty else { return problems }
+        struct Tally { var filled: [Int], unlike: [Int], examples: [[Int]] }
+        let parts = ProcessInfo.processInfo.activeProcessorCount
+        var tallies = [Tally](repeating: Tally(filled: Array(repeating: 0, count: columns.count), unlike: Array(repeating: 0, count: columns.count),
+                                               examples: Array(repeating: [], count: columns.count)), count: parts)
+        // Plain values only in the loop: a tuple holding a String was retained and released per
+        // value, by both cores on the same objects (0.1 s of a 1M-device load).
+        let slotsOfColumns = columns.map(\.slot), shapes = columns.map(\.shape)
+        tallies.withUnsafeMutableBufferPointer { slots in
+            let slots = WorkerSlots(slots)
+            forEachRange(table.rowCount, parts: parts, parallelFrom: 65_536) { part, range in
+                var filled = [Int](repeating: 0, count: shapes.count), unlike = filled
+                var examples = [[Int]](repeating: [], count: shapes.count)
+                slotsOfColumns.withUnsafeBufferPointer { slotOf in shapes.withUnsafeBufferPointer { shapeOf in
+                    for row in range {
+                        for c in 0..<slotOf.count {
+                            let v = table.value(row: row, slot: slotOf[c])
+                            if v.isEmpty { continue }
+                            filled[c] += 1
+                            if shapeOf[c].fits(v) { continue }
+                            unlike[c] += 1
+                            if examples[c].count < 3 { examples[c].append(row) }
+                        }
+                    }
+                } }
+                slots.buffer[part] = Tally(filled: filled, unlike: unlike, examples: examples)
             }
+        }
+        for (c, column) in columns.enumerated() {
+            let unlike = tallies.reduce(0) { $0 + $1.unlike[c] }
             guard unlike > 0 else { continue }
-            let column = table.header[table.keptColumns[slot]]
+            let filled = tallies.reduce(0) { $0 + $1.filled[c] }
+            let examples = tallies.flatMap { $0.examples[c] }.prefix(3).map { row in
+                "\"\(String(decoding: table.value(row: row, slot: column.slot).prefix(40), as: UTF8.self))\" (line \(table.line(of: row)))"
+            }
+            let name = table.header[table.keptColumns[column.slot]]
             problems.append(Problem(.inventorySuspectValues, severity, at: headerLine,
-                                    "column \"\(column)\" (\(what)): \(unlike) of \(filled) values do not look like \(shape.rawValue), e.g. "
+                                    "column \"\(name)\" (\(column.what)): \(unlike) of \(filled) values do not look like \(column.shape.rawValue), e.g. "
                                     + examples.joined(separator: ", "), hint: hint))
         }
         return problems
