@@ -182,6 +182,41 @@ struct FaultsRound3Tests {
         #expect(whole.stdout.hasPrefix("checked 975 of 1000 devices (binary) in"), "\(whole.stdout)")
     }
 
+    @Test("--since a file that is no manifest is refused from its first line (a large one is not read whole)")
+    func sinceNotAManifest() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let big = dir.appendingPathComponent("archive.bin").path
+        // 64 MiB, sparse: reading it whole took seconds and as much memory.
+        let fd = open(big, O_WRONLY | O_CREAT, 0o644)
+        #expect(ftruncate(fd, 64 << 20) == 0)
+        close(fd)
+        let r = try render(["--dry-run", "--since", big])
+        #expect(r.status == 1)
+        #expect(r.stderr == "\(big):1: error: not an appconfig manifest (version 1 or 2) [manifest.syntax]\n")
+    }
+
+    @Test("values and specs written on one long line read in linear time: 10,000 assignments (the limit said), 40,000 reals, 20,000 keys")
+    func oneLongLine() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let values = dir.appendingPathComponent("many.json").path, spec = dir.appendingPathComponent("spec.xml").path
+        let assignments = (0..<10_000).map { #"{"name": "a\#($0)", "match": {"ou": "x\#($0)"}, "values": {"theme": "dark"}}"# }
+        try (#"{"values": {"mapZoomLevels": ["# + Array(repeating: "0.5", count: 40_000).joined(separator: ", ") + #"]}, "assignments": ["#
+             + assignments.joined(separator: ", ") + "]}").write(toFile: values, atomically: true, encoding: .utf8)
+        let r = try runProcess(Paths.appconfigBinary, ["lint", Paths.fixture("demo/spec.xml"), "--values", values])
+        #expect(r.status == 1)
+        // The 65th assignment, found where it stands on the line.
+        #expect(r.stdout.contains(":1:") && r.stdout.contains("error: more than 64 assignments [assignment.syntax]"), "\(r.stdout)")
+        try ("<managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId><dict>"
+             + (0..<20_000).map { #"<string keyName="k\#($0)"/>"# }.joined() + "<bad/></dict></managedAppConfiguration>")
+            .write(toFile: spec, atomically: true, encoding: .utf8)
+        let l = try runProcess(Paths.appconfigBinary, ["lint", spec])
+        #expect(l.status == 1)
+        let column = 87 + (0..<20_000).reduce(0) { $0 + #"<string keyName="k\#($1)"/>"#.count } + 1
+        #expect(l.stdout.contains("\(spec):1:\(column): error:"), "\(l.stdout.prefix(300))")
+    }
+
     @Test("--since a generation made another way is since.mismatch (exit 2): another shard, another delivery, a header with lines removed")
     func sinceMismatch() throws {
         let dir = try Paths.temporaryDirectory()

@@ -111,6 +111,18 @@ public final class Manifest: @unchecked Sendable {
     }
 
     private static func read(_ path: String) throws(Problem) -> [UInt8] {
+        // Its first line first: a file that is no manifest (a 3 GiB archive given by mistake) is
+        // refused before it is read whole.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            var head = [UInt8](repeating: 0, count: 21)
+            let n = Glibc.read(fd, &head, head.count)
+            close(fd)
+            let versions = ["appconfig-manifest 1\n", "appconfig-manifest 2\n"].map { Array($0.utf8) }
+            if n >= 0 && !versions.contains(where: { head[..<n].elementsEqual($0) }) {
+                throw Problem(.manifestSyntax, at: Location(file: path, line: 1), "not an appconfig manifest (version 1 or 2)")
+            }
+        }
         do { return try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
     }
 
