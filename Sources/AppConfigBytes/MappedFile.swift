@@ -23,7 +23,8 @@ public final class MappedFile: @unchecked Sendable {
     public let bytes: UnsafeMutableBufferPointer<UInt8>
     private let fd: Int32
     private let guardSlot: Int32
-    private let mapped: (size: Int, seconds: Int, nanoseconds: Int)
+    /// At mapping: the size, the ctime, and the mtime (`modification`).
+    private let mapped: (size: Int, seconds: Int, nanoseconds: Int, modification: (Int, Int))
 
     /// Maps `path`, or returns nil when it cannot be mapped (empty, not a regular file, no guard
     /// slot left, the system refused): the caller reads it instead. Throws what reading would
@@ -47,7 +48,8 @@ public final class MappedFile: @unchecked Sendable {
         guardSlot = slot
         bytes = UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: file.size)
         let modified = Self.modified(info)
-        mapped = (file.size, modified.seconds, modified.nanoseconds)
+        let modification = Self.modificationTime(info)
+        mapped = (file.size, modified.seconds, modified.nanoseconds, (modification.seconds, modification.nanoseconds))
     }
 
     /// Why what was read from the mapping cannot be trusted, or nil: the file was cut shorter
@@ -59,17 +61,33 @@ public final class MappedFile: @unchecked Sendable {
         if lost > 0 || Int(info.st_size) != mapped.size {
             return FileReadError(path: path, reason: "it changed while it was read (\(mapped.size) bytes, then \(info.st_size))", changed: true)
         }
-        if Self.modified(info) != (mapped.seconds, mapped.nanoseconds) {
+        // A file replaced by a rename (as exporters write) has no name left: the unlink moved its
+        // ctime, not its content; its modification time says whether it was written to.
+        let now = info.st_nlink == 0 ? Self.modificationTime(info) : Self.modified(info)
+        let then = info.st_nlink == 0 ? (seconds: mapped.modification.0, nanoseconds: mapped.modification.1) : (seconds: mapped.seconds, nanoseconds: mapped.nanoseconds)
+        if now != then {
             return FileReadError(path: path, reason: "it changed while it was read (written to in place)", changed: true)
         }
         return nil
     }
 
-    private static func modified(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
+    private static func modificationTime(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
         #if canImport(Darwin)
         (Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec))
         #else
         (Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec))
+        #endif
+    }
+
+    /// The file's status-change time (ctime), not its modification time: a rewrite in place that
+    /// puts the mtime back (`rsync --inplace -t`, same size) left the mtime as it was, and a
+    /// 100k-device render was published half old, half new. No call sets the ctime back: every
+    /// write, and every `utimes`, moves it.
+    private static func modified(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
+        #if canImport(Darwin)
+        (Int(info.st_ctimespec.tv_sec), Int(info.st_ctimespec.tv_nsec))
+        #else
+        (Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec))
         #endif
     }
 

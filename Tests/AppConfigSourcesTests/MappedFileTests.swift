@@ -93,6 +93,23 @@ struct MappedFileTests {
         }
     }
 
+    @Test("a file rewritten in place with its size and modification time put back (rsync --inplace -t): the change is told")
+    func writtenInPlaceTimeRestored() throws {
+        try Self.withMapped(Self.randomBytes(5000)) { path, mapped throws in
+            var before = stat()
+            #expect(stat(path, &before) == 0)
+            usleep(20_000)  // past the filesystem's time resolution
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.write(contentsOf: [1, 2, 3])
+            try handle.close()
+            var times = [before.st_atim, before.st_mtim]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)  // the old modification time again
+            var after = stat()
+            #expect(stat(path, &after) == 0 && after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
+            #expect(mapped.change()?.description == "cannot read \(path): it changed while it was read (written to in place)")
+        }
+    }
+
     @Test("a file replaced by another (renamed over it): the mapping keeps the old one, no change")
     func replacedByRename() throws {
         let bytes = Self.randomBytes(9000)
