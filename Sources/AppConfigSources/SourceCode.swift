@@ -24,6 +24,8 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case csvNoDeviceKey = "csv.no-device-key"
     /// A row whose device key is empty.
     case csvEmptyDeviceKey = "csv.empty-device-key"
+    /// A device key of only spaces, or holding a line break or another control character.
+    case csvBadDeviceKey = "csv.bad-device-key"
     /// A device key on two rows, or two keys equal but for ASCII case (the second is skipped).
     case csvDuplicateDeviceKey = "csv.duplicate-device-key"
     /// Values of a mapped column shaped unlike their variable (serial numbers that are IP addresses,

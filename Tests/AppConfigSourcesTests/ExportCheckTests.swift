@@ -101,6 +101,18 @@ struct ExportCheckTests {
         #expect(repeated.exportChecks.first?.message == "4 of 5 rows repeat a device key of column \"Serial Number\": a device key names one device")
     }
 
+    @Test("device keys of only spaces or with a line break are refused with their line, not taken silently")
+    func unusableKeys() throws {
+        let t = try table("UDID,Model\n\"   \",iPad\n\"A\nB\",iPad\n00008030-001A2B3C4D5E6F70,iPad\n")
+        #expect(t.rowCount == 1)
+        #expect(t.problems == [
+            Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 2), "the device key column \"UDID\" holds only spaces; this row is skipped"),
+            Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 3, device: "A\\nB"),
+                    "the device key column \"UDID\" holds a control character (a line feed); this row is skipped"),
+        ])
+        #expect(throws: Problem.self) { try table("UDID\n\"a\tb\"\n") { $0.strict = true } }
+    }
+
     @Test("the shifted Jamf Pro export of the corpus is flagged with its examples", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func shiftedJamfProExport() throws {
         let path = try #require(Paths.corpusFile("inventory/jamf-reports-community/harbor_mobile_insights_all_devices.csv"))
