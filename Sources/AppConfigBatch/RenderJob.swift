@@ -253,13 +253,19 @@ public struct RenderJob: Sendable {
         summary.since = previous == nil ? nil : (since ?? outputPath)
         // A signal after the render's last chunk: nothing is published either.
         if cancellation.isCancelled { summary.interrupted = true }
+        summary.seconds = seconds
+        summary.wallSeconds = monotonicSeconds() - jobStart
         try publish(sink, generation, &summary)
         lap("publish")
         summary.seconds = seconds
         // The phases are laps of one clock: they add up to the job's time so far.
         summary.wallSeconds = clock - jobStart
         if let report {
-            try RunReport(summary: summary, redact: redact, changes: generation.changes?.lines).write(to: report)
+            // Written once already, before the switch (a report that cannot be written publishes
+            // nothing); now again with the whole job's times. If this second write fails the
+            // first stands: it says what happened, only its times stop before the switch.
+            let final = RunReport(summary: summary, redact: redact, changes: generation.changes?.lines)
+            if summary.published { try? final.write(to: report) } else { try final.write(to: report) }
             lap("report")  // for the caller; summary.json is written before it ends
             summary.seconds = seconds
         }
@@ -492,6 +498,14 @@ public struct RenderJob: Sendable {
             if let ddm = sink as? DDMSink {
                 live = generation.liveAssets()
                 summary.assetsNotLinked = try ddm.link(live, from: previousFolder)
+            }
+            // The report goes first, as the run will be once published: a full disk found here
+            // publishes nothing (exit 1 means nothing was published), not the output then exit 1.
+            if let report, output != .dryRun {
+                var ahead = summary
+                ahead.published = true
+                ahead.output = outputPath ?? "-"
+                try RunReport(summary: ahead, redact: redact, changes: generation.changes?.lines).write(to: report)
             }
             let path = try sink.publish(closing: generation.closingFiles(liveAssets: live))
             if output != .dryRun {

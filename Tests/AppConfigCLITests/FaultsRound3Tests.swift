@@ -217,6 +217,26 @@ struct FaultsRound3Tests {
         #expect(l.stdout.contains("\(spec):1:\(column): error:"), "\(l.stdout.prefix(300))")
     }
 
+    @Test("a report that cannot be written publishes nothing (exit 1 means nothing was published)")
+    func reportBeforeSwitch() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, report = dir.appendingPathComponent("report").path
+        // errors.jsonl is a folder with something in it: the report's rename fails, as a full disk would.
+        try FileManager.default.createDirectory(atPath: report + "/errors.jsonl/x", withIntermediateDirectories: true)
+        let r = try render(["--out", out, "--report", report])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("[report.write]"), "\(r.stderr)")
+        #expect(FolderSink.published(out) == nil)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        // The same with a report that can be written: published, and the report says so.
+        try FileManager.default.removeItem(atPath: report + "/errors.jsonl")
+        #expect(try render(["--out", out, "--report", report]).status == 3)
+        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        #expect(summary["published"] as? Bool == true && summary["output"] as? String == out)
+        #expect((summary["seconds"] as? [String: Double])?["publish"] != nil)
+    }
+
     @Test("--since a generation made another way is since.mismatch (exit 2): another shard, another delivery, a header with lines removed")
     func sinceMismatch() throws {
         let dir = try Paths.temporaryDirectory()
