@@ -61,6 +61,8 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case ldapBind = "ldap.bind"
     /// The search failed or was cut short.
     case ldapSearch = "ldap.search"
+    /// The search met references to other servers (referrals are not chased): a warning naming them.
+    case ldapReferral = "ldap.referral"
     /// Two users with the same join key (the first is used).
     case userDuplicateKey = "user.duplicate-key"
     /// A device whose user key matches no user.
@@ -77,7 +79,7 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
 
     public var defaultSeverity: Problem.Severity {
         switch self {
-        case .csvDuplicateColumn, .userDuplicateKey, .joinFew, .inventorySuspectValues, .inventoryHeaderWidth, .inventoryDuplicateKeys, .groupDN, .groupUnknown: .warning
+        case .csvDuplicateColumn, .userDuplicateKey, .joinFew, .inventorySuspectValues, .inventoryHeaderWidth, .inventoryDuplicateKeys, .groupDN, .groupUnknown, .ldapReferral: .warning
         default: .error
         }
     }

@@ -25,6 +25,30 @@ struct LDAPTests {
         return c
     }
 
+    @Test("a subtree referred to another server is named in a warning (ldap.referral), not dropped silently")
+    func referral() throws {
+        let s = try LDAPTestServer(users: 50)
+        defer { try? s.stop() }
+        let ldif = s.directory + "/referral.ldif"
+        try """
+            dn: ou=Remote,\(s.base)
+            objectClass: referral
+            objectClass: extensibleObject
+            ou: Remote
+            ref: ldap://remote.corp.example/ou=Remote,\(s.base)
+
+            """.write(toFile: ldif, atomically: true, encoding: .utf8)
+        let add = try runProcess("/usr/bin/ldapadd", ["-x", "-H", s.url, "-D", "cn=admin,\(s.base)", "-y", s.directory + "/admin.password", "-f", ldif])
+        #expect(add.status == 0, "\(add.stderr)")
+        var warnings: [Problem] = []
+        let users = try LDAPDirectory.load(configuration(s), map: AttributeMap(), warning: { warnings.append($0) })
+        #expect(users.count == 50)
+        warnings.removeAll { $0.code.rawValue == SourceCode.ldapBind.rawValue }  // the password in clear over ldap://
+        #expect(warnings.map(\.message) == ["the search under the base refers 1 subtree to other servers, not read: "
+                                             + "ldap://remote.corp.example/ou=Remote,\(s.base)??sub (their users are not found; search there with another --directory)"])
+        #expect(warnings.map(\.code.rawValue) == [SourceCode.ldapReferral.rawValue])
+    }
+
     @Test("a paged search reads all 6000 users although the server stops plain searches at 1000")
     func pagedPastSizeLimit() throws {
         let s = try Self.server()

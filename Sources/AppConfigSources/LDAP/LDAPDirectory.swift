@@ -123,12 +123,14 @@ public enum LDAPDirectory {
             filters = [config.filter]
         }
         var progress = Progress(pages: 0, entries: 0, attempt: 1)
+        var references: [String] = []
         let mark = builder.mark()
-        return try attempting(config, warning: warning, beforeRetry: {
+        let table = try attempting(config, warning: warning, beforeRetry: {
             // Whatever the failed attempt delivered is dropped: the next one starts the search over.
             builder.rollback(to: mark)
             progress.entries = 0
             progress.attempt += 1
+            references = []
         }) { connection in
             let memberOf = map.readsGroups ? ["memberof"] : []
             for filter in filters {
@@ -137,7 +139,7 @@ public enum LDAPDirectory {
                     builder.add(dn: e.dn, values: e.values, memberOf: e.lists.first ?? [],
                                 location: Location(file: config.url, dn: e.dn))
                     progress.entries += 1
-                } pageDone: {
+                } reference: { references.append($0) } pageDone: {
                     progress.pages += 1
                     onPage(progress)
                 }
@@ -159,6 +161,14 @@ public enum LDAPDirectory {
             }
             return builder.finish()
         }
+        if !references.isEmpty {
+            let unique = Array(NSOrderedSet(array: references)) as? [String] ?? references
+            warning(Problem(.ldapReferral, .warning, at: Location(file: config.url),
+                            "the search under the base refers \(unique.count) subtree\(unique.count == 1 ? "" : "s") to other servers, not read: "
+                            + unique.prefix(3).joined(separator: ", ") + (unique.count > 3 ? " and \(unique.count - 3) more" : "")
+                            + " (their users are not found; search there with another --directory)"))
+        }
+        return table
     }
 
     /// Connects and binds (retried like a load), and reads the RootDSE when no base is given:
@@ -422,7 +432,7 @@ final class LDAPConnection {
     /// Searches page by page (the paged-results control marked critical, so a server that cannot
     /// page refuses rather than truncates), calling `entry` for each entry and `pageDone` per page.
     func pagedSearch(filter: String, attributes: [String], multiValued: Int = 0, pageSize: Int,
-                     entry: (LDAPEntry) -> Void, pageDone: () -> Void) throws {
+                     entry: (LDAPEntry) -> Void, reference: (String) -> Void = { _ in }, pageDone: () -> Void) throws {
         var cookie = berval(bv_len: 0, bv_val: nil)
         defer { if cookie.bv_val != nil { ber_memfree(cookie.bv_val) } }
         var attributePointers: [UnsafeMutablePointer<CChar>?] = attributes.map { strdup($0) } + [nil]
@@ -437,7 +447,7 @@ final class LDAPConnection {
             let wait = try budget.wait()
             try watchdog.bounded(wait, "a page of the search under \(base)") {
                 try page(filter: filter, scope: scope, attributes: &attributePointers, count: attributes.count, multiValued: multiValued,
-                         pageSize: pageSize, cookie: &cookie, wait: wait, entry: entry)
+                         pageSize: pageSize, cookie: &cookie, wait: wait, entry: entry, reference: reference)
             }
             pageDone()
         } while cookie.bv_len > 0
@@ -445,7 +455,8 @@ final class LDAPConnection {
 
     /// One page: the search sent with the cookie, its entries taken as they arrive, the next cookie read.
     private func page(filter: String, scope: Int32, attributes attributePointers: inout [UnsafeMutablePointer<CChar>?], count: Int,
-                      multiValued: Int, pageSize: Int, cookie: inout berval, wait: Double, entry: (LDAPEntry) -> Void) throws {
+                      multiValued: Int, pageSize: Int, cookie: inout berval, wait: Double, entry: (LDAPEntry) -> Void,
+                      reference: (String) -> Void) throws {
         var control: UnsafeMutablePointer<LDAPControl>?
         try check(ldap_create_page_control(ld, ber_int_t(pageSize), &cookie, 1, &control), "paged results control")
         defer { ldap_control_free(control) }
@@ -472,8 +483,17 @@ final class LDAPConnection {
                 ldap_msgfree(m)
             } else if kind == LDAP_RES_SEARCH_RESULT {
                 done = m
+            } else if kind == LDAP_RES_SEARCH_REFERENCE {
+                // A subtree held by another server (referrals are not chased): named, never dropped silently.
+                var urls: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+                if ldap_parse_reference(ld, m, &urls, nil, 0) == LDAP_SUCCESS, let urls {
+                    var i = 0
+                    while let url = urls[i] { reference(String(cString: url)); i += 1 }
+                    ldap_memvfree(UnsafeMutableRawPointer(urls).assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
+                }
+                ldap_msgfree(m)
             } else {
-                ldap_msgfree(m)  // references (referrals are off) and the like
+                ldap_msgfree(m)
             }
         }
         defer { ldap_msgfree(done) }
