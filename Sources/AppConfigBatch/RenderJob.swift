@@ -487,7 +487,7 @@ public struct RenderJob: Sendable {
         }
         // `--changed-only` and nothing added, changed, removed or missing: the generation would be empty,
         // and publishing it would push a good one out of `--keep`. The previous one stays.
-        if changedOnly, let counts = generation.changes?.counts, counts.added + counts.changed + counts.removed + counts.missing == 0, output != .dryRun {
+        if changedOnly, let counts = generation.changes?.counts, counts.added + counts.changed + counts.removed + counts.missing + counts.rekeyed == 0, output != .dryRun {
             summary.nothingChanged = true
             sink.discard()
             return

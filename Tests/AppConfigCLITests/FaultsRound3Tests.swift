@@ -237,6 +237,32 @@ struct FaultsRound3Tests {
         #expect((summary["seconds"] as? [String: Double])?["publish"] != nil)
     }
 
+    @Test("a device key re-cased by the export is rekeyed: written under its new key, never removed (--remove-missing)")
+    func rekeyed() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out").path, report = dir.appendingPathComponent("report").path
+        #expect(try render(["--out", out, "--delivery", "mdm-settings", "--format", "xml"]).status == 3)
+        let key = "A8B14A37-9FAD6EA111EF0B59"  // the demo's first device, which renders
+        let inventory = dir.appendingPathComponent("inv.csv").path
+        try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8)
+            .replacingOccurrences(of: key, with: key.lowercased()).write(toFile: inventory, atomically: true, encoding: .utf8)
+        let args = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--inventory", inventory,
+                    "--directory", Paths.fixture("demo/directory.ldif"), "--quiet", "--out", out, "--delivery", "mdm-settings", "--format", "xml",
+                    "--changed-only", "--remove-missing", "--report", report]
+        let r = try runProcess(Paths.appconfigBinary, args)
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.stdout.contains("since \(out): 0 added, 0 changed, 0 removed, 0 missing, 974 unchanged, 1 re-keyed"), "\(r.stdout)")
+        #expect(try String(contentsOfFile: report + "/changes.jsonl", encoding: .utf8)
+                == #"{"device":"\#(key.lowercased())","change":"rekeyed","from":"\#(key)"}"# + "\n")
+        let published = try #require(FolderSink.published(out))
+        let written = try FileManager.default.subpathsOfDirectory(atPath: published).filter { $0.hasSuffix(".plist") }
+        #expect(written.count == 1 && written[0].hasSuffix("/\(key.lowercased()).plist"))
+        // No removal command: the device keeps its app.
+        let command = try String(contentsOfFile: published + "/" + written[0], encoding: .utf8)
+        #expect(command.contains("<key>Configuration</key>"))
+    }
+
     @Test("--since a generation made another way is since.mismatch (exit 2): another shard, another delivery, a header with lines removed")
     func sinceMismatch() throws {
         let dir = try Paths.temporaryDirectory()

@@ -12,10 +12,13 @@ public struct ChangeCounts: Sendable, Codable, Equatable {
     /// Gone from tonight's inputs without `--remove-missing`: they keep their last configuration,
     /// and their entries are carried into the new manifest.
     public var missing = 0
+    /// A device whose key changed only in ASCII case since (an export that re-cased a serial): the
+    /// same device, written under its new key; never a removal and an addition.
+    public var rekeyed = 0
 
     /// The share of the previous generation's devices that changed or went (the guard's measure).
     public func changeShare(previousCount: Int) -> Double {
-        previousCount == 0 ? 0 : Double(changed + removed) / Double(previousCount)
+        previousCount == 0 ? 0 : Double(changed + removed + rekeyed) / Double(previousCount)
     }
 }
 
@@ -78,7 +81,41 @@ struct ChangeSet {
             if digests[i] != nil { counts.added += 1; note(key(order[i]), "added"); changedRows.insert(order[i]) }
             i += 1
         }
-        for e in entries {
+        // A key gone and one added that are equal but for ASCII case are one device re-keyed by its
+        // export: written under the new key (as added), neither removed nor carried as missing.
+        var from: [Int: [UInt8]] = [:]
+        if counts.added > 0 && (counts.removed > 0 || counts.missing > 0) {
+            var added: [[UInt8]: Int] = [:]
+            for (n, e) in entries.enumerated() where e.kind.description == "added" { added[e.key.map(asciiLower)] = n }
+            var dropped = Set<Int>()
+            var missingAt = 0
+            for (n, e) in entries.enumerated() {
+                let gone = e.kind.description
+                guard gone == "removed" || gone == "missing" else { continue }
+                defer { if gone == "missing" { missingAt += 1 } }
+                guard let a = added.removeValue(forKey: e.key.map(asciiLower)) else { continue }
+                from[a] = e.key
+                dropped.insert(n)
+                counts.added -= 1
+                counts.rekeyed += 1
+                if gone == "removed" {
+                    counts.removed -= 1
+                    removedKeys.removeAll { $0 == e.key }
+                } else {
+                    counts.missing -= 1
+                    missing[missingAt].before = -1  // not carried
+                }
+            }
+            missing.removeAll { $0.before < 0 }
+            var kept: [(key: [UInt8], kind: StaticString)] = []
+            var renumbered: [Int: [UInt8]] = [:]
+            for (n, e) in entries.enumerated() where !dropped.contains(n) {
+                if let old = from[n] { renumbered[kept.count] = old; kept.append((e.key, "rekeyed")) } else { kept.append(e) }
+            }
+            entries = kept
+            from = renumbered
+        }
+        for (n, e) in entries.enumerated() {
             JSONText.append(#"{"device":"#, to: &lines)
             JSONText.appendString(e.key, to: &lines)
             JSONText.append(#","change":""#, to: &lines)
@@ -86,6 +123,12 @@ struct ChangeSet {
             if let removalExtension, e.kind.description == "removed" {
                 JSONText.append(#"","path":""#, to: &lines)
                 e.key.withUnsafeBufferPointer { OutputNames.appendRelativePath($0, extension: removalExtension, to: &lines) }
+            }
+            if let old = from[n] {
+                JSONText.append(#"","from":"#, to: &lines)
+                JSONText.appendString(old, to: &lines)
+                JSONText.append("}\n", to: &lines)
+                continue
             }
             JSONText.append("\"}\n", to: &lines)
         }

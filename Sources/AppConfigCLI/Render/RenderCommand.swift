@@ -213,7 +213,8 @@ struct RenderCommand: ParsableCommand {
             say("errors: " + s.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if let c = s.changes, let since = s.since {
-            say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.missing) missing, \(c.unchanged) unchanged")
+            say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.missing) missing, \(c.unchanged) unchanged"
+                + (c.rekeyed > 0 ? ", \(c.rekeyed) re-keyed (the same device under a key that differs only in case)" : ""))
         }
         if let mapping = s.mapping { say(mapping) }
         let phases = ["compile", "since", "inventory", "directory", "join", "assign", "render", "publish", "report"].compactMap { name in
