@@ -14,7 +14,7 @@ import Darwin
 ///
 /// A file cut shorter while mapped would end the process (SIGBUS on the lost pages): the mapping is
 /// guarded (`CMappedFile`), lost pages read as zeros and are counted, and `change()` tells the
-/// owner, which refuses what it read. So does a file rewritten in place (its size or modification
+/// owner, which refuses what it read. So does a file rewritten in place (its size or status-change
 /// time no longer those it was mapped with). A file replaced by a new one (a rename, as exports are
 /// usually written) is no change: the mapping keeps the old file.
 public final class MappedFile: @unchecked Sendable {
@@ -23,8 +23,8 @@ public final class MappedFile: @unchecked Sendable {
     public let bytes: UnsafeMutableBufferPointer<UInt8>
     private let fd: Int32
     private let guardSlot: Int32
-    /// At mapping: the size, the ctime, and the mtime (`modification`).
-    private let mapped: (size: Int, seconds: Int, nanoseconds: Int, modification: (Int, Int))
+    /// At mapping: the size and the times.
+    private let mapped: (size: Int, times: Times)
 
     /// Maps `path`, or returns nil when it cannot be mapped (empty, not a regular file, no guard
     /// slot left, the system refused): the caller reads it instead. Throws what reading would
@@ -47,9 +47,7 @@ public final class MappedFile: @unchecked Sendable {
         fd = file.fd
         guardSlot = slot
         bytes = UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: file.size)
-        let modified = Self.modified(info)
-        let modification = Self.modificationTime(info)
-        mapped = (file.size, modified.seconds, modified.nanoseconds, (modification.seconds, modification.nanoseconds))
+        mapped = (file.size, Times(info))
     }
 
     /// Why what was read from the mapping cannot be trusted, or nil: the file was cut shorter
@@ -61,34 +59,29 @@ public final class MappedFile: @unchecked Sendable {
         if lost > 0 || Int(info.st_size) != mapped.size {
             return FileReadError(path: path, reason: "it changed while it was read (\(mapped.size) bytes, then \(info.st_size))", changed: true)
         }
-        // A file replaced by a rename (as exporters write) has no name left: the unlink moved its
-        // ctime, not its content; its modification time says whether it was written to.
-        let now = info.st_nlink == 0 ? Self.modificationTime(info) : Self.modified(info)
-        let then = info.st_nlink == 0 ? (seconds: mapped.modification.0, nanoseconds: mapped.modification.1) : (seconds: mapped.seconds, nanoseconds: mapped.nanoseconds)
-        if now != then {
+        // The status-change time (ctime), not the modification time: a rewrite in place that puts
+        // the mtime back (`rsync --inplace -t`, same size) left the mtime as it was, and a 100k-device
+        // render was published half old, half new; no call sets the ctime back. A file replaced by
+        // a rename (as exporters write) has no name left: the unlink moved its ctime, not its
+        // content, so its mtime says whether it was written to.
+        let now = Times(info)
+        if info.st_nlink == 0 ? now.modified != mapped.times.modified : now.changed != mapped.times.changed {
             return FileReadError(path: path, reason: "it changed while it was read (written to in place)", changed: true)
         }
         return nil
     }
 
-    private static func modificationTime(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
-        #if canImport(Darwin)
-        (Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec))
-        #else
-        (Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec))
-        #endif
-    }
+    /// A file's modification and status-change times, each (seconds, nanoseconds).
+    struct Times {
+        var modified: [Int], changed: [Int]
 
-    /// The file's status-change time (ctime), not its modification time: a rewrite in place that
-    /// puts the mtime back (`rsync --inplace -t`, same size) left the mtime as it was, and a
-    /// 100k-device render was published half old, half new. No call sets the ctime back: every
-    /// write, and every `utimes`, moves it.
-    private static func modified(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
-        #if canImport(Darwin)
-        (Int(info.st_ctimespec.tv_sec), Int(info.st_ctimespec.tv_nsec))
-        #else
-        (Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec))
-        #endif
+        init(_ info: stat) {
+            #if canImport(Darwin)
+            (modified, changed) = ([Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec)], [Int(info.st_ctimespec.tv_sec), Int(info.st_ctimespec.tv_nsec)])
+            #else
+            (modified, changed) = ([Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)], [Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec)])
+            #endif
+        }
     }
 
     deinit {
