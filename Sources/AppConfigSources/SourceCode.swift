@@ -35,6 +35,8 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case inventoryHeaderWidth = "inventory.header-width"
     /// Most rows repeat a device key.
     case inventoryDuplicateKeys = "inventory.duplicate-keys"
+    /// Two device keys that differ only in Unicode normalization (NFC against NFD): a hint.
+    case inventoryKeyNormalization = "inventory.key-normalization"
     case ldifSyntax = "ldif.syntax"
     /// A directory file without a single entry.
     case directoryEmpty = "directory.empty"
@@ -79,7 +81,7 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
 
     public var defaultSeverity: Problem.Severity {
         switch self {
-        case .csvDuplicateColumn, .userDuplicateKey, .joinFew, .inventorySuspectValues, .inventoryHeaderWidth, .inventoryDuplicateKeys, .groupDN, .groupUnknown, .ldapReferral: .warning
+        case .csvDuplicateColumn, .userDuplicateKey, .joinFew, .inventorySuspectValues, .inventoryHeaderWidth, .inventoryDuplicateKeys, .inventoryKeyNormalization, .groupDN, .groupUnknown, .ldapReferral: .warning
         default: .error
         }
     }

@@ -333,6 +333,17 @@ struct DirectoryTests {
         }
     }
 
+    @Test("a user key in the other Unicode normalization is not joined (bytes compare), but the message says so")
+    func normalizationHint() throws {
+        let composed = "jos\u{E9}@corp.example", decomposed = "jose\u{301}@corp.example"
+        let users = try LDIFReader.read(Array("dn: cn=Jose,dc=corp,dc=example\nobjectClass: person\ncn: Jose\nmail: \(composed)\n\n".utf8), file: "u.ldif")
+        let inventory = try InventoryTable(bytes: Array("UDID,Email Address\n00008030-001A2B3C4D5E6F70,\(decomposed)\n".utf8), file: "inv.csv")
+        let fleet = Fleet(inventory: inventory, users: users)
+        #expect(fleet.matchedCount == 0)
+        #expect(fleet.problems.map(\.message) == ["no user has \(decomposed) in the directory (u.ldif); one has it written composed (NFC): "
+                                                 + "the same name in other bytes (export both sides in one normalization)"])
+    }
+
     @Test("without a directory, user variables come from the inventory's columns (Jamf School's owner), address parts derived as the directory derives them")
     func userVariablesFromColumns() throws {
         var options = InventoryOptions()

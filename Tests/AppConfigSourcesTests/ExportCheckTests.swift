@@ -113,6 +113,15 @@ struct ExportCheckTests {
         #expect(throws: Problem.self) { try table("UDID\n\"a\tb\"\n") { $0.strict = true } }
     }
 
+    @Test("device keys that differ only in Unicode normalization are a hint, not an error")
+    func keyNormalization() throws {
+        let t = try table("Asset Tag,Model\nJOS\u{C9}-1,iPad\nJOSE\u{301}-1,iPad\nPLAIN1,iPad\n") { $0.deviceKeyColumn = "Asset Tag" }
+        #expect(t.rowCount == 3)
+        #expect(t.exportChecks.map(\.message) == ["1 device key differs from another only in Unicode normalization, e.g. \"JOSE\u{301}-1\" (line 3) "
+                                                 + "and \"JOS\u{C9}-1\" (line 2): two devices here, the same name to a reader (export in one normalization)"])
+        #expect(t.exportChecks.map(\.severity) == [.warning])
+    }
+
     @Test("the shifted Jamf Pro export of the corpus is flagged with its examples", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func shiftedJamfProExport() throws {
         let path = try #require(Paths.corpusFile("inventory/jamf-reports-community/harbor_mobile_insights_all_devices.csv"))

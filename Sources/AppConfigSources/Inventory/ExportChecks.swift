@@ -98,6 +98,25 @@ enum ExportChecks {
             problems.append(Problem(.inventoryDuplicateKeys, severity, at: headerLine,
                                     "\(duplicateKeyRows) of \(keyed) rows repeat a device key of column \"\(column)\": a device key names one device", hint: hint))
         }
+        // Device keys that are one name in two Unicode normalizations (`é` as one code point, or as
+        // `e` and a combining accent): two devices here, one to whoever reads them. A hint.
+        var byNFC: [String: (row: Int, bytes: [UInt8])] = [:]
+        var twins: [(Int, Int)] = []
+        table.withColumn(table.deviceKeySlot) { keys in
+            for row in 0..<table.rowCount {
+                let key = keys.value(row: row)
+                guard key.contains(where: { $0 >= 0x80 }) else { continue }
+                let nfc = String(decoding: key, as: UTF8.self).precomposedStringWithCanonicalMapping
+                if let first = byNFC[nfc] { if !first.bytes.elementsEqual(key) { twins.append((first.row, row)) } }
+                else { byNFC[nfc] = (row, Array(key)) }
+            }
+        }
+        if let (a, b) = twins.first {
+            problems.append(Problem(.inventoryKeyNormalization, .warning, at: Location(file: table.file, line: table.line(of: b)),
+                                    "\(twins.count) device key\(twins.count == 1 ? " differs" : "s differ") from another only in Unicode normalization, e.g. "
+                                    + "\"\(table.deviceKey(b))\" (line \(table.line(of: b))) and \"\(table.deviceKey(a))\" (line \(table.line(of: a))): "
+                                    + "two devices here, the same name to a reader (export in one normalization)"))
+        }
         // One pass over the rows, a row's columns together (its bytes share cache lines; a pass per
         // column read the 277 MB of a 1M-device export five times), in a range per core.
         let columns = checkedColumns(table)

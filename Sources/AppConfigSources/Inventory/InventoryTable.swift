@@ -354,7 +354,7 @@ public final class InventoryTable: @unchecked Sendable {
         self.problems = problems
         exportChecks = ExportChecks.problems(self, fieldCountRows: problems.count { $0.code == .csvFieldCount },
                                              duplicateKeyRows: problems.count { $0.code == .csvDuplicateDeviceKey }, strict: options.strictInventory)
-        if options.strictInventory, let first = exportChecks.first { throw first }
+        if options.strictInventory, let first = exportChecks.first(where: { $0.severity == .error }) { throw first }
         if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {
             throw first
         }

@@ -42,7 +42,8 @@ public final class Fleet: @unchecked Sendable {
                                     partMatched[part] += 1
                                 } else {
                                     partProblems[part].append(Problem(.userNotFound, at: inventory.location(of: row),
-                                                                      "no user has \(String(decoding: key, as: UTF8.self)) in the directory (\(users.source))"))
+                                                                      "no user has \(String(decoding: key, as: UTF8.self)) in the directory (\(users.source))"
+                                                                      + Self.normalizationHint(key, users)))
                                 }
                             }
                         }
@@ -55,6 +56,20 @@ public final class Fleet: @unchecked Sendable {
         self.userOfRow = userOfRow
         self.problems = problems
         matchedCount = matched
+    }
+
+    /// For a key not found that holds non-ASCII letters: whether a user has it in the other Unicode
+    /// normalization (`é` as one code point, or as `e` and a combining accent: the same name, other
+    /// bytes, as macOS and Windows exports differ). A hint only: keys are compared as bytes.
+    static func normalizationHint(_ key: UnsafeBufferPointer<UInt8>, _ users: UserTable) -> String {
+        guard key.contains(where: { $0 >= 0x80 }) else { return "" }
+        let text = String(decoding: key, as: UTF8.self)
+        for (form, other) in [("decomposed (NFD)", text.decomposedStringWithCanonicalMapping), ("composed (NFC)", text.precomposedStringWithCanonicalMapping)]
+        // Bytes, not `!=`: Swift's String equality is canonical equivalence, which holds here.
+        where !other.utf8.elementsEqual(text.utf8) && Array(other.utf8).withUnsafeBufferPointer({ users.user(forKey: $0) }) != nil {
+            return "; one has it written \(form): the same name in other bytes (export both sides in one normalization)"
+        }
+        return ""
     }
 
     public func user(ofRow row: Int) -> Int? { userOfRow[row] >= 0 ? Int(userOfRow[row]) : nil }
