@@ -60,8 +60,9 @@ extension RenderJob {
         if !program.slots.isEmpty { lines.append("variables:") }
         let width = program.slots.map(\.description.count).max() ?? 0
         for v in program.slots {
-            let source = mapping.sources.first { $0.variable == v }?.source
-                ?? (inventory.slot(ofColumn: v.description.dropFirst("device.".count).description).map { "column \"\(inventory.header[inventory.keptColumns[$0]])\"" } ?? "missing")
+            let source: String
+            if case .deviceAttribute(let column) = v { source = "column \"\(column)\"" }
+            else { source = mapping.sources.first { $0.variable == v }?.source ?? "missing" }
             let value = values[v].map { "\"\($0)\"" } ?? "(missing)"
             lines.append("  " + v.description.padding(toLength: width, withPad: " ", startingAt: 0) + " = \(value)  <- \(source)")
         }
