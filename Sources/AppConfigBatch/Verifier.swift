@@ -72,25 +72,22 @@ struct Verifier {
     }
 
     /// A template filter, written a second way (Foundation's strings rather than the VM's bytes).
+    /// A template filter, written a second way: the filter the instruction stands for, applied to
+    /// Foundation's strings (`TemplateFilter.applied`), not to the VM's bytes.
     private func filtered(_ value: String, _ instruction: Instruction) -> String {
-        switch instruction.opcode {
-        case .lower: return value.lowercased()
-        case .upper: return value.uppercased()
-        case .trim: return value.trimmingCharacters(in: CharacterSet(charactersIn: " \t\n\r\u{0B}\u{0C}"))
-        case .urlencode:
-            return value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? value
-        case .replace:
-            let (from, to) = instruction.operands
-            return value.replacingOccurrences(of: String(decoding: program.texts[from], as: UTF8.self),
-                                              with: String(decoding: program.texts[to], as: UTF8.self), options: .literal)
-        case .slice:
-            let (start, length) = instruction.operands
-            return TemplateFilter.substr(Instruction.signed(start), length == Instruction.noBound ? nil : length).applied(to: value)
-        case .split:
-            let (separator, index) = instruction.operands
-            return TemplateFilter.split(String(decoding: program.texts[separator], as: UTF8.self), Instruction.signed(index)).applied(to: value)
-        default: return value
+        func text(_ t: Int) -> String { String(decoding: program.texts[t], as: UTF8.self) }
+        let (first, second) = instruction.operands
+        let filter: TemplateFilter? = switch instruction.opcode {
+        case .lower: .lower
+        case .upper: .upper
+        case .trim: .trim
+        case .urlencode: .urlencode
+        case .replace: .replace(text(first), text(second))
+        case .slice: .substr(Instruction.signed(first), second == Instruction.noBound ? nil : second)
+        case .split: .split(text(first), Instruction.signed(second))
+        default: nil
         }
+        return filter?.applied(to: value) ?? value
     }
 
     private func plist(_ v: ScalarValue) -> PlistValue {

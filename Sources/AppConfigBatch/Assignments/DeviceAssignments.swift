@@ -76,11 +76,12 @@ public struct DeviceAssignments: Sendable {
             let sets = WorkerSlots(buffer)
             DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
                 var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
+                let patternScratch = Pattern.Scratch()  // one match data per worker, for `matches`
                 scratch.withUnsafeMutableBufferPointer { scratch in
                     let rows = (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount)
                     for row in rows {
                         if row + 16 < rows.upperBound { matcher.prefetchPasses(ofRow: row + 16) }
-                        sets.buffer[row] = matcher.set(ofRow: row, values: scratch)
+                        sets.buffer[row] = matcher.set(ofRow: row, values: scratch, patternScratch: patternScratch)
                     }
                 }
             }
@@ -270,15 +271,14 @@ final class ValueTests: @unchecked Sendable {
 
     /// Whether test t holds for a value (nil: missing, which only `not` accepts).
     @inline(__always)
-    func holds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>?) -> Bool {
+    func holds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>?, scratch: Pattern.Scratch) -> Bool {
         let kind = kind[t]
         guard let value else { return kind == Self.not }
         if kind == Self.equals { return equalsCandidate(t, value) }
         if kind == Self.not { return !equalsCandidate(t, value) }
         if kind == Self.contains { return listHolds(t, value) }
-        // `matches`: a match data per test, not per thread (the expressions' rare use does not
-        // justify a per-worker cache).
-        let scratch = Pattern.Scratch()
+        // `matches`: the caller's match data (one per worker: made per value, it was an
+        // allocation per device and test).
         return patterns[t].contains { $0.search(value, scratch: scratch) == .match }
     }
 
@@ -302,9 +302,9 @@ final class ValueTests: @unchecked Sendable {
     /// `set` without the assignments of the tests that fail; `value(v)` reads variable v (nil:
     /// missing). Tests of assignments already out of `set` are skipped.
     @inline(__always)
-    func filter(_ set: UInt64, value: (Int) -> UnsafeBufferPointer<UInt8>?) -> UInt64 {
+    func filter(_ set: UInt64, scratch: Pattern.Scratch, value: (Int) -> UnsafeBufferPointer<UInt8>?) -> UInt64 {
         var set = set
-        for t in 0..<variable.count where set & assignment[t] != 0 && !holds(t, value(variable[t])) { set &= ~assignment[t] }
+        for t in 0..<variable.count where set & assignment[t] != 0 && !holds(t, value(variable[t]), scratch: scratch) { set &= ~assignment[t] }
         return set
     }
 }
@@ -411,12 +411,13 @@ private struct Matcher: @unchecked Sendable {
         let all: UInt64 = assignments.count == 64 ? .max : (1 << UInt64(assignments.count)) - 1
         userPasses = [UInt64](unsafeUninitializedCapacity: users.count) { out, count in
             forEachRange(users.count, parallelFrom: 65_536) { _, range in
+                let patternScratch = Pattern.Scratch()
                 for u in range {
                     if u + 16 < range.upperBound { for v in testedVariables { users.prefetchValue(user: u + 16, index: v) } }
                     var passes = all
                     let groups = memberships.isEmpty ? 0 : memberships[u]
                     for test in groupTests where (groups & test.groups == 0) != test.negated { passes &= ~test.assignment }
-                    out[u] = userTested.filter(passes) { users.value(user: u, index: $0) }
+                    out[u] = userTested.filter(passes, scratch: patternScratch) { users.value(user: u, index: $0) }
                 }
             }
             count = users.count
@@ -437,10 +438,10 @@ private struct Matcher: @unchecked Sendable {
     /// half the instructions and took twice as long at 1M devices, waiting for each row's
     /// bytes once per test instead of once.
     @inline(__always)
-    func set(ofRow row: Int, values: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>?>) -> UInt64 {
+    func set(ofRow row: Int, values: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>?>, patternScratch: Pattern.Scratch) -> UInt64 {
         let set = fleet.user(ofRow: row).map { userPasses[$0] } ?? withoutUser
         guard set != 0, !rowTests.isEmpty else { return set }
         fleet.forEachValue(row: row, plan: plan) { slot, bytes in values[slot] = bytes }
-        return rowTests.filter(set) { values[$0] }
+        return rowTests.filter(set, scratch: patternScratch) { values[$0] }
     }
 }

@@ -149,15 +149,12 @@ final class CredentialRenderer: @unchecked Sendable {
                         fail(.missingVariable, field, "$(\(v)) is missing for this device", variable: v)
                         return nil
                     }
-                    for f in filters { value = Self.apply(f, value) }
+                    for f in filters { value = f.applied(to: value) }
                     out += value
                 }
             }
             return out
         }
-
-        /// A filter as the renderer applies it (here on Foundation's strings).
-        static func apply(_ filter: TemplateFilter, _ value: String) -> String { filter.applied(to: value) }
 
         mutating func secret(_ name: String, field: String) -> UnsafeBufferPointer<UInt8>? {
             guard let secrets else { return nil }

@@ -51,86 +51,83 @@ struct ChangeSet {
          removalExtension: StaticString? = nil) {
         let inventory = fleet.inventory
         func key(_ row: Int32) -> UnsafeBufferPointer<UInt8> { inventory.value(row: Int(row), slot: inventory.deviceKeySlot) }
-        var entries: [(key: [UInt8], kind: StaticString)] = []
+        var entries: [Entry] = []
         var i = 0
-        func note(_ k: UnsafeBufferPointer<UInt8>, _ kind: StaticString) { entries.append((Array(k), kind)) }
+        func note(_ k: UnsafeBufferPointer<UInt8>, _ kind: Entry.Kind, missing: (before: Int, previous: Int)? = nil) {
+            entries.append(Entry(key: Array(k), kind: kind, missing: missing))
+        }
         previous.forEachEntry { index, old, oldDigest in
             // Tonight's devices before this one in key order were not in the previous generation.
             while i < order.count && bytesPrecede(key(order[i]), old) {
-                if digests[i] != nil { counts.added += 1; note(key(order[i]), "added"); changedRows.insert(order[i]) }
+                if digests[i] != nil { note(key(order[i]), .added); changedRows.insert(order[i]) }
                 i += 1
             }
             if i < order.count && bytesEqual(key(order[i]), old) {
                 if let digest = digests[i] {
-                    if digest == oldDigest { counts.unchanged += 1 } else { counts.changed += 1; note(old, "changed"); changedRows.insert(order[i]) }
+                    if digest == oldDigest { counts.unchanged += 1 } else { note(old, .changed); changedRows.insert(order[i]) }
                 } else {
                     carried[i] = index
                 }
                 i += 1
             } else if removeMissing {
-                counts.removed += 1
-                removedKeys.append(Array(old))
-                note(old, "removed")
+                note(old, .removed)
             } else {
-                counts.missing += 1
-                missing.append((i, index))
-                note(old, "missing")
+                note(old, .missing, missing: (i, index))
             }
         }
         while i < order.count {
-            if digests[i] != nil { counts.added += 1; note(key(order[i]), "added"); changedRows.insert(order[i]) }
+            if digests[i] != nil { note(key(order[i]), .added); changedRows.insert(order[i]) }
             i += 1
         }
         // A key gone and one added that are equal but for ASCII case are one device re-keyed by its
-        // export: written under the new key (as added), neither removed nor carried as missing.
-        var from: [Int: [UInt8]] = [:]
-        if counts.added > 0 && (counts.removed > 0 || counts.missing > 0) {
-            var added: [[UInt8]: Int] = [:]
-            for (n, e) in entries.enumerated() where e.kind.description == "added" { added[e.key.map(asciiLower)] = n }
+        // export: the added entry says so (written under the new key), the gone one is dropped
+        // (neither removed nor carried as missing).
+        var addedByFoldedKey: [[UInt8]: Int] = [:]
+        for (n, e) in entries.enumerated() where e.kind == .added { addedByFoldedKey[e.key.map(asciiLower)] = n }
+        if !addedByFoldedKey.isEmpty {
             var dropped = Set<Int>()
-            var missingAt = 0
-            for (n, e) in entries.enumerated() {
-                let gone = e.kind.description
-                guard gone == "removed" || gone == "missing" else { continue }
-                defer { if gone == "missing" { missingAt += 1 } }
-                guard let a = added.removeValue(forKey: e.key.map(asciiLower)) else { continue }
-                from[a] = e.key
+            for (n, e) in entries.enumerated() where e.kind == .removed || e.kind == .missing {
+                guard let a = addedByFoldedKey.removeValue(forKey: e.key.map(asciiLower)) else { continue }
+                entries[a].kind = .rekeyed
+                entries[a].from = e.key
                 dropped.insert(n)
-                counts.added -= 1
-                counts.rekeyed += 1
-                if gone == "removed" {
-                    counts.removed -= 1
-                    removedKeys.removeAll { $0 == e.key }
-                } else {
-                    counts.missing -= 1
-                    missing[missingAt].before = -1  // not carried
-                }
             }
-            missing.removeAll { $0.before < 0 }
-            var kept: [(key: [UInt8], kind: StaticString)] = []
-            var renumbered: [Int: [UInt8]] = [:]
-            for (n, e) in entries.enumerated() where !dropped.contains(n) {
-                if let old = from[n] { renumbered[kept.count] = old; kept.append((e.key, "rekeyed")) } else { kept.append(e) }
-            }
-            entries = kept
-            from = renumbered
+            entries = entries.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
         }
-        for (n, e) in entries.enumerated() {
+        for e in entries {
+            switch e.kind {
+            case .added: counts.added += 1
+            case .changed: counts.changed += 1
+            case .removed: counts.removed += 1; removedKeys.append(e.key)
+            case .missing: counts.missing += 1; missing.append(e.missing!)
+            case .rekeyed: counts.rekeyed += 1
+            }
             JSONText.append(#"{"device":"#, to: &lines)
             JSONText.appendString(e.key, to: &lines)
             JSONText.append(#","change":""#, to: &lines)
-            JSONText.append(e.kind, to: &lines)
-            if let removalExtension, e.kind.description == "removed" {
-                JSONText.append(#"","path":""#, to: &lines)
+            lines += e.kind.rawValue.utf8
+            JSONText.append("\"", to: &lines)
+            if let removalExtension, e.kind == .removed {
+                JSONText.append(#","path":""#, to: &lines)
                 e.key.withUnsafeBufferPointer { OutputNames.appendRelativePath($0, extension: removalExtension, to: &lines) }
+                JSONText.append("\"", to: &lines)
             }
-            if let old = from[n] {
-                JSONText.append(#"","from":"#, to: &lines)
-                JSONText.appendString(old, to: &lines)
-                JSONText.append("}\n", to: &lines)
-                continue
+            if let from = e.from {
+                JSONText.append(#","from":"#, to: &lines)
+                JSONText.appendString(from, to: &lines)
             }
-            JSONText.append("\"}\n", to: &lines)
+            JSONText.append("}\n", to: &lines)
         }
+    }
+
+    /// One device's line of `changes.jsonl`.
+    struct Entry {
+        enum Kind: String { case added, changed, removed, missing, rekeyed }
+        var key: [UInt8]
+        var kind: Kind
+        /// A missing device's place in tonight's key order and in the previous manifest.
+        var missing: (before: Int, previous: Int)?
+        /// A re-keyed device's previous key.
+        var from: [UInt8]?
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A string value built from literal text and variables: `https://$(ou).corp.example/$(serialNumber)`.
 /// A spec's `<value>` is one literal part; a `<userVariable>` is one variable part.
 public struct StringTemplate: Hashable, Sendable, CustomStringConvertible {
@@ -177,17 +179,10 @@ public enum TemplateFilter: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .lower: return value.lowercased()
         case .upper: return value.uppercased()
-        case .trim:
-            var scalars = Substring(value).unicodeScalars
-            let space: (Unicode.Scalar) -> Bool = { [" ", "\t", "\n", "\r", "\u{0B}", "\u{0C}"].contains($0) }
-            while let f = scalars.first, space(f) { scalars.removeFirst() }
-            while let l = scalars.last, space(l) { scalars.removeLast() }
-            return String(scalars)
+        case .trim: return value.trimmingCharacters(in: CharacterSet(charactersIn: " \t\n\r\u{0B}\u{0C}"))
         case .urlencode:
-            let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
-            return value.utf8.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true).leftPadded }.joined()
-        case .replace(let from, let to):
-            return value.components(separatedBy: from).joined(separator: to)
+            return value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? value
+        case .replace(let from, let to): return value.replacingOccurrences(of: from, with: to, options: .literal)
         case .defaultText: return value
         case .substr(let start, let length):
             let scalars = Array(value.unicodeScalars)
@@ -239,7 +234,3 @@ public enum TemplateFilter: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-private extension String {
-    /// Two hex digits.
-    var leftPadded: String { count == 1 ? "0" + self : self }
-}
