@@ -168,7 +168,7 @@ struct FaultsRound3Tests {
             let report = dir.appendingPathComponent("report\(i)").path
             let r = try render(["--shard", "\(i)/2", "--dry-run", "--report", report, "--partial-exit", "0"])
             #expect(r.status == 0, "\(r.stderr)")
-            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+            let summary = try reportSummary(report)
             let devices = try #require(summary["devices"] as? [String: Int])
             let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
             #expect(errors.filter { $0.contains("join.user-not-found") }.count == devices["usersNotFound"])
@@ -232,7 +232,7 @@ struct FaultsRound3Tests {
         // The same with a report that can be written: published, and the report says so.
         try FileManager.default.removeItem(atPath: report + "/errors.jsonl")
         #expect(try render(["--out", out, "--report", report]).status == 3)
-        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        let summary = try reportSummary(report)
         #expect(summary["published"] as? Bool == true && summary["output"] as? String == out)
         #expect((summary["seconds"] as? [String: Double])?["publish"] != nil)
     }

@@ -97,7 +97,7 @@ struct NightlyTests {
         let expected = [(udid(moved), "changed"), (udid(dropped[0]), "removed"), (udid(dropped[1]), "removed"), (newUDID, "added")]
             .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
         #expect(changes.map { [$0["device"]!, $0["change"]!] } == expected.map { [$0.0, $0.1] })
-        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        let summary = try reportSummary(report)
         let counts = try #require(summary["changes"] as? [String: Int])
         #expect(counts["added"] == 1 && counts["changed"] == 1 && counts["removed"] == 2)
         #expect(counts["unchanged"] == before.count - 3)
@@ -232,7 +232,7 @@ struct NightlyTests {
         #expect(r.status == 1)
         #expect(r.stdout.contains("no device rendered: nothing was published\n"), "\(r.stdout)")
         #expect(FolderSink.published(out) == good)
-        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        let summary = try reportSummary(report)
         #expect(summary["published"] as? Bool == false)
         #expect((summary["devices"] as? [String: Int])?["failed"] == 1000)
         #expect(summary["notPublished"] as? String == "no device rendered")
@@ -318,7 +318,7 @@ struct NightlyTests {
         #expect(r.stdout.hasSuffix("nothing changed since \(out): nothing new was published\n"), "\(r.stdout)")
         #expect(FolderSink.published(out) == good)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }.count == 1)
-        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        let summary = try reportSummary(report)
         #expect(summary["nothingChanged"] as? Bool == true && summary["published"] as? Bool == false)
     }
 
@@ -330,7 +330,7 @@ struct NightlyTests {
         let sources = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
         #expect(try render(sources + ["--out", out, "--report", report]).status == 3)
         func summary() throws -> [String: Any] {
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+            try reportSummary(report)
         }
         #expect(try summary()["published"] as? Bool == true)
         let missing = dir.appendingPathComponent("gone.csv").path
@@ -377,7 +377,7 @@ struct NightlyTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: report + "/summary.json")) == night)
         let other = dir.appendingPathComponent("dry").path
         #expect(try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + ["--dry-run", "--report", other, "--quiet"]).status == 3)
-        let s = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: other + "/summary.json"))) as! [String: Any]
+        let s = try reportSummary(other)
         #expect(s["dryRun"] as? Bool == true)
     }
 
@@ -414,7 +414,7 @@ struct NightlyTests {
         let r = try render(["--inventory", inventory, "--directory", Paths.fixture("demo/directory.ldif"), "--dry-run", "--report", report])
         #expect(r.status == 1)
         #expect(r.stdout.contains("devices have no user; --missing empty|omit renders devices whose variables are missing, --force publishes anyway"), "\(r.stdout)")
-        let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+        let summary = try reportSummary(report)
         let devices = try #require(summary["devices"] as? [String: Int])
         let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
             .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }

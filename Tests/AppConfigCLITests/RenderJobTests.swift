@@ -44,8 +44,8 @@ struct RenderJobTests {
         #expect(summary.failures.map(\.problem.location.device).allSatisfy { $0 != nil })
         let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(errors.count == 85)
-        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as? [String: Any]
-        #expect((written?["devices"] as? [String: Int])?["rendered"] == 975)
+        let written = try reportSummary(report)
+        #expect((written["devices"] as? [String: Int])?["rendered"] == 975)
 
         let cliTar = dir.appendingPathComponent("cli.tar").path
         let cli = try runProcess(Paths.appconfigBinary, ["render", "--spec", job.spec, "--values", job.values!, "--inventory", job.sources.inventory,

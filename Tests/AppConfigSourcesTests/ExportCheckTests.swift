@@ -110,7 +110,10 @@ struct ExportCheckTests {
             Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 3, device: "A\\nB"),
                     "the device key column \"UDID\" holds a control character (a line feed); this row is skipped"),
         ])
-        #expect(throws: Problem.self) { try table("UDID\n\"a\tb\"\n") { $0.strict = true } }
+        #expect(throws: Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 2, device: "a\\tb"),
+                                "the device key column \"UDID\" holds a control character (a tab); this row is skipped")) {
+            try table("UDID\n\"a\tb\"\n") { $0.strict = true }
+        }
     }
 
     @Test("device keys that differ only in Unicode normalization are a hint, not an error")
@@ -137,6 +140,10 @@ struct ExportCheckTests {
             "column \"Email Address\" (emailAddress): 16 of 16 values do not look like email addresses, e.g. \"0\" (line 2), \"25\" (line 6), \"50\" (line 14)",
         ])
         options.strictInventory = true
-        #expect(throws: Problem.self) { try InventoryTable.load(path, options: options) }
+        #expect(throws: Problem(.inventoryDuplicateKeys, .error, at: Location(file: path, line: 1),
+                                "19 of 35 rows repeat a device key of column \"Serial Number\": a device key names one device",
+                                hint: "does the header line up with the rows? (--strict-inventory refuses such an export)")) {
+            try InventoryTable.load(path, options: options)
+        }
     }
 }

@@ -103,3 +103,8 @@ public func which(_ name: String) -> String? {
     }
     return nil
 }
+
+/// A report folder's `summary.json` as a dictionary.
+public func reportSummary(_ report: String) throws -> [String: Any] {
+    try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
+}

@@ -98,33 +98,15 @@ enum ExportChecks {
             problems.append(Problem(.inventoryDuplicateKeys, severity, at: headerLine,
                                     "\(duplicateKeyRows) of \(keyed) rows repeat a device key of column \"\(column)\": a device key names one device", hint: hint))
         }
-        // Device keys that are one name in two Unicode normalizations (`é` as one code point, or as
-        // `e` and a combining accent): two devices here, one to whoever reads them. A hint.
-        var byNFC: [String: (row: Int, bytes: [UInt8])] = [:]
-        var twins: [(Int, Int)] = []
-        table.withColumn(table.deviceKeySlot) { keys in
-            for row in 0..<table.rowCount {
-                let key = keys.value(row: row)
-                guard key.contains(where: { $0 >= 0x80 }) else { continue }
-                let nfc = String(decoding: key, as: UTF8.self).precomposedStringWithCanonicalMapping
-                if let first = byNFC[nfc] { if !first.bytes.elementsEqual(key) { twins.append((first.row, row)) } }
-                else { byNFC[nfc] = (row, Array(key)) }
-            }
-        }
-        if let (a, b) = twins.first {
-            problems.append(Problem(.inventoryKeyNormalization, .warning, at: Location(file: table.file, line: table.line(of: b)),
-                                    "\(twins.count) device key\(twins.count == 1 ? " differs" : "s differ") from another only in Unicode normalization, e.g. "
-                                    + "\"\(table.deviceKey(b))\" (line \(table.line(of: b))) and \"\(table.deviceKey(a))\" (line \(table.line(of: a))): "
-                                    + "two devices here, the same name to a reader (export in one normalization)"))
-        }
         // One pass over the rows, a row's columns together (its bytes share cache lines; a pass per
         // column read the 277 MB of a 1M-device export five times), in a range per core.
+        // The device keys are looked at in the same pass, for those with non-ASCII bytes (rare).
         let columns = checkedColumns(table)
-        guard !columns.isEmpty else { return problems }
-        struct Tally { var filled: [Int], unlike: [Int], examples: [[Int]] }
+        struct Tally { var filled: [Int], unlike: [Int], examples: [[Int]], nonASCIIKeys: [Int] }
         let parts = ProcessInfo.processInfo.activeProcessorCount
-        var tallies = [Tally](repeating: Tally(filled: Array(repeating: 0, count: columns.count), unlike: Array(repeating: 0, count: columns.count),
-                                               examples: Array(repeating: [], count: columns.count)), count: parts)
+        let none = [Int](repeating: 0, count: columns.count)
+        var tallies = [Tally](repeating: Tally(filled: none, unlike: none, examples: Array(repeating: [], count: columns.count), nonASCIIKeys: []), count: parts)
+        let keySlot = table.deviceKeySlot
         // Plain values only in the loop: a tuple holding a String was retained and released per
         // value, by both cores on the same objects (0.1 s of a 1M-device load).
         let slotsOfColumns = columns.map(\.slot), shapes = columns.map(\.shape)
@@ -133,8 +115,10 @@ enum ExportChecks {
             forEachRange(table.rowCount, parts: parts, parallelFrom: 65_536) { part, range in
                 var filled = [Int](repeating: 0, count: shapes.count), unlike = filled
                 var examples = [[Int]](repeating: [], count: shapes.count)
+                var nonASCIIKeys: [Int] = []
                 slotsOfColumns.withUnsafeBufferPointer { slotOf in shapes.withUnsafeBufferPointer { shapeOf in
                     for row in range {
+                        if table.value(row: row, slot: keySlot).contains(where: { $0 >= 0x80 }) { nonASCIIKeys.append(row) }
                         for c in 0..<slotOf.count {
                             let v = table.value(row: row, slot: slotOf[c])
                             if v.isEmpty { continue }
@@ -145,8 +129,24 @@ enum ExportChecks {
                         }
                     }
                 } }
-                slots.buffer[part] = Tally(filled: filled, unlike: unlike, examples: examples)
+                slots.buffer[part] = Tally(filled: filled, unlike: unlike, examples: examples, nonASCIIKeys: nonASCIIKeys)
             }
+        }
+        // Device keys that are one name in two Unicode normalizations (`é` as one code point, or as
+        // `e` and a combining accent): two devices here, one to whoever reads them. A hint.
+        var byNFC: [String: (row: Int, bytes: [UInt8])] = [:]
+        var twins: [(Int, Int)] = []
+        for row in tallies.flatMap(\.nonASCIIKeys) {
+            let key = table.value(row: row, slot: keySlot)
+            let nfc = String(decoding: key, as: UTF8.self).precomposedStringWithCanonicalMapping
+            if let first = byNFC[nfc] { if !first.bytes.elementsEqual(key) { twins.append((first.row, row)) } }
+            else { byNFC[nfc] = (row, Array(key)) }
+        }
+        if let (a, b) = twins.first {
+            problems.append(Problem(.inventoryKeyNormalization, .warning, at: Location(file: table.file, line: table.line(of: b)),
+                                    "\(twins.count) device key\(twins.count == 1 ? " differs" : "s differ") from another only in Unicode normalization, e.g. "
+                                    + "\"\(table.deviceKey(b))\" (line \(table.line(of: b))) and \"\(table.deviceKey(a))\" (line \(table.line(of: a))): "
+                                    + "two devices here, the same name to a reader (export in one normalization)"))
         }
         for (c, column) in columns.enumerated() {
             let unlike = tallies.reduce(0) { $0 + $1.unlike[c] }
