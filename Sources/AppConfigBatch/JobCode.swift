@@ -42,11 +42,21 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case outputPath = "output.path"
     /// `--explain DEVICE` names no device of the inventory (by device key or serial number).
     case explainUnknownDevice = "explain.unknown-device"
+    /// `appconfig merge`: an input that is not a complete appconfig output (no manifest, an
+    /// archive another tool wrote or cut short, an index that does not follow its manifest).
+    case mergeInput = "merge.input"
+    /// `appconfig merge`: the inputs are not every shard of one layout, each once (a shard
+    /// missing, given twice, of another count, or two shards holding one device).
+    case mergeShards = "merge.shards"
+    /// `appconfig merge`: the shards were not made by one run's settings (another program,
+    /// format, delivery or inputs in their manifests' headers).
+    case mergeMismatch = "merge.mismatch"
 
     public var defaultSeverity: Problem.Severity { .error }
 
     /// The codes that are a usage error (exit 2): the job as given cannot start.
-    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .sinceMismatch, .secretSource, .explainUnknownDevice, .outputPath]
+    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .sinceMismatch, .secretSource, .explainUnknownDevice, .outputPath,
+                                           .mergeInput, .mergeShards, .mergeMismatch]
 }
 
 extension Problem {

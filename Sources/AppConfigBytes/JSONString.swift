@@ -39,3 +39,55 @@ func appendJSONEscaped(_ b: UInt8, to out: inout [UInt8]) {
     default: out.append(b)
     }
 }
+
+/// Reads a JSON string literal starting at `start` (its opening quote) and appends its content's
+/// UTF-8 bytes to `out` (every escape of RFC 8259, surrogate pairs joined). Returns the index
+/// after the closing quote, or nil when there is no well-formed string there. The inverse of
+/// `appendJSONString`, for the device keys of the index lines a merge orders.
+public func readJSONString(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int, into out: inout [UInt8]) -> Int? {
+    guard start < bytes.count, bytes[start] == UInt8(ascii: "\"") else { return nil }
+    func hex4(_ i: Int) -> UInt32? {
+        guard i + 4 <= bytes.count else { return nil }
+        var v: UInt32 = 0
+        for b in bytes[i..<(i + 4)] {
+            switch b {
+            case 0x30...0x39: v = v << 4 | UInt32(b - 0x30)
+            case 0x41...0x46: v = v << 4 | UInt32(b - 0x37)
+            case 0x61...0x66: v = v << 4 | UInt32(b - 0x57)
+            default: return nil
+            }
+        }
+        return v
+    }
+    var i = start + 1
+    while i < bytes.count {
+        let b = bytes[i]
+        if b == UInt8(ascii: "\"") { return i + 1 }
+        if b < 0x20 { return nil }
+        guard b == UInt8(ascii: "\\") else { out.append(b); i += 1; continue }
+        guard i + 1 < bytes.count else { return nil }
+        let e = bytes[i + 1]
+        i += 2
+        switch e {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
+        case UInt8(ascii: "n"): out.append(0x0A)
+        case UInt8(ascii: "r"): out.append(0x0D)
+        case UInt8(ascii: "t"): out.append(0x09)
+        case UInt8(ascii: "b"): out.append(0x08)
+        case UInt8(ascii: "f"): out.append(0x0C)
+        case UInt8(ascii: "u"):
+            guard var scalar = hex4(i) else { return nil }
+            i += 4
+            if (0xD800..<0xDC00).contains(scalar) {
+                guard i + 6 <= bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u"),
+                      let low = hex4(i + 2), (0xDC00..<0xE000).contains(low) else { return nil }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                i += 6
+            }
+            guard let s = Unicode.Scalar(scalar) else { return nil }
+            UTF8.encode(s) { out.append($0) }
+        default: return nil
+        }
+    }
+    return nil
+}

@@ -1,0 +1,486 @@
+import AppConfigBytes
+import AppConfigSpec
+import Digest
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `appconfig merge`: the outputs of shards `0/N` ... `N-1/N` of one run joined into the output a
+/// single run over the whole fleet writes, byte for byte: device files in device-key order (an
+/// archive), a DDM asset stored once where two shards share it, and the closing files (index,
+/// declarations, live assets, the manifest with its end line) merged in key order. Archives merge
+/// into an archive (written under a temporary name, renamed when complete), folder outputs into a
+/// folder output (a new generation whose files are hard links to the shards', published by the
+/// same symlink switch as a render). Nothing is written until every input is read and checked.
+public struct ShardMerge {
+    public enum Output: Sendable {
+        case tar(String)
+        case folder(String, keep: Int)
+
+        var path: String { switch self { case .tar(let p), .folder(let p, _): p } }
+    }
+
+    /// What the merge made.
+    public struct Summary: Sendable {
+        public var shards = 0
+        /// Devices in the merged manifest (rendered, and carried from an earlier generation).
+        public var devices = 0
+        /// Devices whose files the merged output holds (the index's device lines).
+        public var written = 0
+        /// Removal lines (`--remove-missing`) merged.
+        public var removed = 0
+        public var output = ""
+    }
+
+    /// One line of a shard's `index.jsonl`: its device key (in the shard's key bytes), the line.
+    private struct IndexLine {
+        var key: Range<Int>
+        var line: Range<Int>
+        var removed: Bool
+        /// A removal that wrote a file of its own (an MDM removal command, an empty set file).
+        var hasFile: Bool
+    }
+
+    /// A shard with its index taken apart and its cursors for the merge.
+    private final class Input {
+        let output: ShardOutput
+        let index: [UInt8]
+        var keys: [UInt8] = []
+        var devices: [IndexLine] = []
+        var removals: [IndexLine] = []
+        let declarations: [UInt8]
+        /// Line starts of `declarations.jsonl` (and its end).
+        var declarationLines: [Int] = []
+        /// Cursors: the next member, the next declaration line, the next manifest entry.
+        var member = 0
+        var declaration = 0
+        var entry = 0
+        /// The assets this shard wrote so far (the shard's writer stored each once).
+        var seen = Set<AssetName>()
+
+        init(_ output: ShardOutput) throws(Problem) {
+            self.output = output
+            index = output.file("index.jsonl")
+            declarations = output.file("declarations.jsonl")
+            try splitIndex()
+            var start = 0
+            declarations.withUnsafeBufferPointer { b in
+                for (i, c) in b.enumerated() where c == 0x0A {
+                    declarationLines.append(start)
+                    start = i + 1
+                }
+            }
+            declarationLines.append(start)
+        }
+
+        func key(_ l: IndexLine) -> [UInt8] { Array(keys[l.key]) }
+
+        private func splitIndex() throws(Problem) {
+            let prefix = Array(#"{"device":"#.utf8)
+            let removedEnd = Array(#","removed":true}"#.utf8)
+            let pathField = Array(#","path":""#.utf8)
+            var failure: String?
+            var lineNumber = 0
+            index.withUnsafeBufferPointer { b in
+                var start = 0
+                while start < b.count {
+                    lineNumber += 1
+                    var end = start
+                    while end < b.count && b[end] != 0x0A { end += 1 }
+                    let line = UnsafeBufferPointer(rebasing: b[start..<end])
+                    let keyStart = keys.count
+                    guard end < b.count, line.starts(with: prefix),
+                          let after = readJSONString(b, at: start + prefix.count, into: &keys) else {
+                        failure = "line \(lineNumber) is not an index line appconfig wrote"
+                        return
+                    }
+                    let removed = line.count >= removedEnd.count && line.suffix(removedEnd.count).elementsEqual(removedEnd)
+                    let hasFile = removed && UnsafeBufferPointer(rebasing: b[after..<end]).firstRange(of: pathField) != nil
+                    let entry = IndexLine(key: keyStart..<keys.count, line: start..<(end + 1), removed: removed, hasFile: hasFile)
+                    if removed {
+                        removals.append(entry)
+                    } else {
+                        guard removals.isEmpty else { failure = "line \(lineNumber): a device after the removals"; return }
+                        devices.append(entry)
+                    }
+                    start = end + 1
+                }
+            }
+            if let failure {
+                throw Problem(.mergeInput, at: Location(file: output.path), "\(output.path): index.jsonl \(failure)")
+            }
+        }
+    }
+
+    public init() {}
+
+    /// Merges `inputs` (every shard of one run, each once) into `output`. `cancelled` is asked
+    /// between steps: true ends the merge with nothing published (`Problem` `.interrupted`).
+    public func run(inputs paths: [String], into output: Output, cancelled: () -> Bool = { false }) throws(Problem) -> Summary {
+        let last = PathText.name(of: output.path)
+        if output.path.isEmpty || last == "." || last == ".." || last == "/" {
+            throw Problem(.outputPath, at: Location(file: output.path), "\"\(output.path)\" names no output of its own; give a path such as ./merged.tar")
+        }
+        guard !paths.isEmpty else { throw Problem(.mergeShards, "give the shard outputs to merge") }
+        let outputs = try paths.map { p throws(Problem) in try ShardOutput(p) }
+        try Self.check(outputs, into: output)
+        let inputs = try outputs.sorted { $0.shard.index < $1.shard.index }.map { o throws(Problem) in try Input(o) }
+        let ddm = inputs[0].output.manifest.header.first { $0.name == "delivery" }?.value == Delivery.ddm.rawValue
+        let files = ddm && !inputs[0].output.closingNames.contains("declarations.jsonl")
+        let lock = try OutputLock(output: output.path)
+        defer { withExtendedLifetime(lock) {} }
+        if cancelled() { throw Self.interrupted }
+
+        // The devices in key order across the shards: each device's members and declaration lines
+        // as the single run wrote them (its assets the first time one comes, in the whole fleet).
+        var plan = Plan()
+        var seen = Set<AssetName>()
+        try Self.inKeyOrder(inputs, \.devices) { (s: Int, line: IndexLine) throws(Problem) in
+            let input = inputs[s]
+            let assets = try ddm ? Self.assets(of: input.key(line), in: input) : []
+            var fresh: [AssetName] = []
+            for a in assets where input.seen.insert(a).inserted { fresh.append(a) }
+            let membersEach = files ? 2 : 1
+            for a in fresh {
+                let kept = seen.insert(a).inserted
+                if input.output.isTar {
+                    try Self.expectMember(input, named: a)
+                    if kept { plan.members.append((s, input.member, membersEach)) }
+                    input.member += membersEach
+                }
+                if ddm && !files {
+                    if kept { plan.declarations.append((s, input.declaration, 1)) }
+                    input.declaration += 1
+                }
+            }
+            // The device's own members: its file (plist, command), or in the files layout its
+            // configuration, activation and set; its configuration and activation lines otherwise.
+            let own = ddm ? (files ? 3 : 0) : 1
+            if input.output.isTar && own > 0 {
+                plan.members.append((s, input.member, own))
+                input.member += own
+            }
+            if ddm && !files {
+                guard input.declaration + 2 < input.declarationLines.count else {
+                    throw Problem(.mergeInput, at: Location(file: input.output.path), "\(input.output.path): declarations.jsonl ends before the index's devices do")
+                }
+                plan.declarations.append((s, input.declaration, 2))
+                input.declaration += 2
+            }
+            plan.index.append((s, line.line))
+        }
+        try Self.inKeyOrder(inputs, \.removals) { (s: Int, line: IndexLine) throws(Problem) in
+            if line.hasFile && inputs[s].output.isTar {
+                plan.members.append((s, inputs[s].member, 1))
+                inputs[s].member += 1
+            }
+            plan.index.append((s, line.line))
+            plan.removed += 1
+        }
+        for input in inputs {
+            if case .tar(let members) = input.output.container, input.member != members.count {
+                throw Problem(.mergeInput, at: Location(file: input.output.path),
+                              "\(input.output.path) holds \(members.count) device members, its index accounts for \(input.member): not an archive appconfig wrote")
+            }
+            if ddm && !files && input.declaration + 1 != input.declarationLines.count {
+                throw Problem(.mergeInput, at: Location(file: input.output.path), "\(input.output.path): declarations.jsonl holds lines its index does not account for")
+            }
+        }
+        if cancelled() { throw Self.interrupted }
+
+        let closing = try closingFiles(inputs, plan: plan)
+        var summary = Summary(shards: inputs.count, devices: inputs.reduce(0) { $0 + $1.output.manifest.count },
+                              written: plan.index.count - plan.removed, removed: plan.removed)
+        switch output {
+        case .tar(let path):
+            AtomicFile.removeStale(beside: path)
+            let file = try AtomicFile(path: path)
+            do {
+                try Self.writeMembers(plan.members, of: inputs, to: file.descriptor, path: path, cancelled: cancelled)
+                summary.output = try Tar.end(file.descriptor, name: path, closing: closing, file: file)
+            } catch {
+                file.discard()
+                throw error
+            }
+        case .folder(let path, let keep):
+            let folder = try FolderSink(path: path, keep: keep)
+            do {
+                for input in inputs {
+                    guard case .folder(let generation) = input.output.container else { continue }
+                    try Self.linkFiles(of: generation, into: folder, cancelled: cancelled)
+                }
+                summary.output = try folder.publish(closing: closing)
+            } catch {
+                folder.discard()
+                throw error
+            }
+        }
+        return summary
+    }
+
+    static let interrupted = Problem(.outputWrite, "interrupted: nothing was published")
+
+    /// Every input an output of one run's settings, every shard of one count once, of the
+    /// output's container.
+    private static func check(_ outputs: [ShardOutput], into output: Output) throws(Problem) {
+        let first = outputs[0]
+        let count = first.shard.count
+        var byIndex: [Int: ShardOutput] = [:]
+        for o in outputs {
+            switch (o.isTar, output) {
+            case (true, .folder): throw Problem(.mergeInput, at: Location(file: o.path), "\(o.path) is an archive: archives merge into an archive (--tar)")
+            case (false, .tar): throw Problem(.mergeInput, at: Location(file: o.path), "\(o.path) is a folder output: folder outputs merge into a folder output (--out)")
+            default: break
+            }
+            guard o.shard.count == count else {
+                throw Problem(.mergeShards, at: Location(file: o.path), "\(o.path) is shard \(o.shard) but \(first.path) is shard \(first.shard): the shards of one run have one count")
+            }
+            if let other = byIndex[o.shard.index] {
+                throw Problem(.mergeShards, at: Location(file: o.path), "shard \(o.shard) is given twice: \(other.path) and \(o.path)")
+            }
+            byIndex[o.shard.index] = o
+            for (name, value) in first.manifest.header where name != "shard" {
+                let theirs = o.manifest.header.first { $0.name == name }?.value
+                guard theirs == value else {
+                    throw Problem(.mergeMismatch, at: Location(file: o.path),
+                                  "\(o.path) was not made by the same run as \(first.path): its \(name) is \(theirs ?? "missing"), not \(value)")
+                }
+            }
+            guard o.manifest.header.count == first.manifest.header.count else {
+                throw Problem(.mergeMismatch, at: Location(file: o.path), "\(o.path) was not made by the same run as \(first.path): its manifest's header has other lines")
+            }
+            guard o.closingNames.sorted() == first.closingNames.sorted() else {
+                throw Problem(.mergeMismatch, at: Location(file: o.path), "\(o.path) holds \(o.closingNames.joined(separator: ", ")), \(first.path) \(first.closingNames.joined(separator: ", ")): not one run's outputs")
+            }
+        }
+        let missing = (0..<count).filter { byIndex[$0] == nil }
+        if !missing.isEmpty {
+            let names = missing.prefix(5).map { "\($0)/\(count)" }.joined(separator: ", ") + (missing.count > 5 ? " and \(missing.count - 5) more" : "")
+            throw Problem(.mergeShards, "shard\(missing.count == 1 ? "" : "s") \(names) missing: a merge takes every shard of the run (given: \(outputs.count) of \(count))")
+        }
+    }
+
+    /// What the merged output holds, in order: runs of members (shard, first member, count),
+    /// runs of declaration lines (shard, first line, count), index lines (shard, bytes).
+    private struct Plan {
+        var members: [(Int, Int, Int)] = []
+        var declarations: [(Int, Int, Int)] = []
+        var index: [(Int, Range<Int>)] = []
+        var removed = 0
+    }
+
+    /// Calls `body` with each line of `lines` of every shard, in device-key order across the
+    /// shards (each shard's lines are in key order already). A key in two shards is refused.
+    private static func inKeyOrder(_ inputs: [Input], _ lines: KeyPath<Input, [IndexLine]>,
+                                   _ body: (Int, IndexLine) throws(Problem) -> Void) throws(Problem) {
+        var heap = KeyHeap()
+        for (s, input) in inputs.enumerated() where !input[keyPath: lines].isEmpty { heap.push(s, 0, input.key(input[keyPath: lines][0])) }
+        var previous: (shard: Int, key: [UInt8])?
+        while let (s, i, key) = heap.pop() {
+            if let p = previous, !p.key.lexicographicallyPrecedes(key) {
+                throw Problem(.mergeShards, at: Location(file: inputs[s].output.path),
+                              "device \(Problem.printable(String(decoding: key, as: UTF8.self))) is in \(inputs[p.shard].output.path) and \(inputs[s].output.path): shards of one run hold each device once")
+            }
+            previous = (s, key)
+            try body(s, inputs[s][keyPath: lines][i])
+            if i + 1 < inputs[s][keyPath: lines].count { heap.push(s, i + 1, inputs[s].key(inputs[s][keyPath: lines][i + 1])) }
+        }
+    }
+
+    /// The assets a written device's set names (its manifest line's path), found by walking the
+    /// shard's manifest in step with its index.
+    private static func assets(of key: [UInt8], in input: Input) throws(Problem) -> [AssetName] {
+        let manifest = input.output.manifest
+        while input.entry < manifest.count, manifest.withKey(at: input.entry, { Array($0).lexicographicallyPrecedes(key) }) { input.entry += 1 }
+        guard input.entry < manifest.count, manifest.withKey(at: input.entry, { $0.elementsEqual(key) }) else {
+            throw Problem(.mergeInput, at: Location(file: input.output.path),
+                          "\(input.output.path): device \(Problem.printable(String(decoding: key, as: UTF8.self))) is in index.jsonl but not in the manifest")
+        }
+        var names: [AssetName] = []
+        for path in manifest.path(at: input.entry).split(separator: UInt8(ascii: " ")) {
+            guard let name = AssetName(path: path) else {
+                throw Problem(.mergeInput, at: Location(file: input.output.path), "\(input.output.path): the manifest names \(String(decoding: path, as: UTF8.self)), not an asset")
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    /// The archive's next member must be the asset's file: the shard and its index agree.
+    private static func expectMember(_ input: Input, named asset: AssetName) throws(Problem) {
+        guard case .tar(let members) = input.output.container else { return }
+        var expected: [UInt8] = []
+        asset.appendPath(to: &expected)
+        guard input.member < members.count, input.output.name(of: members[input.member]).elementsEqual(expected) else {
+            throw Problem(.mergeInput, at: Location(file: input.output.path),
+                          "\(input.output.path): member \(input.member + 1) is not \(String(decoding: expected, as: UTF8.self)), which its index names next: not an archive appconfig wrote")
+        }
+    }
+
+    /// The merged closing files, in the order the shards hold them (the manifest last).
+    private func closingFiles(_ inputs: [Input], plan: Plan) throws(Problem) -> [ClosingFile] {
+        inputs[0].output.closingNames.map { name in
+            switch name {
+            case "index.jsonl":
+                return ClosingFile(name: name) { emit throws(Problem) in
+                    try Self.emitPieces(plan.index.lazy.map { (s, r) in (inputs[s].index, r) }, emit)
+                }
+            case "declarations.jsonl":
+                return ClosingFile(name: name) { emit throws(Problem) in
+                    try Self.emitPieces(plan.declarations.lazy.map { (s, first, n) in
+                        let lines = inputs[s].declarationLines
+                        return (inputs[s].declarations, lines[first]..<lines[first + n])
+                    }, emit)
+                }
+            case "assets.live":
+                var names = Set<AssetName>()
+                for input in inputs {
+                    for line in input.output.file(name).split(separator: 0x0A) { if let n = AssetName(path: line) { names.insert(n) } }
+                }
+                return ClosingFile(name, LiveAssets(names: names.sorted(by: AssetName.precedes)).text)
+            default:
+                return ClosingFile(name: Manifest.fileName) { write throws(Problem) in
+                    let header = inputs[0].output.manifest.header.map { ($0.name, $0.name == "shard" ? Shard.whole.description : $0.value) }
+                    try ClosingFile.emit(Manifest.headerText(header), to: write)
+                    let hasher = SHA256.Hasher()
+                    var lines: [UInt8] = []
+                    var count = 0
+                    func flush() throws(Problem) {
+                        lines.withUnsafeBytes { hasher.update($0) }
+                        try ClosingFile.emit(lines, to: write)
+                        lines.removeAll(keepingCapacity: true)
+                    }
+                    try Self.inManifestOrder(inputs) { (m: Manifest, i: Int) throws(Problem) in
+                        m.withKey(at: i) { Manifest.appendLine(key: $0, path: m.path(at: i), digest: m.digest(at: i), to: &lines) }
+                        count += 1
+                        if lines.count >= 1 << 20 { try flush() }
+                    }
+                    try flush()
+                    try ClosingFile.emit(Manifest.trailer(count: count, digest: hasher.finish()), to: write)
+                }
+            }
+        }
+    }
+
+    /// Every manifest entry of every shard, in key order.
+    private static func inManifestOrder(_ inputs: [Input], _ body: (Manifest, Int) throws(Problem) -> Void) throws(Problem) {
+        let manifests = inputs.map(\.output.manifest)
+        var heap = KeyHeap()
+        for (s, m) in manifests.enumerated() where m.count > 0 { heap.push(s, 0, m.withKey(at: 0) { Array($0) }) }
+        while let (s, i, _) = heap.pop() {
+            try body(manifests[s], i)
+            if i + 1 < manifests[s].count { heap.push(s, i + 1, manifests[s].withKey(at: i + 1) { Array($0) }) }
+        }
+    }
+
+    /// Hands `emit` the byte ranges in order, gathered into pieces of about a megabyte.
+    private static func emitPieces<S: Sequence<([UInt8], Range<Int>)>>(_ ranges: S, _ emit: ClosingFile.Emit) throws(Problem) {
+        var piece: [UInt8] = []
+        piece.reserveCapacity(1 << 20 + 4096)
+        for (bytes, range) in ranges {
+            piece += bytes[range]
+            if piece.count >= 1 << 20 {
+                try ClosingFile.emit(piece, to: emit)
+                piece.removeAll(keepingCapacity: true)
+            }
+        }
+        try ClosingFile.emit(piece, to: emit)
+    }
+
+    /// Copies the planned runs of members from the shards' archives, a run of adjacent members of
+    /// one shard in one write.
+    private static func writeMembers(_ runs: [(Int, Int, Int)], of inputs: [Input], to fd: Int32, path: String,
+                                     cancelled: () -> Bool) throws(Problem) {
+        var pending: (shard: Int, range: Range<Int>)?
+        func flush() throws(Problem) {
+            guard let p = pending else { return }
+            try inputs[p.shard].output.withBytes(p.range) { b throws(Problem) in try writeAll(fd, b, path: path) }
+            pending = nil
+        }
+        for (n, (s, first, count)) in runs.enumerated() {
+            guard case .tar(let members) = inputs[s].output.container else { continue }
+            let range = members[first].offset..<(members[first + count - 1].offset + members[first + count - 1].length)
+            if let p = pending, p.shard == s, p.range.upperBound == range.lowerBound, p.range.count < 64 << 20 {
+                pending = (s, p.range.lowerBound..<range.upperBound)
+            } else {
+                try flush()
+                pending = (s, range)
+            }
+            if n % 65536 == 0, cancelled() { throw interrupted }
+        }
+        try flush()
+    }
+
+    /// Hard-links every file of a shard's generation but its closing files into the merged one.
+    private static func linkFiles(of generation: String, into folder: FolderSink, cancelled: () -> Bool) throws(Problem) {
+        func walk(_ relative: String) throws(Problem) {
+            let full = relative.isEmpty ? generation : generation + "/" + relative
+            guard let dir = opendir(full) else {
+                throw Problem(.mergeInput, at: Location(file: full), "cannot read \(full): \(systemError())")
+            }
+            defer { closedir(dir) }
+            var linked = 0
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name == "." || name == ".." { continue }
+                let path = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                guard lstat(generation + "/" + path, &info) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFDIR: try walk(path)
+                case S_IFREG:
+                    if relative.isEmpty { continue }  // the closing files, merged
+                    guard try folder.link(generation + "/" + path, to: path, secret: path.hasPrefix("secret-assets/")) else {
+                        throw Problem(.mergeInput, at: Location(file: generation + "/" + path), "cannot link \(generation + "/" + path): it went while the merge read it")
+                    }
+                    linked += 1
+                    if linked % 65536 == 0, cancelled() { throw interrupted }
+                default:
+                    throw Problem(.mergeInput, at: Location(file: generation + "/" + path), "\(generation + "/" + path) is not a file or a folder: not an output appconfig wrote")
+                }
+            }
+        }
+        try walk("")
+    }
+}
+
+/// A min-heap of shards by their current key (a copy of it): the k-way merge of the shards'
+/// key-ordered lines.
+private struct KeyHeap {
+    private var items: [(shard: Int, item: Int, key: [UInt8])] = []
+
+    private func less(_ a: Int, _ b: Int) -> Bool {
+        let (x, y) = (items[a], items[b])
+        if x.key == y.key { return x.shard < y.shard }
+        return x.key.lexicographicallyPrecedes(y.key)
+    }
+
+    mutating func push(_ shard: Int, _ item: Int, _ key: [UInt8]) {
+        items.append((shard, item, key))
+        var i = items.count - 1
+        while i > 0, less(i, (i - 1) / 2) {
+            items.swapAt(i, (i - 1) / 2)
+            i = (i - 1) / 2
+        }
+    }
+
+    mutating func pop() -> (shard: Int, item: Int, key: [UInt8])? {
+        guard !items.isEmpty else { return nil }
+        items.swapAt(0, items.count - 1)
+        let top = items.removeLast()
+        var i = 0
+        while true {
+            let (l, r) = (2 * i + 1, 2 * i + 2)
+            var m = i
+            if l < items.count, less(l, m) { m = l }
+            if r < items.count, less(r, m) { m = r }
+            if m == i { break }
+            items.swapAt(i, m)
+            i = m
+        }
+        return top
+    }
+}

@@ -1,0 +1,155 @@
+import AppConfigBytes
+import AppConfigSpec
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One shard's published output, read for `appconfig merge`: its manifest, its index lines, its
+/// DDM declarations and live assets, and where its device files are: an archive's members in the
+/// order they were written, or a complete generation folder. An archive is mapped, not read: its
+/// members are copied into the merged archive straight from the mapping.
+final class ShardOutput {
+    enum Container {
+        /// The archive's members before its closing files, in order.
+        case tar(members: [Member])
+        /// A complete generation folder.
+        case folder(generation: String)
+    }
+
+    /// An archive member: where its header starts, its length with header and padding, its name.
+    struct Member {
+        var offset: Int
+        var length: Int
+        var name: Range<Int>
+    }
+
+    /// The path as given.
+    let path: String
+    let container: Container
+    let manifest: Manifest
+    let shard: Shard
+    /// The closing files it holds (`index.jsonl`, `declarations.jsonl`, `assets.live`,
+    /// `manifest.tsv`), in the order they were written.
+    let closingNames: [String]
+    /// The archive's bytes (nil for a folder) and its closing files' bytes, valid while this lives.
+    private let mapping: MappedFile?
+    private let files: [String: [UInt8]]
+
+    /// The closing files an output holds at its top level; any other top-level name is not ours.
+    static let closingFileNames: Set<String> = ["index.jsonl", "declarations.jsonl", "assets.live", Manifest.fileName]
+
+    var isTar: Bool { if case .tar = container { true } else { false } }
+
+    /// Reads the output at `path`: an archive (`.tar`, a regular file) or a folder output (the
+    /// symlink `--out` made, or a generation folder itself).
+    init(_ path: String) throws(Problem) {
+        self.path = path
+        var files: [String: [UInt8]] = [:]
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): \(systemError())")
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            var generation = path
+            if let published = FolderSink.published(path) {
+                generation = published
+            } else if access(path + "/" + Manifest.fileName, F_OK) != 0 {
+                throw Problem(.mergeInput, at: Location(file: path), "\(path) is not a complete appconfig output: it holds no \(Manifest.fileName)")
+            }
+            mapping = nil
+            container = .folder(generation: generation)
+            var names: [String] = []
+            for name in ["declarations.jsonl", "index.jsonl", "assets.live", Manifest.fileName] where access(generation + "/" + name, F_OK) == 0 {
+                names.append(name)
+                do { files[name] = try readFileBytes(generation + "/" + name, limit: Int(Int32.max) * 4) } catch { throw error.problem }
+            }
+            closingNames = names
+        } else {
+            let mapped: MappedFile?
+            do { mapped = try MappedFile(path, limit: Int.max) } catch { throw error.problem }
+            guard let mapped else { throw Problem(.mergeInput, at: Location(file: path), "\(path) is empty or not a regular file: not an appconfig output") }
+            mapping = mapped
+            var members: [Member] = []
+            var names: [String] = []
+            try Self.walk(mapped.bytes, path: path) { (member: Member, name: String, body: UnsafeBufferPointer<UInt8>) throws(Problem) in
+                if name.contains("/") {
+                    guard names.isEmpty else {
+                        throw Problem(.mergeInput, at: Location(file: path), "\(path): the member \(name) comes after the closing files: not an archive appconfig wrote")
+                    }
+                    members.append(member)
+                } else {
+                    guard Self.closingFileNames.contains(name), !names.contains(name) else {
+                        throw Problem(.mergeInput, at: Location(file: path), "\(path) holds a member \(name): not an archive appconfig wrote")
+                    }
+                    names.append(name)
+                    files[name] = Array(body)
+                }
+            }
+            container = .tar(members: members)
+            closingNames = names
+            if let change = mapped.change() {
+                throw Problem(.mergeInput, at: Location(file: path), "\(path) changed while it was read: \(change.problem.message)")
+            }
+        }
+        self.files = files
+        guard let manifestBytes = files[Manifest.fileName] else {
+            throw Problem(.mergeInput, at: Location(file: path), "\(path) holds no \(Manifest.fileName): not an appconfig output, or one cut short")
+        }
+        guard files["index.jsonl"] != nil else {
+            throw Problem(.mergeInput, at: Location(file: path), "\(path) holds no index.jsonl: not an appconfig output")
+        }
+        let manifestName = mapping != nil ? path + " (" + Manifest.fileName + ")" : path + "/" + Manifest.fileName
+        manifest = try Manifest.parse(manifestBytes, file: manifestName, keepsPaths: true)
+        guard let text = manifest.header.first(where: { $0.name == "shard" })?.value, let shard = Shard(parsing: text) else {
+            throw Problem(.mergeInput, at: Location(file: manifestName), "\(manifestName) names no shard: it was written by an older appconfig; render it again")
+        }
+        self.shard = shard
+    }
+
+    /// A closing file's bytes (empty when the output has none).
+    func file(_ name: String) -> [UInt8] { files[name] ?? [] }
+
+    /// Member `m`'s name.
+    func name(of m: Member) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: UnsafeBufferPointer(mapping!.bytes)[m.name])
+    }
+
+    /// The archive's bytes from `range` (headers, bodies, padding), for as long as `body` runs.
+    func withBytes<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws(Problem) -> R) throws(Problem) -> R {
+        try body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(mapping!.bytes)[range]))
+    }
+
+    /// Walks an archive's ustar headers: each member with its name and body. Only what appconfig
+    /// writes is taken (regular files, names of at most 100 bytes, two zero blocks at the end).
+    private static func walk(_ b: UnsafeMutableBufferPointer<UInt8>, path: String,
+                             _ body: (Member, String, UnsafeBufferPointer<UInt8>) throws(Problem) -> Void) throws(Problem) {
+        let block = Tar.blockSize
+        var offset = 0
+        func fail(_ why: String) -> Problem {
+            Problem(.mergeInput, at: Location(file: path), "\(path) is not an archive appconfig wrote: \(why) at byte \(offset)")
+        }
+        while true {
+            guard offset + block <= b.count else { throw fail("it ends without its two zero blocks") }
+            let header = UnsafeBufferPointer(rebasing: b[offset..<(offset + block)])
+            if header.allSatisfy({ $0 == 0 }) {
+                guard offset + 2 * block <= b.count, b[(offset + block)..<(offset + 2 * block)].allSatisfy({ $0 == 0 }) else { throw fail("a lone zero block") }
+                return
+            }
+            guard header[257..<262].elementsEqual("ustar".utf8), header[156] == UInt8(ascii: "0") || header[156] == 0 else {
+                throw fail("a header that is not a ustar regular file")
+            }
+            let nameLength = header[0..<100].firstIndex(of: 0) ?? 100
+            let sizeText = String(decoding: header[124..<136].prefix { $0 != 0 && $0 != 0x20 }, as: UTF8.self)
+            guard nameLength > 0, let size = Int(sizeText, radix: 8) else { throw fail("a header without a name or size") }
+            let length = block + size + Tar.padding(for: size)
+            guard offset + length <= b.count else { throw fail("a member longer than the archive") }
+            let name = String(decoding: header[0..<nameLength], as: UTF8.self)
+            let bodyBytes = UnsafeBufferPointer(rebasing: b[(offset + block)..<(offset + block + size)])
+            try body(Member(offset: offset, length: length, name: offset..<(offset + nameLength)), name, bodyBytes)
+            offset += length
+        }
+    }
+}
