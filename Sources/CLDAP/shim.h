@@ -4,4 +4,6 @@
 // LDAP_DEPRECATED stays unset on purpose.
 #include <lber.h>
 #include <ldap.h>
+// ldap_init_fd: a session over a socket connected by the caller (bounded by poll).
+#include <openldap.h>
 #endif

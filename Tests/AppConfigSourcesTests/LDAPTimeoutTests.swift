@@ -92,4 +92,38 @@ struct LDAPTimeoutTests {
         #expect(warnings.first == Problem(.ldapConnect, .warning, at: Location(file: config.url),
                                           "bind as anonymous: no answer within 0.3 s; retrying in 0.1 s (attempt 2 of 11)"))
     }
+
+    /// CPU time of the calling thread (user and system), in seconds.
+    static func threadCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (GNU), not imported
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    @Test("an ldaps:// or StartTLS wait for a silent server sleeps: under 0.2 s of CPU in a 1.5 s wait (it spun: 4.5 s user, 5.5 s system in 10 s)",
+          arguments: [false, true])
+    func silentTLSWaitSleeps(startTLS: Bool) throws {
+        let server = try SilentServer()
+        var config = LDAPConfiguration(url: "\(startTLS ? "ldap" : "ldaps")://127.0.0.1:\(server.port)", base: "dc=example")
+        config.networkTimeout = 1.5
+        config.retries = 0
+        config.startTLS = startTLS
+        let cpu = Self.threadCPUSeconds(), start = Date()
+        #expect(throws: Problem.self) { try LDAPDirectory.load(config, map: AttributeMap()) }
+        let waited = Date().timeIntervalSince(start), spent = Self.threadCPUSeconds() - cpu
+        #expect(waited >= 1.4)
+        #expect(spent < 0.2, "\(spent) s of CPU in \(waited) s")
+    }
+
+    @Test("a connect that finds nothing listening fails at once with the system's reason")
+    func refusedConnect() throws {
+        let port: Int
+        do { let s = try SilentServer(); port = s.port }  // closed: nothing listens there now
+        var config = LDAPConfiguration(url: "ldaps://127.0.0.1:\(port)", base: "dc=example")
+        config.retries = 0
+        #expect(throws: Problem(.ldapConnect, at: Location(file: config.url), "connect to 127.0.0.1:\(port): Connection refused (after 1 attempt)")) {
+            try LDAPDirectory.load(config, map: AttributeMap())
+        }
+    }
 }

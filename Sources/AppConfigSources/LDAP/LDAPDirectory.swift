@@ -261,35 +261,51 @@ final class LDAPConnection {
     init(_ config: LDAPConfiguration, budget: LDAPBudget) throws {
         self.config = config
         self.budget = budget
+        let endpoint = Self.hostAndPort(config.url)
+        let server = endpoint.map { "\($0.0):\($0.1)" } ?? config.url
+        let tls = config.url.hasPrefix("ldaps://")
+        // One ldap:// or ldaps:// server: connected here (bounded in poll) and handed to libldap,
+        // whose TLS handshake on the blocking socket then sleeps until an answer or the watchdog.
+        // Anything else (ldapi://, a list of URLs) is libldap's to connect.
+        var socket: Int32?
+        if let (host, port) = endpoint, !config.url.contains(" ") {
+            socket = try LDAPSocket.connect(host: host, port: port, seconds: try budget.wait())
+        }
         var handle: OpaquePointer?
-        let rc = ldap_initialize(&handle, config.url)
-        guard rc == LDAP_SUCCESS, let handle else { throw LDAPError(code: rc, message: "cannot use \(config.url): \(String(cString: ldap_err2string(rc)))") }
+        let rc = socket.map { ldap_init_fd($0, LDAP_PROTO_TCP, config.url, &handle) } ?? ldap_initialize(&handle, config.url)
+        guard rc == LDAP_SUCCESS, let handle else {
+            if let socket { close(socket) }
+            throw LDAPError(code: rc, message: "cannot use \(config.url): \(String(cString: ldap_err2string(rc)))")
+        }
         ld = handle
         watchdog = LDAPWatchdog(handle)
         var version: Int32 = LDAP_VERSION3
         ldap_set_option(ld, LDAP_OPT_PROTOCOL_VERSION, &version)
         ldap_set_option(ld, LDAP_OPT_REFERRALS, nil)  // LDAP_OPT_OFF: AD's referrals are not followed
         var wait = LDAPConnection.timeValue(seconds: try budget.wait())
-        ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &wait)
+        if socket == nil { ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &wait) }
         ldap_set_option(ld, LDAP_OPT_TIMEOUT, &wait)
         var require: Int32 = config.insecure ? LDAP_OPT_X_TLS_NEVER : LDAP_OPT_X_TLS_DEMAND
         ldap_set_option(ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &require)
         if let ca = config.caFile { ldap_set_option(ld, LDAP_OPT_X_TLS_CACERTFILE, ca) }
         var newContext: Int32 = 0
         ldap_set_option(ld, LDAP_OPT_X_TLS_NEWCTX, &newContext)
-        let server = Self.hostAndPort(config.url).map { "\($0.0):\($0.1)" } ?? config.url
         do {
-            let connecting = config.url.hasPrefix("ldaps://") ? "connecting to \(server) and the TLS handshake" : "connecting to \(server)"
-            try watchdog.bounded(try budget.wait(), connecting) { try check(ldap_connect(ld), "connect to \(server)") }
+            let connecting = tls ? "connecting to \(server) and the TLS handshake" : "connecting to \(server)"
+            if socket == nil {
+                try watchdog.bounded(try budget.wait(), connecting) { try check(ldap_connect(ld), "connect to \(server)") }
+            } else if tls {
+                try watchdog.bounded(try budget.wait(), connecting) { try check(ldap_install_tls(ld), "TLS handshake with \(server)") }
+            }
             if config.startTLS {
                 try watchdog.bounded(try budget.wait(), "StartTLS with \(server)") { try check(ldap_start_tls_s(ld, nil, nil), "StartTLS") }
             }
             try watchdog.bounded(try budget.wait(), "bind as \(config.bindDN ?? "anonymous")") { try bind() }
-        } catch let error as LDAPError where (config.startTLS || config.url.hasPrefix("ldaps://"))
-            && [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR].contains(error.code) {
+        } catch let error as LDAPError where (config.startTLS || tls) && [LDAP_SERVER_DOWN, LDAP_CONNECT_ERROR].contains(error.code) {
             // libldap reports a failed certificate check as "Can't contact LDAP server". If the port
             // answers TCP, the TLS handshake is what failed: say so, and do not retry it.
-            guard let (host, port) = Self.hostAndPort(config.url), Self.tcpReachable(host: host, port: port) else { throw error }
+            let seconds = (try? budget.wait()) ?? 0
+            guard let (host, port) = endpoint, socket != nil || Self.tcpReachable(host: host, port: port, seconds: seconds) else { throw error }
             throw LDAPError(code: LDAP_CONNECT_ERROR, message: "TLS handshake with \(host):\(port) failed: the server's certificate "
                             + "could not be verified (is it signed by a CA in --ldap-ca-file, and does it name \(host)?). "
                             + "--ldap-insecure skips the check", transient: false)
@@ -307,23 +323,11 @@ final class LDAPConnection {
         return (rest.isEmpty ? "localhost" : String(rest), tls ? 636 : 389)
     }
 
-    /// Whether a TCP connection to host:port opens.
-    static func tcpReachable(host: String, port: Int) -> Bool {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0 else { return false }
-        defer { freeaddrinfo(list) }
-        var node = list
-        while let info = node {
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-            if fd >= 0 {
-                defer { close(fd) }
-                if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return true }
-            }
-            node = info.pointee.ai_next
-        }
-        return false
+    /// Whether a TCP connection to host:port opens within `seconds`.
+    static func tcpReachable(host: String, port: Int, seconds: Double) -> Bool {
+        guard let fd = try? LDAPSocket.connect(host: host, port: port, seconds: seconds) else { return false }
+        close(fd)
+        return true
     }
 
     deinit {
