@@ -499,6 +499,8 @@ public struct RenderJob: Sendable {
                 live = generation.liveAssets()
                 summary.assetsNotLinked = try ddm.link(live, from: previousFolder)
             }
+            let kept = try generation.linkCarriedFiles(from: previousFolder)
+            summary.keptNotLinked = kept.notLinked
             // The report goes first, as the run will be once published: a full disk found here
             // publishes nothing (exit 1 means nothing was published), not the output then exit 1.
             if let report, output != .dryRun {
@@ -507,7 +509,7 @@ public struct RenderJob: Sendable {
                 ahead.output = outputPath ?? "-"
                 try RunReport(summary: ahead, redact: redact, changes: generation.changes?.lines).write(to: report)
             }
-            let path = try sink.publish(closing: generation.closingFiles(liveAssets: live))
+            let path = try sink.publish(closing: generation.closingFiles(liveAssets: live, kept: kept.linked))
             if output != .dryRun {
                 summary.published = true
                 summary.output = path

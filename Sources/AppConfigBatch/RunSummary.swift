@@ -49,6 +49,10 @@ public struct RunSummary: Sendable, Codable {
     /// DDM into a folder: live assets (named by a set the devices keep) this generation could not
     /// link from the previous one (it is a tar, or lacks them); `assets.live` lists every live asset.
     public var assetsNotLinked = 0
+    /// A whole generation into a folder: devices kept from the previous generation (failed or
+    /// missing tonight) whose files could not be linked from it (it is a tar, or was
+    /// `--changed-only`): their files are not in this generation although its manifest keeps them.
+    public var keptNotLinked = 0
     /// Every device that did not render, in row order.
     public var failures: [DeviceFailure] = []
     /// Every row, entry or join problem of the sources.
@@ -90,7 +94,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, mapping, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, since, changes, assignments, variants, assetsNotLinked
+        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, since, changes, assignments, variants, assetsNotLinked, keptNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

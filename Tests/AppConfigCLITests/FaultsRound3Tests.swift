@@ -288,4 +288,48 @@ struct FaultsRound3Tests {
         #expect(switched.status == 3)
         #expect(switched.stderr.contains("was made with format binary, this run's is xml: not compared; every device is written, none is removed [since.mismatch]"), "\(switched.stderr)")
     }
+
+    @Test("a whole folder generation holds every device its manifest keeps: the files of devices failed or missing tonight are linked from the previous generation")
+    func keptDevicesKeepTheirFiles() throws {
+        let dir = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        try MergeCommandTests.spec.write(toFile: path("spec.xml"), atomically: true, encoding: .utf8)
+        try #"{"values": {"tier": "$(device.Tier)"}}"#.write(toFile: path("values.json"), atomically: true, encoding: .utf8)
+        func inventory(_ night: Int) -> String {
+            // Night 2: DEV-3 has no tier (it fails), DEV-7 is gone from the export (missing).
+            "Serial Number,UDID,Tier\n" + (0..<10).filter { night == 1 || $0 != 7 }
+                .map { "S\($0),DEV-\($0),\(night == 2 && $0 == 3 ? "" : "gold")\n" }.joined()
+        }
+        for night in 1...2 { try inventory(night).write(toFile: path("inventory\(night).csv"), atomically: true, encoding: .utf8) }
+        func render(_ night: Int, _ options: [String]) throws -> ProcessResult {
+            try runProcess(Paths.appconfigBinary, ["render", "--spec", path("spec.xml"), "--values", path("values.json"), "--inventory", path("inventory\(night).csv"),
+                                                   "--quiet", "--no-strict-inventory", "--max-failure-ratio", "0.5"] + options)
+        }
+        #expect(try render(1, ["--out", path("out")]).status == 0)
+        let first = URL(fileURLWithPath: path("out")).resolvingSymlinksInPath().path
+        let second = try render(2, ["--out", path("out"), "--report", path("report")])
+        #expect(second.status == 3, "\(second.stdout)\(second.stderr)")
+        #expect(second.stdout.contains("missing: 1 devices are not in tonight's inputs; they keep their last configuration"))
+        let generation = URL(fileURLWithPath: path("out")).resolvingSymlinksInPath().path
+        #expect(generation != first)
+        let index = try String(contentsOfFile: generation + "/index.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(index.count == 10)
+        for key in ["DEV-3", "DEV-7"] {
+            let line = try #require(index.first { $0.hasPrefix("{\"device\":\"\(key)\"") })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let file = try #require(object["path"] as? String)
+            // The previous generation's file itself (a hard link), with the digest the manifest keeps.
+            let now = try FileManager.default.attributesOfItem(atPath: generation + "/" + file)
+            let before = try FileManager.default.attributesOfItem(atPath: first + "/" + file)
+            #expect(now[.systemFileNumber] as? Int == before[.systemFileNumber] as? Int)
+            #expect(try String(contentsOfFile: generation + "/manifest.tsv", encoding: .utf8).contains("\t\(file)\t\(key)\n"))
+        }
+        // Compared with an archive, a folder generation cannot link them: it says so.
+        #expect(try render(1, ["--tar", path("n1.tar")]).status == 0)
+        let fromTar = try render(2, ["--out", path("out2"), "--since", path("n1.tar"), "--report", path("report2")])
+        #expect(fromTar.status == 3)
+        #expect(fromTar.stdout.contains("kept: 2 devices keep their previous configuration (failed or missing tonight) but their files are not in this generation (the previous one is not a folder, or lacks them): keep serving those files"), "\(fromTar.stdout)")
+        #expect(try reportSummary(path("report2"))["keptNotLinked"] as? Int == 2)
+    }
 }

@@ -73,7 +73,7 @@ struct MergeCommandTests {
         ["--delivery", "mdm-settings"],
     ]
 
-    @Test("three shards merged are the single run, byte for byte: the archive and its manifest, the folder output's every file; night 2 (changed-only, removals) too",
+    @Test("three shards merged are the single run, byte for byte: the archive and its manifest, the folder output's every file; night 2 too (archives changed-only with removals, folders whole with gone devices kept)",
           arguments: deliveries)
     func mergedEqualsOneRun(delivery: [String]) throws {
         let f = try Fleet()
@@ -83,10 +83,11 @@ struct MergeCommandTests {
             func since(_ previous: String) -> [String] { night == 1 ? [] : ["--since", previous, "--changed-only", "--remove-missing", "--force"] }
             for i in 0..<3 {
                 try f.render(night: night, delivery + ["--shard", "\(i)/3", "--tar", f.path("n\(night)-s\(i).tar")] + since(f.path("n1-s\(i).tar")))
-                try f.render(night: night, delivery + ["--shard", "\(i)/3", "--out", f.path("o-s\(i)")] + (night == 1 ? [] : ["--changed-only", "--remove-missing", "--force"]))
+                // Folders: whole generations, the devices gone tonight kept (their files linked from the night before).
+                try f.render(night: night, delivery + ["--shard", "\(i)/3", "--out", f.path("o-s\(i)")])
             }
             try f.render(night: night, delivery + ["--tar", f.path("n\(night)-all.tar")] + since(f.path("n1-all.tar")))
-            try f.render(night: night, delivery + ["--out", f.path("o-all")] + (night == 1 ? [] : ["--changed-only", "--remove-missing", "--force"]))
+            try f.render(night: night, delivery + ["--out", f.path("o-all")])
 
             let tar = try f.merge((0..<3).map { f.path("n\(night)-s\($0).tar") } + ["--tar", f.path("n\(night)-merged.tar")])
             #expect(tar.status == 0, "\(tar.stderr)")
@@ -99,6 +100,8 @@ struct MergeCommandTests {
 
             let folder = try f.merge((0..<3).map { f.path("o-s\($0)") } + ["--out", f.path("o-merged")])
             #expect(folder.status == 0, "\(folder.stderr)")
+            // Night 2: 55 rendered and the 10 gone kept, plain or DDM (whose kept sets name their assets).
+            #expect(folder.stdout.contains(": \(night == 1 ? 60 : 65) devices in the manifest"), "\(folder.stdout)")
             let merged = try Self.tree(f.path("o-merged")), single = try Self.tree(f.path("o-all"))
             #expect(merged.keys.sorted() == single.keys.sorted())
             for (name, bytes) in single { #expect(merged[name] == bytes, "\(name)") }

@@ -123,11 +123,40 @@ struct Generation {
         }
     }
 
+    /// A whole generation (not `--changed-only`) into a folder holds every device its manifest
+    /// lists: the files of the devices carried from the previous generation (failed tonight, or
+    /// missing from tonight's inputs) are hard-linked from it, as a DDM generation links its live
+    /// assets. Without them a folder served as it is dropped a device whose user was missing for
+    /// a night, although its manifest (and `--remove-missing`'s rule) kept it. Returns the entries
+    /// linked (the index lists them) and how many could not be (the previous generation is not a
+    /// folder, or lacks the file: it was `--changed-only`).
+    func linkCarriedFiles(from previousFolder: String?) throws(Problem) -> (linked: Set<Int>, notLinked: Int) {
+        guard !job.changedOnly, let folder = sink as? FolderSink, let previous else { return ([], 0) }
+        var linked = Set<Int>(), notLinked = 0
+        let ending = sink.pathExtension
+        for (i, e) in entries.enumerated() where e.carried {
+            var path: [UInt8] = []
+            if e.row >= 0 {
+                withKeys(entries) { _, keys in OutputNames.appendRelativePath(keys.value(row: Int(e.row)), extension: ending, to: &path) }
+            } else {
+                previous.withKey(at: Int(e.source)) { OutputNames.appendRelativePath($0, extension: ending, to: &path) }
+            }
+            let relative = String(decoding: path, as: UTF8.self)
+            if let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative) {
+                linked.insert(i)
+            } else {
+                notLinked += 1
+            }
+        }
+        return (linked, notLinked)
+    }
+
     /// `index.jsonl` (the devices this generation holds: device, path, SHA-256, and with
-    /// assignments the names that applied) and the manifest of the whole fleet (the devices
-    /// rendered, and those that failed tonight with their previous entry), both in device-key
-    /// order, each made when the sink writes it, in rounds of lines made on every core.
-    func closingFiles(liveAssets live: LiveAssets = LiveAssets()) -> [ClosingFile] {
+    /// assignments the names that applied; `kept`: the entries carried whose files were linked)
+    /// and the manifest of the whole fleet (the devices rendered, and those that failed tonight
+    /// with their previous entry), both in device-key order, each made when the sink writes it,
+    /// in rounds of lines made on every core.
+    func closingFiles(liveAssets live: LiveAssets = LiveAssets(), kept: Set<Int> = []) -> [ClosingFile] {
         let ddm = sink as? DDMSink
         var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
                                           ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
@@ -142,7 +171,14 @@ struct Generation {
                     withKeys(entries) { entries, keys in for i in range {
                         prefetchKeys(after: i, in: entries, keys)
                         let e = entries[i]
-                        if e.carried || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
+                        if e.carried && !kept.contains(i) || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
+                        if e.row < 0 {
+                            // Missing tonight, its file kept: its key is the previous manifest's.
+                            previous!.withKey(at: Int(e.source)) {
+                                Self.appendIndexLine(key: $0, extension: ending, digest: e.digest, fields: fields[0], to: &index)
+                            }
+                            continue
+                        }
                         Self.appendIndexLine(key: keys.value(row: Int(e.row)), extension: ending, digest: e.digest,
                                              fields: fields[Int(e.variant)], to: &index)
                     } }

@@ -209,6 +209,9 @@ struct RenderCommand: ParsableCommand {
         if s.assetsNotLinked > 0 {
             say("assets: \(s.assetsNotLinked) live assets of kept sets are not in this generation (the previous one is not a folder, or lacks them): keep serving them; assets.live lists every one")
         }
+        if s.keptNotLinked > 0 {
+            say("kept: \(s.keptNotLinked) devices keep their previous configuration (failed or missing tonight) but their files are not in this generation (the previous one is not a folder, or lacks them): keep serving those files")
+        }
         if !s.errorsByCode.isEmpty {
             say("errors: " + s.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
