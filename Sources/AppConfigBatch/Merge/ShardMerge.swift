@@ -397,7 +397,7 @@ public struct ShardMerge {
         var pending: (shard: Int, range: Range<Int>)?
         func flush() throws(Problem) {
             guard let p = pending else { return }
-            try inputs[p.shard].output.withBytes(p.range) { b throws(Problem) in try writeAll(fd, b, path: path) }
+            try inputs[p.shard].output.copy(p.range, to: fd, path: path)
             pending = nil
         }
         for (n, (s, first, count)) in runs.enumerated() {

@@ -36,6 +36,8 @@ final class ShardOutput {
     let closingNames: [String]
     /// The archive's bytes (nil for a folder) and its closing files' bytes, valid while this lives.
     private let mapping: MappedFile?
+    /// The archive, for `copy` (-1 for a folder).
+    private let source: Int32
     private let files: [String: [UInt8]]
 
     /// The closing files an output holds at its top level; any other top-level name is not ours.
@@ -60,6 +62,7 @@ final class ShardOutput {
                 throw Problem(.mergeInput, at: Location(file: path), "\(path) is not a complete appconfig output: it holds no \(Manifest.fileName)")
             }
             mapping = nil
+            source = -1
             container = .folder(generation: generation)
             var names: [String] = []
             for name in ["declarations.jsonl", "index.jsonl", "assets.live", Manifest.fileName] where access(generation + "/" + name, F_OK) == 0 {
@@ -72,6 +75,7 @@ final class ShardOutput {
             do { mapped = try MappedFile(path, limit: Int.max) } catch { throw error.problem }
             guard let mapped else { throw Problem(.mergeInput, at: Location(file: path), "\(path) is empty or not a regular file: not an appconfig output") }
             mapping = mapped
+            source = open(path, O_RDONLY | O_CLOEXEC)
             var members: [Member] = []
             var names: [String] = []
             try Self.walk(mapped.bytes, path: path) { (member: Member, name: String, body: UnsafeBufferPointer<UInt8>) throws(Problem) in
@@ -109,6 +113,8 @@ final class ShardOutput {
         self.shard = shard
     }
 
+    deinit { if source >= 0 { close(source) } }
+
     /// A closing file's bytes (empty when the output has none).
     func file(_ name: String) -> [UInt8] { files[name] ?? [] }
 
@@ -117,9 +123,20 @@ final class ShardOutput {
         UnsafeBufferPointer(rebasing: UnsafeBufferPointer(mapping!.bytes)[m.name])
     }
 
-    /// The archive's bytes from `range` (headers, bodies, padding), for as long as `body` runs.
-    func withBytes<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws(Problem) -> R) throws(Problem) -> R {
-        try body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(mapping!.bytes)[range]))
+    /// Copies the archive's bytes in `range` (headers, bodies, padding) to `fd`, file to file in
+    /// the kernel (`sendfile`): copied from the mapping, each page was faulted in first (1M
+    /// devices: 2.3-7.4 s of system time against 1.7 s of user time).
+    func copy(_ range: Range<Int>, to fd: Int32, path: String) throws(Problem) {
+        var offset = off_t(range.lowerBound)
+        var left = range.count
+        while left > 0 {
+            let n = sendfile(fd, source, &offset, left)
+            if n > 0 { left -= n; continue }
+            if n < 0 && errno == EINTR { continue }
+            // A file system without sendfile between these two: through the mapping.
+            try writeAll(fd, UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(mapping!.bytes)[Int(offset)..<range.upperBound]), path: path)
+            return
+        }
     }
 
     /// Walks an archive's ustar headers: each member with its name and body. Only what appconfig
