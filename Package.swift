@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // The AppConfig render engine: compiles Apple managed app configuration specs and renders them for
-// whole fleets. See README.md for the commands and DESIGN notes for the data flow.
+// whole fleets. See README.md for the commands and docs/design.md for the layers and the data flow.
 import PackageDescription
 
 let package = Package(

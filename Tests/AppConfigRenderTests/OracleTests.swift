@@ -145,7 +145,7 @@ struct OracleTests {
     }
 
     /// A carriage return: we write `&#13;` so that the XML decodes to the same string as the binary;
-    /// plistlib writes a line feed (its bytes differ there on purpose; the README says why).
+    /// plistlib writes a line feed (its bytes differ there on purpose; docs/checking.md says why).
     static func carriageReturn() throws -> OracleCase {
         let spec = specXML("<string keyName=\"note\"><defaultValue><userVariable value=\"displayName\"/></defaultValue></string>")
         return OracleCase(name: "carriage-return", program: try compileProgram(spec), device: [.user(.displayName): "line 1\r\nline 2\rend\t!"],

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Every spec in ../shared/corpus/specs: our verdict against the public XSDs' verdict (xmllint, an
-/// independent validator), and the differences we keep by design (listed in the README).
+/// independent validator), and the differences we keep by design (listed in docs/design.md).
 @Suite("Public corpus specs against the XSDs", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent (a user's clone): corpus tests skipped"))
 struct CorpusTests {
     struct Case: CustomTestStringConvertible, Sendable {
@@ -30,7 +30,7 @@ struct CorpusTests {
         Case(path: "specs/nextcloud-passwords-ios/specfile.xml", xsdValid: true),
     ]
 
-    /// Where our verdict differs from the XSDs' on purpose (README, "Where lint differs from the XSDs").
+    /// Where our verdict differs from the XSDs' on purpose (docs/design.md, "Where lint differs from the public XSDs").
     static let documentedDifferences: Set<String> = ["specs/jamf-AppConfig-Generator/mac.xml"]
 
     @Test(arguments: cases)

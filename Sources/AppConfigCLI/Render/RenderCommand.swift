@@ -13,7 +13,7 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render one plist per device: spec and admin values, inventory and directory in; a folder or a tar out.",
         discussion: """
-            appconfig render JOBFILE [options] reads the options from a JSON job file (see the README); \
+            appconfig render JOBFILE [options] reads the options from a JSON job file (see docs/render.md); \
             options on the command line override it.
 
             Exit status: 0 every device rendered; 3 some failed or were skipped (no more than \

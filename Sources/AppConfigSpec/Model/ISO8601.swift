@@ -2,7 +2,7 @@
 /// platform-dependent, and slow).
 ///
 /// Accepted: `YYYY-MM-DD` (midnight UTC), and `YYYY-MM-DDThh:mm[:ss[.fraction]]` followed by `Z`,
-/// `±hh:mm`, `±hhmm` or `±hh`; without a zone the time is taken as UTC (documented in the README).
+/// `±hh:mm`, `±hhmm` or `±hh`; without a zone the time is taken as UTC (docs/design.md, semantics).
 public enum ISO8601 {
     /// 1970-01-01 to 2001-01-01, the plist epoch.
     static let unixToPlistEpoch: Double = 978_307_200
