@@ -15,7 +15,7 @@ let package = Package(
         .library(name: "AppConfigSources", targets: ["AppConfigSources"]),
         .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
         .library(name: "LibPlist", targets: ["LibPlist"]),
-        .library(name: "AppConfigBytes", targets: ["AppConfigBytes"]),
+        .library(name: "AppConfigCore", targets: ["AppConfigCore"]),
         .library(name: "Digest", targets: ["Digest"]),
     ],
     dependencies: [
@@ -64,23 +64,23 @@ let package = Package(
         /// What every module shares, with no dependencies but its C guard of mapped files: FNV-1a, byte
         /// comparison, the UTF-8 decoder, the monotonic clock, file reading and mapping, the byte-key
         /// hash table, XML escaping, the arena.
-        .target(name: "AppConfigBytes", dependencies: ["CMappedFile"]),
+        .target(name: "AppConfigCore", dependencies: ["CMappedFile"]),
         /// XML -> Spec model, every rule of the AppConfig reference, admin values; Problem and Location.
-        .target(name: "AppConfigSpec", dependencies: ["AppConfigBytes", "AppConfigPattern", "LibPlist"]),
+        .target(name: "AppConfigSpec", dependencies: ["AppConfigCore", "AppConfigPattern", "LibPlist"]),
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
-        .target(name: "AppConfigCompiler", dependencies: ["AppConfigBytes", "AppConfigSpec", "AppConfigPattern"]),
+        .target(name: "AppConfigCompiler", dependencies: ["AppConfigCore", "AppConfigSpec", "AppConfigPattern"]),
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
-        .target(name: "AppConfigSources", dependencies: ["AppConfigBytes", "AppConfigSpec", "CByteScan", "CLDAP"]),
+        .target(name: "AppConfigSources", dependencies: ["AppConfigCore", "AppConfigSpec", "CByteScan", "CLDAP"]),
         /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
-        .target(name: "AppConfigBatch", dependencies: ["AppConfigBytes", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern", "CFileSync"]),
+        .target(name: "AppConfigBatch", dependencies: ["AppConfigCore", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern", "CFileSync"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
-        .target(name: "AppConfigRender", dependencies: ["AppConfigBytes", "AppConfigCompiler", "AppConfigPattern"]),
+        .target(name: "AppConfigRender", dependencies: ["AppConfigCore", "AppConfigCompiler", "AppConfigPattern"]),
 
         // MARK: Command line: a testable library of commands and a thin @main.
         .target(
             name: "AppConfigCLI",
             dependencies: [
-                "AppConfigBytes",
+                "AppConfigCore",
                 "AppConfigSpec",
                 "AppConfigCompiler",
                 "AppConfigRender",
@@ -94,10 +94,10 @@ let package = Package(
         // MARK: Tests.
         /// Paths to the fixtures and to ../shared/corpus (absent in a user's clone: tests skip).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigBytes", "AppConfigSpec", "TestSupport", "LibPlist"]),
+        .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigCore", "AppConfigSpec", "TestSupport", "LibPlist"]),
         .testTarget(name: "AppConfigRenderTests",
-                    dependencies: ["AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
-        .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigBytes", "AppConfigSources", "AppConfigSpec", "CByteScan", "TestSupport"]),
-        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist", "TestSupport"]),
+                    dependencies: ["AppConfigCore", "AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
+        .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigCore", "AppConfigSources", "AppConfigSpec", "CByteScan", "TestSupport"]),
+        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigCore", .product(name: "ArgumentParser", package: "swift-argument-parser"), "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist", "TestSupport"]),
     ]
 )

@@ -15,7 +15,7 @@ let package = Package(
             name: "RenderBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "AppConfigBytes", package: "appconfig"),
+                .product(name: "AppConfigCore", package: "appconfig"),
                 .product(name: "AppConfigSpec", package: "appconfig"),
                 .product(name: "AppConfigCompiler", package: "appconfig"),
                 .product(name: "AppConfigRender", package: "appconfig"),

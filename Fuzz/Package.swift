@@ -12,9 +12,9 @@ let package = Package(
     dependencies: [.package(name: "appconfig", path: "..")],
     targets: [
         .target(name: "FuzzDriver"),
-        .executableTarget(name: "FuzzSpec", dependencies: ["FuzzDriver", .product(name: "AppConfigSpec", package: "appconfig")]),
-        .executableTarget(name: "FuzzValues", dependencies: ["FuzzDriver", .product(name: "AppConfigSpec", package: "appconfig")]),
-        .executableTarget(name: "FuzzCSV", dependencies: ["FuzzDriver", .product(name: "AppConfigSources", package: "appconfig")]),
-        .executableTarget(name: "FuzzLDIF", dependencies: ["FuzzDriver", .product(name: "AppConfigSources", package: "appconfig")]),
+        .executableTarget(name: "FuzzSpec", dependencies: ["FuzzDriver", .product(name: "AppConfigCore", package: "appconfig"), .product(name: "AppConfigSpec", package: "appconfig")]),
+        .executableTarget(name: "FuzzValues", dependencies: ["FuzzDriver", .product(name: "AppConfigCore", package: "appconfig"), .product(name: "AppConfigSpec", package: "appconfig")]),
+        .executableTarget(name: "FuzzCSV", dependencies: ["FuzzDriver", .product(name: "AppConfigCore", package: "appconfig"), .product(name: "AppConfigSources", package: "appconfig")]),
+        .executableTarget(name: "FuzzLDIF", dependencies: ["FuzzDriver", .product(name: "AppConfigCore", package: "appconfig"), .product(name: "AppConfigSources", package: "appconfig")]),
     ]
 )

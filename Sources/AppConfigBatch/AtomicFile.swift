@@ -1,10 +1,5 @@
-import AppConfigSpec
+import AppConfigCore
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A file written under a temporary name beside its final one, renamed when complete: no partial
 /// file ever stands under the final name.

@@ -1,68 +1,11 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
-import AppConfigSpec
 import Digest
 import Dispatch
 import Foundation
 import Synchronization
-
-/// How the fleet is rendered (where it goes is the sink's business).
-public struct BatchOptions: Sendable {
-    public var format: OutputFormat = .binary
-    public var jobs = ProcessInfo.processInfo.activeProcessorCount
-    public var shard = Shard.whole
-    /// Decode every output again with libplist and compare it with an independent evaluation.
-    public var verify = false
-    /// XML only: render each dictionary as a fragment this many tabs deep, for a sink that nests it
-    /// in a larger plist (an MDM command); 0 renders whole plists.
-    public var xmlNesting = 0
-    /// A device whose configuration (or an extension's) is larger fails with
-    /// `device.asset-too-large` (DDM: Apple's 1 MB limit for app config data).
-    public var maxOutputBytes: Int?
-
-    public init() {}
-}
-
-/// One device that did not render: its row and the problem (whose location names the device).
-public struct DeviceFailure: Sendable {
-    public var row: Int
-    /// Every problem of the device (each failing key, each missing variable), in key order.
-    public var problems: [Problem]
-    /// The first of them.
-    public var problem: Problem { problems[0] }
-
-    public init(row: Int, problems: [Problem]) {
-        precondition(!problems.isEmpty, "a failure has a problem")
-        self.row = row
-        self.problems = problems
-    }
-}
-
-/// What a render pass did.
-public struct BatchResult: Sendable {
-    public var devicesInShard = 0
-    public var rendered = 0
-    /// The shard's rows in device-key order (the order they were rendered in).
-    public var order: [Int32] = []
-    /// By position in `order`: the SHA-256 of the device's output, nil when it failed.
-    public var digests: [SHA256Digest?] = []
-    /// By position in `order`: the device's variant (`DeviceAssignments`); empty without assignments.
-    public var variants: [UInt16] = []
-    /// In row order.
-    public var failures: [DeviceFailure] = []
-    public var seconds = 0.0
-    public var interrupted = false
-}
-
-/// Set from a signal handler; workers stop taking chunks when it is set.
-public final class Cancellation: Sendable {
-    private let flag = Atomic<Bool>(false)
-    public init() {}
-    public func cancel() { flag.store(true, ordering: .relaxed) }
-    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
-}
 
 /// The fleet's hot loop: devices in chunks across `jobs` threads, one Renderer and one slot buffer
 /// per thread, each plist handed to the sink straight from the renderer's buffer. Memory stays
@@ -135,8 +78,8 @@ public final class BatchRenderer: @unchecked Sendable {
     public var deviceCount: Int { rows.count }
 
     /// The rows in device-key order (byte order). Sorted on each key's first eight bytes as one
-    /// big-endian integer, the whole keys compared only on a tie: a third of the time of comparing
-    /// keys throughout (1M devices, perf). One run per core is sorted on its core, then the runs
+    /// big-endian integer, the whole keys compared only on a tie (far cheaper than comparing keys
+    /// throughout). One run per core is sorted on its core, then the runs
     /// are merged.
     private func rowsInKeyOrder() -> [Int32] {
         let inventory = fleet.inventory
@@ -249,12 +192,12 @@ public final class BatchRenderer: @unchecked Sendable {
     /// arrays, each device's plan was retained and released by every core, which contended for
     /// its counts.
     /// Its properties used per device are not checked for exclusive access at run time
-    /// (`@exclusivity(unchecked)`: one thread at a time; ~120 instructions per check, callgrind).
+    /// (`@exclusivity(unchecked)`: one thread at a time, and each check cost more than the access).
     final class Worker: @unchecked Sendable {
         private let images: [ProgramImage]
         /// The variants' plans, their sources in tables of the worker's own (`ownSources(in:)`), one
         /// table for the variants that read the same variables (most do): per device the prefetch
-        /// and the reads of three devices' plans, from 77 tables, missed the cache (cachegrind).
+        /// and the reads of devices' plans from a table per variant missed the cache.
         let plans: [Fleet.SlotPlan.Sources]
         private let arena = BufferArena()
         let slotCounts: [Int]
@@ -421,38 +364,5 @@ public final class BatchRenderer: @unchecked Sendable {
         location.dn = p.location.dn
         p.location = location
         return p
-    }
-}
-
-/// One digest slot per device position, written by the workers at disjoint positions (each chunk
-/// belongs to one worker), read after they are joined.
-final class DigestSlots: @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<SHA256Digest>
-    private let present: UnsafeMutableBufferPointer<Bool>
-    let count: Int
-
-    init(count: Int) {
-        self.count = count
-        slots = .allocate(capacity: max(count, 1))
-        present = .allocate(capacity: max(count, 1))
-        present.initialize(repeating: false)
-        slots.initialize(repeating: SHA256Digest(a: 0, b: 0, c: 0, d: 0))
-    }
-
-    @inline(__always)
-    func set(_ position: Int, _ digest: SHA256Digest) {
-        slots[position] = digest
-        present[position] = true
-    }
-
-    subscript(position: Int) -> SHA256Digest { slots[position] }
-
-    func values() -> [SHA256Digest?] {
-        (0..<count).map { present[$0] ? slots[$0] : nil }
-    }
-
-    deinit {
-        slots.deallocate()
-        present.deallocate()
     }
 }

@@ -1,7 +1,7 @@
 import AppConfigCompiler
+import AppConfigCore
 import AppConfigRender
 import AppConfigSources
-import AppConfigSpec
 
 extension RenderJob {
     /// `render --explain DEVICE`: one device as the job would render it, and why. Its row, its user

@@ -1,20 +1,15 @@
-import AppConfigSpec
+import AppConfigCore
 import CFileSync
 import Digest
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A directory output, crash-safe: plists are written into a new generation folder beside the
 /// output (`OUT.generations/g<time>-<pid>`), and `OUT` is a symlink switched to it in one atomic
 /// rename once every device is written and the generation's manifest (written last) marks it
 /// complete. Until then readers see the previous generation whole; after a crash, an interrupt or
 /// a SIGKILL no partial file stands under a final name, and the next run removes the unmarked
-/// generation. (Measured here on ext4: creating a small file costs ~12 µs, replacing one through a
-/// temporary name ~84 µs; one switch per run costs nothing per file.) Each device's file is written
+/// generation. (Replacing each file through a temporary name costs several times creating it;
+/// one switch per run costs nothing per file.) Each device's file is written
 /// as soon as it is rendered. The caller holds the output's lock (`OutputLock`).
 public final class FolderSink: OutputSink, @unchecked Sendable {
     let path: String
@@ -203,7 +198,7 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         }
         // What is on disk must be what this run wrote: a generation that lost files to anything
         // else (a cleanup outside the lock, an operator) is refused, never published short.
-        // Counting 1M entries with readdir costs ~0.2 s against ~12 s to create them.
+        // Counting with readdir costs little beside creating the files.
         let onDisk = Self.countFiles(in: generation), wrote = createdLock.withLock { created }
         guard onDisk == wrote else {
             throw Problem(.outputIncomplete, at: Location(file: generation),

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// Codes for problems of the job as a whole: its output, its report, its shard. Such a problem
 /// stops the run; nothing is published.
@@ -68,18 +68,4 @@ extension Problem {
 extension ProblemCode {
     public static func == (lhs: ProblemCode, rhs: JobCode) -> Bool { lhs.rawValue == rhs.rawValue }
     public static func != (lhs: ProblemCode, rhs: JobCode) -> Bool { lhs.rawValue != rhs.rawValue }
-}
-
-/// The exit statuses of every command: scripts depend on them.
-public enum ExitStatus {
-    /// Done: every device rendered (or every file clean, for lint).
-    public static let ok: Int32 = 0
-    /// A fatal error, or more failures than allowed: nothing was published.
-    public static let failed: Int32 = 1
-    /// A usage error, or an input that cannot be read.
-    public static let usage: Int32 = 2
-    /// Published, but some devices failed or rows were skipped (the report names each).
-    public static let partial: Int32 = 3
-    /// Interrupted by SIGINT or SIGTERM: nothing was published.
-    public static let interrupted: Int32 = 130
 }

@@ -1,16 +1,14 @@
-import AppConfigSpec
+import AppConfigCore
 import Foundation
 
 /// Chunks finished in any order, handled in chunk order by a writer thread of their own: a worker
-/// hands its finished chunk over and goes on rendering while the writer writes (measured, 1M
-/// devices to a tar: a worker that wrote the chunks itself held the other one waiting on the lock
-/// for the whole write, 1.8 GB of kernel copies). Workers take chunks in increasing order, so only
+/// hands its finished chunk over and goes on rendering while the writer writes (a worker that
+/// wrote the chunks itself held the others waiting on the lock for the whole write). Workers take chunks in increasing order, so only
 /// a few chunks wait; when more than `limit` wait, a finishing worker waits for the writer (a slow
 /// disk bounds memory, it does not grow it).
 ///
 /// Handled chunks' buffers are kept (emptied) for the workers' next chunks: a chunk is about a
-/// megabyte, and a fresh one per chunk was a fresh mapping to fault in, page by page (1M devices:
-/// 2 GB of zeroed pages, 7% of the job's CPU time in `clear_page`).
+/// megabyte, and a fresh one per chunk was a fresh mapping to fault in, page by page.
 ///
 /// The writer starts with the first chunk and ends at `close()` (every chunk handed over is
 /// handled; its first error is thrown) or `abandon()` (a worker failed: chunks still waiting are

@@ -1,5 +1,4 @@
-import AppConfigBytes
-import AppConfigSpec
+import AppConfigCore
 
 /// Where a device's plist goes: `<folder>/<name>.plist`, the folder one of 4096 chosen by a hash of
 /// the device key (no folder holds millions of files), the name the key made safe for any file
@@ -37,8 +36,8 @@ public enum OutputNames {
     /// (`extension` gives another ending: a DDM device's declaration set is `.json`). Every device's
     /// path is made three times a run (its tar member, its index and manifest lines): a key that
     /// needs no escape (most: serial numbers, UDIDs) is checked eight bytes at a time and the path
-    /// made on the stack and appended at once (appended piece by piece, ~740 instructions a path,
-    /// callgrind: 2.2 G at 1M devices).
+    /// made on the stack and appended at once (appended piece by piece, a path cost hundreds of
+    /// instructions).
     public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
         let h = hash(key)
         guard isOwnName(key) else {

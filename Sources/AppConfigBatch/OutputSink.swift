@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 import Digest
 
 /// Where rendered devices go. The batch renderer hands each device's bytes to the sink from the
@@ -50,9 +50,8 @@ public protocol OutputSink: AnyObject, Sendable {
 }
 
 /// A closing file of a generation (the index, the manifest), made when the sink writes it and
-/// handed over in pieces as they are made: at 1M devices each is over 100 MB (measured: building
-/// both first was the job's peak, +430 MB; one at a time, whole, still +220 MB and as much memory
-/// faulted in fresh). `write` makes the file and calls `emit` with its bytes in order, a piece
+/// handed over in pieces as they are made: each is a line per device, and building them whole
+/// first was the job's peak in memory. `write` makes the file and calls `emit` with its bytes in order, a piece
 /// at a time; a piece is valid only during its call (its buffer is made again into the next).
 public struct ClosingFile {
     public typealias Emit = (UnsafeBufferPointer<UInt8>) throws(Problem) -> Void

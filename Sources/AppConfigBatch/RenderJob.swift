@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
@@ -81,7 +81,7 @@ public struct RenderJob: Sendable {
     /// and ending.
     public struct Observer: Sendable {
         public var warning: @Sendable (Problem) -> Void = { _ in }
-        public var phaseStarted: @Sendable (String) -> Void = { _ in }
+        public var phaseStarted: @Sendable (Phase) -> Void = { _ in }
         public var renderStarted: @Sendable (BatchRenderer) -> Void = { _ in }
         public var renderFinished: @Sendable () -> Void = {}
         public init() {}
@@ -130,15 +130,15 @@ public struct RenderJob: Sendable {
         let jobStart = monotonicSeconds()
         var clock = jobStart
         var seconds: [String: Double] = [:]
-        func lap(_ phase: String, next: String? = nil) {
+        func lap(_ phase: Phase, next: Phase? = nil) {
             let now = monotonicSeconds()
-            seconds[phase] = now - clock
+            seconds[phase.rawValue] = now - clock
             clock = now
             if let next { observer.phaseStarted(next) }
         }
 
         try checkPaths()
-        observer.phaseStarted("compile")
+        observer.phaseStarted(.compile)
         let configuration = try configuration(observer: observer)
         let program = configuration.base
         let delivery = try self.delivery.resolved(specBundleID: program.metadata.bundleId)
@@ -162,7 +162,7 @@ public struct RenderJob: Sendable {
             store = SecretStore()
         }
         defer { store.clear() }
-        lap("compile")
+        lap(.compile)
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
@@ -179,12 +179,12 @@ public struct RenderJob: Sendable {
         let configurations = configurations(configuration, extensions)
         sources.attributes.readsGroups = configurations.contains { ($0.assignments + $0.exclusions).contains { $0.conditions.contains { $0.subject == .group } } }
         try sources.checkDirectory(warning: observer.warning)
-        lap("since", next: "inventory")
+        lap(.since, next: .inventory)
         let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns))
         inventory.exportChecks.forEach(observer.warning)
-        lap("inventory", next: "directory")
+        lap(.inventory, next: .directory)
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
-        lap("directory", next: "join")
+        lap(.directory, next: .join)
         let fleet = Fleet(inventory: inventory, users: users)
         if var diagnosis = fleet.joinDiagnosis() {
             if diagnosis.code == .joinNone && !allowUnjoined {
@@ -197,14 +197,14 @@ public struct RenderJob: Sendable {
         let assignments: DeviceAssignments
         var extensionAssignments: [(id: String, assignments: DeviceAssignments)] = []
         if configurations.allSatisfy({ $0.assignments.isEmpty && $0.exclusions.isEmpty }) {
-            lap("join", next: "render")
+            lap(.join, next: .render)
             assignments = DeviceAssignments(base: program)
             extensionAssignments = extensions.map { ($0.id, DeviceAssignments(base: $0.configuration.base)) }
         } else {
-            lap("join", next: "assign")
+            lap(.join, next: .assign)
             assignments = try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
             for e in extensions { extensionAssignments.append((e.id, try DeviceAssignments.resolve(e.configuration, fleet: fleet, warning: observer.warning))) }
-            lap("assign", next: "render")
+            lap(.assign, next: .render)
         }
 
         // Credentials: each variant's, and each extension's.
@@ -242,7 +242,7 @@ public struct RenderJob: Sendable {
             sink.discard()
             throw change
         }
-        lap("render", next: "publish")
+        lap(.render, next: .publish)
 
         var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments)
         let variables = (assignments.programs + extensionAssignments.flatMap(\.assignments.programs)).flatMap(\.slots)
@@ -256,7 +256,7 @@ public struct RenderJob: Sendable {
         summary.seconds = seconds
         summary.wallSeconds = monotonicSeconds() - jobStart
         try publish(sink, generation, &summary)
-        lap("publish")
+        lap(.publish)
         summary.seconds = seconds
         // The phases are laps of one clock: they add up to the job's time so far.
         summary.wallSeconds = clock - jobStart
@@ -266,88 +266,10 @@ public struct RenderJob: Sendable {
             // first stands: it says what happened, only its times stop before the switch.
             let final = RunReport(summary: summary, redact: redact, changes: generation.changes?.lines)
             if summary.published { try? final.write(to: report) } else { try final.write(to: report) }
-            lap("report")  // for the caller; summary.json is written before it ends
+            lap(.report)  // for the caller; summary.json is written before it ends
             summary.seconds = seconds
         }
         return summary
-    }
-
-    /// The output's and the report's paths name something this run can make beside its folder:
-    /// `--out .` would lock `..lock` and publish a symlink over the working folder, `--out ""`
-    /// rendered the whole fleet before failing. Checked before anything is read.
-    func checkPaths() throws(Problem) {
-        var named: [(String, String)] = []
-        switch output {
-        case .directory(let p): named.append(("--out", p))
-        case .tar(let p): named.append(("--tar", p))
-        case .tarStdout, .dryRun: break
-        }
-        if let report { named.append(("--report", report)) }
-        for (option, path) in named {
-            let last = PathText.name(of: path)
-            if path.isEmpty || last == "." || last == ".." || last == "/" {
-                throw Problem(.outputPath, at: Location(file: path),
-                              "\(option) \"\(path)\" names no \(option == "--report" ? "folder" : "output") of its own; give a path such as ./out")
-            }
-        }
-    }
-
-    /// The folder or archive the run writes (locked for the run), nil for a stream or a dry run.
-    var outputPath: String? {
-        switch output {
-        case .directory(let p), .tar(let p): p
-        case .tarStdout, .dryRun: nil
-        }
-    }
-
-    /// The folder of the previous generation, when it is one: where a DDM folder output links
-    /// the live assets it did not write from.
-    var previousFolder: String? {
-        var isFolder: ObjCBool = false
-        if let since { return FileManager.default.fileExists(atPath: since, isDirectory: &isFolder) && isFolder.boolValue ? since : nil }
-        if case .directory(let path) = output { return FolderSink.published(path) }
-        return nil
-    }
-
-    /// `since`, or for a folder output the generation published now; nil when there is none (a
-    /// first night, when `--changed-only` writes every device).
-    /// For DDM its paths are kept: they name the assets each device's set names.
-    /// The generation to compare with: `--since`'s (refused when it was made another way), else
-    /// the output's current one (when it was made another way, a night with nothing to compare
-    /// with: a warning).
-    func previousManifest(warning: (Problem) -> Void = { _ in }) throws(Problem) -> Manifest? {
-        let paths = delivery.delivery == .ddm
-        if let since {
-            let manifest = try Manifest.load(since, indexed: changedOnly, keepsPaths: paths)
-            if let difference = difference(from: manifest) {
-                throw Problem(.sinceMismatch, at: Location(file: since), "the previous generation (\(since)) \(difference): compared, its devices would "
-                              + "read as removed or changed; give --since a generation made the same way, or none")
-            }
-            return manifest
-        }
-        guard case .directory(let path) = output, let current = FolderSink.published(path) else { return nil }
-        let manifest = try Manifest.load(current, indexed: changedOnly, keepsPaths: paths)
-        if let difference = difference(from: manifest) {
-            var note = Problem(.sinceMismatch, at: Location(file: current),
-                               "the output's current generation (\(current)) \(difference): not compared; every device is written, none is removed")
-            note.severity = .warning
-            warning(note)
-            return nil
-        }
-        return manifest
-    }
-
-    /// How a previous generation was made otherwise than this run makes its own, nil when it was
-    /// not: a manifest without its program, format, delivery or shard line (a header with lines
-    /// deleted read as every device unchanged), or another format, delivery or shard (another
-    /// shard's manifest made live devices removals). The program may differ: that is a change of
-    /// values, and the digests say which devices it changed.
-    func difference(from manifest: Manifest) -> String? {
-        let expected = [("format", batch.format.rawValue), ("delivery", delivery.delivery.rawValue), ("shard", batch.shard.description)]
-        let header = Dictionary(manifest.header.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
-        for name in ["program"] + expected.map(\.0) where header[name] == nil { return "has no \(name) line in its manifest" }
-        for (name, value) in expected where header[name] != value { return "was made with \(name) \(header[name]!), this run's is \(value)" }
-        return nil
     }
 
     /// Phase 1: the spec and values compiled (the program of devices without assignments);
@@ -395,129 +317,4 @@ public struct RenderJob: Sendable {
         }
         return out
     }
-
-    /// The sink for `output` and the delivery; creating it makes the new generation folder or the
-    /// temporary tar file.
-    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?, devices: Int = 0,
-                  credentials: DDMSink.CredentialKinds = ([[]], [])) throws(Problem) -> OutputSink {
-        if delivery.delivery == .ddm {
-            switch output {
-            case .directory(let path):
-                return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
-            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
-            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
-            case .dryRun: return DryRunSink(digest: DDMSink.digest(delivery, credentials: credentials))
-            }
-        }
-        switch output {
-        case .directory(let path): return try FolderSink(path: path, keep: keepGenerations, encoder: encoder, filter: filter)
-        case .tar(let path): return try TarSink(path: path, encoder: encoder, filter: filter)
-        case .tarStdout: return TarSink(streamingTo: 1, encoder: encoder, filter: filter)
-        case .dryRun:
-            guard let encoder else { return DryRunSink() }
-            return DryRunSink { device in
-                var out: [UInt8] = []
-                encoder.encode(key: device.key, plist: device.plist, into: &out)
-                return SHA256Digest(of: out)
-            }
-        }
-    }
-
-    /// The MDM command that wraps each device's configuration, for the MDM deliveries.
-    static func encoder(for delivery: ResolvedDelivery) -> MDMCommand? {
-        switch delivery.delivery {
-        case .mdmSettings: MDMCommand(kind: .settings, delivery: delivery)
-        case .mdmInstall: MDMCommand(kind: .install, delivery: delivery)
-        case .plist, .ddm: nil
-        }
-    }
-
-    /// The counts of a finished render pass.
-    func summarize(program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments) -> RunSummary {
-        var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
-                           programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
-        // A shard accounts for its own devices: the join's problems of other shards' rows are theirs.
-        let joinProblems = batch.shard.count == 1 ? fleet.problems : fleet.problems.filter { p in
-            p.location.row.map { batch.shard.contains(hash: OutputNames.hash(fleet.inventory.value(row: $0, slot: fleet.inventory.deviceKeySlot))) } ?? true
-        }
-        s.problems = fleet.inventory.exportChecks + fleet.inventory.problems + (fleet.users?.problems ?? []) + joinProblems
-        s.failures = result.failures
-        s.devices.inventoryRows = fleet.inventory.dataRows
-        s.devices.continuationRows = fleet.inventory.continuationRows
-        s.devices.inventoryDevices = fleet.inventory.rowCount
-        s.devices.inShard = result.devicesInShard
-        s.devices.rendered = result.rendered
-        s.devices.failed = result.failures.count
-        s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
-        s.devices.usersNotFound = joinProblems.filter { $0.code == SourceCode.userNotFound }.count
-        s.devices.devicesWithoutUser = joinProblems.filter { $0.code == SourceCode.userKeyEmpty }.count
-        s.devices.excluded = assignments.excludedRows.count
-        for f in result.failures { for p in f.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 } }
-        let inventory = fleet.inventory
-        func identity(_ row: Int) -> RunSummary.DeviceIdentity {
-            func text(_ slot: Int?) -> String? { slot.map { inventory.string(row: row, slot: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
-            return RunSummary.DeviceIdentity(serialNumber: text(inventory.variableSlots[.serialNumber]), userKey: text(inventory.userKeySlot),
-                                             assignments: assignments.names.isEmpty ? nil : assignments.applied(toRow: row))
-        }
-        for row in result.failures.map(\.row) + s.problems.compactMap(\.location.row) where row < inventory.rowCount {
-            s.identities[row] = identity(row)
-        }
-        for p in s.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 }
-        s.devicesPerSecond = result.seconds > 0 ? Int(Double(result.devicesInShard) / result.seconds) : 0
-        s.interrupted = result.interrupted
-        if !assignments.names.isEmpty {
-            s.assignments = assignments.counts(variants: result.variants)
-            s.variants = assignments.sets.count
-        }
-        s.dryRun = output == .dryRun
-        return s
-    }
-
-    /// The last phase: the output made visible whole, with its index and manifest, unless the run
-    /// was interrupted or a guard holds it back; then it is removed and the previous output stays.
-    func publish(_ sink: OutputSink, _ generation: Generation, _ summary: inout RunSummary) throws(Problem) {
-        if summary.interrupted {
-            sink.discard()
-            return
-        }
-        if let reason = generation.refusal(summary) {
-            summary.notPublished = reason
-            sink.discard()
-            return
-        }
-        // `--changed-only` and nothing added, changed, removed or missing: the generation would be empty,
-        // and publishing it would push a good one out of `--keep`. The previous one stays.
-        if changedOnly, let counts = generation.changes?.counts, counts.added + counts.changed + counts.removed + counts.missing + counts.rekeyed == 0, output != .dryRun {
-            summary.nothingChanged = true
-            sink.discard()
-            return
-        }
-        do {
-            try generation.writeRemovals()
-            var live = LiveAssets()
-            if let ddm = sink as? DDMSink {
-                live = generation.liveAssets()
-                summary.assetsNotLinked = try ddm.link(live, from: previousFolder)
-            }
-            let kept = try generation.linkCarriedFiles(from: previousFolder)
-            summary.keptNotLinked = kept.notLinked
-            // The report goes first, as the run will be once published: a full disk found here
-            // publishes nothing (exit 1 means nothing was published), not the output then exit 1.
-            if let report, output != .dryRun {
-                var ahead = summary
-                ahead.published = true
-                ahead.output = outputPath ?? "-"
-                try RunReport(summary: ahead, redact: redact, changes: generation.changes?.lines).write(to: report)
-            }
-            let path = try sink.publish(closing: generation.closingFiles(liveAssets: live, kept: kept.linked))
-            if output != .dryRun {
-                summary.published = true
-                summary.output = path
-            }
-        } catch {
-            sink.discard()
-            throw error
-        }
-    }
 }
-

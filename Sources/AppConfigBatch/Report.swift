@@ -1,10 +1,5 @@
-import AppConfigSpec
+import AppConfigCore
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The run's account on disk: `summary.json` (the `RunSummary`), `changes.jsonl` (with a previous
 /// generation: one line per device added, changed or removed) and `errors.jsonl` (one JSON
@@ -41,7 +36,7 @@ public struct RunReport {
     /// One line per problem (a device with three failing keys has three): code, message, and where
     /// known device, serialNumber, userKey, assignments, key, variable, dn, source, and the value
     /// unless redacted. Keys in sorted order. The schema is docs/errors-jsonl.md. Written straight
-    /// into bytes: through JSONSerialization, 50k problems took 2.5 s.
+    /// into bytes: JSONSerialization was slow for tens of thousands of problems.
     public func errorsJSONL() -> [UInt8] {
         var out: [UInt8] = []
         // The sources' problems first (a user not found, a device without a user): they are the
@@ -98,5 +93,4 @@ public struct RunReport {
         guard let value, !value.isEmpty else { return message }
         return message.replacingOccurrences(of: value, with: "<redacted>")
     }
-
 }

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 import Foundation
 
 /// What a render job did: counts, time per phase, whether the output was published, and every

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// `--shard I/N`: the devices whose key hashes to I modulo N. The same hash in every shard, so the
 /// union of N shards is the single run.

@@ -1,11 +1,6 @@
-import AppConfigSpec
+import AppConfigCore
 import Digest
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A ustar archive of the devices in device-key order, one member per device at its folder path,
 /// then the closing files (the index, the manifest last). Workers render chunks in parallel and

@@ -1,10 +1,5 @@
-import AppConfigSpec
+import AppConfigCore
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// ustar members, deterministic: mode 0644, owner 0, mtime 0 (the same inputs give the same
 /// archive), names of at most 100 bytes.
@@ -57,7 +52,7 @@ enum Tar {
     }
 
     /// Ends an archive: each closing file as a member (made when its turn comes and written piece
-    /// by piece as it is made: the index and manifest of 1M devices are ~350 MB), the trailer; then
+    /// by piece as it is made: the index and manifest are a line per device), the trailer; then
     /// an archive written to a file is renamed into place, with its manifest beside it
     /// (`FILE.manifest.tsv`, for a quick `--since`; the old one goes before the archive changes),
     /// written under a temporary name with the archive's member and renamed once the archive is in

@@ -1,5 +1,6 @@
 import Foundation
 import AppConfigCompiler
+import AppConfigCore
 import AppConfigRender
 import AppConfigSpec
 import LibPlist

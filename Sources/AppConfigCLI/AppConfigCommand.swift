@@ -1,10 +1,6 @@
 import AppConfigBatch
+import AppConfigCore
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The `appconfig` command: subcommands over the engine's public APIs.
 public struct AppConfigCommand: ParsableCommand {

@@ -4,11 +4,9 @@ import Glibc
 
 /// The fleet commands ask glibc's allocator for transparent huge pages (the tunable
 /// `glibc.malloc.hugetlb=1`: large blocks `madvise`d `MADV_HUGEPAGE`, the heap grown in 2 MiB
-/// steps). A 1M-device job reads its rows scattered over ~1 GB of tables, and the kernel copies
-/// 1.8 GB of tar from its buffers: on 4 KiB pages both are TLB misses, which in a virtual machine
-/// cost a two-level page walk each. Measured on this project's 2-core VM (1M devices, CSV + LDIF
-/// to a tar on tmpfs): the kernel's copy into the tar 3.8 s -> 0.35 s of CPU, the job 7.3-8.4 s ->
-/// 5.2-5.6 s of wall in four alternating pairs (`perf record`, `/usr/bin/time`). glibc reads the tunable only when a
+/// steps). A fleet job reads its rows scattered over large tables, and the kernel copies the
+/// tar from its buffers: on 4 KiB pages both are TLB misses, which in a virtual machine
+/// cost a two-level page walk each (docs/performance-log.md has the figures). glibc reads the tunable only when a
 /// process starts, so the command sets it and executes its file again, once. A `GLIBC_TUNABLES`
 /// that already names `glibc.malloc.hugetlb` is the user's choice (`=0` turns it off) and is kept.
 /// A program that embeds `RenderJob` decides for its own process the same way.

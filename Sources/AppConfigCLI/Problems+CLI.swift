@@ -1,5 +1,5 @@
 import AppConfigBatch
-import AppConfigSpec
+import AppConfigCore
 import ArgumentParser
 
 /// Runs `body`, turning the problems it throws into lines on standard error and an exit status:

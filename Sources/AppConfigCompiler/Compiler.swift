@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigPattern
 import AppConfigSpec
 
@@ -304,8 +304,8 @@ struct ProgramBuilder {
     /// A run of the template's fixed text that matches the pattern wherever the variables put it
     /// (so every device passes the check: it is left out of the program), or nil. The pattern must
     /// be blind to text outside its match (`Pattern.Anchors`); with `^` the run must start the
-    /// template, with `$` end it. Measured: three pattern checks were 30% of the instructions of
-    /// the harness's device (~550 each), and the reference's example proves two of them.
+    /// template, with `$` end it. Pattern checks were a large share of a device's instructions, and
+    /// the reference's example proves two of its three.
     static func fixedText(of template: StringTemplate, matching pattern: Pattern) -> String? {
         guard let anchors = pattern.anchors else { return nil }
         var runs: [(text: String, first: Bool, last: Bool)] = []

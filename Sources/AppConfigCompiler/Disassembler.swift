@@ -1,4 +1,3 @@
-import AppConfigSpec
 
 /// A readable listing of a program: one instruction a line, operands decoded (constants shown as
 /// values, slots by variable name, patterns by source).

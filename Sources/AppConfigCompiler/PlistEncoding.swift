@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSpec
 
 /// The byte-level rules of the two plist formats, as Python's plistlib writes them (the layout the

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 
 /// Writes a resolved device as a binary plist in plistlib's layout: objects numbered depth-first
@@ -22,8 +22,8 @@ final class BinaryEmitter {
     private let generation: UnsafeMutablePointer<UInt32>
     /// The layout of the common device, made from the first one met (nil until then).
     /// An emitter is one worker's: its properties read and written per device are not checked for
-    /// exclusive access at run time (`@exclusivity(unchecked)`; checked, they were ~120
-    /// instructions each, callgrind).
+    /// exclusive access at run time (`@exclusivity(unchecked)`; each check cost more than the
+    /// access).
     @exclusivity(unchecked) private var layout: FixedLayout?
     /// Whether the fixed layout is used (tests turn it off to compare it with the general path),
     /// and how many devices it wrote.
@@ -248,8 +248,7 @@ final class BinaryEmitter {
 /// objects, their numbering and references are then the same for every such device; only the
 /// dynamic strings' bytes and with them the offsets differ. A device is written as the fixed bytes
 /// between its strings, its strings, and the offsets shifted by the strings' sizes: no numbering
-/// pass and no per-object dispatch (measured: numbering and writing were 38% of a device's time
-/// on the reference spec). A device that is not common goes the general way; tests compare both.
+/// pass and no per-object dispatch (numbering and writing were most of a device's time). A device that is not common goes the general way; tests compare both.
 private final class FixedLayout {
     let objects: Int
     let refSize: Int
@@ -330,7 +329,7 @@ private final class FixedLayout {
             var p = BinaryEmitter.writeMagic(at: base)
             segmentBytes.withUnsafeBufferPointer { segments in
                 // `p` passed, not captured: a captured variable is checked for exclusive access at
-                // run time at each use (five checks per device, callgrind).
+                // run time at each use.
                 func copySegment(_ i: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
                     let (from, count) = (segmentStart[i], segmentStart[i + 1] - segmentStart[i])
                     if count > 0 { p.update(from: segments.baseAddress! + from, count: count) }

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// Why one device could not be rendered. Nothing of its plist is kept: a device renders whole or
 /// not at all. The problem's location names the key, and (filled in by the caller) the device and

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 
 /// A resolved dynamic string of the current device: where its bytes are and what one scan found,
 /// everything either emitter needs, so that the VM does not depend on the output format.
@@ -65,7 +65,7 @@ struct DynamicString {
         let valid = byteClass.withUnsafeBufferPointer { classes -> Bool in
             while i < n {
                 // Eight plain ASCII bytes at a time (no high bit, no control, no `& < >`): most of
-                // a device's text (measured: the byte loop was a fifth of an XML render).
+                // a device's text (the byte loop was a large share of an XML render).
                 if i + 8 <= n {
                     let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
                     if Self.isPlainASCII(w) {

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigPattern
 

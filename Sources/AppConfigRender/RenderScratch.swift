@@ -1,10 +1,10 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigPattern
 
 /// The buffers a render writes per device, sized for a set of programs and shared by one worker's
-/// renderers of all of them: a job with assignments has a program per set that devices match (77 at
-/// 1M devices in the benchmark), devices of all of them come in turn, and with buffers per renderer
+/// renderers of all of them: a job with assignments has a program per set that devices match,
+/// devices of all of them come in turn, and with buffers per renderer
 /// each device wrote into memory that the devices of the other programs had pushed out of the cache.
 /// Used by one thread at a time; a renderer reads nothing in it from one device to the next.
 public final class RenderScratch {

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 extension Renderer {
     /// Renders a device whose variables are Swift strings (tests, demos, `compile --render`). It

@@ -1,7 +1,6 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigPattern
-import AppConfigSpec
 
 /// Renders one device at a time: the VM resolves the device's dynamic strings and runs the checks,
 /// then the emitter of the output format writes the plist. Every buffer is owned here and reused,

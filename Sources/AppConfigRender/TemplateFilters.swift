@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 
 /// The template filters (`$(ou|lower)`...), applied by the VM to the bytes of the variable just
 /// appended: `text[from..<count]` of the device's string buffer. ASCII work happens in place;

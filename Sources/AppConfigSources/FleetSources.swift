@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// Where a fleet comes from: the inventory and how to read it, the directory (if any) and which of
 /// its attributes feed the user variables. One description that `sources`, `render` and an

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// Codes for problems with the inputs a fleet comes from: inventory rows, directory entries, the
 /// join, and the loads themselves. Bad rows and entries are reported and skipped (or fail the run

@@ -7,7 +7,7 @@ public enum SHA256 {
 
     /// The digest of `bytes`, written into `out` (32 bytes). The context is on the stack: no
     /// allocation and no lock per digest (OpenSSL 3's one-shot `SHA256()` allocated an EVP context
-    /// and fetched the algorithm under a lock each time: 2M mallocs for 1M devices).
+    /// and fetched the algorithm under a lock each time).
     @inline(__always)
     public static func digest(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
         var context = SHA256_CTX()
@@ -72,7 +72,7 @@ public struct SHA256Digest: Hashable, Sendable {
 
     /// Appends the first `digits` (default all 64) lowercase hex digits to `out`: the one hex writer.
     /// The digits are made on the stack and appended at once (an append per digit, through a
-    /// table, was 5% of a 1M-device job's CPU time: two files of a million digests each).
+    /// table, showed in profiles: two files of a digest per device).
     @inline(__always)
     public func appendHex(digits: Int = 64, to out: inout [UInt8]) {
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)

@@ -1,5 +1,6 @@
 @testable import AppConfigBatch
 import AppConfigCompiler
+import AppConfigCore
 import AppConfigRender
 import AppConfigSources
 import AppConfigSpec

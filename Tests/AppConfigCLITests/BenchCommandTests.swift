@@ -1,5 +1,6 @@
 @testable import AppConfigCLI
 import AppConfigCompiler
+import AppConfigCore
 import AppConfigPattern
 import AppConfigRender
 import AppConfigSpec

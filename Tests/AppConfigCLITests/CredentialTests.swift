@@ -382,13 +382,13 @@ struct CredentialTests {
          #"values.json:1:75: error: a password credential has no field "Passwd" (its fields: Password, UserName) [credential.field]"#),
     ])
     func badCredentials(values: String, message: String) throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("values.json").path
-        try values.write(toFile: file, atomically: true, encoding: .utf8)
-        let lint = try runProcess(Paths.appconfigBinary, ["lint", Paths.fixture("demo/spec.xml"), "--values", file])
-        #expect(lint.status == 1)
-        #expect(lint.stdout.split(separator: "\n").first.map(String.init) == message.replacingOccurrences(of: "values.json", with: file), "\(lint.stdout)")
+        try withTemporaryDirectory { dir in
+            let file = dir.path("values.json")
+            try values.write(toFile: file, atomically: true, encoding: .utf8)
+            let lint = try runProcess(Paths.appconfigBinary, ["lint", Paths.fixture("demo/spec.xml"), "--values", file])
+            #expect(lint.status == 1)
+            #expect(lint.stdout.split(separator: "\n").first.map(String.init) == message.replacingOccurrences(of: "values.json", with: file), "\(lint.stdout)")
+        }
     }
 
     @Test("per device: a PKCS#12 its password does not open, a file that is not a certificate, a file that is missing: device.credential-file, the others render")

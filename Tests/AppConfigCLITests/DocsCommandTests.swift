@@ -111,21 +111,21 @@ struct DocsCommandTests {
     @Test("each document's commands, run in order, exit as the document says", arguments: documentNames)
     func run(_ name: String) throws {
         let document = try Self.parse(name)
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        for link in ["Fixtures", "tools"] {
-            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(link), withDestinationURL: Paths.root.appendingPathComponent(link))
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = URL(fileURLWithPath: Paths.appconfigBinary).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-        for step in document.steps {
-            switch step {
-            case .file(let file, let content):
-                try content.write(to: dir.appendingPathComponent(file), atomically: true, encoding: .utf8)
-            case .command(let c):
-                guard c.notRun == nil else { continue }
-                let r = try runProcess("/bin/sh", ["-c", "cd '\(dir.path)' && \(c.text)"], environment: environment)
-                #expect(r.status == c.status, "\(c.testDescription): \(c.text)\n\(r.stdout)\(r.stderr)")
+        try withTemporaryDirectory { dir in
+            for link in ["Fixtures", "tools"] {
+                try FileManager.default.createSymbolicLink(at: dir.url.appendingPathComponent(link), withDestinationURL: Paths.root.appendingPathComponent(link))
+            }
+            var environment = ProcessInfo.processInfo.environment
+            environment["PATH"] = URL(fileURLWithPath: Paths.appconfigBinary).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            for step in document.steps {
+                switch step {
+                case .file(let file, let content):
+                    try content.write(to: dir.url.appendingPathComponent(file), atomically: true, encoding: .utf8)
+                case .command(let c):
+                    guard c.notRun == nil else { continue }
+                    let r = try runProcess("/bin/sh", ["-c", "cd '\(dir.path)' && \(c.text)"], environment: environment)
+                    #expect(r.status == c.status, "\(c.testDescription): \(c.text)\n\(r.stdout)\(r.stderr)")
+                }
             }
         }
     }

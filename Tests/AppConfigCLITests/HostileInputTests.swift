@@ -71,36 +71,36 @@ struct HostileInputTests {
 
     @Test(arguments: cases)
     func refused(_ c: Case) throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        for (name, bytes) in c.files { try Data(bytes).write(to: dir.appendingPathComponent(name)) }
-        let r = try runProcess(Paths.appconfigBinary, c.arguments.map { $0.replacingOccurrences(of: "DIR", with: dir.path) })
-        #expect(r.status == c.status, "\(r.stderr)")
-        // The export checks' warnings on made-up keys (`U1`) come first; the case's line after them.
-        let first = (c.arguments[0] == "lint" ? r.stdout : r.stderr).split(separator: "\n").first { !$0.contains("[inventory.") }.map(String.init) ?? ""
-        #expect(first == c.stderr.replacingOccurrences(of: "DIR", with: dir.path), "\(r.stdout)")
+        try withTemporaryDirectory { dir in
+            for (name, bytes) in c.files { try Data(bytes).write(to: dir.url.appendingPathComponent(name)) }
+            let r = try runProcess(Paths.appconfigBinary, c.arguments.map { $0.replacingOccurrences(of: "DIR", with: dir.path) })
+            #expect(r.status == c.status, "\(r.stderr)")
+            // The export checks' warnings on made-up keys (`U1`) come first; the case's line after them.
+            let first = (c.arguments[0] == "lint" ? r.stdout : r.stderr).split(separator: "\n").first { !$0.contains("[inventory.") }.map(String.init) ?? ""
+            #expect(first == c.stderr.replacingOccurrences(of: "DIR", with: dir.path), "\(r.stdout)")
+        }
     }
 
     @Test("--out that is a symlink an admin made to another folder is refused, the folder untouched")
     func foreignSymlink() throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let foreign = dir.appendingPathComponent("home").path, out = dir.appendingPathComponent("out").path
-        try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
-        try Data("keep me".utf8).write(to: URL(fileURLWithPath: foreign + "/notes.txt"))
-        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "home")
-        let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
-                                                        "--directory", Self.directory, "--out", out])
-        #expect(r.status == 1)
-        #expect(r.stderr == "appconfig: \(out) is a symlink to home, which is not a generation of this output; give a new --out path [output.exists]\n")
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out) == "home")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: foreign) == ["notes.txt"])
-        // Its own symlink is taken: a first run, then a rerun through the same path.
-        try FileManager.default.removeItem(atPath: out)
-        for _ in 0..<2 {
-            let ok = try runProcess(Paths.appconfigBinary, ["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
-                                                             "--directory", Self.directory, "--out", out, "--quiet"])
-            #expect(ok.status == 3, "\(ok.stderr)")
+        try withTemporaryDirectory { dir in
+            let foreign = dir.path("home"), out = dir.path("out")
+            try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
+            try Data("keep me".utf8).write(to: URL(fileURLWithPath: foreign + "/notes.txt"))
+            try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "home")
+            let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
+                                                            "--directory", Self.directory, "--out", out])
+            #expect(r.status == 1)
+            #expect(r.stderr == "appconfig: \(out) is a symlink to home, which is not a generation of this output; give a new --out path [output.exists]\n")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out) == "home")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: foreign) == ["notes.txt"])
+            // Its own symlink is taken: a first run, then a rerun through the same path.
+            try FileManager.default.removeItem(atPath: out)
+            for _ in 0..<2 {
+                let ok = try runProcess(Paths.appconfigBinary, ["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
+                                                                 "--directory", Self.directory, "--out", out, "--quiet"])
+                #expect(ok.status == 3, "\(ok.stderr)")
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+import AppConfigCore
 import AppConfigSpec
 import Dispatch
 import Foundation

@@ -1,5 +1,5 @@
 @testable import AppConfigBatch
-import AppConfigBytes
+import AppConfigCore
 import Digest
 import Foundation
 import TestSupport

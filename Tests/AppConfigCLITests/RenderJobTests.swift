@@ -1,5 +1,5 @@
 @testable import AppConfigBatch
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
@@ -22,80 +22,80 @@ struct RenderJobTests {
 
     @Test("the demo to a tar: the summary's counts, the report, and the same bytes as the command line")
     func demoToTar() throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var job = Self.demoJob()
-        let tar = dir.appendingPathComponent("lib.tar").path, report = dir.appendingPathComponent("nested/report").path
-        job.output = .tar(tar)
-        job.report = report
-        let summary = try job.run()
-        #expect(summary.devices.inventoryRows == 1000)
-        #expect(summary.devices.rendered == 975)
-        #expect(summary.devices.failed == 25)
-        #expect(summary.devices.usersNotFound == 15)
-        #expect(summary.errorsByCode == ["device.missing-variable": 60, "device.pattern": 10, "join.user-not-found": 15])
-        #expect(summary.failures.map(\.problems.count).reduce(0, +) == 70)
-        #expect(summary.published && summary.output == tar)
-        #expect(summary.exitStatus == ExitStatus.partial)
-        #expect(Set(summary.seconds.keys) == ["compile", "since", "inventory", "directory", "join", "render", "publish", "report"])
-        // The phases are laps of one clock: up to publishing they add up to the job's time.
-        let phases = summary.seconds.filter { $0.key != "report" }.values.reduce(0, +)
-        #expect(abs(phases - summary.wallSeconds) <= 0.05 * summary.wallSeconds + 1e-6, "\(phases) vs \(summary.wallSeconds)")
-        #expect(summary.failures.map(\.problem.location.device).allSatisfy { $0 != nil })
-        let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
-        #expect(errors.count == 85)
-        let written = try reportSummary(report)
-        #expect((written["devices"] as? [String: Int])?["rendered"] == 975)
+        try withTemporaryDirectory { dir in
+            var job = Self.demoJob()
+            let tar = dir.path("lib.tar"), report = dir.path("nested/report")
+            job.output = .tar(tar)
+            job.report = report
+            let summary = try job.run()
+            #expect(summary.devices.inventoryRows == 1000)
+            #expect(summary.devices.rendered == 975)
+            #expect(summary.devices.failed == 25)
+            #expect(summary.devices.usersNotFound == 15)
+            #expect(summary.errorsByCode == ["device.missing-variable": 60, "device.pattern": 10, "join.user-not-found": 15])
+            #expect(summary.failures.map(\.problems.count).reduce(0, +) == 70)
+            #expect(summary.published && summary.output == tar)
+            #expect(summary.exitStatus == ExitStatus.partial)
+            #expect(Set(summary.seconds.keys) == ["compile", "since", "inventory", "directory", "join", "render", "publish", "report"])
+            // The phases are laps of one clock: up to publishing they add up to the job's time.
+            let phases = summary.seconds.filter { $0.key != "report" }.values.reduce(0, +)
+            #expect(abs(phases - summary.wallSeconds) <= 0.05 * summary.wallSeconds + 1e-6, "\(phases) vs \(summary.wallSeconds)")
+            #expect(summary.failures.map(\.problem.location.device).allSatisfy { $0 != nil })
+            let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")
+            #expect(errors.count == 85)
+            let written = try reportSummary(report)
+            #expect((written["devices"] as? [String: Int])?["rendered"] == 975)
 
-        let cliTar = dir.appendingPathComponent("cli.tar").path
-        let cli = try runProcess(Paths.appconfigBinary, ["render", "--spec", job.spec, "--values", job.values!, "--inventory", job.sources.inventory,
-                                                         "--directory", Paths.fixture("demo/directory.ldif"), "--tar", cliTar, "--quiet"])
-        #expect(cli.status == 3)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: tar)) == Data(contentsOf: URL(fileURLWithPath: cliTar)))
-        let (a, b) = (try String(contentsOfFile: tar + ".manifest.tsv", encoding: .utf8), try String(contentsOfFile: cliTar + ".manifest.tsv", encoding: .utf8))
-        #expect(a == b, "\(Set(a.split(separator: "\n")).symmetricDifference(b.split(separator: "\n")).prefix(4))")
-        // Each input's fingerprint in the manifest: its size and SHA-256, as Python's hashlib makes them.
-        let inputs = ["spec": job.spec, "values": job.values!, "inventory": job.sources.inventory, "directory": Paths.fixture("demo/directory.ldif")]
-        let hashlib = try runProcess(try #require(which("python3")), ["-c", """
-            import hashlib, sys
-            for p in sys.argv[1:]:
-                b = open(p, "rb").read()
-                print(len(b), hashlib.sha256(b).hexdigest())
-            """] + inputs.keys.sorted().map { inputs[$0]! })
-        let header = try Manifest.load(tar).header
-        #expect(inputs.keys.sorted().map { name in header.first { $0.name == name }?.value ?? "none" }
-                == hashlib.stdout.split(separator: "\n").map(String.init))
+            let cliTar = dir.path("cli.tar")
+            let cli = try runProcess(Paths.appconfigBinary, ["render", "--spec", job.spec, "--values", job.values!, "--inventory", job.sources.inventory,
+                                                             "--directory", Paths.fixture("demo/directory.ldif"), "--tar", cliTar, "--quiet"])
+            #expect(cli.status == 3)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: tar)) == Data(contentsOf: URL(fileURLWithPath: cliTar)))
+            let (a, b) = (try String(contentsOfFile: tar + ".manifest.tsv", encoding: .utf8), try String(contentsOfFile: cliTar + ".manifest.tsv", encoding: .utf8))
+            #expect(a == b, "\(Set(a.split(separator: "\n")).symmetricDifference(b.split(separator: "\n")).prefix(4))")
+            // Each input's fingerprint in the manifest: its size and SHA-256, as Python's hashlib makes them.
+            let inputs = ["spec": job.spec, "values": job.values!, "inventory": job.sources.inventory, "directory": Paths.fixture("demo/directory.ldif")]
+            let hashlib = try runProcess(try #require(which("python3")), ["-c", """
+                import hashlib, sys
+                for p in sys.argv[1:]:
+                    b = open(p, "rb").read()
+                    print(len(b), hashlib.sha256(b).hexdigest())
+                """] + inputs.keys.sorted().map { inputs[$0]! })
+            let header = try Manifest.load(tar).header
+            #expect(inputs.keys.sorted().map { name in header.first { $0.name == name }?.value ?? "none" }
+                    == hashlib.stdout.split(separator: "\n").map(String.init))
+        }
     }
 
     @Test("more failures than allowed: nothing published, status 1, the reason in the summary")
     func maxFailures() throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var job = Self.demoJob()
-        let out = dir.appendingPathComponent("out").path
-        job.output = .directory(out)
-        job.maxFailures = 24
-        let summary = try job.run()
-        #expect(!summary.published)
-        #expect(summary.notPublished == "more than 24 devices failed (--max-failures)")
-        #expect(summary.exitStatus == ExitStatus.failed)
-        #expect(!FileManager.default.fileExists(atPath: out))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations") == [])
+        try withTemporaryDirectory { dir in
+            var job = Self.demoJob()
+            let out = dir.path("out")
+            job.output = .directory(out)
+            job.maxFailures = 24
+            let summary = try job.run()
+            #expect(!summary.published)
+            #expect(summary.notPublished == "more than 24 devices failed (--max-failures)")
+            #expect(summary.exitStatus == ExitStatus.failed)
+            #expect(!FileManager.default.fileExists(atPath: out))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations") == [])
+        }
     }
 
     @Test("cancelled before the render: interrupted, status 130, the temporary tar removed")
     func cancelled() throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var job = Self.demoJob()
-        job.output = .tar(dir.appendingPathComponent("x.tar").path)
-        let cancellation = Cancellation()
-        cancellation.cancel()
-        let summary = try job.run(cancellation: cancellation)
-        #expect(summary.interrupted && !summary.published)
-        #expect(summary.exitStatus == ExitStatus.interrupted)
-        // Only the lock file stays (a lock held by no one).
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["x.tar.lock"])
+        try withTemporaryDirectory { dir in
+            var job = Self.demoJob()
+            job.output = .tar(dir.path("x.tar"))
+            let cancellation = Cancellation()
+            cancellation.cancel()
+            let summary = try job.run(cancellation: cancellation)
+            #expect(summary.interrupted && !summary.published)
+            #expect(summary.exitStatus == ExitStatus.interrupted)
+            // Only the lock file stays (a lock held by no one).
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["x.tar.lock"])
+        }
     }
 
     @Test("a dry run writes nothing; the observer sees warnings and the render pass")
@@ -124,52 +124,52 @@ struct RenderJobTests {
 
     @Test("an inventory cut shorter while the devices render: input.changed thrown, nothing published")
     func inventoryChangedDuringRender() throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let inventory = dir.appendingPathComponent("devices.csv").path
-        try FileManager.default.copyItem(atPath: Paths.fixture("demo/inventory.csv"), toPath: inventory)
-        let size = try #require(try FileManager.default.attributesOfItem(atPath: inventory)[.size] as? Int)
-        var job = Self.demoJob()
-        job.sources.inventory = inventory
-        job.output = .tar(dir.appendingPathComponent("x.tar").path)
-        var observer = RenderJob.Observer()
-        // Read and mapped by now: the rest of the rows' pages are lost under the render.
-        observer.renderStarted = { _ in _ = truncate(inventory, 4096) }
-        #expect(throws: Problem(InputCode.changed, at: Location(file: inventory),
-                                "\(inventory) is not used: it changed while it was read (\(size) bytes, then 4096)")) {
-            try job.run(observer: observer)
+        try withTemporaryDirectory { dir in
+            let inventory = dir.path("devices.csv")
+            try FileManager.default.copyItem(atPath: Paths.fixture("demo/inventory.csv"), toPath: inventory)
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: inventory)[.size] as? Int)
+            var job = Self.demoJob()
+            job.sources.inventory = inventory
+            job.output = .tar(dir.path("x.tar"))
+            var observer = RenderJob.Observer()
+            // Read and mapped by now: the rest of the rows' pages are lost under the render.
+            observer.renderStarted = { _ in _ = truncate(inventory, 4096) }
+            #expect(throws: Problem(InputCode.changed, at: Location(file: inventory),
+                                    "\(inventory) is not used: it changed while it was read (\(size) bytes, then 4096)")) {
+                try job.run(observer: observer)
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["devices.csv", "x.tar.lock"])
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["devices.csv", "x.tar.lock"])
     }
 
     @Test("a real Jamf Pro export without a directory: every data row counted, the users from its columns",
           .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func jamfExportWithoutDirectory() throws {
         let csv = try #require(Paths.corpusFile("inventory/jamf-reports-community/jamf1128_mobile_exportonly@c444c5e8.csv"))
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let spec = dir.appendingPathComponent("spec.xml").path
-        try """
-            <managedAppConfiguration><version>1</version><bundleId>com.example.jamf</bundleId><dict>
-            <string keyName="mail"><defaultValue><userVariable value="emailAddress"/></defaultValue></string>
-            <string keyName="domain"><defaultValue><userVariable value="emailAddressDomain"/></defaultValue></string>
-            <string keyName="serial"><defaultValue><deviceVariable value="serialNumber"/></defaultValue></string>
-            </dict></managedAppConfiguration>
-            """.write(toFile: spec, atomically: true, encoding: .utf8)
-        var job = RenderJob(spec: spec, sources: FleetSources(inventory: csv))
-        job.output = .directory(dir.appendingPathComponent("out").path)
-        job.maxFailureRatio = 1
-        let summary = try job.run()
-        #expect((summary.devices.inventoryRows, summary.devices.continuationRows, summary.devices.inventoryDevices) == (16, 12, 4))
-        // The fourth device has no email address in the export: both keys that need it are named.
-        #expect(summary.devices.rendered == 3)
-        #expect(summary.failures.flatMap(\.problems).map { "\($0.location.device ?? "") \($0.location.key ?? "")" }
-                == ["FIXTURE-UDID-FXTRM0000004 domain", "FIXTURE-UDID-FXTRM0000004 mail"])
-        let plist = try LibPlist.decode(try readFileBytes(dir.appendingPathComponent("out").path + "/" + {
-            var k = "FIXTURE-UDID-FXTRM0000001"
-            return k.withUTF8 { OutputNames.relativePath($0) }
-        }()))
-        #expect(plist["mail"] == .string("user1@example.org") && plist["domain"] == .string("example.org") && plist["serial"] == .string("FXTRM0000001"))
+        try withTemporaryDirectory { dir in
+            let spec = dir.path("spec.xml")
+            try """
+                <managedAppConfiguration><version>1</version><bundleId>com.example.jamf</bundleId><dict>
+                <string keyName="mail"><defaultValue><userVariable value="emailAddress"/></defaultValue></string>
+                <string keyName="domain"><defaultValue><userVariable value="emailAddressDomain"/></defaultValue></string>
+                <string keyName="serial"><defaultValue><deviceVariable value="serialNumber"/></defaultValue></string>
+                </dict></managedAppConfiguration>
+                """.write(toFile: spec, atomically: true, encoding: .utf8)
+            var job = RenderJob(spec: spec, sources: FleetSources(inventory: csv))
+            job.output = .directory(dir.path("out"))
+            job.maxFailureRatio = 1
+            let summary = try job.run()
+            #expect((summary.devices.inventoryRows, summary.devices.continuationRows, summary.devices.inventoryDevices) == (16, 12, 4))
+            // The fourth device has no email address in the export: both keys that need it are named.
+            #expect(summary.devices.rendered == 3)
+            #expect(summary.failures.flatMap(\.problems).map { "\($0.location.device ?? "") \($0.location.key ?? "")" }
+                    == ["FIXTURE-UDID-FXTRM0000004 domain", "FIXTURE-UDID-FXTRM0000004 mail"])
+            let plist = try LibPlist.decode(try readFileBytes(dir.path("out") + "/" + {
+                var k = "FIXTURE-UDID-FXTRM0000001"
+                return k.withUTF8 { OutputNames.relativePath($0) }
+            }()))
+            #expect(plist["mail"] == .string("user1@example.org") && plist["domain"] == .string("example.org") && plist["serial"] == .string("FXTRM0000001"))
+        }
     }
 }
 

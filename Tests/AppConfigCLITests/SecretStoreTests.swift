@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+import AppConfigCore
 import AppConfigSpec
 import Foundation
 import TestSupport
@@ -14,28 +15,28 @@ struct SecretStoreTests {
 
     @Test("env, file (one trailing line break dropped), exec (its stdout), a keyed CSV and a keyed JSON")
     func sources() throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let one = dir.appendingPathComponent("one").path, csv = dir.appendingPathComponent("users.csv").path
-        let json = dir.appendingPathComponent("users.json").path
-        try "line one\nline two\n".write(toFile: one, atomically: true, encoding: .utf8)
-        try "sAMAccountName,password\r\njdoe,p,w\"1\r\nasmith,\r\n".write(toFile: csv, atomically: true, encoding: .utf8)
-        try #"{"key": "upn", "values": {"jdoe@corp.example": "pj", "ann@corp.example": "pa"}}"#.write(toFile: json, atomically: true, encoding: .utf8)
-        let store = try SecretStore([
-            SecretSource(parsing: "a=env:A_SECRET"), SecretSource(parsing: "b=file:" + one), SecretSource(parsing: "c=exec:printf 'x\\ny\\n'"),
-            SecretSource(parsing: "d=file:" + csv), SecretSource(parsing: "e=file:" + json),
-        ], environment: ["A_SECRET": "from env"])
-        #expect(Self.string(store, "a") == "from env")
-        #expect(Self.string(store, "b") == "line one\nline two")
-        #expect(Self.string(store, "c") == "x\ny")
-        #expect(store.keyVariable(of: "d") == .user(.sAMAccountName))
-        #expect(Self.string(store, "d", key: "jdoe") == "p,w\"1")
-        #expect(Self.string(store, "d", key: "asmith") == "")
-        #expect(Self.string(store, "d", key: "nobody") == nil)
-        #expect(store.keyVariable(of: "e") == .user(.upn))
-        #expect(Self.string(store, "e", key: "ann@corp.example") == "pa")
-        store.clear()
-        #expect(!store.has("a"))
+        try withTemporaryDirectory { dir in
+            let one = dir.path("one"), csv = dir.path("users.csv")
+            let json = dir.path("users.json")
+            try "line one\nline two\n".write(toFile: one, atomically: true, encoding: .utf8)
+            try "sAMAccountName,password\r\njdoe,p,w\"1\r\nasmith,\r\n".write(toFile: csv, atomically: true, encoding: .utf8)
+            try #"{"key": "upn", "values": {"jdoe@corp.example": "pj", "ann@corp.example": "pa"}}"#.write(toFile: json, atomically: true, encoding: .utf8)
+            let store = try SecretStore([
+                SecretSource(parsing: "a=env:A_SECRET"), SecretSource(parsing: "b=file:" + one), SecretSource(parsing: "c=exec:printf 'x\\ny\\n'"),
+                SecretSource(parsing: "d=file:" + csv), SecretSource(parsing: "e=file:" + json),
+            ], environment: ["A_SECRET": "from env"])
+            #expect(Self.string(store, "a") == "from env")
+            #expect(Self.string(store, "b") == "line one\nline two")
+            #expect(Self.string(store, "c") == "x\ny")
+            #expect(store.keyVariable(of: "d") == .user(.sAMAccountName))
+            #expect(Self.string(store, "d", key: "jdoe") == "p,w\"1")
+            #expect(Self.string(store, "d", key: "asmith") == "")
+            #expect(Self.string(store, "d", key: "nobody") == nil)
+            #expect(store.keyVariable(of: "e") == .user(.upn))
+            #expect(Self.string(store, "e", key: "ann@corp.example") == "pa")
+            store.clear()
+            #expect(!store.has("a"))
+        }
     }
 
     @Test("every bad source is one problem naming the source, never its value", arguments: [
@@ -57,19 +58,19 @@ struct SecretStoreTests {
 
     @Test("a keyed CSV whose header names no variable, and a line that is not KEY,value: the line number, not the line")
     func badKeyedFiles() throws {
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let a = dir.appendingPathComponent("a.csv").path, b = dir.appendingPathComponent("b.csv").path
-        try "login,password\njdoe,x\n".write(toFile: a, atomically: true, encoding: .utf8)
-        try "sAMAccountName,password\njdoe,x\nsecret-without-comma\n".write(toFile: b, atomically: true, encoding: .utf8)
-        for (path, message) in [(a, "--secret s: \(a) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by"),
-                                (b, "--secret s: line 3 of \(b) is not KEY,value")] {
-            do {
-                _ = try SecretStore([SecretSource(name: "s", kind: .file(path))])
-                Issue.record("\(path) was taken")
-            } catch {
-                #expect(error.message == message)
-                #expect(!error.message.contains("secret-without-comma"))
+        try withTemporaryDirectory { dir in
+            let a = dir.path("a.csv"), b = dir.path("b.csv")
+            try "login,password\njdoe,x\n".write(toFile: a, atomically: true, encoding: .utf8)
+            try "sAMAccountName,password\njdoe,x\nsecret-without-comma\n".write(toFile: b, atomically: true, encoding: .utf8)
+            for (path, message) in [(a, "--secret s: \(a) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by"),
+                                    (b, "--secret s: line 3 of \(b) is not KEY,value")] {
+                do {
+                    _ = try SecretStore([SecretSource(name: "s", kind: .file(path))])
+                    Issue.record("\(path) was taken")
+                } catch let error as Problem {
+                    #expect(error.message == message)
+                    #expect(!error.message.contains("secret-without-comma"))
+                }
             }
         }
     }

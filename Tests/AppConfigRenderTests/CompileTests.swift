@@ -1,4 +1,5 @@
 import AppConfigCompiler
+import AppConfigCore
 import AppConfigSpec
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import AppConfigCompiler
+import AppConfigCore
 import AppConfigRender
 import AppConfigSpec
 import Foundation
@@ -85,30 +86,30 @@ struct OracleCase {
 /// Renders every case in both formats; libplist decodes each in-process, then plistlib checks the
 /// whole batch (values and bytes) in one subprocess. Also renders each twice: same bytes.
 func checkWithOracles(_ cases: [OracleCase]) throws {
-    let dir = try Paths.temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: dir) }
-    var manifest: [[String: Any]] = []
-    for c in cases {
-        let image = ProgramImage(c.program)
-        for format in OutputFormat.allCases {
-            let renderer = Renderer(image: image, format: format)
-            let bytes = try renderer.renderCopy(c.device)
-            #expect(try renderer.renderCopy(c.device) == bytes, "\(c.name) \(format): a second render differs")
-            #expect(try Renderer(image: image, format: format).renderCopy(c.device) == bytes, "\(c.name) \(format): a fresh renderer differs")
-            let want = expected(c.expected, for: format)
-            let decoded = try LibPlist.decode(bytes)
-            #expect(decoded == microsecondDates(want), "libplist, \(c.name) \(format)")
-            let file = dir.appendingPathComponent("\(c.name).\(format.rawValue).plist").path
-            try Data(bytes).write(to: URL(fileURLWithPath: file))
-            manifest.append(["file": file, "format": format.rawValue, "expected": tagged(want),
-                             "bytes_equal": format == .binary || c.xmlBytesEqualPlistlib])
+    try withTemporaryDirectory { dir in
+        var manifest: [[String: Any]] = []
+        for c in cases {
+            let image = ProgramImage(c.program)
+            for format in OutputFormat.allCases {
+                let renderer = Renderer(image: image, format: format)
+                let bytes = try renderer.renderCopy(c.device)
+                #expect(try renderer.renderCopy(c.device) == bytes, "\(c.name) \(format): a second render differs")
+                #expect(try Renderer(image: image, format: format).renderCopy(c.device) == bytes, "\(c.name) \(format): a fresh renderer differs")
+                let want = expected(c.expected, for: format)
+                let decoded = try LibPlist.decode(bytes)
+                #expect(decoded == microsecondDates(want), "libplist, \(c.name) \(format)")
+                let file = dir.url.appendingPathComponent("\(c.name).\(format.rawValue).plist").path
+                try Data(bytes).write(to: URL(fileURLWithPath: file))
+                manifest.append(["file": file, "format": format.rawValue, "expected": tagged(want),
+                                 "bytes_equal": format == .binary || c.xmlBytesEqualPlistlib])
+            }
         }
+        let manifestPath = dir.path("manifest.json")
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: manifestPath))
+        let python = try #require(which("python3"), "python3 is needed for the plistlib oracle")
+        let script = Paths.root.appendingPathComponent("Tests/Oracles/plistlib_oracle.py").path
+        let run = try runProcess(python, [script, manifestPath])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.hasSuffix("plistlib oracle: \(manifest.count) files ok, 0 files wrong\n"), "\(run.stdout)")
     }
-    let manifestPath = dir.appendingPathComponent("manifest.json").path
-    try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: manifestPath))
-    let python = try #require(which("python3"), "python3 is needed for the plistlib oracle")
-    let script = Paths.root.appendingPathComponent("Tests/Oracles/plistlib_oracle.py").path
-    let run = try runProcess(python, [script, manifestPath])
-    #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-    #expect(run.stdout.hasSuffix("plistlib oracle: \(manifest.count) files ok, 0 files wrong\n"), "\(run.stdout)")
 }

@@ -1,4 +1,5 @@
 import AppConfigCompiler
+import AppConfigCore
 import AppConfigRender
 import AppConfigSpec
 import LibPlist

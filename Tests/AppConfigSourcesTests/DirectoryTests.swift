@@ -1,4 +1,4 @@
-import AppConfigBytes
+@testable import AppConfigCore
 import CByteScan
 @testable import AppConfigSources
 @testable import AppConfigSpec

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import Foundation
 import TestSupport
 import Testing
@@ -12,19 +12,19 @@ struct FileBlocksTests {
     func blocksJoinToTheFile(size: Int, blockSize: Int) throws {
         var random = SplitMix64(seed: UInt64(size))
         let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("input").path
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        var joined: [UInt8] = [], blocks = 0
-        let count = try forEachBlock(ofFile: path, blockSize: blockSize) { block in
-            #expect(block.count <= blockSize && block.count > 0)
-            joined += block
-            blocks += 1
+        try withTemporaryDirectory { dir in
+            let path = dir.path("input")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            var joined: [UInt8] = [], blocks = 0
+            let count = try forEachBlock(ofFile: path, blockSize: blockSize) { block in
+                #expect(block.count <= blockSize && block.count > 0)
+                joined += block
+                blocks += 1
+            }
+            #expect(count == size)
+            #expect(joined == bytes)
+            #expect(blocks == (size + blockSize - 1) / blockSize)
         }
-        #expect(count == size)
-        #expect(joined == bytes)
-        #expect(blocks == (size + blockSize - 1) / blockSize)
     }
 
     @Test("a missing file: the system's reason, nothing handed over")

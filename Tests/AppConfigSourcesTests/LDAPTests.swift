@@ -1,3 +1,4 @@
+import AppConfigCore
 import AppConfigSources
 import AppConfigSpec
 import Foundation

@@ -1,12 +1,8 @@
+import AppConfigCore
 import AppConfigSources
 import AppConfigSpec
 import Foundation
 import Testing
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A server that accepts and never answers: every wait of the LDAP client is bounded by
 /// `--ldap-timeout`, the whole load by `--ldap-deadline`. Before these bounds a plain bind waited

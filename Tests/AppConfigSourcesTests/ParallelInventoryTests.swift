@@ -1,3 +1,4 @@
+import AppConfigCore
 @testable import AppConfigSources
 import AppConfigSpec
 import Testing

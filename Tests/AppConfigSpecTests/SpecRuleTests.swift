@@ -1,3 +1,4 @@
+import AppConfigCore
 import AppConfigSpec
 import Testing
 

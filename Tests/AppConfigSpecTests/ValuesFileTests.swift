@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSpec
 import Foundation
 import TestSupport
@@ -285,25 +285,25 @@ struct ValuesFileTests {
     @Test("a binary plist written by Python's plistlib")
     func binaryPlist() throws {
         guard let python = which("python3") else { Issue.record("python3 is needed for this test"); return }
-        let dir = try Paths.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("v.bplist").path
-        let script = """
-            import plistlib, datetime, sys
-            v = {"timeout": 45, "ports": [1, 65535, -2], "ratio": 0.25, "enabled": False,
-                 "domains": ["é.example", "$(upn)"], "expiry": datetime.datetime(2027, 1, 31, 12, 0, 0)}
-            open(sys.argv[1], "wb").write(plistlib.dumps(v, fmt=plistlib.FMT_BINARY))
-            """
-        let run = try runProcess(python, ["-c", script, path])
-        #expect(run.status == 0, "\(run.stderr)")
-        let r = AdminValuesReader.read(try readFileBytes(path), file: path, spec: Self.spec)
-        #expect(r.diagnostics.isEmpty, "\(r.diagnostics)")
-        #expect(value(r, "timeout") == [.literal(.integer(45))])
-        #expect(value(r, "ports") == [.literal(.integer(1)), .literal(.integer(65535)), .literal(.integer(-2))])
-        #expect(value(r, "ratio") == [.literal(.float(0.25))])
-        #expect(value(r, "enabled") == [.literal(.boolean(false))])
-        #expect(value(r, "domains") == [.literal(.string("é.example")), .template(StringTemplate(parts: [.variable(.user(.upn))]))])
-        #expect(value(r, "expiry") == [.literal(.date(ISO8601.parse("2027-01-31T12:00:00Z")!))])
+        try withTemporaryDirectory { dir in
+            let path = dir.path("v.bplist")
+            let script = """
+                import plistlib, datetime, sys
+                v = {"timeout": 45, "ports": [1, 65535, -2], "ratio": 0.25, "enabled": False,
+                     "domains": ["é.example", "$(upn)"], "expiry": datetime.datetime(2027, 1, 31, 12, 0, 0)}
+                open(sys.argv[1], "wb").write(plistlib.dumps(v, fmt=plistlib.FMT_BINARY))
+                """
+            let run = try runProcess(python, ["-c", script, path])
+            #expect(run.status == 0, "\(run.stderr)")
+            let r = AdminValuesReader.read(try readFileBytes(path), file: path, spec: Self.spec)
+            #expect(r.diagnostics.isEmpty, "\(r.diagnostics)")
+            #expect(value(r, "timeout") == [.literal(.integer(45))])
+            #expect(value(r, "ports") == [.literal(.integer(1)), .literal(.integer(65535)), .literal(.integer(-2))])
+            #expect(value(r, "ratio") == [.literal(.float(0.25))])
+            #expect(value(r, "enabled") == [.literal(.boolean(false))])
+            #expect(value(r, "domains") == [.literal(.string("é.example")), .template(StringTemplate(parts: [.variable(.user(.upn))]))])
+            #expect(value(r, "expiry") == [.literal(.date(ISO8601.parse("2027-01-31T12:00:00Z")!))])
+        }
     }
 
     /// Hostile plists, built byte by byte: each ends in one error, never a crash (200k levels used

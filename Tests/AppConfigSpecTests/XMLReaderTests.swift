@@ -1,3 +1,4 @@
+import AppConfigCore
 @testable import AppConfigSpec
 import Testing
 

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigBatch
 import AppConfigCompiler
 import AppConfigRender

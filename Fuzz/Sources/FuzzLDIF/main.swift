@@ -1,3 +1,4 @@
+import AppConfigCore
 import FuzzDriver
 import Foundation
 import AppConfigSources

@@ -1,12 +1,7 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSources
 import AppConfigSpec
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Where a secret's value comes from (`--secret NAME=SOURCE`): never a values file, never the
 /// command line itself.

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 import Foundation
 
 /// How the configuration reaches the device (`--delivery`).

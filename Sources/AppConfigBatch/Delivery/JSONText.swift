@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 
 /// Appends JSON text straight into a byte buffer, for the declarations and index lines written per
 /// device: canonical (the caller writes keys in sorted order), no Foundation objects per device.

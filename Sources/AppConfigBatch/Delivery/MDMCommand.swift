@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import Digest
 
 /// An MDM command plist around a device's configuration, as the MDM protocol sends it: an XML

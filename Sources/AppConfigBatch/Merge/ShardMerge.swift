@@ -1,12 +1,6 @@
-import AppConfigBytes
-import AppConfigSpec
+import AppConfigCore
 import Digest
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `appconfig merge`: the outputs of shards `0/N` ... `N-1/N` of one run joined into the output a
 /// single run over the whole fleet writes, byte for byte: device files in device-key order (an
@@ -33,86 +27,6 @@ public struct ShardMerge {
         /// Removal lines (`--remove-missing`) merged.
         public var removed = 0
         public var output = ""
-    }
-
-    /// One line of a shard's `index.jsonl`: its device key (in the shard's key bytes), the line.
-    private struct IndexLine {
-        var key: Range<Int>
-        var line: Range<Int>
-        var removed: Bool
-        /// A removal that wrote a file of its own (an MDM removal command, an empty set file).
-        var hasFile: Bool
-    }
-
-    /// A shard with its index taken apart and its cursors for the merge.
-    private final class Input {
-        let output: ShardOutput
-        let index: [UInt8]
-        var keys: [UInt8] = []
-        var devices: [IndexLine] = []
-        var removals: [IndexLine] = []
-        let declarations: [UInt8]
-        /// Line starts of `declarations.jsonl` (and its end).
-        var declarationLines: [Int] = []
-        /// Cursors: the next member, the next declaration line, the next manifest entry.
-        var member = 0
-        var declaration = 0
-        var entry = 0
-        /// The assets this shard wrote so far (the shard's writer stored each once).
-        var seen = Set<AssetName>()
-
-        init(_ output: ShardOutput) throws(Problem) {
-            self.output = output
-            index = output.file("index.jsonl")
-            declarations = output.file("declarations.jsonl")
-            try splitIndex()
-            var start = 0
-            declarations.withUnsafeBufferPointer { b in
-                for (i, c) in b.enumerated() where c == 0x0A {
-                    declarationLines.append(start)
-                    start = i + 1
-                }
-            }
-            declarationLines.append(start)
-        }
-
-        func key(_ l: IndexLine) -> [UInt8] { Array(keys[l.key]) }
-
-        private func splitIndex() throws(Problem) {
-            let prefix = Array(#"{"device":"#.utf8)
-            let removedEnd = Array(#","removed":true}"#.utf8)
-            let pathField = Array(#","path":""#.utf8)
-            var failure: String?
-            var lineNumber = 0
-            index.withUnsafeBufferPointer { b in
-                var start = 0
-                while start < b.count {
-                    lineNumber += 1
-                    var end = start
-                    while end < b.count && b[end] != 0x0A { end += 1 }
-                    let line = UnsafeBufferPointer(rebasing: b[start..<end])
-                    let keyStart = keys.count
-                    guard end < b.count, line.starts(with: prefix),
-                          let after = readJSONString(b, at: start + prefix.count, into: &keys) else {
-                        failure = "line \(lineNumber) is not an index line appconfig wrote"
-                        return
-                    }
-                    let removed = line.count >= removedEnd.count && line.suffix(removedEnd.count).elementsEqual(removedEnd)
-                    let hasFile = removed && UnsafeBufferPointer(rebasing: b[after..<end]).firstRange(of: pathField) != nil
-                    let entry = IndexLine(key: keyStart..<keys.count, line: start..<(end + 1), removed: removed, hasFile: hasFile)
-                    if removed {
-                        removals.append(entry)
-                    } else {
-                        guard removals.isEmpty else { failure = "line \(lineNumber): a device after the removals"; return }
-                        devices.append(entry)
-                    }
-                    start = end + 1
-                }
-            }
-            if let failure {
-                throw Problem(.mergeInput, at: Location(file: output.path), "\(output.path): index.jsonl \(failure)")
-            }
-        }
     }
 
     public init() {}
@@ -444,43 +358,5 @@ public struct ShardMerge {
             }
         }
         try walk("")
-    }
-}
-
-/// A min-heap of shards by their current key (a copy of it): the k-way merge of the shards'
-/// key-ordered lines.
-private struct KeyHeap {
-    private var items: [(shard: Int, item: Int, key: [UInt8])] = []
-
-    private func less(_ a: Int, _ b: Int) -> Bool {
-        let (x, y) = (items[a], items[b])
-        if x.key == y.key { return x.shard < y.shard }
-        return x.key.lexicographicallyPrecedes(y.key)
-    }
-
-    mutating func push(_ shard: Int, _ item: Int, _ key: [UInt8]) {
-        items.append((shard, item, key))
-        var i = items.count - 1
-        while i > 0, less(i, (i - 1) / 2) {
-            items.swapAt(i, (i - 1) / 2)
-            i = (i - 1) / 2
-        }
-    }
-
-    mutating func pop() -> (shard: Int, item: Int, key: [UInt8])? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let top = items.removeLast()
-        var i = 0
-        while true {
-            let (l, r) = (2 * i + 1, 2 * i + 2)
-            var m = i
-            if l < items.count, less(l, m) { m = l }
-            if r < items.count, less(r, m) { m = r }
-            if m == i { break }
-            items.swapAt(i, m)
-            i = m
-        }
-        return top
     }
 }

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigSources
 import AppConfigSpec
@@ -165,8 +165,8 @@ struct Generation {
         let index = ClosingFile(name: "index.jsonl") { [self] emit throws(Problem) in
             try assignments.withIndexFields { fields throws(Problem) in
                 try bytesInRounds(count: entries.count, make: { range, index in
-                    // Room for lines longer than most (a line is ~110 bytes and its key twice, ~160
-                    // at 1M): kept from round to round, room never written is never touched.
+                    // Room for lines longer than most (a line is its key twice and some hundred
+                    // bytes): kept from round to round, room never written is never touched.
                     index.reserveCapacity(range.count * (256 + fields.maxCount))
                     withKeys(entries) { entries, keys in for i in range {
                         prefetchKeys(after: i, in: entries, keys)

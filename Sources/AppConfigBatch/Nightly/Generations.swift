@@ -1,10 +1,6 @@
+import AppConfigCore
 import AppConfigSpec
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The generations beside a folder output (`OUT.generations/g<time>-<pid>`), and which of them this
 /// tool made. Each generation has a marker beside it, `.NAME.appconfig` (outside the generation, so

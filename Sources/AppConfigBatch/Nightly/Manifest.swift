@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSpec
 import Digest
 import Foundation
@@ -6,7 +6,7 @@ import Foundation
 /// A generation's account of itself, written last (it marks the generation complete): for every
 /// device its key, its output path and the SHA-256 of its output bytes, and the run's program hash
 /// and input fingerprints. Text, one device a line, read with no per-line allocation beyond the
-/// table: 1M devices load in a fraction of a second.
+/// table.
 ///
 /// ```
 /// appconfig-manifest 1

@@ -1,10 +1,5 @@
-import AppConfigSpec
+import AppConfigCore
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One run at a time per output: an exclusive `flock` on `OUTPUT.lock`, held for the whole run and
 /// let go when the run ends (or its process dies: the kernel releases it). A second run fails at

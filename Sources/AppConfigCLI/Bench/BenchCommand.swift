@@ -1,13 +1,7 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigCompiler
 import AppConfigRender
-import AppConfigSpec
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `appconfig bench SPEC [--values FILE] [--devices N] [--format F]`: renders synthetic devices in
 /// memory on one thread and prints devices per second: the quick figure for the VM and emitters

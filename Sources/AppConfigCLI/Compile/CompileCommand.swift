@@ -1,14 +1,9 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigBatch
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSpec
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `appconfig compile SPEC [--values FILE] [--disasm] [--var NAME=VALUE ... --format F]`
 struct CompileCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import AppConfigBatch
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSpec
 import ArgumentParser
 

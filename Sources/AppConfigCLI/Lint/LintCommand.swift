@@ -1,4 +1,4 @@
-import AppConfigBatch
+import AppConfigCore
 import AppConfigSpec
 import ArgumentParser
 

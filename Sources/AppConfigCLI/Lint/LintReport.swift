@@ -1,4 +1,4 @@
-import AppConfigBatch
+import AppConfigCore
 import AppConfigSpec
 
 /// Formats lint findings for people (compiler style, with hints) or for scripts (JSON).

@@ -1,6 +1,5 @@
 import AppConfigBatch
-import AppConfigBytes
-import AppConfigSpec
+import AppConfigCore
 import ArgumentParser
 import Dispatch
 import Foundation

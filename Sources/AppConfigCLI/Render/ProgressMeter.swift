@@ -1,4 +1,5 @@
-import AppConfigBytes
+import AppConfigBatch
+import AppConfigCore
 import Dispatch
 import Foundation
 
@@ -16,8 +17,6 @@ final class ProgressMeter: @unchecked Sendable {
     /// When the line may first be drawn.
     private let due: Double
 
-    static let phaseNames = ["compile": "compiling the spec", "inventory": "reading the inventory", "directory": "reading the directory",
-                             "join": "joining devices to users", "assign": "matching assignments", "render": "rendering", "publish": "publishing"]
 
     init(after delay: Double) {
         due = monotonicSeconds() + max(delay, 0)
@@ -34,9 +33,9 @@ final class ProgressMeter: @unchecked Sendable {
 
     /// A new phase is drawn at once once the line is due (not at the timer's next tick, which a
     /// short phase would not live to see).
-    func phase(_ name: String) {
+    func phase(_ phase: Phase) {
         lock.withLock {
-            phase = Self.phaseNames[name] ?? name
+            self.phase = phase.activity
             phaseStarted = monotonicSeconds()
             devices = nil
         }

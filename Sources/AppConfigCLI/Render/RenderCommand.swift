@@ -1,5 +1,5 @@
 import AppConfigBatch
-import AppConfigBytes
+import AppConfigCore
 import AppConfigRender
 import AppConfigSources
 import ArgumentParser
@@ -152,7 +152,7 @@ struct RenderCommand: ParsableCommand {
         observer.warning = { writeStandardError(clear + $0.description + "\n") }
         observer.phaseStarted = { phase in
             // From the render on, the job itself stops and cleans up.
-            if phase == "render" { rendering.store(true, ordering: .releasing) }
+            if phase == .render { rendering.store(true, ordering: .releasing) }
             meter?.phase(phase)
         }
         if let meter {
@@ -220,8 +220,8 @@ struct RenderCommand: ParsableCommand {
                 + (c.rekeyed > 0 ? ", \(c.rekeyed) re-keyed (the same device under a key that differs only in case)" : ""))
         }
         if let mapping = s.mapping { say(mapping) }
-        let phases = ["compile", "since", "inventory", "directory", "join", "assign", "render", "publish", "report"].compactMap { name in
-            s.seconds[name].map { "\(name) \(String(format: "%.2f", $0)) s" + (name == "render" ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
+        let phases = Phase.allCases.compactMap { phase in
+            s.seconds[phase.rawValue].map { "\(phase.rawValue) \(String(format: "%.2f", $0)) s" + (phase == .render ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
         }
         say("phases: " + phases.joined(separator: ", "))
         if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl" : "")) }

@@ -1,5 +1,5 @@
+import AppConfigCore
 import AppConfigSources
-import AppConfigSpec
 import ArgumentParser
 
 /// Where devices and users come from, and how they join: shared by `sources` and `render`, and

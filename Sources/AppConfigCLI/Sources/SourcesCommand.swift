@@ -1,7 +1,6 @@
 import AppConfigBatch
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSources
-import AppConfigSpec
 import ArgumentParser
 
 /// `appconfig sources`: load, join and account for every device and user, without rendering.

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSpec
 import CByteScan
 
@@ -21,12 +21,12 @@ struct GroupBuilder {
     /// Per user, the hash of its ASCII-lowercased DN (`UserTableBuilder.hashDN`) when the DN is
     /// plain (its canonical spelling is those bytes lowercased), else 0: group entries name a few
     /// users by DN, and finding them is a hash compare per user, not a hash of every DN (made
-    /// while the DN is in cache; measured: 0.13 s of CPU at 900k users when made in `finish`).
+    /// while the DN is in cache, not in `finish`).
     private var userDNHash: [UInt64] = []
     private(set) var groupEntries = 0
     /// Every spelling met, by its bytes, and its node (-1: not a DN). A million users name the same
     /// few groups in `memberOf`: each value after the first is one hash and one compare, with no
-    /// parse and no allocation (measured: the canonical form of every value cost 1.5 s at 1M users).
+    /// parse and no allocation (the canonical form of every value was the groups' largest cost).
     private var spellings = ByteKeyTable(capacity: 64)
     private var spellingPool: [UInt8] = []
     private var spellingRanges: [Range<Int>] = []
@@ -52,8 +52,8 @@ struct GroupBuilder {
 
     /// A spelling's hash for `spellings`: its length and three words (its first sixteen bytes and
     /// last eight), mixed. The few group DNs that `memberOf` values name differ there (their CN
-    /// leads); equal hashes are told apart by the bytes. FNV-1a over every byte of a million values
-    /// was most of reading the groups (55 ms of CPU at 900k users).
+    /// leads); equal hashes are told apart by the bytes. FNV-1a over every byte of every value
+    /// was most of reading the groups.
     static func spellingHash(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 {
         guard dn.count >= 16, let p = dn.baseAddress else { return fnv1a(dn) }
         func word(_ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }
@@ -94,8 +94,7 @@ struct GroupBuilder {
     ///
     /// Only the bytes below 0x40 and `\` can make a DN not plain; the others are passed over eight
     /// at a time and the state kept between the ones looked at is what the byte before each says
-    /// (read from the DN). Byte by byte it took 1,570 instructions per DN of the test fleet
-    /// (callgrind; 1.4 G at 900k users: every user of a directory whose groups are read).
+    /// (read from the DN). Byte by byte it cost every user of a directory whose groups are read.
     static func isPlain(_ dn: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let b = dn.baseAddress, dn.count > 0, b[0] != 0x20 else { return false }
         let n = dn.count

@@ -1,5 +1,4 @@
-import AppConfigBytes
-import AppConfigSpec
+import AppConfigCore
 import CByteScan
 
 /// RFC 4180 records from a byte buffer: quoted fields, doubled quotes, CRLF or LF, newlines inside
@@ -142,8 +141,7 @@ struct CSVScanner {
 
     /// An unquoted field from `start`: the position of the delimiter, LF or CR that ends it (or the
     /// end). Sixteen bytes at a time (`appconfig_csv_stops16`: SSE2 compares and a movemask), the
-    /// file's last fifteen one by one. Eight at a time (SWAR) this was 42% of the scan's
-    /// instructions (callgrind, the 100k inventory).
+    /// file's last fifteen one by one (eight at a time, SWAR, this was most of the scan).
     @inline(__always)
     private func scanPlain(from start: Int, high: inout UInt64) -> Int {
         let b = bytes.baseAddress!

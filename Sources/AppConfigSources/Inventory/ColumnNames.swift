@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// How inventory columns are named. The device exports of Jamf Pro, Jamf School, Microsoft Intune
 /// and Workspace ONE map to device variables without configuration. Names compare folded: trimmed,

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// Which columns of an inventory are kept, and what each is for: the mapped device variables, the
 /// device key, the user key, and the extras (`$(device.<Column>)`, or every column).

@@ -1,9 +1,9 @@
-import AppConfigBytes
+import AppConfigCore
 import Foundation
 
 /// Which rows repeat an earlier row's device key (ASCII case folded: one file on a case-insensitive
-/// filesystem), checked in a `ShardedKeyTable` (measured: one table for 1M keys was a cache miss
-/// per key on one core, a quarter of the inventory's time).
+/// filesystem), checked in a `ShardedKeyTable` (one table for every key was a cache miss per key,
+/// on one core).
 struct DuplicateKeys {
     /// Rows of all parts in order: row `r` of part `p` is `starts[p] + r`.
     let starts: [Int]

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigSpec
 import Foundation
 
@@ -15,7 +15,7 @@ enum ExportChecks {
 
         /// Whether `v` (not empty) has this shape. Byte loops that allocate nothing: every value of
         /// the checked columns is looked at (a first version that split and filtered arrays per
-        /// value took 0.95 s of a 1M-device load, against 0.17 s for the whole parse).
+        /// value took longer than the whole parse).
         func fits(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
             switch self {
             case .serialNumber:
@@ -99,7 +99,7 @@ enum ExportChecks {
                                     "\(duplicateKeyRows) of \(keyed) rows repeat a device key of column \"\(column)\": a device key names one device", hint: hint))
         }
         // One pass over the rows, a row's columns together (its bytes share cache lines; a pass per
-        // column read the 277 MB of a 1M-device export five times), in a range per core.
+        // column read the export once per column), in a range per core.
         // The device keys are looked at in the same pass, for those with non-ASCII bytes (rare).
         let columns = checkedColumns(table)
         struct Tally { var filled: [Int], unlike: [Int], examples: [[Int]], nonASCIIKeys: [Int] }
@@ -108,7 +108,7 @@ enum ExportChecks {
         var tallies = [Tally](repeating: Tally(filled: none, unlike: none, examples: Array(repeating: [], count: columns.count), nonASCIIKeys: []), count: parts)
         let keySlot = table.deviceKeySlot
         // Plain values only in the loop: a tuple holding a String was retained and released per
-        // value, by both cores on the same objects (0.1 s of a 1M-device load).
+        // value, by both cores on the same objects.
         let slotsOfColumns = columns.map(\.slot), shapes = columns.map(\.shape)
         tallies.withUnsafeMutableBufferPointer { slots in
             let slots = WorkerSlots(slots)

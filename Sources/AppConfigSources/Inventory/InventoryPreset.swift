@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// Which columns of a vendor's device export name the device's user and carry the user's own
 /// variables. Device columns map the same way for every vendor (`ColumnNames.aliases`); user

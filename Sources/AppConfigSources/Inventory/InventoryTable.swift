@@ -1,5 +1,4 @@
-import AppConfigBytes
-import AppConfigSpec
+import AppConfigCore
 import CByteScan
 import Foundation
 
@@ -102,8 +101,7 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// One kept column read with no reference counting: the table's pairs and bytes as pointers,
     /// valid inside `withColumn`. Through the table, a loop reading a value per device (the index,
-    /// the manifest) retained and released the table's array around each read (perf: a quarter of
-    /// publishing the 1M job).
+    /// the manifest) retained and released the table's array around each read.
     public struct Column {
         fileprivate let ranges: UnsafeBufferPointer<UInt32>
         fileprivate let bytes: UnsafePointer<UInt8>

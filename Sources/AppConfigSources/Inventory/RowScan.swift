@@ -1,5 +1,4 @@
-import AppConfigBytes
-import AppConfigSpec
+import AppConfigCore
 import Dispatch
 import Foundation
 
@@ -104,7 +103,7 @@ struct RowScan {
         var fields = FieldBuffer()
         let width = layout.keptCount * 2
         // The row's ranges before they join the part's: appended from an array, each row retained
-        // and released it (perf: 0.4 of the scan's time in reference counting and copying).
+        // and released it (reference counting and copying were much of the scan's time).
         let row = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: width)
         row.initialize(repeating: 0)
         defer { row.deallocate() }

@@ -1,5 +1,4 @@
-import AppConfigBytes
-import AppConfigSpec
+import AppConfigCore
 import CByteScan
 import Foundation
 
@@ -122,8 +121,7 @@ public final class Fleet: @unchecked Sendable {
         public let variables: [Variable]
 
         /// The plan's sources in a table of `arena`'s, for a worker that reads a plan per device:
-        /// a `SlotPlan` passed per device retained and released its two arrays at each call (four
-        /// calls a device, callgrind), and cores retaining one shared array contend for its count.
+        /// a `SlotPlan` passed per device retained and released its two arrays at each call, and cores retaining one shared array contend for its count.
         public func ownSources(in arena: BufferArena) -> Sources { Sources(buffer: UnsafeBufferPointer(arena.table(sources))) }
 
         /// A plan's sources (`ownSources(in:)`): a view, valid while its arena is, copied and

@@ -1,4 +1,4 @@
-import AppConfigSpec
+import AppConfigCore
 
 /// Which column or attribute each variable is read from, and which columns name the device and
 /// its user: what `sources` prints and `render` says in one line, so that a variable read from the

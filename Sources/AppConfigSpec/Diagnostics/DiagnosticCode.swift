@@ -1,3 +1,5 @@
+import AppConfigCore
+
 /// Every rule the front end checks, one stable code each. The raw value is the interface: lint's
 /// output and JSON carry it, scripts match on it. Never renumber or rename; add new cases.
 public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCodeCatalog {
@@ -190,4 +192,10 @@ extension Problem {
 extension ProblemCode {
     public static func == (lhs: ProblemCode, rhs: DiagnosticCode) -> Bool { lhs.rawValue == rhs.rawValue }
     public static func != (lhs: ProblemCode, rhs: DiagnosticCode) -> Bool { lhs.rawValue != rhs.rawValue }
+}
+
+extension ProblemLog {
+    public mutating func report(_ code: DiagnosticCode, at location: Location, _ message: String, hint: String? = nil) {
+        append(Problem(code, at: location, message, hint: hint))
+    }
 }

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 /// Checks spec files, and optionally an admin values file against the one spec, collecting every
 /// diagnostic. Files that cannot be read are reported apart: they are I/O failures, not findings.
 public struct Linter: Sendable {

@@ -1,3 +1,4 @@
+import AppConfigCore
 import AppConfigPattern
 
 /// A parsed AppConfig specification. Built even when the spec has errors (as far as it could be

@@ -1,3 +1,4 @@
+import AppConfigCore
 import Foundation
 
 /// A string value built from literal text and variables: `https://$(ou).corp.example/$(serialNumber)`.

@@ -1,3 +1,5 @@
+import AppConfigCore
+
 /// Checks an element's children and attributes against the schema's content model, reporting
 /// unknown, missing, repeated and misordered elements. Shared by the spec parser for every element.
 struct ContentChecker {

@@ -1,3 +1,5 @@
+import AppConfigCore
+
 /// The `<presentation>` part of a spec: field groups, fields, options, localized texts, checked
 /// against the keys they present.
 extension SpecBuilder {

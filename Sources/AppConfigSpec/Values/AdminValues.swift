@@ -1,3 +1,4 @@
+import AppConfigCore
 import LibPlist
 
 /// A values file's content before it is typed against the spec: what JSON and plists share (and

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 import AppConfigPattern
 
 /// Values for some of the devices, as every MDM console scopes them: a name, a match (groups, OUs,

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 /// `appconfig import`: an app configuration as Jamf Pro, Workspace ONE or Intune hold it (a plist
 /// `<dict>` fragment as pasted into the console, or a whole XML plist) turned into one of our values
 /// files (JSON), their variable tokens translated to ours. Read with our XML reader, so that every

@@ -1,3 +1,5 @@
+import AppConfigCore
+
 /// A secret the ManagedApp framework hands the app apart from its configuration (iOS 18.4): a
 /// password, a certificate, or an identity (a PKCS#12 file, or one the device makes itself by
 /// SCEP or ACME). Given in a values file's `credentials` array; each is rendered per device into

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 /// A small, strict XML 1.0 reader for spec files: UTF-8 only, no DTD, no external anything.
 ///
 /// Why not Foundation's XMLParser: on Linux it is libxml2 underneath, whose entity handling and
@@ -47,7 +47,7 @@ public struct XMLReader {
     /// The location of a byte offset on the current line (column in Unicode scalars).
     private func location(at offset: Int) -> Location {
         // Counted on from the last location asked for on this line (from the line's start, a spec
-        // of 20,000 keys on one line took 6.5 s to read: every element counted the line again).
+        // on one line was quadratic: every element counted the line again).
         let cache = columns
         var column = 1, i = lineStart
         if cache.lineStart == lineStart && cache.offset <= offset { (column, i) = (cache.column, cache.offset) }

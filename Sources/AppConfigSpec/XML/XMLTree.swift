@@ -1,3 +1,5 @@
+import AppConfigCore
+
 /// The parsed XML of a spec: elements, attributes and text with their source locations.
 /// Comments and processing instructions are dropped; adjacent text and CDATA are merged.
 public struct XMLElement: Sendable {

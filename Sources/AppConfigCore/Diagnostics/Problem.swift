@@ -144,10 +144,6 @@ public struct ProblemLog: Sendable {
 
     public mutating func append(_ problem: Problem) { problems.append(problem) }
 
-    public mutating func report(_ code: DiagnosticCode, at location: Location, _ message: String, hint: String? = nil) {
-        problems.append(Problem(code, at: location, message, hint: hint))
-    }
-
     public var hasErrors: Bool { problems.contains { $0.severity == .error } }
 
     /// Sorted by file, line and column; stable for equal places (the order they were found in).

@@ -15,8 +15,7 @@ public func forEachRange(_ count: Int, parts: Int = ProcessInfo.processInfo.acti
 /// Bytes for `count` items, made `round` items at a time (a round cut into contiguous ranges, one
 /// per core, each made into a buffer of its own that is kept from round to round) and handed to
 /// `emit` in order: a file of a line per device in bounded memory. Made whole, the index and
-/// manifest of 1M devices (~350 MB) were the job's peak and that much memory faulted in fresh
-/// (in this VM's slow hours, clearing pages was a third of the job's CPU time).
+/// manifest were the job's peak, and as much memory faulted in fresh.
 public func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 16, parts: Int = ProcessInfo.processInfo.activeProcessorCount,
                                     make: (Range<Int>, inout [UInt8]) -> Void,
                                     emit: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {

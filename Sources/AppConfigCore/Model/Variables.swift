@@ -39,5 +39,5 @@ public enum Variable: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// All 22 names, for messages.
-    static let allNames = UserVariable.allCases.map(\.rawValue) + DeviceVariable.allCases.map(\.rawValue)
+    public static let allNames = UserVariable.allCases.map(\.rawValue) + DeviceVariable.allCases.map(\.rawValue)
 }

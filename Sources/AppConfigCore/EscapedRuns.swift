@@ -1,6 +1,6 @@
 /// Appends `bytes` with the bytes `needsEscape(byte, index)` selects written by `escape`, and the
 /// runs between them appended whole (one copy each). Every device's name, quoted key and manifest
-/// line goes through it: appended byte by byte they cost ~3,000 instructions a device (callgrind).
+/// line goes through it: appended byte by byte they were a large share of a device's instructions.
 @inlinable @inline(__always)
 public func appendEscapingRuns(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8], where needsEscape: (UInt8, Int) -> Bool,
                                escape: (UInt8, inout [UInt8]) -> Void) {

@@ -26,8 +26,8 @@ public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer
 }
 
 /// `count` bytes equal with A-Z taken as a-z, eight at a time (the last eight overlapping the
-/// ones before when the count is not a multiple of eight). Byte by byte it was ~21 instructions a
-/// byte (callgrind): the join's user keys, the inventory's duplicate check, assignments' matches.
+/// ones before when the count is not a multiple of eight). Byte by byte it cost what the callers
+/// do most: the join's user keys, the inventory's duplicate check, assignments' matches.
 @inlinable @inline(__always)
 public func foldedBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
     @inline(__always) func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }

@@ -7,10 +7,8 @@ import Darwin
 
 /// A file's bytes mapped into memory, privately: the pages are the kernel's cached pages of the
 /// file, and a page written (a field unescaped in place) becomes the process's own copy; nothing
-/// is written back. Reading a 277 MB inventory into a buffer of its own cost this project's VM
-/// more than its parse: each fresh page zeroed by the kernel on first touch, then the kernel's copy
-/// (1M job, four rounds alternating: inventory 0.16 s against 0.21-0.26 s, the whole job 3.09 s
-/// against 3.27-3.83 s, and the directory read after it faster too, with less fresh memory taken).
+/// is written back. Reading an inventory into a buffer of its own cost more than its parse: each
+/// fresh page zeroed by the kernel on first touch, then the kernel's copy.
 ///
 /// A file cut shorter while mapped would end the process (SIGBUS on the lost pages): the mapping is
 /// guarded (`CMappedFile`), lost pages read as zeros and are counted, and `change()` tells the
@@ -60,8 +58,8 @@ public final class MappedFile: @unchecked Sendable {
             return FileReadError(path: path, reason: "it changed while it was read (\(mapped.size) bytes, then \(info.st_size))", changed: true)
         }
         // The status-change time (ctime), not the modification time: a rewrite in place that puts
-        // the mtime back (`rsync --inplace -t`, same size) left the mtime as it was, and a 100k-device
-        // render was published half old, half new; no call sets the ctime back. A file replaced by
+        // the mtime back (`rsync --inplace -t`, same size) left the mtime as it was, and a render was
+        // published half old, half new; no call sets the ctime back. A file replaced by
         // a rename (as exporters write) has no name left: the unlink moved its ctime, not its
         // content, so its mtime says whether it was written to.
         let now = Times(info)

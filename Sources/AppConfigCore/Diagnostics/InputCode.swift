@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 
 /// Codes for an input file that cannot be taken at all, whatever it holds (a spec, values, an
 /// inventory, a directory, a job file).

@@ -1,4 +1,4 @@
-import AppConfigBytes
+import AppConfigCore
 
 /// A distinguished name parsed per RFC 4514: RDNs from the leaf to the root, each with one or more
 /// attribute-value pairs (`+` joins a multi-valued RDN). Values are unescaped (`\,` `\+` `\"` `\\`
@@ -61,8 +61,7 @@ public struct DistinguishedName: Sendable, Equatable {
     /// written without escapes or quotes (most are) is a range of `dn`, with nothing built.
     /// `readInOnePass`: the DN is written plainly (`plainCommonNameAndUnit` read it).
     public static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
-        // Bound from the call and returned, not kept: a copy of the optional pieces was ~370
-        // instructions per user (callgrind).
+        // Bound from the call and returned, not kept: a copy of the optional pieces cost every user.
         if let plain = plainCommonNameAndUnit(in: dn) { return (plain.cn, plain.ou, true) }
         let walked = try walkedCommonNameAndUnit(in: dn)
         return (walked.cn, walked.ou, false)
@@ -70,9 +69,8 @@ public struct DistinguishedName: Sendable, Equatable {
 
     /// `commonNameAndUnit` of a DN written plainly: `type=value` pairs separated by `,`, no spaces
     /// around the separators, no escapes, quotes, `+`, `;` or leading `#`. Read in one pass (the
-    /// values' ends eight bytes at a time); nil for any other DN, which `walk` reads. Through
-    /// `walk` a DN cost 2,700 instructions (callgrind, the test fleet's 90k users): most of
-    /// reading a directory's users after the lines themselves.
+    /// values' ends eight bytes at a time); nil for any other DN, which `walk` reads (through
+    /// `walk`, the DNs were most of reading a directory's users after the lines themselves).
     static func plainCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) -> (cn: Piece?, ou: Piece?)? {
         guard let b = dn.baseAddress, dn.count > 0 else { return nil }
         let n = dn.count
@@ -257,7 +255,7 @@ public struct DistinguishedName: Sendable, Equatable {
     /// Where a value from `start` ends (its `,` `+` `;` or the end), or nil when a `\` comes first
     /// (the value is read byte by byte, and built). Eight bytes at a time, the first match the
     /// lowest of the word's "has zero byte" bits (false ones only follow a true one): values read
-    /// byte by byte cost 300 instructions each (callgrind, 900k users' DNs, every directory read).
+    /// byte by byte cost every directory read.
     private static func plainValueEnd(_ s: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         func zeroBytes(_ v: UInt64) -> UInt64 { (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080 }
         guard let b = s.baseAddress else { return start }

@@ -7,8 +7,7 @@ import Darwin
 /// Plain values appended at the end of one `malloc` block that grows by `realloc`: the tables a
 /// reader builds (a directory's values, hundreds of megabytes, in one per core then joined).
 /// Written by hand because an array cost what its size does not: `append(contentsOf:)` of a few
-/// bytes was ~100 instructions (callgrind: 9 values a user, a sixth of reading an LDIF user), and
-/// growing it copied the whole table into fresh pages, where `realloc` of a large block moves its
+/// bytes was a hundred instructions, and growing it copied the whole table into fresh pages, where `realloc` of a large block moves its
 /// pages (`mremap`) without copying. A reference type: one owner writes it, then hands it on
 /// (`UserTable` keeps the builder's); not for sharing between threads while it grows.
 public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable {

@@ -36,10 +36,9 @@ public func readFileBytes(_ path: String, limit: Int = 1 << 30) throws(FileReadE
 }
 
 /// A file cut into parts (one per core) near each `parts`th of it, where `splitPoint` finds a
-/// record's end, each part read window by window into one buffer of its own: a reader of a 400 MB
-/// export touches a few megabytes of fresh memory per core, not 400 (measured on this machine's VM:
-/// first-touched pages cost more than the parse; and one array per part read whole was the job's
-/// largest allocation).
+/// record's end, each part read window by window into one buffer of its own: a reader touches a
+/// few megabytes of fresh memory per core, not the export's size (first-touched pages cost more
+/// than the parse).
 public final class PartedFile: Sendable {
     private let file: OpenFile
     /// The parts' offsets: part `i` is `bounds[i]..<bounds[i + 1]`.
@@ -116,8 +115,7 @@ public func partBounds(size: Int, parts: Int, splitPoint: (Int) -> Int?) -> [Int
 
 /// Hands a file's bytes to `body` block by block, all read into one buffer: one pass over a large
 /// file (its fingerprint) without holding it. Returns the bytes read. Foundation's
-/// `FileHandle.read(upToCount:)` asks the kernel for 4 KB at a time on Linux: 168k calls for the
-/// 1M job's two inputs (strace), on a core the job is using.
+/// `FileHandle.read(upToCount:)` asks the kernel for 4 KB at a time on Linux.
 public func forEachBlock(ofFile path: String, blockSize: Int = 1 << 22, _ body: (UnsafeRawBufferPointer) -> Void) throws(FileReadError) -> Int {
     let file = try OpenFile(path, limit: .max)
     defer { close(file.fd) }

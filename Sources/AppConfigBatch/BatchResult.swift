@@ -1,0 +1,64 @@
+import AppConfigCore
+import AppConfigCompiler
+import AppConfigRender
+import AppConfigSources
+import Digest
+import Dispatch
+import Foundation
+import Synchronization
+
+/// How the fleet is rendered (where it goes is the sink's business).
+public struct BatchOptions: Sendable {
+    public var format: OutputFormat = .binary
+    public var jobs = ProcessInfo.processInfo.activeProcessorCount
+    public var shard = Shard.whole
+    /// Decode every output again with libplist and compare it with an independent evaluation.
+    public var verify = false
+    /// XML only: render each dictionary as a fragment this many tabs deep, for a sink that nests it
+    /// in a larger plist (an MDM command); 0 renders whole plists.
+    public var xmlNesting = 0
+    /// A device whose configuration (or an extension's) is larger fails with
+    /// `device.asset-too-large` (DDM: Apple's 1 MB limit for app config data).
+    public var maxOutputBytes: Int?
+
+    public init() {}
+}
+
+/// One device that did not render: its row and the problem (whose location names the device).
+public struct DeviceFailure: Sendable {
+    public var row: Int
+    /// Every problem of the device (each failing key, each missing variable), in key order.
+    public var problems: [Problem]
+    /// The first of them.
+    public var problem: Problem { problems[0] }
+
+    public init(row: Int, problems: [Problem]) {
+        precondition(!problems.isEmpty, "a failure has a problem")
+        self.row = row
+        self.problems = problems
+    }
+}
+
+/// What a render pass did.
+public struct BatchResult: Sendable {
+    public var devicesInShard = 0
+    public var rendered = 0
+    /// The shard's rows in device-key order (the order they were rendered in).
+    public var order: [Int32] = []
+    /// By position in `order`: the SHA-256 of the device's output, nil when it failed.
+    public var digests: [SHA256Digest?] = []
+    /// By position in `order`: the device's variant (`DeviceAssignments`); empty without assignments.
+    public var variants: [UInt16] = []
+    /// In row order.
+    public var failures: [DeviceFailure] = []
+    public var seconds = 0.0
+    public var interrupted = false
+}
+
+/// Set from a signal handler; workers stop taking chunks when it is set.
+public final class Cancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public func cancel() { flag.store(true, ordering: .relaxed) }
+    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+}

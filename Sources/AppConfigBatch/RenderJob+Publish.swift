@@ -1,0 +1,133 @@
+import AppConfigCore
+import AppConfigCompiler
+import AppConfigRender
+import AppConfigSources
+import AppConfigSpec
+import Digest
+import Foundation
+
+extension RenderJob {
+    /// The sink for `output` and the delivery; creating it makes the new generation folder or the
+    /// temporary tar file.
+    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?, devices: Int = 0,
+                  credentials: DDMSink.CredentialKinds = ([[]], [])) throws(Problem) -> OutputSink {
+        if delivery.delivery == .ddm {
+            switch output {
+            case .directory(let path):
+                return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
+            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
+            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
+            case .dryRun: return DryRunSink(digest: DDMSink.digest(delivery, credentials: credentials))
+            }
+        }
+        switch output {
+        case .directory(let path): return try FolderSink(path: path, keep: keepGenerations, encoder: encoder, filter: filter)
+        case .tar(let path): return try TarSink(path: path, encoder: encoder, filter: filter)
+        case .tarStdout: return TarSink(streamingTo: 1, encoder: encoder, filter: filter)
+        case .dryRun:
+            guard let encoder else { return DryRunSink() }
+            return DryRunSink { device in
+                var out: [UInt8] = []
+                encoder.encode(key: device.key, plist: device.plist, into: &out)
+                return SHA256Digest(of: out)
+            }
+        }
+    }
+
+    /// The MDM command that wraps each device's configuration, for the MDM deliveries.
+    static func encoder(for delivery: ResolvedDelivery) -> MDMCommand? {
+        switch delivery.delivery {
+        case .mdmSettings: MDMCommand(kind: .settings, delivery: delivery)
+        case .mdmInstall: MDMCommand(kind: .install, delivery: delivery)
+        case .plist, .ddm: nil
+        }
+    }
+
+    /// The counts of a finished render pass.
+    func summarize(program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments) -> RunSummary {
+        var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
+                           programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
+        // A shard accounts for its own devices: the join's problems of other shards' rows are theirs.
+        let joinProblems = batch.shard.count == 1 ? fleet.problems : fleet.problems.filter { p in
+            p.location.row.map { batch.shard.contains(hash: OutputNames.hash(fleet.inventory.value(row: $0, slot: fleet.inventory.deviceKeySlot))) } ?? true
+        }
+        s.problems = fleet.inventory.exportChecks + fleet.inventory.problems + (fleet.users?.problems ?? []) + joinProblems
+        s.failures = result.failures
+        s.devices.inventoryRows = fleet.inventory.dataRows
+        s.devices.continuationRows = fleet.inventory.continuationRows
+        s.devices.inventoryDevices = fleet.inventory.rowCount
+        s.devices.inShard = result.devicesInShard
+        s.devices.rendered = result.rendered
+        s.devices.failed = result.failures.count
+        s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
+        s.devices.usersNotFound = joinProblems.filter { $0.code == SourceCode.userNotFound }.count
+        s.devices.devicesWithoutUser = joinProblems.filter { $0.code == SourceCode.userKeyEmpty }.count
+        s.devices.excluded = assignments.excludedRows.count
+        for f in result.failures { for p in f.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 } }
+        let inventory = fleet.inventory
+        func identity(_ row: Int) -> RunSummary.DeviceIdentity {
+            func text(_ slot: Int?) -> String? { slot.map { inventory.string(row: row, slot: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+            return RunSummary.DeviceIdentity(serialNumber: text(inventory.variableSlots[.serialNumber]), userKey: text(inventory.userKeySlot),
+                                             assignments: assignments.names.isEmpty ? nil : assignments.applied(toRow: row))
+        }
+        for row in result.failures.map(\.row) + s.problems.compactMap(\.location.row) where row < inventory.rowCount {
+            s.identities[row] = identity(row)
+        }
+        for p in s.problems { s.errorsByCode[p.code.rawValue, default: 0] += 1 }
+        s.devicesPerSecond = result.seconds > 0 ? Int(Double(result.devicesInShard) / result.seconds) : 0
+        s.interrupted = result.interrupted
+        if !assignments.names.isEmpty {
+            s.assignments = assignments.counts(variants: result.variants)
+            s.variants = assignments.sets.count
+        }
+        s.dryRun = output == .dryRun
+        return s
+    }
+
+    /// The last phase: the output made visible whole, with its index and manifest, unless the run
+    /// was interrupted or a guard holds it back; then it is removed and the previous output stays.
+    func publish(_ sink: OutputSink, _ generation: Generation, _ summary: inout RunSummary) throws(Problem) {
+        if summary.interrupted {
+            sink.discard()
+            return
+        }
+        if let reason = generation.refusal(summary) {
+            summary.notPublished = reason
+            sink.discard()
+            return
+        }
+        // `--changed-only` and nothing added, changed, removed or missing: the generation would be empty,
+        // and publishing it would push a good one out of `--keep`. The previous one stays.
+        if changedOnly, let counts = generation.changes?.counts, counts.added + counts.changed + counts.removed + counts.missing + counts.rekeyed == 0, output != .dryRun {
+            summary.nothingChanged = true
+            sink.discard()
+            return
+        }
+        do {
+            try generation.writeRemovals()
+            var live = LiveAssets()
+            if let ddm = sink as? DDMSink {
+                live = generation.liveAssets()
+                summary.assetsNotLinked = try ddm.link(live, from: previousFolder)
+            }
+            let kept = try generation.linkCarriedFiles(from: previousFolder)
+            summary.keptNotLinked = kept.notLinked
+            // The report goes first, as the run will be once published: a full disk found here
+            // publishes nothing (exit 1 means nothing was published), not the output then exit 1.
+            if let report, output != .dryRun {
+                var ahead = summary
+                ahead.published = true
+                ahead.output = outputPath ?? "-"
+                try RunReport(summary: ahead, redact: redact, changes: generation.changes?.lines).write(to: report)
+            }
+            let path = try sink.publish(closing: generation.closingFiles(liveAssets: live, kept: kept.linked))
+            if output != .dryRun {
+                summary.published = true
+                summary.output = path
+            }
+        } catch {
+            sink.discard()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,304 @@
+import AppConfigCore
+import CByteScan
+
+/// Collects entries (from LDIF or LDAP pages) into a `UserTable`. `mark`/`rollback` let a retried
+/// LDAP search drop what a failed attempt delivered, so nothing is duplicated or half-taken.
+public struct UserTableBuilder {
+    public let source: String
+    public let map: AttributeMap
+    /// The users' values (a reference: `finish` hands it to the table; the builder is done then).
+    private let pool = GrowingBuffer<UInt8>(capacity: 4096)
+    /// Per user, its `UserTable.stride` (offset, length) pairs (a reference, as `pool` is).
+    private let ranges = GrowingBuffer<UInt32>(capacity: 1024)
+    /// Per user, the line its entry starts on: LDIF only (an LDAP entry has no line).
+    private var lines: [UInt32] = []
+    /// Per requested attribute (`attributeOrder`), how many users have it: why a join finds few.
+    private var attributeCounts: [Int]
+    public private(set) var problems: [Problem] = []
+    /// Per user variable: the positions (in `attributeOrder`) of the attributes that feed it, in order.
+    private let positions: [[Int]]
+    private let joinPosition: Int
+    private static let index = UserTable.variableIndex
+    private static let emailIndex = UserTable.variableIndex[.emailAddress]!
+    private static let upnIndex = UserTable.variableIndex[.upn]!
+    private static let dnIndex = UserTable.variableIndex[.dn]!
+
+    public init(source: String, map: AttributeMap) {
+        precondition(UserTable.stride == UserVariable.allCases.count + 1, "a pair per user variable and one for the join key")
+        self.source = source
+        self.map = map
+        let order = map.requestedAttributes
+        func position(_ name: String) -> Int { order.firstIndex(of: name.lowercased())! }
+        var positions = [[Int]](repeating: [], count: UserTable.stride)
+        for (variable, attributes) in map.sources { positions[Self.index[variable]!] = attributes.map(position) }
+        self.positions = positions
+        joinPosition = position(map.joinAttribute)
+        cnPosition = order.firstIndex(of: "cn")
+        attributeCounts = [Int](repeating: 0, count: order.count)
+        groups = map.readsGroups ? GroupBuilder() : nil
+    }
+
+    private let cnPosition: Int?
+    /// Memberships, when the map reads groups.
+    private var groups: GroupBuilder?
+
+    public var count: Int { ranges.count / (2 * UserTable.stride) }
+
+    /// The attributes to collect per entry, lowercased, in the order `add` expects them.
+    public var attributeOrder: [String] { map.requestedAttributes }
+
+    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, problems: Int, attributeCounts: [Int], groups: GroupBuilder? }
+
+    public func mark() -> Mark {
+        Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, problems: problems.count, attributeCounts: attributeCounts, groups: groups)
+    }
+
+    public mutating func rollback(to mark: Mark) {
+        attributeCounts = mark.attributeCounts
+        groups = mark.groups
+        pool.truncate(to: mark.pool)
+        ranges.truncate(to: mark.ranges)
+        lines.removeSubrange(mark.lines...)
+        problems.removeSubrange(mark.problems...)
+    }
+
+    public mutating func report(_ problem: Problem) { problems.append(problem) }
+
+    /// Adds one entry as LDAP delivers it: `values[i]` is the first value of `attributeOrder[i]`,
+    /// or nil; `memberOf`: the user's groups, when the map reads groups.
+    public mutating func add(dn: String, values: [[UInt8]?], memberOf: [[UInt8]] = [], location: @autoclosure () -> Location) {
+        let dnBytes = Array(dn.utf8)
+        withBuffers(values) { values in
+            withBuffers(memberOf) { memberOf in
+                dnBytes.withUnsafeBufferPointer { dn in
+                    addEntry(dn: dn, dnHash: nil, values: values, memberOf: memberOf.map { $0! }, line: nil, location: location())
+                }
+            }
+        }
+    }
+
+    /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil; every value
+    /// is copied into the pool (the buffers may go once this returns). `line`: where an LDIF entry
+    /// starts. `memberOf`: the user's groups, when the map reads groups. `dnHash`: `hashDN(dn)`,
+    /// when the caller made it.
+    mutating func addEntry(dn: UnsafeBufferPointer<UInt8>, dnHash: UInt64?, values: [UnsafeBufferPointer<UInt8>?], memberOf: [UnsafeBufferPointer<UInt8>],
+                           line: Int?, location: @autoclosure () -> Location) {
+        guard let readInOnePass = addUser(dn: dn, values: values, line: line, location: location()),
+              let invalid = groups?.addUser(dn: dn, dnHash: dnHash, readInOnePass: readInOnePass, memberOf: memberOf) else { return }
+        for value in invalid { reportNotDN(value, "memberOf", at: location()) }
+    }
+
+    /// A group entry (when the map reads groups): its members and the groups it is in, by DN.
+    public mutating func addGroup(dn: String, members: [[UInt8]], memberOf: [[UInt8]], location: @autoclosure () -> Location) {
+        let dnBytes = Array(dn.utf8)
+        withBuffers(members) { members in
+            withBuffers(memberOf) { memberOf in
+                dnBytes.withUnsafeBufferPointer { dn in
+                    addGroupEntry(dn: dn, members: members.map { $0! }, memberOf: memberOf.map { $0! }, location: location())
+                }
+            }
+        }
+    }
+
+    mutating func addGroupEntry(dn: UnsafeBufferPointer<UInt8>, members: [UnsafeBufferPointer<UInt8>], memberOf: [UnsafeBufferPointer<UInt8>],
+                                location: @autoclosure () -> Location) {
+        guard let invalid = groups?.addGroup(dn: dn, members: members, memberOf: memberOf) else { return }
+        for value in invalid { reportNotDN(value, "member or memberOf", at: location()) }
+    }
+
+    private mutating func reportNotDN(_ value: UnsafeBufferPointer<UInt8>, _ attribute: String, at location: Location) {
+        problems.append(Problem(.groupDN, at: location, "the \(attribute) value \"\(String(decoding: value, as: UTF8.self))\" is not a DN; it is ignored"))
+    }
+
+    /// The user's 13 variables and join key into the pool, each value once: `cn` and `ou` are
+    /// usually ranges of the DN, the mail address's parts ranges of it, and a value that feeds
+    /// several variables (the mail address as `userName` and join key) is stored once. No
+    /// allocation per entry. Nil when the DN does not parse (reported; the entry is skipped), else
+    /// whether it was read in one pass (`DistinguishedName.commonNameAndUnit`: written plainly).
+    private mutating func addUser(dn: UnsafeBufferPointer<UInt8>, values: [UnsafeBufferPointer<UInt8>?], line: Int?,
+                                  location: @autoclosure () -> Location) -> Bool? {
+        let pieces: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?, readInOnePass: Bool)
+        do {
+            pieces = try DistinguishedName.commonNameAndUnit(in: dn)
+        } catch {
+            let text = String(decoding: dn, as: UTF8.self)
+            problems.append(Problem(.ldifDN, at: location(), "DN \"\(text)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
+            return nil
+        }
+        if let line { lines.append(UInt32(line)) }
+        for (i, v) in values.enumerated() where v != nil { attributeCounts[i] += 1 }
+        // The user's pairs are made on the stack and appended at once: written into `ranges` one by
+        // one, each write checked the array's uniqueness and exclusive access.
+        // The pool through a local: reached through `self` (inout), it was retained and released
+        // around each of a user's appends.
+        let storage = pool
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 2 * UserTable.stride) { row in
+            row.initialize(repeating: 0)
+            // Values stored for this entry, by where they came from: one stored once is found again.
+            var stored: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
+            var storedMore: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
+            func store(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
+                if let base = value.baseAddress {
+                    if stored.0 == base && stored.1 == value.count { return stored.2 }
+                    if storedMore.0 == base && storedMore.1 == value.count { return storedMore.2 }
+                }
+                let offset = append(value)
+                (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
+                return offset
+            }
+            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(storage.append(value)) }
+            func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
+                guard let value else { row[2 * variable + 1] = .max; return }
+                set(variable, store(value), value.count)
+            }
+            func set(_ variable: Int, _ offset: UInt32, _ count: Int) {
+                row[2 * variable] = offset
+                row[2 * variable + 1] = UInt32(count)
+            }
+            func attribute(_ variable: Int) -> UnsafeBufferPointer<UInt8>? {
+                for p in positions[variable] { if let v = values[p] { return v } }
+                return nil
+            }
+            let dnOffset = store(dn)
+            func put(_ variable: Int, _ piece: DistinguishedName.Piece?) {
+                switch piece {
+                case .range(let r): set(variable, dnOffset + UInt32(r.lowerBound), r.count)
+                case .bytes(let b): b.withUnsafeBufferPointer { set(variable, append($0), $0.count) }  // built: never the same buffer again
+                case nil: put(variable, nil as UnsafeBufferPointer<UInt8>?)
+                }
+            }
+            let mail = attribute(Self.emailIndex)
+            let at = mail.flatMap { m in m.lastIndex(of: UInt8(ascii: "@")) }
+            for (i, v) in UserVariable.allCases.enumerated() {
+                switch v {
+                case .dn: set(i, dnOffset, dn.count)
+                case .cn: if pieces.cn != nil { put(i, pieces.cn) } else { put(i, cnPosition.flatMap { values[$0] }) }
+                case .ou: put(i, pieces.ou)
+                case .emailAddressLocalPart: put(i, at.map { UnsafeBufferPointer(rebasing: mail![..<$0]) })
+                case .emailAddressDomain: put(i, at.map { UnsafeBufferPointer(rebasing: mail![($0 + 1)...]) })
+                case .userName: put(i, attribute(Self.upnIndex) ?? mail)
+                default: put(i, attribute(i))
+                }
+            }
+            put(UserTable.stride - 1, values[joinPosition])
+            ranges.append(UnsafeBufferPointer(row))
+        }
+        return pieces.readInOnePass
+    }
+
+    /// Appends the users of a builder that read a later part of the same file (a parallel LDIF
+    /// read), leaving out those whose DN an earlier user has (`repeated`: per user of `other`;
+    /// `ldif.duplicate-dn`, as one reader would), with their group memberships. `lineOffset`: the
+    /// lines of the file before that part.
+    mutating func append(_ other: UserTableBuilder, lineOffset: Int, repeated: [Bool]) {
+        var problems = other.problems.map { p in
+            var p = p
+            if p.location.line > 0 { p.location.line += lineOffset }
+            return p
+        }
+        for i in attributeCounts.indices { attributeCounts[i] += other.attributeCounts[i] }
+        var kept: [Int] = []
+        kept.reserveCapacity(other.count)
+        for u in 0..<other.count {
+            let line = other.lines.isEmpty ? 0 : Int(other.lines[u]) + lineOffset
+            if repeated[u] {
+                let text = String(decoding: other.dn(ofUser: u), as: UTF8.self)
+                problems.append(Problem(.ldifDuplicateDN, at: Location(file: source, line: line, dn: text),
+                                        "DN \"\(text)\" appears again; this entry is skipped"))
+                continue
+            }
+            kept.append(u)
+            if !other.lines.isEmpty { lines.append(UInt32(line)) }
+        }
+        // The pairs and the values copied on every core: one core copying them into fresh pages
+        // left the others idle.
+        let stride = 2 * UserTable.stride
+        let base = UInt32(pool.count)
+        let (theirs, into) = (other.ranges.buffer, ranges.extend(by: kept.count * stride))
+        kept.withUnsafeBufferPointer { kept in
+            forEachRange(kept.count) { _, users in
+                for k in users {
+                    let from = kept[k] * stride, to = k * stride
+                    for j in Swift.stride(from: 0, to: stride, by: 2) {
+                        into[to + j] = theirs[from + j + 1] != .max ? theirs[from + j] &+ base : theirs[from + j]
+                        into[to + j + 1] = theirs[from + j + 1]
+                    }
+                }
+            }
+        }
+        let (values, valuesInto) = (other.pool.buffer, pool.extend(by: other.pool.count))
+        forEachRange(values.count) { _, r in
+            (valuesInto + r.lowerBound).update(from: values.baseAddress! + r.lowerBound, count: r.count)
+        }
+        if let theirs = other.groups { groups?.append(theirs, keptUsers: kept) }
+        // In line order, as one reader reports them.
+        self.problems += problems.enumerated().sorted { ($0.element.location.line, $0.offset) < ($1.element.location.line, $1.offset) }.map(\.element)
+    }
+
+    /// The DN stored for a user added earlier (for duplicate checks).
+    func dn(ofUser u: Int) -> UnsafeBufferPointer<UInt8> {
+        Self.storedDN(u, pool.buffer, ranges.buffer)
+    }
+
+    /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before): by the hash
+    /// of the case-folded DN (`hashDN`), each hit checked against the stored DN.
+    private var dnIndex = ByteKeyTable(capacity: 16, foldingASCIICase: true)
+
+    /// The hash `hasUser(withDN:)` and `indexDN` take, and a case-folding `ByteKeyTable` files a DN
+    /// under (the groups' table of listed members is searched with it).
+    static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { ByteKeyTable.hash(dn, foldingASCIICase: true) }
+
+    /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
+    func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool { dnLookup.contains(dn, hash: hash) }
+
+    /// What `hasUser(withDN:hash:)` reads, valid while the builder is: the readers of later parts
+    /// look up each of their DNs in the earlier parts'. A copy of it retains one table, where the
+    /// builder retains each of its arrays (~650 instructions a copy, which the optimizer made
+    /// per lookup in one build and not in another).
+    struct DNLookup {
+        fileprivate let index: ByteKeyTable
+        fileprivate let pool: UnsafeBufferPointer<UInt8>
+        fileprivate let ranges: UnsafeBufferPointer<UInt32>
+
+        func contains(_ dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
+            index.find(dn, hash: hash) { UserTableBuilder.storedDN(Int($0), pool, ranges) } != nil
+        }
+
+        /// Starts reading the slot `contains` looks at first into the cache.
+        @inline(__always)
+        func prefetch(hash: UInt64) { appconfig_prefetch(index.slotAddress(forHash: hash)) }
+    }
+
+    var dnLookup: DNLookup { DNLookup(index: dnIndex, pool: pool.buffer, ranges: ranges.buffer) }
+
+    /// Room in the DN index for this many users in all (a reader that can tell).
+    mutating func reserveUsers(_ users: Int) { dnIndex.reserve(users) }
+
+    /// Starts reading the DN index's slot for a DN of this hash into the cache.
+    @inline(__always)
+    func prefetchDN(hash: UInt64) { appconfig_prefetch(dnIndex.slotAddress(forHash: hash)) }
+
+    /// Indexes a user's DN for `hasUser(withDN:)`.
+    mutating func indexDN(ofUser user: Int, hash: UInt64) {
+        let (pool, ranges) = (pool.buffer, ranges.buffer)
+        _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
+    }
+
+    fileprivate static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>) -> UnsafeBufferPointer<UInt8> {
+        let i = (u * UserTable.stride + dnIndex) * 2
+        return UnsafeBufferPointer(rebasing: pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])
+    }
+
+    /// Room for this many bytes of values, ahead (a reader knows its input's size: the pool is
+    /// not copied as it grows).
+    mutating func reserve(poolBytes: Int) { pool.reserve(poolBytes) }
+
+    public func finish() -> UserTable {
+        let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
+        table.joinAttribute = map.joinAttribute
+        table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
+        let (pool, ranges) = (pool.buffer, ranges.buffer)
+        table.groups = groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges) }
+        return table
+    }
+}
