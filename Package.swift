@@ -61,11 +61,11 @@ let package = Package(
         .target(name: "CFileSync"),
 
         // MARK: The engine.
-        /// What every module shares, with no dependencies but its C guard of mapped files: FNV-1a, byte
-        /// comparison, the UTF-8 decoder, the monotonic clock, file reading and mapping, the byte-key
-        /// hash table, XML escaping, the arena.
+        /// What every module shares, with no dependencies but its C guard of mapped files: Problem,
+        /// Location, Variable, DistinguishedName, ExitStatus, Parallelism, the C library (once); FNV-1a,
+        /// byte comparison, UTF-8, file reading and mapping, the byte-key table, XML and JSON escaping.
         .target(name: "AppConfigCore", dependencies: ["CMappedFile"]),
-        /// XML -> Spec model, every rule of the AppConfig reference, admin values; Problem and Location.
+        /// XML -> Spec model, every rule of the AppConfig reference, admin values.
         .target(name: "AppConfigSpec", dependencies: ["AppConfigCore", "AppConfigPattern", "LibPlist"]),
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
         .target(name: "AppConfigCompiler", dependencies: ["AppConfigCore", "AppConfigSpec", "AppConfigPattern"]),

@@ -10,7 +10,7 @@ import Synchronization
 /// How the fleet is rendered (where it goes is the sink's business).
 public struct BatchOptions: Sendable {
     public var format: OutputFormat = .binary
-    public var jobs = ProcessInfo.processInfo.activeProcessorCount
+    public var jobs = Parallelism.machine
     public var shard = Shard.whole
     /// Decode every output again with libplist and compare it with an independent evaluation.
     public var verify = false

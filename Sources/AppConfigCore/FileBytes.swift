@@ -192,7 +192,7 @@ public func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(File
     let file = try OpenFile(path, limit: limit)
     defer { close(file.fd) }
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(file.size, 1))
-    let parts = file.size >= 8 << 20 ? ProcessInfo.processInfo.activeProcessorCount : 1
+    let parts = file.size >= 8 << 20 ? Parallelism.threads : 1
     var filled = [Int](repeating: 0, count: parts)
     var failures = [FileReadError?](repeating: nil, count: parts)
     filled.withUnsafeMutableBufferPointer { filled in

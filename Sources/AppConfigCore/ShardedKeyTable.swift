@@ -17,7 +17,7 @@ public struct ShardedKeyTable: Sendable {
     /// each key's hash made beforehand: `ByteKeyTable.hash`, folded as the table folds, for a table that is
     /// searched (`find` hashes so); any hash equal for keys the table takes as equal, for one that
     /// only reports `duplicates`. Returns every id whose key an earlier id has, with that id, in id order.
-    public init(count: Int, foldingASCIICase: Bool, shares requested: Int = ProcessInfo.processInfo.activeProcessorCount,
+    public init(count: Int, foldingASCIICase: Bool, shares requested: Int = Parallelism.threads,
                 key: (Int32) -> UnsafeBufferPointer<UInt8>, hash: ((Int32) -> UInt64)? = nil) {
         foldsASCIICase = foldingASCIICase
         let shareCount = max(1, min(requested, count / 4096 + 1))

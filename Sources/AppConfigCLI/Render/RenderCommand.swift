@@ -92,7 +92,7 @@ struct RenderCommand: ParsableCommand {
         job.compileOptions = try policy.compileOptions()
         job.batch.format = outputFormat
         job.delivery = try delivery.options()
-        job.batch.jobs = jobs ?? ProcessInfo.processInfo.activeProcessorCount
+        job.batch.jobs = jobs ?? Parallelism.machine
         job.batch.verify = verify
         job.batch.shard = try reportingProblems {
             try shard.flatMap(Shard.init(parsing:)) ?? Shard.fromEnvironment(ProcessInfo.processInfo.environment, count: shardCount, base: shardBase) ?? .whole

@@ -15,7 +15,7 @@ public enum LDIFReader {
     /// A large file is read in parts (one per core), each part in windows of `window` bytes into a
     /// buffer of its own, each parsed on its own core. `parts` overrides the parts (tests).
     public static func load(_ path: String, map: AttributeMap = AttributeMap(), parts: Int? = nil, window: Int = 8 << 20) throws(Problem) -> UserTable {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = Parallelism.threads
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let file: PartedFile
         do {
@@ -170,7 +170,7 @@ extension LDIFReader {
     static func repeatedUsers(_ collectors: [EntryCollector]) -> [[Bool]] {
         var repeated = collectors.map { [Bool](repeating: false, count: $0.builder.count) }
         guard collectors.count > 1 else { return repeated }
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = Parallelism.threads
         let tasks = (1..<collectors.count).flatMap { part in (0..<cores).map { (part, $0) } }
         collectors.withUnsafeBufferPointer { collectors in
             repeated.withUnsafeMutableBufferPointer { repeated in

@@ -11,7 +11,7 @@ struct DuplicateKeys {
     private let first: [Int32]
 
     init(scans: [RowScan], bytes: UnsafeMutableBufferPointer<UInt8>, width: Int, keySlot: Int,
-         cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
+         cores: Int = Parallelism.threads) {
         var starts = [0]
         for scan in scans { starts.append(starts.last! + scan.rowLines.count) }
         let total = starts.last!

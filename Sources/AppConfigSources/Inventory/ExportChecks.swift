@@ -103,7 +103,7 @@ enum ExportChecks {
         // The device keys are looked at in the same pass, for those with non-ASCII bytes (rare).
         let columns = checkedColumns(table)
         struct Tally { var filled: [Int], unlike: [Int], examples: [[Int]], nonASCIIKeys: [Int] }
-        let parts = ProcessInfo.processInfo.activeProcessorCount
+        let parts = Parallelism.threads
         let none = [Int](repeating: 0, count: columns.count)
         var tallies = [Tally](repeating: Tally(filled: none, unlike: none, examples: Array(repeating: [], count: columns.count), nonASCIIKeys: []), count: parts)
         let keySlot = table.deviceKeySlot

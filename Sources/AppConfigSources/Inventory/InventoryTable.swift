@@ -244,7 +244,7 @@ public final class InventoryTable: @unchecked Sendable {
         let layout = RowScan.Layout(headerCount: header.count, keptIndex: keptIndex, keptCount: keptColumns.count, strict: options.strict,
                                     keySlot: deviceKeySlot)
         var scans = RowScan.scanInParts(buffer, from: scanner.position, delimiter: delimiter, layout: layout,
-                                        parts: options.scanParts ?? ProcessInfo.processInfo.activeProcessorCount, always: options.scanParts != nil)
+                                        parts: options.scanParts ?? Parallelism.threads, always: options.scanParts != nil)
         // Keys equal but for ASCII case are one key: they would be one file on a case-insensitive
         // filesystem (macOS's default), so the second is refused like an exact duplicate.
         let width = keptColumns.count * 2

@@ -24,7 +24,7 @@ public final class Fleet: @unchecked Sendable {
         if let users, let keySlot = inventory.userKeySlot {
             let column = inventory.header[inventory.keptColumns[keySlot]]
             // The rows in one range per core, each range's problems kept apart and joined in order.
-            let cores = ProcessInfo.processInfo.activeProcessorCount
+            let cores = Parallelism.threads
             var partProblems = [[Problem]](repeating: [], count: cores)
             var partMatched = [Int](repeating: 0, count: cores)
             userOfRow.withUnsafeMutableBufferPointer { userOfRow in
