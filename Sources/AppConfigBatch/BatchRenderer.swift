@@ -233,8 +233,10 @@ public final class BatchRenderer: @unchecked Sendable {
             if let r = renderers[variant] { return r }
             let r = Renderer(image: images[variant], format: options.format, xmlNesting: options.xmlNesting, scratch: scratch)
             renderers[variant] = r
-            // A nested fragment is not a plist of its own: the verifier reads whole plists only.
-            if options.verify && options.xmlNesting == 0 { verifiers[variant] = Verifier(program: images[variant].program, format: options.format) }
+            // A nested fragment (an MDM command's) is verified as the body of a plist of its own.
+            if options.verify {
+                verifiers[variant] = Verifier(program: images[variant].program, format: options.format, fragment: options.xmlNesting > 0)
+            }
             return r
         }
 

@@ -11,12 +11,15 @@ import LibPlist
 struct Verifier {
     let program: Program
     let format: OutputFormat
+    /// The renderer writes the dictionary's body as a fragment (an MDM command's, `xmlNesting` > 0):
+    /// it is read as the body of a plist document of its own.
+    var fragment = false
 
     func check(_ bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<SlotValue>) -> Problem? {
         let expected = evaluate(slots)
         let decoded: PlistValue
         do {
-            decoded = try LibPlist.decode(Array(bytes))
+            decoded = try LibPlist.decode(fragment ? Self.document(around: bytes) : Array(bytes))
         } catch {
             return Problem(.verifyMismatch, at: Location(), "libplist cannot read the rendered plist: \(error.message)")
         }
@@ -27,6 +30,11 @@ struct Verifier {
             }
         }
         return Problem(.verifyMismatch, at: Location(), "libplist reads \(decoded), expected \(expected)")
+    }
+
+    /// A dictionary's body in the plist document libplist reads.
+    static func document(around body: UnsafeRawBufferPointer) -> [UInt8] {
+        Array(#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>"#.utf8) + body + Array("</dict></plist>".utf8)
     }
 
     /// The device's dictionary: constants as they are, templates joined from the slot values, the

@@ -414,6 +414,11 @@ struct RenderCommandTests {
             #expect(verify.status == 3)
             #expect(!verify.stdout.contains("verify"))
             #expect(verify.stdout.contains("; 25 failed"))
+            // The MDM deliveries' fragments are verified as well (they were skipped).
+            for delivery in ["mdm-settings", "mdm-install"] {
+                let mdm = try render(Self.demo + ["--dry-run", "--verify", "--delivery", delivery])
+                #expect(mdm.status == 3 && mdm.stdout.contains("; 25 failed") && !mdm.stdout.contains("verify"), "\(mdm.stdout)")
+            }
 
             let dry = try render(Self.demo + ["--dry-run", "--report", dir.path("dry")])
             #expect(dry.status == 3)

@@ -206,6 +206,32 @@ struct VerifierTests {
         }
     }
 
+    @Test("an MDM command's nested fragment is verified too: read as a plist's body, a corrupted value named")
+    func fragment() throws {
+        let spec = SpecParser.parse(Array("""
+            <managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId>
+            <dict><string keyName="name"><defaultValue><userVariable value="cn"/></defaultValue></string></dict>
+            </managedAppConfiguration>
+            """.utf8), file: "s.xml").spec
+        let program = try Compiler.compile(try #require(spec))
+        // As mdm-settings renders it: the dictionary's body, four tabs deep.
+        let renderer = Renderer(image: ProgramImage(program), format: .xml, xmlNesting: 4)
+        let value = Array("Jane".utf8)
+        try value.withUnsafeBufferPointer { v in
+            let slots = [SlotValue(start: v.baseAddress, count: v.count)]
+            try slots.withUnsafeBufferPointer { slots in
+                var bytes = Array(try renderer.render(slots))
+                #expect(!bytes.starts(with: Array("<?xml".utf8)))
+                let verifier = Verifier(program: program, format: .xml, fragment: true)
+                #expect(bytes.withUnsafeBytes { verifier.check($0, slots: slots) } == nil)
+                let at = try #require(bytes.firstRange(of: Array("Jane".utf8))).lowerBound
+                bytes[at + 2] = UInt8(ascii: "m")
+                let wrong = try #require(bytes.withUnsafeBytes { verifier.check($0, slots: slots) })
+                #expect(wrong.code == DeviceCode.verifyMismatch && wrong.location.key == "name")
+            }
+        }
+    }
+
     @Test("the verifier evaluates template filters its own way and agrees with the VM, or names the key")
     func filters() throws {
         let spec = try #require(SpecParser.parse(Array("""
