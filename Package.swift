@@ -94,9 +94,16 @@ let package = Package(
         // MARK: Tests.
         /// Paths to the fixtures and to ../shared/corpus (absent in a user's clone: tests skip).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        /// Specs and values compiled from text, for the compiler's and the renderer's tests.
+        .target(name: "CompileSupport", dependencies: ["AppConfigCompiler", "AppConfigSpec"], path: "Tests/CompileSupport"),
+        .testTarget(name: "AppConfigCoreTests", dependencies: ["AppConfigCore", "TestSupport"]),
+        .testTarget(name: "AppConfigCompilerTests", dependencies: ["AppConfigCompiler", "CompileSupport", "AppConfigCore", "AppConfigPattern", "AppConfigSpec", "TestSupport"]),
+        .testTarget(name: "AppConfigBatchTests",
+                    dependencies: ["AppConfigBatch", "AppConfigCompiler", "AppConfigCore", "AppConfigRender", "AppConfigSources", "AppConfigSpec",
+                                   "Digest", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigCore", "AppConfigSpec", "TestSupport", "LibPlist"]),
         .testTarget(name: "AppConfigRenderTests",
-                    dependencies: ["AppConfigCore", "AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "LibPlist", "TestSupport"]),
+                    dependencies: ["AppConfigCore", "AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "CompileSupport", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigCore", "AppConfigSources", "AppConfigSpec", "CByteScan", "TestSupport"]),
         .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigCore", .product(name: "ArgumentParser", package: "swift-argument-parser"), "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist", "TestSupport"]),
     ]

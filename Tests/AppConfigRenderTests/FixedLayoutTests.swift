@@ -1,4 +1,5 @@
 import AppConfigCompiler
+import CompileSupport
 import AppConfigCore
 @testable import AppConfigRender
 import AppConfigSpec

@@ -7,25 +7,6 @@ import LibPlist
 import TestSupport
 import Testing
 
-/// Compiles a spec (and JSON values) given as text; the spec and values must be free of errors.
-func compileProgram(_ spec: String, values: String? = nil, options: CompileOptions = CompileOptions()) throws -> Program {
-    let parsed = SpecParser.parse(Array(spec.utf8), file: "spec.xml")
-    let specModel = try #require(parsed.spec)
-    #expect(!parsed.hasErrors, "\(parsed.diagnostics)")
-    var adminValues: AdminValues?
-    if let values {
-        let read = AdminValuesReader.read(Array(values.utf8), file: "values.json", spec: specModel)
-        #expect(!read.hasErrors, "\(read.diagnostics)")
-        adminValues = read.values
-    }
-    return try Compiler.compile(specModel, values: adminValues, options: options)
-}
-
-/// A spec around a dict body.
-func specXML(_ body: String, version: Int = 1) -> String {
-    "<managedAppConfiguration><version>\(version)</version><bundleId>com.example.oracle</bundleId><dict>\n\(body)\n</dict></managedAppConfiguration>"
-}
-
 /// A plist dictionary in plist key order (code points), as every decoder returns it.
 func plistDict(_ pairs: [String: PlistValue]) -> PlistValue {
     .dictionary(pairs.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map { (key: $0.key, value: $0.value) })

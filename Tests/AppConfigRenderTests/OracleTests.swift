@@ -1,4 +1,5 @@
 import AppConfigCompiler
+import CompileSupport
 import AppConfigRender
 import AppConfigSpec
 import LibPlist

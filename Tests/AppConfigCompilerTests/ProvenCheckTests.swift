@@ -1,5 +1,6 @@
 @testable import AppConfigCompiler
 import AppConfigPattern
+import CompileSupport
 import AppConfigSpec
 import TestSupport
 import Testing
