@@ -176,14 +176,19 @@ struct RenderJobTests {
 /// `--verify`'s slow path: a plist that does not say what the program means is a device error.
 @Suite("Verifier")
 struct VerifierTests {
-    @Test("a corrupted output is a device.verify-mismatch naming the key; an unreadable one says so")
-    func mismatch() throws {
+    /// One key, `name`, the user's `cn`.
+    static func nameProgram() throws -> Program {
         let spec = SpecParser.parse(Array("""
             <managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId>
             <dict><string keyName="name"><defaultValue><userVariable value="cn"/></defaultValue></string></dict>
             </managedAppConfiguration>
             """.utf8), file: "s.xml").spec
-        let program = try Compiler.compile(try #require(spec))
+        return try Compiler.compile(try #require(spec))
+    }
+
+    @Test("a corrupted output is a device.verify-mismatch naming the key; an unreadable one says so")
+    func mismatch() throws {
+        let program = try Self.nameProgram()
         let renderer = Renderer(image: ProgramImage(program), format: .xml)
         let value = Array("Jane".utf8)
         try value.withUnsafeBufferPointer { v in
@@ -208,12 +213,7 @@ struct VerifierTests {
 
     @Test("an MDM command's nested fragment is verified too: read as a plist's body, a corrupted value named")
     func fragment() throws {
-        let spec = SpecParser.parse(Array("""
-            <managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId>
-            <dict><string keyName="name"><defaultValue><userVariable value="cn"/></defaultValue></string></dict>
-            </managedAppConfiguration>
-            """.utf8), file: "s.xml").spec
-        let program = try Compiler.compile(try #require(spec))
+        let program = try Self.nameProgram()
         // As mdm-settings renders it: the dictionary's body, four tabs deep.
         let renderer = Renderer(image: ProgramImage(program), format: .xml, xmlNesting: 4)
         let value = Array("Jane".utf8)
