@@ -1,5 +1,3 @@
-import AppConfigCore
-
 /// Codes for an input file that cannot be taken at all, whatever it holds (a spec, values, an
 /// inventory, a directory, a job file).
 public enum InputCode: String, Sendable, CaseIterable, ProblemCodeCatalog {

@@ -1,5 +1,3 @@
-import AppConfigCore
-
 /// A distinguished name parsed per RFC 4514: RDNs from the leaf to the root, each with one or more
 /// attribute-value pairs (`+` joins a multi-valued RDN). Values are unescaped (`\,` `\+` `\"` `\\`
 /// `\<` `\>` `\;` `\=` `\ ` `\#` and hex pairs such as `\2C` or `\C3\A9`). Spaces around `,`, `+` and
