@@ -249,8 +249,9 @@ public struct RenderJob: Sendable {
         var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments)
         let variables = (assignments.programs + extensionAssignments.flatMap(\.assignments.programs)).flatMap(\.slots)
         summary.mapping = SourceMapping(fleet: fleet, attributes: sources.attributes).line(for: variables)
-        let generation = Generation(job: self, program: program, fleet: fleet, result: result, assignments: assignments,
-                                    previous: previous, fingerprints: fingerprints.wait(), sink: sink)
+        let header = [("format", batch.format.rawValue), ("delivery", delivery.delivery.rawValue), ("shard", batch.shard.description)]
+        let generation = Generation(policy: policy, header: header + fingerprints.wait(), program: program, fleet: fleet, result: result,
+                                    assignments: assignments, previous: previous, sink: sink)
         summary.changes = generation.changes?.counts
         summary.since = previous == nil ? nil : (since ?? outputPath)
         // A signal after the render's last chunk: nothing is published either.

@@ -10,12 +10,14 @@ import Foundation
 /// guards that hold a bad run back, the removals of `--changed-only`, and the closing files (the
 /// index, the manifest of the whole fleet, written last).
 struct Generation {
-    let job: RenderJob
+    /// The guards, `--changed-only` and `--remove-missing`: all of the job a generation needs.
+    let policy: NightlyPolicy
+    /// The manifest's header after the program: format, delivery, shard, the inputs' fingerprints.
+    let header: [(String, String)]
     let program: Program
     let fleet: Fleet
     let result: BatchResult
     let previous: Manifest?
-    let fingerprints: [(String, String)]
     let sink: OutputSink
     let changes: ChangeSet?
     let assignments: DeviceAssignments
@@ -23,17 +25,17 @@ struct Generation {
     /// assets read them).
     private let entries: [Entry]
 
-    init(job: RenderJob, program: Program, fleet: Fleet, result: BatchResult, assignments: DeviceAssignments,
-         previous: Manifest?, fingerprints: [(String, String)], sink: OutputSink) {
+    init(policy: NightlyPolicy, header: [(String, String)], program: Program, fleet: Fleet, result: BatchResult,
+         assignments: DeviceAssignments, previous: Manifest?, sink: OutputSink) {
         self.assignments = assignments
-        self.job = job
+        self.policy = policy
+        self.header = header
         self.program = program
         self.fleet = fleet
         self.result = result
         self.previous = previous
-        self.fingerprints = fingerprints
         self.sink = sink
-        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, removeMissing: job.removeMissing,
+        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, removeMissing: policy.removeMissing,
                                            removalExtension: sink.writesRemovalFiles ? sink.pathExtension : nil) }
         entries = Self.entries(result, changes, previous)
     }
@@ -86,28 +88,28 @@ struct Generation {
     /// Why this run must not be published, or nil.
     func refusal(_ s: RunSummary) -> String? {
         if s.devices.rendered == 0 { return "no device rendered" }
-        if let max = job.maxFailures, s.devices.failed > max { return "more than \(max) devices failed (--max-failures)" }
+        if let max = policy.maxFailures, s.devices.failed > max { return "more than \(max) devices failed (--max-failures)" }
         let failedShare = s.devices.inShard == 0 ? 0 : Double(s.devices.failed) / Double(s.devices.inShard)
-        if !job.force && failedShare > job.maxFailureRatio {
-            var reason = "\(s.devices.failed) of \(s.devices.inShard) devices failed (\(percent(failedShare)), more than --max-failure-ratio \(job.maxFailureRatio))"
+        if !policy.force && failedShare > policy.maxFailureRatio {
+            var reason = "\(s.devices.failed) of \(s.devices.inShard) devices failed (\(percent(failedShare)), more than --max-failure-ratio \(policy.maxFailureRatio))"
             if s.errorsByCode["device.missing-variable", default: 0] > 0 {
                 reason += (s.devices.devicesWithoutUser > 0 ? "; \(s.devices.devicesWithoutUser) devices have no user" : "")
                     + "; --missing empty|omit renders devices whose variables are missing, --force publishes anyway"
             }
             return reason
         }
-        if let changes, let previous, !job.force, job.removeMissing {
+        if let changes, let previous, !policy.force, policy.removeMissing {
             let share = previous.count == 0 ? 0 : Double(changes.counts.removed) / Double(previous.count)
-            if share > job.maxRemovalRatio {
+            if share > policy.maxRemovalRatio {
                 return "\(changes.counts.removed) of \(previous.count) devices would lose the app (\(percent(share)), "
-                    + "more than --max-removal-ratio \(job.maxRemovalRatio): a wrong input? --force publishes it)"
+                    + "more than --max-removal-ratio \(policy.maxRemovalRatio): a wrong input? --force publishes it)"
             }
         }
-        if let changes, let previous, !job.force {
+        if let changes, let previous, !policy.force {
             let share = changes.counts.changeShare(previousCount: previous.count)
-            if share > job.maxChangeRatio {
+            if share > policy.maxChangeRatio {
                 return "\(changes.counts.changed) changed and \(changes.counts.removed) removed of \(previous.count) devices (\(percent(share)), "
-                    + "more than --max-change-ratio \(job.maxChangeRatio): a wrong input? --force publishes it)"
+                    + "more than --max-change-ratio \(policy.maxChangeRatio): a wrong input? --force publishes it)"
             }
         }
         return nil
@@ -117,7 +119,7 @@ struct Generation {
 
     /// `--remove-missing`: what removes the configuration of each device gone since the previous generation.
     func writeRemovals() throws(Problem) {
-        guard job.removeMissing, let changes else { return }
+        guard policy.removeMissing, let changes else { return }
         for key in changes.removedKeys {
             try key.withUnsafeBufferPointer { k throws(Problem) in try sink.addRemoved(key: k) }
         }
@@ -131,7 +133,7 @@ struct Generation {
     /// linked (the index lists them) and how many could not be (the previous generation is not a
     /// folder, or lacks the file: it was `--changed-only`).
     func linkCarriedFiles(from previousFolder: String?) throws(Problem) -> (linked: Set<Int>, notLinked: Int) {
-        guard !job.changedOnly, let folder = sink as? FolderSink, let previous else { return ([], 0) }
+        guard !policy.changedOnly, let folder = sink as? FolderSink, let previous else { return ([], 0) }
         var linked = Set<Int>(), notLinked = 0
         let ending = sink.pathExtension
         for (i, e) in entries.enumerated() where e.carried {
@@ -158,9 +160,7 @@ struct Generation {
     /// in rounds of lines made on every core.
     func closingFiles(liveAssets live: LiveAssets = LiveAssets(), kept: Set<Int> = []) -> [ClosingFile] {
         let ddm = sink as? DDMSink
-        var header: [(String, String)] = [("program", program.metadata.hashHex), ("format", job.batch.format.rawValue),
-                                          ("delivery", job.delivery.delivery.rawValue), ("shard", job.batch.shard.description)]
-        header += fingerprints
+        let header = [("program", program.metadata.hashHex)] + self.header
         let ending = sink.pathExtension
         let index = ClosingFile(name: "index.jsonl") { [self] emit throws(Problem) in
             try assignments.withIndexFields { fields throws(Problem) in
@@ -171,7 +171,7 @@ struct Generation {
                     withKeys(entries) { entries, keys in for i in range {
                         prefetchKeys(after: i, in: entries, keys)
                         let e = entries[i]
-                        if e.carried && !kept.contains(i) || (job.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
+                        if e.carried && !kept.contains(i) || (policy.changedOnly && changes?.changedRows.contains(e.row) == false) { continue }
                         if e.row < 0 {
                             // Missing tonight, its file kept: its key is the previous manifest's.
                             previous!.withKey(at: Int(e.source)) {
@@ -300,29 +300,5 @@ extension Generation {
         index.append(UInt8(ascii: "\""))
         index.append(contentsOf: fields)
         JSONText.append("}\n", to: &index)
-    }
-}
-
-/// The inputs' fingerprints (size and SHA-256), read on another thread while the job runs.
-final class FingerprintTask: @unchecked Sendable {
-    private let group = DispatchGroup()
-    private var result: [(String, String)] = []
-
-    init(job: RenderJob) {
-        var files: [(String, String?)] = [("spec", job.spec), ("values", job.values), ("inventory", job.sources.inventory)]
-        switch job.sources.directory {
-        case .ldif(let path): files.append(("directory", path))
-        case .ldap(let c): result.append(("directory", "ldap " + c.url))
-        case nil: files.append(("directory", nil))
-        }
-        let fixed = result, inputs = files
-        DispatchQueue.global().async(group: group) {
-            self.result = fixed + inputs.map { ($0.0, $0.1.map(Fingerprint.of) ?? "-") }
-        }
-    }
-
-    func wait() -> [(String, String)] {
-        group.wait()
-        return result
     }
 }
