@@ -79,7 +79,7 @@ public final class TarSink: OutputSink, @unchecked Sendable {
 
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         try order.close()
-        return try Tar.end(descriptor, name: name, closing: files, file: file)
+        return try Tar.end(descriptor, name: name, closing: files, file: file, copying: Manifest.fileName)
     }
 
     public func discard() {

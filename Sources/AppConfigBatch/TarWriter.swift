@@ -57,12 +57,13 @@ enum Tar {
     /// (`FILE.manifest.tsv`, for a quick `--since`; the old one goes before the archive changes),
     /// written under a temporary name with the archive's member and renamed once the archive is in
     /// place. Returns the archive's name.
-    static func end(_ fd: Int32, name: String, closing files: [ClosingFile], file: AtomicFile?) throws(Problem) -> String {
-        let beside = name + "." + Manifest.fileName
+    /// `copied`: the closing file also written beside the archive (the manifest).
+    static func end(_ fd: Int32, name: String, closing files: [ClosingFile], file: AtomicFile?, copying copied: String) throws(Problem) -> String {
+        let beside = name + "." + copied
         var besideCopy: AtomicFile?
         defer { besideCopy?.discard() }  // after a commit, nothing is left to discard
         for f in files {
-            if f.name == Manifest.fileName, file != nil { besideCopy = try AtomicFile(path: beside) }
+            if f.name == copied, file != nil { besideCopy = try AtomicFile(path: beside) }
             try writeMember(f, to: fd, path: name, copy: besideCopy.map { ($0.descriptor, beside) })
         }
         try writeAll(fd, trailer, path: name)

@@ -306,7 +306,7 @@ public final class DDMSink: OutputSink, @unchecked Sendable {
             descriptorsClosed = true
             close(index)
             if let declarations { close(declarations) }
-            return try Tar.end(fd, name: name, closing: closing, file: file)
+            return try Tar.end(fd, name: name, closing: closing, file: file, copying: Manifest.fileName)
         }
     }
 

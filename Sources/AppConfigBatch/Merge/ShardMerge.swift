@@ -114,7 +114,7 @@ public struct ShardMerge {
             let file = try AtomicFile(path: path)
             do {
                 try Self.writeMembers(plan.members, of: inputs, to: file.descriptor, path: path, cancelled: cancelled)
-                summary.output = try Tar.end(file.descriptor, name: path, closing: closing, file: file)
+                summary.output = try Tar.end(file.descriptor, name: path, closing: closing, file: file, copying: Manifest.fileName)
             } catch {
                 file.discard()
                 throw error
