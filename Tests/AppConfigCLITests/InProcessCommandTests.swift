@@ -56,7 +56,9 @@ struct InProcessCommandTests {
     func mergeOptions() throws {
         let command = try MergeCommand.parse(["a.tar", "b.tar", "--tar", "m.tar"])
         #expect(command.shards == ["a.tar", "b.tar"] && command.tar == "m.tar" && command.out == nil && command.keep == 2)
-        #expect(throws: (any Error).self) { try MergeCommand.parse(["a.tar", "--tar", "m.tar", "--out", "m"]) }
-        #expect(throws: (any Error).self) { try MergeCommand.parse(["a.tar"]) }
+        for arguments in [["a.tar", "--tar", "m.tar", "--out", "m"], ["a.tar"]] {
+            let error = #expect(throws: (any Error).self) { try MergeCommand.parse(arguments) }
+            #expect(error.map { MergeCommand.message(for: $0) } == "give one of --tar FILE or --out FOLDER")
+        }
     }
 }

@@ -111,6 +111,26 @@ struct MergeCommandTests {
         #expect(manifest.contains("\nshard 0/1\n"))
     }
 
+    @Test("device keys that JSON escapes in the index (a quote, a backslash) merge in byte order, as one run writes them")
+    func escapedKeys() throws {
+        let f = try Fleet()
+        defer { try? FileManager.default.removeItem(at: f.dir) }
+        // Keys with a quote or a backslash among plain ones, so that their order matters.
+        var rows = ["Serial Number,UDID,Tier"]
+        for i in 0..<24 { rows.append("S\(i),\(i % 3 == 0 ? "\"DEV\"\"\(i)\"" : i % 3 == 1 ? "DEV\\\(i)" : "DEV-\(i)"),gold") }
+        try (rows.joined(separator: "\n") + "\n").write(toFile: f.path("inventory1.csv"), atomically: true, encoding: .utf8)
+        for delivery in [["--delivery", "mdm-settings"], ["--delivery", "ddm", "--asset-base-url", "https://assets.example/a"]] {
+            for i in 0..<3 { try f.render(night: 1, delivery + ["--shard", "\(i)/3", "--tar", f.path("e\(i).tar")]) }
+            try f.render(night: 1, delivery + ["--tar", f.path("eall.tar")])
+            let index = try String(decoding: runProcessData("/usr/bin/tar", ["xOf", f.path("eall.tar"), "index.jsonl"]).stdout, as: UTF8.self)
+            #expect(index.contains(#"{"device":"DEV\"9"#) && index.contains(#"{"device":"DEV\\1"#), "\(index.prefix(300))")
+            let r = try f.merge((0..<3).map { f.path("e\($0).tar") } + ["--tar", f.path("em.tar")])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: f.path("em.tar"))) == Data(contentsOf: URL(fileURLWithPath: f.path("eall.tar"))))
+            try FileManager.default.removeItem(atPath: f.path("em.tar"))
+        }
+    }
+
     @Test("the shards' DDM assets shared across shards are stored once in the merged archive, as in one run")
     func sharedAssetsOnce() throws {
         let f = try Fleet()

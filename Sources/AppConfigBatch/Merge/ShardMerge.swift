@@ -190,17 +190,26 @@ public struct ShardMerge {
     /// shards (each shard's lines are in key order already). A key in two shards is refused.
     private static func inKeyOrder(_ inputs: [Input], _ lines: KeyPath<Input, [IndexLine]>,
                                    _ body: (Int, IndexLine) throws(Problem) -> Void) throws(Problem) {
+        try inKeyOrder(inputs, count: { inputs[$0][keyPath: lines].count }, key: { inputs[$0].key(inputs[$0][keyPath: lines][$1]) }) {
+            (s: Int, i: Int) throws(Problem) in try body(s, inputs[s][keyPath: lines][i])
+        }
+    }
+
+    /// The k-way merge: calls `body` with (shard, item) for the `count(shard)` items of every
+    /// shard in the order of their keys, refusing a key that two shards hold.
+    private static func inKeyOrder(_ inputs: [Input], count: (Int) -> Int, key: (Int, Int) -> [UInt8],
+                                   _ body: (Int, Int) throws(Problem) -> Void) throws(Problem) {
         var heap = KeyHeap()
-        for (s, input) in inputs.enumerated() where !input[keyPath: lines].isEmpty { heap.push(s, 0, input.key(input[keyPath: lines][0])) }
+        for s in inputs.indices where count(s) > 0 { heap.push(s, 0, key(s, 0)) }
         var previous: (shard: Int, key: [UInt8])?
-        while let (s, i, key) = heap.pop() {
-            if let p = previous, !p.key.lexicographicallyPrecedes(key) {
+        while let (s, i, k) = heap.pop() {
+            if let p = previous, !p.key.lexicographicallyPrecedes(k) {
                 throw Problem(.mergeShards, at: Location(file: inputs[s].output.path),
-                              "device \(Problem.printable(String(decoding: key, as: UTF8.self))) is in \(inputs[p.shard].output.path) and \(inputs[s].output.path): shards of one run hold each device once")
+                              "device \(Problem.printable(String(decoding: k, as: UTF8.self))) is in \(inputs[p.shard].output.path) and \(inputs[s].output.path): shards of one run hold each device once")
             }
-            previous = (s, key)
-            try body(s, inputs[s][keyPath: lines][i])
-            if i + 1 < inputs[s][keyPath: lines].count { heap.push(s, i + 1, inputs[s].key(inputs[s][keyPath: lines][i + 1])) }
+            previous = (s, k)
+            try body(s, i)
+            if i + 1 < count(s) { heap.push(s, i + 1, key(s, i + 1)) }
         }
     }
 
@@ -267,7 +276,10 @@ public struct ShardMerge {
                         try ClosingFile.emit(lines, to: write)
                         lines.removeAll(keepingCapacity: true)
                     }
-                    try Self.inManifestOrder(inputs) { (m: Manifest, i: Int) throws(Problem) in
+                    let manifests = inputs.map(\.output.manifest)
+                    try Self.inKeyOrder(inputs, count: { manifests[$0].count }, key: { s, i in manifests[s].withKey(at: i) { Array($0) } }) {
+                        (s: Int, i: Int) throws(Problem) in
+                        let m = manifests[s]
                         m.withKey(at: i) { Manifest.appendLine(key: $0, path: m.path(at: i), digest: m.digest(at: i), to: &lines) }
                         count += 1
                         if lines.count >= 1 << 20 { try flush() }
@@ -276,17 +288,6 @@ public struct ShardMerge {
                     try ClosingFile.emit(Manifest.trailer(count: count, digest: hasher.finish()), to: write)
                 }
             }
-        }
-    }
-
-    /// Every manifest entry of every shard, in key order.
-    private static func inManifestOrder(_ inputs: [Input], _ body: (Manifest, Int) throws(Problem) -> Void) throws(Problem) {
-        let manifests = inputs.map(\.output.manifest)
-        var heap = KeyHeap()
-        for (s, m) in manifests.enumerated() where m.count > 0 { heap.push(s, 0, m.withKey(at: 0) { Array($0) }) }
-        while let (s, i, _) = heap.pop() {
-            try body(manifests[s], i)
-            if i + 1 < manifests[s].count { heap.push(s, i + 1, manifests[s].withKey(at: i + 1) { Array($0) }) }
         }
     }
 

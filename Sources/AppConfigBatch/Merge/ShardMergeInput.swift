@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigSpec
 import Digest
 import Foundation
 
@@ -46,6 +47,26 @@ extension ShardMerge {
 
         func key(_ l: IndexLine) -> [UInt8] { Array(keys[l.key]) }
 
+        /// Appends the device key of the JSON string literal at `start` (its opening quote) and
+        /// returns where the literal ends. Most keys need no escape and are their bytes; a key
+        /// with one (a quote, a backslash, a control character) is read by the values' JSON reader.
+        static func appendKey(literalAt start: Int, of b: UnsafeBufferPointer<UInt8>, to keys: inout [UInt8]) -> Int? {
+            guard start < b.count, b[start] == UInt8(ascii: "\"") else { return nil }
+            var i = start + 1, escaped = false
+            while i < b.count && b[i] != UInt8(ascii: "\"") {
+                if b[i] == UInt8(ascii: "\\") { escaped = true; i += 1 }
+                i += 1
+            }
+            guard i < b.count else { return nil }
+            guard escaped else {
+                keys += b[(start + 1)..<i]
+                return i + 1
+            }
+            guard case .string(let key)? = try? JSONReader.document(Array(b[start...i]), file: "index.jsonl").kind else { return nil }
+            keys += key.utf8
+            return i + 1
+        }
+
         private func splitIndex() throws(Problem) {
             let prefix = Array(#"{"device":"#.utf8)
             let removedEnd = Array(#","removed":true}"#.utf8)
@@ -61,7 +82,7 @@ extension ShardMerge {
                     let line = UnsafeBufferPointer(rebasing: b[start..<end])
                     let keyStart = keys.count
                     guard end < b.count, line.starts(with: prefix),
-                          let after = readJSONString(b, at: start + prefix.count, into: &keys) else {
+                          let after = Self.appendKey(literalAt: start + prefix.count, of: b, to: &keys) else {
                         failure = "line \(lineNumber) is not an index line appconfig wrote"
                         return
                     }
