@@ -126,7 +126,7 @@ public final class BatchRenderer: @unchecked Sendable {
 
     /// Renders the shard's devices into `sink`. A sink error stops every worker and is thrown; the
     /// sink is neither published nor discarded here (the job decides).
-    public func run(into sink: OutputSink, cancellation: Cancellation = Cancellation()) throws(Problem) -> BatchResult {
+    public func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation()) throws(Problem) -> BatchResult {
         let start = monotonicSeconds()
         // Key order for every sink: archives need it, and the index and manifest are in it.
         let rows = rowsInKeyOrder()
@@ -157,7 +157,7 @@ public final class BatchRenderer: @unchecked Sendable {
                             digests.set(position, digest)
                         }
                     }
-                    try sink.finish(chunk: chunk, &worker.chunk)
+                    try sink.finish(chunk: chunk, &worker.chunk.records)
                 } catch {
                     firstError.withLock { if $0 == nil { $0 = error } }
                     cancellation.cancel()
@@ -206,7 +206,7 @@ public final class BatchRenderer: @unchecked Sendable {
         @exclusivity(unchecked) private var renderers: [Renderer?]
         @exclusivity(unchecked) private var verifiers: [Verifier?]
         let slots: UnsafeMutableBufferPointer<SlotValue>
-        @exclusivity(unchecked) var chunk: [UInt8] = []
+        @exclusivity(unchecked) var chunk = ChunkBuffers()
         @exclusivity(unchecked) var failures: [DeviceFailure] = []
         @exclusivity(unchecked) var rendered = 0
 
@@ -269,7 +269,7 @@ public final class BatchRenderer: @unchecked Sendable {
     /// Renders one row into the sink and returns its output's digest, or records its failure.
     @inline(__always)
     func render(_ device: DevicePlace, worker: Worker, extensionPass: (workers: [Worker], variants: [[UInt16]]),
-                indexFields: UnsafeBufferPointer<UInt8>, into sink: OutputSink) throws(Problem) -> SHA256Digest? {
+                indexFields: UnsafeBufferPointer<UInt8>, into sink: DeviceSink) throws(Problem) -> SHA256Digest? {
         let row = device.row
         var problems: [Problem] = []
         guard let bytes = renderPlist(row: row, variant: device.variant, worker: worker, problems: &problems) else {

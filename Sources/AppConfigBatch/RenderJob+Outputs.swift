@@ -39,8 +39,8 @@ extension RenderJob {
     /// the live assets it did not write from.
     var previousFolder: String? {
         var isFolder: ObjCBool = false
-        if let since { return FileManager.default.fileExists(atPath: since, isDirectory: &isFolder) && isFolder.boolValue ? since : nil }
-        if case .directory(let path) = output { return FolderSink.published(path) }
+        if let since = nightly.since { return FileManager.default.fileExists(atPath: since, isDirectory: &isFolder) && isFolder.boolValue ? since : nil }
+        if case .directory(let path) = output { return GenerationFolder.published(path) }
         return nil
     }
 
@@ -52,16 +52,16 @@ extension RenderJob {
     /// with: a warning).
     func previousManifest(warning: (Problem) -> Void = { _ in }) throws(Problem) -> Manifest? {
         let paths = delivery.delivery == .ddm
-        if let since {
-            let manifest = try Manifest.load(since, indexed: changedOnly, keepsPaths: paths)
+        if let since = nightly.since {
+            let manifest = try Manifest.load(since, indexed: nightly.changedOnly, keepsPaths: paths)
             if let difference = difference(from: manifest) {
                 throw Problem(.sinceMismatch, at: Location(file: since), "the previous generation (\(since)) \(difference): compared, its devices would "
                               + "read as removed or changed; give --since a generation made the same way, or none")
             }
             return manifest
         }
-        guard case .directory(let path) = output, let current = FolderSink.published(path) else { return nil }
-        let manifest = try Manifest.load(current, indexed: changedOnly, keepsPaths: paths)
+        guard case .directory(let path) = output, let current = GenerationFolder.published(path) else { return nil }
+        let manifest = try Manifest.load(current, indexed: nightly.changedOnly, keepsPaths: paths)
         if let difference = difference(from: manifest) {
             var note = Problem(.sinceMismatch, at: Location(file: current),
                                "the output's current generation (\(current)) \(difference): not compared; every device is written, none is removed")

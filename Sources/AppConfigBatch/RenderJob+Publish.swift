@@ -7,39 +7,28 @@ import Digest
 import Foundation
 
 extension RenderJob {
-    /// The sink for `output` and the delivery; creating it makes the new generation folder or the
-    /// temporary tar file.
-    func makeSink(_ delivery: ResolvedDelivery, encoder: MDMCommand?, filter: ChangeFilter?, devices: Int = 0,
-                  credentials: DDMSink.CredentialKinds = ([[]], [])) throws(Problem) -> OutputSink {
-        if delivery.delivery == .ddm {
-            switch output {
-            case .directory(let path):
-                return try DDMSink(folder: path, keep: keepGenerations, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
-            case .tar(let path): return try DDMSink(tar: path, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
-            case .tarStdout: return try DDMSink(tar: nil, delivery: delivery, devices: devices, filter: filter, credentials: credentials)
-            case .dryRun: return DryRunSink(digest: DDMSink.digest(delivery, credentials: credentials))
-            }
-        }
+    /// The sink for `output` and the delivery: the container (creating it makes the new
+    /// generation folder or the temporary tar file) with the delivery's encoding.
+    func makeSink(_ delivery: ResolvedDelivery, filter: ChangeFilter?, devices: Int = 0,
+                  credentials: DDMEncoding.CredentialKinds = ([[]], [])) throws(Problem) -> DeviceSink {
+        let container: OutputContainer
         switch output {
-        case .directory(let path): return try FolderSink(path: path, keep: keepGenerations, encoder: encoder, filter: filter)
-        case .tar(let path): return try TarSink(path: path, encoder: encoder, filter: filter)
-        case .tarStdout: return TarSink(streamingTo: 1, encoder: encoder, filter: filter)
-        case .dryRun:
-            guard let encoder else { return DryRunSink() }
-            return DryRunSink { device in
-                var out: [UInt8] = []
-                encoder.encode(key: device.key, plist: device.plist, into: &out)
-                return SHA256Digest(of: out)
-            }
+        case .directory(let path): container = try GenerationFolder(path: path, keep: keepGenerations)
+        case .tar(let path): container = try TarArchive(path: path)
+        case .tarStdout: container = TarArchive(streamingTo: 1)
+        case .dryRun: container = NoOutput()
         }
+        return try DeviceSink(container: container, encoding: Self.encoding(for: delivery, devices: devices, credentials: credentials),
+                              filter: filter, devices: devices)
     }
 
-    /// The MDM command that wraps each device's configuration, for the MDM deliveries.
-    static func encoder(for delivery: ResolvedDelivery) -> MDMCommand? {
+    /// What each device's files are, for the delivery.
+    static func encoding(for delivery: ResolvedDelivery, devices: Int = 0, credentials: DDMEncoding.CredentialKinds = ([[]], [])) -> any DeviceEncoding {
         switch delivery.delivery {
+        case .plist: PlistEncoding()
         case .mdmSettings: MDMCommand(kind: .settings, delivery: delivery)
         case .mdmInstall: MDMCommand(kind: .install, delivery: delivery)
-        case .plist, .ddm: nil
+        case .ddm: DDMEncoding(delivery: delivery, devices: devices, credentials: credentials)
         }
     }
 
@@ -86,7 +75,7 @@ extension RenderJob {
 
     /// The last phase: the output made visible whole, with its index and manifest, unless the run
     /// was interrupted or a guard holds it back; then it is removed and the previous output stays.
-    func publish(_ sink: OutputSink, _ generation: Generation, _ summary: inout RunSummary) throws(Problem) {
+    func publish(_ sink: DeviceSink, _ generation: Generation, _ summary: inout RunSummary) throws(Problem) {
         if summary.interrupted {
             sink.discard()
             return
@@ -98,7 +87,7 @@ extension RenderJob {
         }
         // `--changed-only` and nothing added, changed, removed or missing: the generation would be empty,
         // and publishing it would push a good one out of `--keep`. The previous one stays.
-        if changedOnly, let counts = generation.changes?.counts, counts.added + counts.changed + counts.removed + counts.missing + counts.rekeyed == 0, output != .dryRun {
+        if nightly.changedOnly, let counts = generation.changes?.counts, counts.added + counts.changed + counts.removed + counts.missing + counts.rekeyed == 0, output != .dryRun {
             summary.nothingChanged = true
             sink.discard()
             return
@@ -106,9 +95,9 @@ extension RenderJob {
         do {
             try generation.writeRemovals()
             var live = LiveAssets()
-            if let ddm = sink as? DDMSink {
+            if sink.encoding is DDMEncoding {
                 live = generation.liveAssets()
-                summary.assetsNotLinked = try ddm.link(live, from: previousFolder)
+                summary.assetsNotLinked = try sink.link(live, from: previousFolder)
             }
             let kept = try generation.linkCarriedFiles(from: previousFolder)
             summary.keptNotLinked = kept.notLinked

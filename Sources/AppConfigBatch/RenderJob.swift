@@ -42,26 +42,8 @@ public struct RenderJob: Sendable {
     public var delivery = DeliveryOptions()
     /// Generations kept beside a directory output.
     public var keepGenerations = 2
-    /// More failed devices than this: nothing is published.
-    public var maxFailures: Int?
-    /// A failed share above this: nothing is published (unless `force`).
-    public var maxFailureRatio = 0.05
-    /// The previous generation to compare with (a generation folder, its manifest or its tar); for a
-    /// folder output, by default the one published now.
-    public var since: String?
-    /// Write only the devices added or changed since `since` (with the whole fleet's manifest).
-    public var changedOnly = false
-    /// With a previous generation, a changed + removed share above this: nothing is published
-    /// (a sign of a wrong input), unless `force`.
-    public var maxChangeRatio = 0.5
-    /// Devices gone from tonight's inputs lose the app: their removal is written (an empty DDM set,
-    /// an MDM removal command). Without it they keep their last configuration and are `missing`.
-    public var removeMissing = false
-    /// With `removeMissing`, a removed share of the previous devices above this: nothing is
-    /// published (unless `force`).
-    public var maxRemovalRatio = 0.01
-    /// Publish even past `maxFailureRatio`, `maxChangeRatio` and `maxRemovalRatio`.
-    public var force = false
+    /// The previous generation, `--changed-only`, `--remove-missing` and the publishing guards.
+    public var nightly = NightlyPolicy()
     /// Render although the inventory names users and not one was found (`join.none`).
     public var allowUnjoined = false
     /// Where the secrets the credentials name come from (`--secret NAME=...`).
@@ -128,149 +110,52 @@ public struct RenderJob: Sendable {
         try? RunReport(summary: summary, redact: redact).write(to: report)
     }
 
+    /// The job's steps in order, each timed as its phase: compile, lock and previous generation,
+    /// fleet (inventory, directory, join), assignments, render, publish, report.
     func runPhases(cancellation: Cancellation, observer: Observer) throws -> RunSummary {
-        let jobStart = monotonicSeconds()
-        var clock = jobStart
-        var seconds: [String: Double] = [:]
-        func lap(_ phase: Phase, next: Phase? = nil) {
-            let now = monotonicSeconds()
-            seconds[phase.rawValue] = now - clock
-            clock = now
-            if let next { observer.phaseStarted(next) }
-        }
-
+        let clock = PhaseClock(observer: observer)
         try checkPaths()
         observer.phaseStarted(.compile)
-        let configuration = try configuration(observer: observer)
-        let program = configuration.base
-        let delivery = try self.delivery.resolved(specBundleID: program.metadata.bundleId)
-        if delivery.delivery.isMDMCommand && batch.format != .xml {
-            throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
-        }
-        let extensions = try extensionConfigurations(observer: observer)
-        if let e = extensions.first(where: { $0.configuration.values?.assignments.contains { !$0.credentials.isEmpty } ?? false }) {
-            throw Problem(.deliveryOption, "the values of --extension \(e.id) give credentials in assignments: an extension's credentials are its file's \"credentials\", for every device")
-        }
-        if let e = extensions.first(where: { !$0.configuration.exclusions.isEmpty }) {
-            throw Problem(.deliveryOption, "the values of --extension \(e.id) give \"exclude\": the devices left out are the app's, in its own values file")
-        }
-        // Credentials: where they can go is a usage error, and the secrets are read, before any input.
-        let allCredentials = configurations(configuration, extensions).flatMap { c in (c.values?.credentials ?? []) + (c.values?.assignments.flatMap(\.credentials) ?? []) }
-        let store: SecretStore
-        if !allCredentials.isEmpty {
-            try checkCredentialDelivery(allCredentials, delivery)
-            store = try SecretStore(secrets)
-        } else {
-            store = SecretStore()
-        }
-        defer { store.clear() }
-        lap(.compile)
+        let compiled = try compileStep(observer: observer)
+        defer { compiled.secrets.clear() }
+        clock.lap(.compile)
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
-        let previous = try previousManifest(warning: observer.warning)
-        // A first night (no generation to compare with): --changed-only ships everything, and says so.
-        if previous == nil && changedOnly {
-            var note = Problem(.sinceMissing, "--changed-only: no previous generation to compare with (a first night): every device is published")
-            note.severity = .warning
-            observer.warning(note)
-        }
-        // Before the inventory is read: a wrong password or an unreachable server ends the run at once.
-        var sources = self.sources
-        // Group memberships are read only when an assignment matches on groups.
-        let configurations = configurations(configuration, extensions)
-        sources.attributes.readsGroups = configurations.contains { ($0.assignments + $0.exclusions).contains { $0.conditions.contains { $0.subject == .group } } }
-        try sources.checkDirectory(warning: observer.warning)
-        lap(.since, next: .inventory)
-        let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns))
-        inventory.exportChecks.forEach(observer.warning)
-        lap(.inventory, next: .directory)
-        let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
-        lap(.directory, next: .join)
-        let fleet = Fleet(inventory: inventory, users: users)
-        if var diagnosis = fleet.joinDiagnosis() {
-            if diagnosis.code == .joinNone && !allowUnjoined {
-                diagnosis.message += " (--allow-unjoined renders the devices without users)"
-                throw diagnosis
-            }
-            diagnosis.severity = .warning
-            observer.warning(diagnosis)
-        }
-        let assignments: DeviceAssignments
-        var extensionAssignments: [(id: String, assignments: DeviceAssignments)] = []
-        if configurations.allSatisfy({ $0.assignments.isEmpty && $0.exclusions.isEmpty }) {
-            lap(.join, next: .render)
-            assignments = DeviceAssignments(base: program)
-            extensionAssignments = extensions.map { ($0.id, DeviceAssignments(base: $0.configuration.base)) }
-        } else {
-            lap(.join, next: .assign)
-            assignments = try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
-            for e in extensions { extensionAssignments.append((e.id, try DeviceAssignments.resolve(e.configuration, fleet: fleet, warning: observer.warning))) }
-            lap(.assign, next: .render)
-        }
-
-        // Credentials: each variant's, and each extension's.
-        let credentials = Self.credentials(configuration, assignments)
-        let extensionCredentials = extensions.map { $0.configuration.values?.credentials ?? [] }
-        var credentialRenderer: CredentialRenderer?
-        if !allCredentials.isEmpty {
-            credentialRenderer = try CredentialRenderer(credentials: credentials, extensionCredentials: extensionCredentials, fleet: fleet, secrets: store)
-        }
-        func kinds(_ list: [Credential]) -> [(identifier: String, kind: Credential.Kind)] { list.map { ($0.identifier, $0.kind) } }
-        let credentialKinds = (credentials.map(kinds), extensionCredentials.map(kinds))
-
-        let encoder = Self.encoder(for: delivery)
-        var options = batch
-        options.xmlNesting = encoder?.nesting ?? 0
-        if delivery.delivery == .ddm { options.maxOutputBytes = DeclarationBuilder.maxAssetBytes }
-        let renderer = try BatchRenderer(assignments: assignments, fleet: fleet, options: options, extensions: extensionAssignments,
-                                         credentials: credentialRenderer)
-        let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: changedOnly) }
-        let sink = try makeSink(delivery, encoder: encoder, filter: filter, devices: renderer.deviceCount, credentials: credentialKinds)
-        // The inputs' fingerprints, read while the devices render; waited for on every way out.
-        let fingerprints = FingerprintTask(job: self)
+        let previous = try previousGeneration(observer: observer)
+        let (fleet, sources) = try fleetStep(compiled, clock: clock, observer: observer)
+        let assignments = try assignStep(compiled, fleet: fleet, clock: clock, observer: observer)
+        let (sink, result, fingerprints) = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
+                                                          cancellation: cancellation, observer: observer)
         defer { _ = fingerprints.wait() }
-        observer.renderStarted(renderer)
-        let result: BatchResult
-        do {
-            result = try renderer.run(into: sink, cancellation: cancellation)
-        } catch {
-            sink.discard()
-            throw error
-        }
-        observer.renderFinished()
-        // What was rendered from a mapped inventory that changed since is not published.
-        if let change = fleet.inventory.change() {
-            sink.discard()
-            throw change
-        }
-        lap(.render, next: .publish)
+        clock.lap(.render, next: .publish)
 
-        var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments)
-        let variables = (assignments.programs + extensionAssignments.flatMap(\.assignments.programs)).flatMap(\.slots)
+        let program = compiled.program
+        var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments.app)
+        let variables = assignments.all.flatMap(\.programs).flatMap(\.slots)
         summary.mapping = SourceMapping(fleet: fleet, attributes: sources.attributes).line(for: variables)
-        let header = [("format", batch.format.rawValue), ("delivery", delivery.delivery.rawValue), ("shard", batch.shard.description)]
-        let generation = Generation(policy: policy, header: header + fingerprints.wait(), program: program, fleet: fleet, result: result,
-                                    assignments: assignments, previous: previous, sink: sink)
+        let header = [("format", batch.format.rawValue), ("delivery", compiled.delivery.delivery.rawValue), ("shard", batch.shard.description)]
+        let generation = Generation(policy: nightly, header: header + fingerprints.wait(), program: program, fleet: fleet, result: result,
+                                    assignments: assignments.app, previous: previous, sink: sink)
         summary.changes = generation.changes?.counts
-        summary.since = previous == nil ? nil : (since ?? outputPath)
+        summary.since = previous == nil ? nil : (nightly.since ?? outputPath)
         // A signal after the render's last chunk: nothing is published either.
         if cancellation.isCancelled { summary.interrupted = true }
-        summary.seconds = seconds
-        summary.wallSeconds = monotonicSeconds() - jobStart
+        summary.seconds = clock.seconds
+        summary.wallSeconds = monotonicSeconds() - clock.start
         try publish(sink, generation, &summary)
-        lap(.publish)
-        summary.seconds = seconds
+        clock.lap(.publish)
+        summary.seconds = clock.seconds
         // The phases are laps of one clock: they add up to the job's time so far.
-        summary.wallSeconds = clock - jobStart
+        summary.wallSeconds = clock.last - clock.start
         if let report {
             // Written once already, before the switch (a report that cannot be written publishes
             // nothing); now again with the whole job's times. If this second write fails the
             // first stands: it says what happened, only its times stop before the switch.
             let final = RunReport(summary: summary, redact: redact, changes: generation.changes?.lines)
             if summary.published { try? final.write(to: report) } else { try final.write(to: report) }
-            lap(.report)  // for the caller; summary.json is written before it ends
-            summary.seconds = seconds
+            clock.lap(.report)  // for the caller; summary.json is written before it ends
+            summary.seconds = clock.seconds
         }
         return summary
     }
@@ -306,9 +191,6 @@ public struct RenderJob: Sendable {
         }
     }
 
-    private func configurations(_ app: Configuration, _ extensions: [(id: String, configuration: Configuration)]) -> [Configuration] {
-        [app] + extensions.map(\.configuration)
-    }
 
     /// Each `--extension`'s spec and values read and checked (its spec: its own, or the app's).
     func extensionConfigurations(observer: Observer) throws(ProblemList) -> [(id: String, configuration: Configuration)] {

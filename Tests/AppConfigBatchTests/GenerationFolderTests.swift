@@ -14,7 +14,7 @@ struct GenerationFolderTests {
     func concurrentFolders() throws {
         try withTemporaryDirectory { dir in
             for round in 0..<20 {
-                let folder = try FolderSink(path: dir.path("out\(round)"))
+                let folder = try GenerationFolder(path: dir.path("out\(round)"))
                 let failures = Mutex(0)
                 DispatchQueue.concurrentPerform(iterations: 64) { i in
                     let bytes: [UInt8] = [1, 2, 3]
@@ -37,14 +37,14 @@ struct GenerationFolderTests {
             FileManager.default.createFile(atPath: dir.path + "/keep.txt", contents: Data("mine".utf8))
             #expect(throws: Problem(.outputExists, at: Location(file: dir.path),
                                     "\(dir.path) exists and is not an appconfig output (a symlink to a generation) or an empty folder; give a new --out path")) {
-                try FolderSink(path: dir.path)
+                try GenerationFolder(path: dir.path)
             }
             #expect(FileManager.default.contents(atPath: dir.path + "/keep.txt") == Data("mine".utf8))
             let empty = dir.path("made-by-the-admin")
             try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
-            let sink = try FolderSink(path: empty)
+            let sink = try GenerationFolder(path: empty)
             #expect(try sink.publish(closing: [ClosingFile("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == empty)
-            #expect(FolderSink.published(empty) != nil)
+            #expect(GenerationFolder.published(empty) != nil)
         }
     }
 
@@ -55,17 +55,17 @@ struct GenerationFolderTests {
     func lostFileRefused() throws {
         try withTemporaryDirectory { dir in
             let out = dir.path("out")
-            let sink = try FolderSink(path: out)
+            let sink = try GenerationFolder(path: out)
             for i in 0..<10 { try sink.write(Array("plist \(i)".utf8), to: "a\(i % 3)/device\(i).plist") }
             try FileManager.default.removeItem(atPath: sink.generation + "/a1/device4.plist")
             #expect(throws: Problem(.outputIncomplete, at: Location(file: sink.generation),
                                     "\(sink.generation) holds 10 files but this run wrote 11; it is not published")) {
                 try sink.publish(closing: [ClosingFile("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))])
             }
-            #expect(FolderSink.published(out) == nil)
+            #expect(GenerationFolder.published(out) == nil)
             #expect(!FileManager.default.fileExists(atPath: out))
 
-            let whole = try FolderSink(path: dir.path("whole"))
+            let whole = try GenerationFolder(path: dir.path("whole"))
             for i in 0..<10 { try whole.write(Array("plist \(i)".utf8), to: "a\(i % 3)/device\(i).plist") }
             #expect(try whole.publish(closing: [ClosingFile("manifest.tsv", Array("appconfig-manifest 1\n\n".utf8))]) == dir.path("whole"))
         }

@@ -73,7 +73,7 @@ struct RenderJobTests {
             var job = Self.demoJob()
             let out = dir.path("out")
             job.output = .directory(out)
-            job.maxFailures = 24
+            job.nightly.maxFailures = 24
             let summary = try job.run()
             #expect(!summary.published)
             #expect(summary.notPublished == "more than 24 devices failed (--max-failures)")
@@ -157,7 +157,7 @@ struct RenderJobTests {
                 """.write(toFile: spec, atomically: true, encoding: .utf8)
             var job = RenderJob(spec: spec, sources: FleetSources(inventory: csv))
             job.output = .directory(dir.path("out"))
-            job.maxFailureRatio = 1
+            job.nightly.maxFailureRatio = 1
             let summary = try job.run()
             #expect((summary.devices.inventoryRows, summary.devices.continuationRows, summary.devices.inventoryDevices) == (16, 12, 4))
             // The fourth device has no email address in the export: both keys that need it are named.

@@ -117,7 +117,7 @@ struct CredentialTests {
             #expect(v.summary.hasSuffix(" 973 devices, 0 problems"), "\(v.summary)")
         }
         // Secret documents are their owner's alone; the others are readable.
-        let published = try #require(FolderSink.published(out))
+        let published = try #require(GenerationFolder.published(out))
         var folder = stat()
         #expect(stat(published + "/secret-assets", &folder) == 0 && folder.st_mode & 0o777 == 0o700)
         for name in try FileManager.default.contentsOfDirectory(atPath: published + "/secret-assets") {
@@ -134,7 +134,7 @@ struct CredentialTests {
         let r = try Self.render(["--delivery", "ddm", "--asset-base-url", Self.base, "--secret-asset-base-url", Self.secretBase, "--quiet",
                                  "--out", out] + inputs.secrets, values: inputs.path + "/values.json")
         #expect(r.status == 3, "\(r.stderr)")
-        let published = try #require(FolderSink.published(out))
+        let published = try #require(GenerationFolder.published(out))
         let declarations = try DeliveryTests.declarations(published)
         // The device of u0000005 (John Haddad, OU EMEA): its documents, by the AppConfig arrays.
         let index = try String(contentsOfFile: published + "/index.jsonl", encoding: .utf8).split(separator: "\n")
@@ -204,7 +204,7 @@ struct CredentialTests {
             for form in forms { #expect(data.range(of: Data(form.utf8)) == nil, "\(name) holds \(form)") }
         }
         // The secrets are in secret-assets/ (the search looks where they are not).
-        let published = try #require(FolderSink.published(out))
+        let published = try #require(GenerationFolder.published(out))
         let documents = try FileManager.default.contentsOfDirectory(atPath: published + "/secret-assets")
             .compactMap { FileManager.default.contents(atPath: published + "/secret-assets/" + $0) }
         var escapedChallenge: [UInt8] = []
@@ -219,14 +219,14 @@ struct CredentialTests {
         let out = inputs.path + "/out"
         let options = ["--delivery", "ddm", "--asset-base-url", Self.base, "--secret-asset-base-url", Self.secretBase, "--quiet", "--out", out] + inputs.secrets
         #expect(try Self.render(options, values: inputs.path + "/values.json").status == 3)
-        let first = try #require(FolderSink.published(out))
+        let first = try #require(GenerationFolder.published(out))
         // Tonight one user's password changes: that user's devices alone change.
         var csv = try String(contentsOfFile: inputs.path + "/passwords.csv", encoding: .utf8)
         csv = csv.replacingOccurrences(of: "u0000005," + Self.userPassword(5), with: "u0000005,new-password")
         try csv.write(toFile: inputs.path + "/passwords.csv", atomically: true, encoding: .utf8)
         let r = try Self.render(options + ["--changed-only"], values: inputs.path + "/values.json")
         #expect(r.status == 3, "\(r.stderr)")
-        let second = try #require(FolderSink.published(out))
+        let second = try #require(GenerationFolder.published(out))
         #expect(second != first)
         let devices = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "u0000005@corp.example").count - 1
         #expect(try String(contentsOfFile: second + "/index.jsonl", encoding: .utf8).split(separator: "\n").count == devices)
@@ -277,7 +277,7 @@ struct CredentialTests {
         }
         let v = try validate(out, plain)
         #expect(v.status == 0, "\(v.output)")
-        let published = try #require(FolderSink.published(out))
+        let published = try #require(GenerationFolder.published(out))
         let line = try #require(try String(contentsOfFile: published + "/declarations.jsonl", encoding: .utf8).split(separator: "\n")
             .first { $0.contains("\"ExtensionConfigs\"") })
         let configuration = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
@@ -304,7 +304,7 @@ struct CredentialTests {
         let r = try Self.render(["--delivery", "ddm", "--asset-base-url", Self.base, "--secret-asset-base-url", Self.secretBase, "--quiet",
                                  "--out", out] + inputs.secrets, values: values)
         #expect(r.status == 3, "\(r.stderr)")
-        let published = try #require(FolderSink.published(out))
+        let published = try #require(GenerationFolder.published(out))
         let declarations = try DeliveryTests.declarations(published)
         var emea = 0, others = 0
         for line in try String(contentsOfFile: published + "/index.jsonl", encoding: .utf8).split(separator: "\n") {
@@ -368,7 +368,7 @@ struct CredentialTests {
         #expect(r.status == 2)
         #expect(r.stderr == "appconfig: --secret p12-password: exec:echo out-SECRET-9; echo 'vault: permission denied' >&2; echo second >&2; exit 3 failed (status 3): vault: permission denied [secret.source]\n")
         #expect(!r.stdout.contains("out-SECRET-9") && r.stdout.isEmpty)
-        #expect(FolderSink.published(out) == nil)
+        #expect(GenerationFolder.published(out) == nil)
     }
 
     @Test("bad credentials and secrets: one clear line each, with its place; nothing written", arguments: [

@@ -134,7 +134,7 @@ struct DeliveryTests {
             let plain = dir.path("plain"), out = dir.path("ddm")
             _ = try render(Self.demo + ["--out", plain])
             _ = try render(Self.demo + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", out])
-            let published = try #require(FolderSink.published(out))
+            let published = try #require(GenerationFolder.published(out))
             let lines = try String(contentsOfFile: published + "/declarations.jsonl", encoding: .utf8)
             let first = try #require(lines.range(of: "https://"))
             try lines.replacingCharacters(in: first, with: "http://").write(toFile: published + "/declarations.jsonl", atomically: false, encoding: .utf8)
@@ -226,12 +226,12 @@ struct DeliveryTests {
             try #require(Self.changeDisplayName(ldif, mail: "u0000147@corp.example")).write(toFile: changed, atomically: true, encoding: .utf8)
             let out = dir.path("out")
             #expect(try render(Self.demo + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", out]).status == 3)
-            let first = try #require(FolderSink.published(out))
+            let first = try #require(GenerationFolder.published(out))
             var args = Self.demo
             args[args.firstIndex(of: "--directory")! + 1] = changed
             let r = try render(args + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", out, "--changed-only"])
             #expect(r.status == 3, "\(r.stderr)")
-            let second = try #require(FolderSink.published(out))
+            let second = try #require(GenerationFolder.published(out))
             #expect(second != first)
             func lines(_ f: String) throws -> [String] { try String(contentsOfFile: f, encoding: .utf8).split(separator: "\n").map(String.init) }
             #expect(try lines(second + "/index.jsonl").count == 1)
@@ -369,7 +369,7 @@ struct DeliveryTests {
             #expect(extensionConfigs["com.northwind.fieldservice.keyboard (ABCDE12345)"]?["DataAssetReference"] == set[4])
             // The keyboard's asset is its own spec's plist, with the device's OU.
             let url = try #require((declarations[set[4]]!.payload["Reference"] as? [String: Any])?["DataURL"] as? String)
-            let published = try #require(FolderSink.published(out))
+            let published = try #require(GenerationFolder.published(out))
             let keyboardPlist = try #require(try PropertyListSerialization.propertyList(
                 from: Data(contentsOf: URL(fileURLWithPath: published + "/assets/" + url.split(separator: "/").last! + ".plist")), format: nil) as? [String: Any])
             #expect(keyboardPlist.keys.sorted() == ["ManagedAppConfigurationVersion", "layout"])

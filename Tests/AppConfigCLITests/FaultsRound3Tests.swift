@@ -77,7 +77,7 @@ struct FaultsRound3Tests {
             let out = dir.path("out"), root = out + ".generations"
             #expect(try render(["--out", out]).status == 3)
             // Night 1's generation, as if its clock had read 2099.
-            let first = try #require(FolderSink.published(out))
+            let first = try #require(GenerationFolder.published(out))
             let ahead = root + "/g40999999999999-1"
             try FileManager.default.moveItem(atPath: first, toPath: ahead)
             try FileManager.default.moveItem(atPath: root + "/" + Generations.markerName(of: PathText.name(of: first)),
@@ -85,9 +85,9 @@ struct FaultsRound3Tests {
             try FileManager.default.removeItem(atPath: out)
             try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "out.generations/g40999999999999-1")
             #expect(try render(["--out", out]).status == 3)
-            let second = try #require(FolderSink.published(out))
+            let second = try #require(GenerationFolder.published(out))
             #expect(try render(["--out", out]).status == 3)
-            let third = try #require(FolderSink.published(out))
+            let third = try #require(GenerationFolder.published(out))
             // --keep 2: the third night and the second stay (with their markers); the one named ahead of them went.
             let kept = [second, third].map { PathText.name(of: $0) }
             #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root)) == Set(kept + kept.map(Generations.markerName)))
@@ -99,7 +99,7 @@ struct FaultsRound3Tests {
         try withTemporaryDirectory { dir in
             let out = dir.path("out"), root = out + ".generations"
             #expect(try render(["--out", out]).status == 3)
-            let good = try #require(FolderSink.published(out))
+            let good = try #require(GenerationFolder.published(out))
             // What a run killed while writing its manifest leaves: a marker, a partial manifest.
             let killed = root + "/g40000000000000-99"
             try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)
@@ -226,7 +226,7 @@ struct FaultsRound3Tests {
             let r = try render(["--out", out, "--report", report])
             #expect(r.status == 1)
             #expect(r.stderr.contains("[report.write]"), "\(r.stderr)")
-            #expect(FolderSink.published(out) == nil)
+            #expect(GenerationFolder.published(out) == nil)
             #expect(!FileManager.default.fileExists(atPath: out))
             // The same with a report that can be written: published, and the report says so.
             try FileManager.default.removeItem(atPath: report + "/errors.jsonl")
@@ -254,7 +254,7 @@ struct FaultsRound3Tests {
             #expect(r.stdout.contains("since \(out): 0 added, 0 changed, 0 removed, 0 missing, 974 unchanged, 1 re-keyed"), "\(r.stdout)")
             #expect(try String(contentsOfFile: report + "/changes.jsonl", encoding: .utf8)
                     == #"{"device":"\#(key.lowercased())","change":"rekeyed","from":"\#(key)"}"# + "\n")
-            let published = try #require(FolderSink.published(out))
+            let published = try #require(GenerationFolder.published(out))
             let written = try FileManager.default.subpathsOfDirectory(atPath: published).filter { $0.hasSuffix(".plist") }
             #expect(written.count == 1 && written[0].hasSuffix("/\(key.lowercased()).plist"))
             // No removal command: the device keeps its app.

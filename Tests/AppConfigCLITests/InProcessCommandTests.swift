@@ -26,8 +26,8 @@ struct InProcessCommandTests {
         #expect(job.output == .directory("out"))
         #expect(job.batch.format == .xml && job.batch.jobs == 3 && job.batch.shard == Shard(index: 1, count: 4))
         #expect(job.delivery.delivery == .mdmSettings)
-        #expect(job.since == "prev" && job.changedOnly && job.removeMissing && job.maxRemovalRatio == 0.02)
-        #expect(job.keepGenerations == 3 && job.report == "r" && job.redact && job.maxFailures == 7)
+        #expect(job.nightly.since == "prev" && job.nightly.changedOnly && job.nightly.removeMissing && job.nightly.maxRemovalRatio == 0.02)
+        #expect(job.keepGenerations == 3 && job.report == "r" && job.redact && job.nightly.maxFailures == 7)
     }
 
     @Test("the outputs: --tar FILE, --tar - (a stream), --dry-run")
@@ -48,7 +48,7 @@ struct InProcessCommandTests {
             let parsed = try AppConfigCommand.parseAsRoot(try JobFile.expand(["render", file, "--no-changed-only", "--keep", "5"]))
             let job = try #require(parsed as? RenderCommand).job()
             #expect(job.spec == "s.xml" && job.output == .directory("/srv/out"))
-            #expect(!job.changedOnly && job.keepGenerations == 5 && job.maxFailureRatio == 0.1)
+            #expect(!job.nightly.changedOnly && job.keepGenerations == 5 && job.nightly.maxFailureRatio == 0.1)
         }
     }
 

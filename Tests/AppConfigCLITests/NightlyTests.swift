@@ -188,7 +188,7 @@ struct NightlyTests {
             let directory = ["--directory", Paths.fixture("demo/directory.ldif")]
             let out = dir.path("out")
             #expect(try render(delivery + directory + ["--inventory", Paths.fixture("demo/inventory.csv"), "--out", out]).status == 3)
-            let good = try #require(FolderSink.published(out))
+            let good = try #require(GenerationFolder.published(out))
             let rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
             let inventory = dir.path("inv.csv")
             // The header and two rows of every three: 321 of the 975 devices rendered last night.
@@ -199,7 +199,7 @@ struct NightlyTests {
             let lines = held.stdout.split(separator: "\n").map(String.init)
             #expect(lines.dropFirst().first?.hasPrefix("removal: 321 devices gone from the inputs would lose ") == true, "\(held.stdout)")
             #expect(held.stdout.contains("321 of 975 devices would lose the app (32.9%, more than --max-removal-ratio 0.01: a wrong input? --force publishes it): nothing was published"), "\(held.stdout)")
-            #expect(FolderSink.published(out) == good)
+            #expect(GenerationFolder.published(out) == good)
             let kept = try render(delivery + directory + ["--inventory", inventory, "--out", out])
             #expect(kept.status == 3, "\(kept.stdout)")
             #expect(kept.stdout.contains("missing: 321 devices are not in tonight's inputs"))
@@ -214,7 +214,7 @@ struct NightlyTests {
             let out = dir.path("out"), report = dir.path("report")
             let demo = ["--inventory", Paths.fixture("demo/inventory.csv")]
             #expect(try render(demo + ["--directory", Paths.fixture("demo/directory.ldif"), "--out", out]).status == 3)
-            let good = try #require(FolderSink.published(out))
+            let good = try #require(GenerationFolder.published(out))
             // A file without entries is refused as it is read; one whose entries hold no person loads
             // no user, every device fails, and the render is not published.
             let empty = dir.path("empty.ldif")
@@ -222,7 +222,7 @@ struct NightlyTests {
             let refused = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out])
             #expect(refused.status == 1)
             #expect(refused.stderr == "appconfig: \(empty) holds no directory entries [directory.empty]\n")
-            #expect(FolderSink.published(out) == good)
+            #expect(GenerationFolder.published(out) == good)
             try "dn: ou=People,dc=corp,dc=example\nobjectClass: organizationalUnit\n".write(toFile: empty, atomically: true, encoding: .utf8)
             let unjoined = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out])
             #expect(unjoined.status == 1)
@@ -230,7 +230,7 @@ struct NightlyTests {
             let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out, "--report", report, "--allow-unjoined"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("no device rendered: nothing was published\n"), "\(r.stdout)")
-            #expect(FolderSink.published(out) == good)
+            #expect(GenerationFolder.published(out) == good)
             let summary = try reportSummary(report)
             #expect(summary["published"] as? Bool == false)
             #expect((summary["devices"] as? [String: Int])?["failed"] == 1000)
@@ -247,7 +247,7 @@ struct NightlyTests {
             let out = dir.path("out")
             let sources = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
             #expect(try render(sources + ["--out", out]).status == 3)
-            let good = try #require(FolderSink.published(out))
+            let good = try #require(GenerationFolder.published(out))
             let values = dir.path("values.json")
             try String(contentsOfFile: Paths.fixture("demo/values.json"), encoding: .utf8)
                 .replacingOccurrences(of: "\"syncIntervalMinutes\": 30", with: "\"syncIntervalMinutes\": 45").write(toFile: values, atomically: true, encoding: .utf8)
@@ -257,13 +257,13 @@ struct NightlyTests {
             #expect(dry.status == 1)
             #expect(dry.stdout.contains("since \(out): 0 added, 975 changed, 0 removed, 0 missing, 0 unchanged\n"), "\(dry.stdout)")
             #expect(dry.stdout.contains("(100.0%, more than --max-change-ratio 0.5: a wrong input? --force publishes it): it would not be published\n"))
-            #expect(FolderSink.published(out) == good)
+            #expect(GenerationFolder.published(out) == good)
             let held = try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out])
             #expect(held.status == 1)
             #expect(held.stdout.contains("975 changed and 0 removed of 975 devices (100.0%, more than --max-change-ratio 0.5: a wrong input? --force publishes it): nothing was published"), "\(held.stdout)")
-            #expect(FolderSink.published(out) == good)
+            #expect(GenerationFolder.published(out) == good)
             #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--force", "--quiet"]).status == 3)
-            #expect(FolderSink.published(out) != good)
+            #expect(GenerationFolder.published(out) != good)
             // --keep 1: only the published generation stays.
             #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--keep", "1", "--quiet"]).status == 3)
             #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }.count == 1)
@@ -293,14 +293,14 @@ struct NightlyTests {
             let r = try render(sources + ["--out", out, "--changed-only"])
             #expect(r.status == 3, "\(r.stderr)")
             #expect(r.stderr == "warning: --changed-only: no previous generation to compare with (a first night): every device is published [since.missing]\n")
-            let first = try #require(FolderSink.published(out))
+            let first = try #require(GenerationFolder.published(out))
             #expect(try Self.files(first).count == 975)
             // A job file that sets the flag, and the command line that turns it off.
             let job = dir.path("job.json")
             try #"{"changed-only": true, "force": true}"#.write(toFile: job, atomically: true, encoding: .utf8)
             let full = try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + sources + ["--out", out, "--no-changed-only", "--no-force", "--quiet"])
             #expect(full.status == 3, "\(full.stderr)")
-            #expect(try Self.files(try #require(FolderSink.published(out))).count == 975)
+            #expect(try Self.files(try #require(GenerationFolder.published(out))).count == 975)
         }
     }
 
@@ -310,12 +310,12 @@ struct NightlyTests {
             let out = dir.path("out"), report = dir.path("report")
             let sources = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
             #expect(try render(sources + ["--out", out]).status == 3)
-            let good = try #require(FolderSink.published(out))
+            let good = try #require(GenerationFolder.published(out))
             let r = try render(sources + ["--out", out, "--changed-only", "--report", report])
             #expect(r.status == 3, "\(r.stderr)")
             #expect(r.stdout.contains("since \(out): 0 added, 0 changed, 0 removed, 0 missing, 975 unchanged\n"), "\(r.stdout)")
             #expect(r.stdout.hasSuffix("nothing changed since \(out): nothing new was published\n"), "\(r.stdout)")
-            #expect(FolderSink.published(out) == good)
+            #expect(GenerationFolder.published(out) == good)
             #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }.count == 1)
             let summary = try reportSummary(report)
             #expect(summary["nothingChanged"] as? Bool == true && summary["published"] as? Bool == false)
@@ -390,7 +390,7 @@ struct NightlyTests {
                 let r = try runProcess("/bin/sh", ["-c", "cd '\(dir.path)' && '\(Paths.appconfigBinary)' \(job) \(output)"])
                 #expect(r.status == 3, "\(output): \(r.stderr)")
             }
-            let published = try #require(FolderSink.published(dir.path("o")))
+            let published = try #require(GenerationFolder.published(dir.path("o")))
             #expect(try Self.files(published).count == 975)
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("o.generations")).filter { !$0.hasPrefix(".") }.count == 2)
             #expect(FileManager.default.fileExists(atPath: dir.path("t.manifest.tsv")))
@@ -462,15 +462,15 @@ struct NightlyTests {
                 usleep(UInt32.random(in: 200_000...6_000_000, using: &generator))
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                if let current = FolderSink.published(out) {
+                if let current = GenerationFolder.published(out) {
                     published.insert(current)
                     try Self.checkWhole(current)
                 }
-                #expect(!FileManager.default.fileExists(atPath: out) || FolderSink.published(out) != nil, "round \(round): a link to an incomplete generation")
+                #expect(!FileManager.default.fileExists(atPath: out) || GenerationFolder.published(out) != nil, "round \(round): a link to an incomplete generation")
             }
             let last = try runProcess(Paths.appconfigBinary, arguments)
             #expect(last.status == 3, "\(last.stderr)")
-            let current = try #require(FolderSink.published(out))
+            let current = try #require(GenerationFolder.published(out))
             try Self.checkWhole(current)
             // Only complete generations are left, at most --keep of them.
             let generations = try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }  // markers aside

@@ -305,8 +305,8 @@ let benchmarks: @Sendable () -> Void = {
         var job = demoJob(files, values: "values.json", tar: last)
         _ = try! job.run()
         job.output = .tar(tonight)
-        job.since = last
-        job.changedOnly = true
+        job.nightly.since = last
+        job.nightly.changedOnly = true
         settle(files)
         benchmark.startMeasurement()
         blackHole(try! job.run().changes!.unchanged)

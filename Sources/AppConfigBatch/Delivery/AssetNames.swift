@@ -71,7 +71,7 @@ final class AssetNameSlots: @unchecked Sendable {
     }
 
     /// Room for the most credentials a device can have (a variant's and the extensions'), or nil.
-    static func forCredentials(_ c: DDMSink.CredentialKinds, devices: Int) -> AssetNameSlots? {
+    static func forCredentials(_ c: DDMEncoding.CredentialKinds, devices: Int) -> AssetNameSlots? {
         let most = (c.app.map(\.count).max() ?? 0) + c.extensions.map(\.count).reduce(0, +)
         return most == 0 ? nil : AssetNameSlots(positions: devices, perDevice: most)
     }

@@ -216,7 +216,7 @@ public struct ResolvedDelivery: Sendable {
     /// Nil for an in-house app (`ManifestURL`).
     public let license: LicenseAssignment?
     public let includeInBackup: Bool?
-    public let layout: DDMLayout
+    public internal(set) var layout: DDMLayout
     /// The extensions' composed identifiers, in the order their assets are rendered.
     public let extensions: [String]
     public let commandNonce: String?

@@ -1,43 +1,41 @@
+import AppConfigCore
+
 /// One device in a delivery's form (`compile --delivery`): what the device, or the MDM server,
-/// receives for it, built by the same code as a fleet's output.
+/// receives for it, made by the same encoding as a fleet's output into a container in memory.
 public enum DeliveryPreview {
     /// How deep the renderer nests the dictionary for this delivery (MDM commands nest it; XML only).
-    public static func xmlNesting(_ delivery: ResolvedDelivery) -> Int {
-        RenderJob.encoder(for: delivery)?.nesting ?? 0
-    }
+    public static func xmlNesting(_ delivery: ResolvedDelivery) -> Int { delivery.xmlNesting }
 
     /// The device's files, in order: for `plist` the plist; for `ddm` the asset plist, its three
     /// declarations (as `--ddm-layout files` names them; in the jsonl layout each is a line of
     /// declarations.jsonl) and its declaration set; for the MDM deliveries the command. `rendered` is the
     /// renderer's output for the device (a fragment for MDM commands).
     public static func files(key: String, rendered: [UInt8], delivery: ResolvedDelivery) -> [(name: String, bytes: [UInt8])] {
+        var delivery = delivery
+        delivery.layout = .files
+        let memory = MemoryFolder()
         var k = key
-        return k.withUTF8 { key in
+        k.withUTF8 { key in
             rendered.withUnsafeBytes { plist in
-                switch delivery.delivery {
-                case .plist:
-                    return [(OutputNames.relativePath(key), rendered)]
-                case .mdmSettings, .mdmInstall:
-                    var out: [UInt8] = []
-                    RenderJob.encoder(for: delivery)!.encode(key: key, plist: plist, into: &out)
-                    return [(OutputNames.relativePath(key), out)]
-                case .ddm:
-                    let builder = DeclarationBuilder(delivery: delivery)
-                    let d = builder.build(key: key, plist: plist, extensions: UnsafeBufferPointer(start: nil, count: 0))
-                    func text(_ write: (inout [UInt8]) -> Void) -> [UInt8] {
-                        var out: [UInt8] = []
-                        write(&out)
-                        return out
-                    }
-                    let asset = d.assets[0]
-                    return [(DeclarationBuilder.assetPath(asset), rendered),
-                            (DeclarationBuilder.declarationPath(of: asset), text { builder.appendAssetDeclaration(asset, to: &$0) }),
-                            (DeclarationBuilder.declarationPath(DeclarationBuilder.configurationPrefix, d.identity), text { builder.appendConfiguration(d, to: &$0) }),
-                            (DeclarationBuilder.declarationPath(DeclarationBuilder.activationPrefix, d.identity), text { builder.appendActivation(d, to: &$0) }),
-                            (OutputNames.relativePath(key, extension: ".json"),
-                             text { builder.appendSet(key: key, d, path: false, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &$0) })]
-                }
+                var files = DeviceFiles(container: memory, filter: nil)
+                var scratch: [UInt8] = []
+                // A folder in memory takes every file: nothing here can fail.
+                _ = try? RenderJob.encoding(for: delivery).encode(RenderedDevice(key: key, plist: plist), scratch: &scratch, files: &files)
             }
         }
+        return memory.files
     }
+}
+
+/// A folder in memory: the files placed, in order (a preview's).
+final class MemoryFolder: OutputContainer, @unchecked Sendable {
+    private(set) var files: [(name: String, bytes: [UInt8])] = []
+
+    func place(_ bytes: UnsafeRawBufferPointer, at relative: String, once: Bool, secret: Bool) throws(Problem) {
+        if once && files.contains(where: { $0.name == relative }) { return }
+        files.append((relative, Array(bytes)))
+    }
+    func lineFile(_ name: String) throws(Problem) -> LineFile { LineFile(name: name, path: name, descriptor: -1) }
+    func publish(lines: [LineFile], closing files: [ClosingFile]) throws(Problem) -> String { "" }
+    func discard() {}
 }

@@ -6,7 +6,7 @@ import Digest
 /// the device and the command's content, so a rerun gives the same UUID for the same command.
 /// The configuration arrives as the XML emitter's fragment, already indented for its place
 /// (`nesting`): the command is its fixed text around those bytes, with no decode and re-encode.
-public struct MDMCommand: DeviceFileEncoder {
+public struct MDMCommand: Sendable {
     /// What the command does with the configuration.
     public enum Kind: Sendable {
         /// `Settings` with one `ApplicationConfiguration` item; without a configuration it removes it.

@@ -120,7 +120,7 @@ public struct ShardMerge {
                 throw error
             }
         case .folder(let path, let keep):
-            let folder = try FolderSink(path: path, keep: keep)
+            let folder = try GenerationFolder(path: path, keep: keep)
             do {
                 for input in inputs {
                     guard case .folder(let generation) = input.output.container else { continue }
@@ -330,7 +330,7 @@ public struct ShardMerge {
     }
 
     /// Hard-links every file of a shard's generation but its closing files into the merged one.
-    private static func linkFiles(of generation: String, into folder: FolderSink, cancelled: () -> Bool) throws(Problem) {
+    private static func linkFiles(of generation: String, into folder: GenerationFolder, cancelled: () -> Bool) throws(Problem) {
         func walk(_ relative: String) throws(Problem) {
             let full = relative.isEmpty ? generation : generation + "/" + relative
             guard let dir = opendir(full) else {

@@ -51,7 +51,7 @@ final class ShardOutput {
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             var generation = path
-            if let published = FolderSink.published(path) {
+            if let published = GenerationFolder.published(path) {
                 generation = published
             } else if access(path + "/" + Manifest.fileName, F_OK) != 0 {
                 throw Problem(.mergeInput, at: Location(file: path), "\(path) is not a complete appconfig output: it holds no \(Manifest.fileName)")

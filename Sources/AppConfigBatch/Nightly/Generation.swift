@@ -18,7 +18,7 @@ struct Generation {
     let fleet: Fleet
     let result: BatchResult
     let previous: Manifest?
-    let sink: OutputSink
+    let sink: DeviceSink
     let changes: ChangeSet?
     let assignments: DeviceAssignments
     /// The new manifest's devices, in key order (made once: the manifest, the index and the live
@@ -26,7 +26,7 @@ struct Generation {
     private let entries: [Entry]
 
     init(policy: NightlyPolicy, header: [(String, String)], program: Program, fleet: Fleet, result: BatchResult,
-         assignments: DeviceAssignments, previous: Manifest?, sink: OutputSink) {
+         assignments: DeviceAssignments, previous: Manifest?, sink: DeviceSink) {
         self.assignments = assignments
         self.policy = policy
         self.header = header
@@ -133,7 +133,7 @@ struct Generation {
     /// linked (the index lists them) and how many could not be (the previous generation is not a
     /// folder, or lacks the file: it was `--changed-only`).
     func linkCarriedFiles(from previousFolder: String?) throws(Problem) -> (linked: Set<Int>, notLinked: Int) {
-        guard !policy.changedOnly, let folder = sink as? FolderSink, let previous else { return ([], 0) }
+        guard !policy.changedOnly, let folder = sink.container as? GenerationFolder, let previous else { return ([], 0) }
         var linked = Set<Int>(), notLinked = 0
         let ending = sink.pathExtension
         for (i, e) in entries.enumerated() where e.carried {
@@ -159,7 +159,7 @@ struct Generation {
     /// with their previous entry), both in device-key order, each made when the sink writes it,
     /// in rounds of lines made on every core.
     func closingFiles(liveAssets live: LiveAssets = LiveAssets(), kept: Set<Int> = []) -> [ClosingFile] {
-        let ddm = sink as? DDMSink
+        let ddm = sink.encoding as? DDMEncoding
         let header = [("program", program.metadata.hashHex)] + self.header
         let ending = sink.pathExtension
         let index = ClosingFile(name: "index.jsonl") { [self] emit throws(Problem) in
@@ -185,8 +185,8 @@ struct Generation {
                 }, emit: emit)
             }
             // The removal commands written (`--remove-missing`), after the devices: each with its
-            // path. A DDM sink lists its empty sets in its own index lines.
-            if ddm == nil && sink.writesRemovalFiles, let removed = changes?.removedKeys, !removed.isEmpty {
+            // path. (An encoding that writes its own index lists its removals there.)
+            if sink.writesRemovalFiles, let removed = changes?.removedKeys, !removed.isEmpty {
                 var lines: [UInt8] = []
                 for key in removed {
                     JSONText.append(#"{"device":"#, to: &lines)
@@ -235,14 +235,15 @@ struct Generation {
             }, emit: emit)
             try ClosingFile.emit(Manifest.trailer(count: entries.count, digest: hasher.finish()), to: write)
         }
-        guard ddm != nil else { return [index, manifest] }
-        return [index, ClosingFile("assets.live", live.text), manifest]
+        // An encoding that writes its own index (a DDM set per line) has it among its line files.
+        let ownIndex = sink.encoding.lineFiles.contains(.index)
+        return (ownIndex ? [] : [index]) + (ddm == nil ? [] : [ClosingFile("assets.live", live.text)]) + [manifest]
     }
 
     /// DDM: every asset a live set names (tonight's devices', and those carried from the previous
     /// generation), once each: what an asset store must keep serving.
     func liveAssets() -> LiveAssets {
-        guard let ddm = sink as? DDMSink else { return LiveAssets() }
+        guard let ddm = sink.encoding as? DDMEncoding, sink.container.writesFiles else { return LiveAssets() }
         var names: [AssetName] = []
         names.reserveCapacity(entries.count * (ddm.assetsByPosition.count + (ddm.credentialAssets?.perDevice ?? 0)))
         for e in entries {

@@ -21,7 +21,7 @@ enum Generations {
         var complete: Bool
     }
 
-    /// `g`, 14 digits, `-`, digits: the names `FolderSink` gives.
+    /// `g`, 14 digits, `-`, digits: the names `GenerationFolder` gives.
     static func isGenerationName(_ name: String) -> Bool {
         let u = Array(name.utf8)
         guard u.count > 16, u[0] == UInt8(ascii: "g"), u[15] == UInt8(ascii: "-") else { return false }

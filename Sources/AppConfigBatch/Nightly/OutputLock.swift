@@ -13,7 +13,7 @@ final class OutputLock {
         let parent = PathText.folder(of: p)
         if parent != "." {
             do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
-                throw Problem(.outputWrite, at: Location(file: parent), "cannot create \(parent): \(FolderSink.reason(error))")
+                throw Problem(.outputWrite, at: Location(file: parent), "cannot create \(parent): \(GenerationFolder.reason(error))")
             }
         }
         let path = p + ".lock"

@@ -99,14 +99,14 @@ struct RenderCommand: ParsableCommand {
         }
         job.output = dryRun || explain != nil ? .dryRun : out.map { .directory($0) } ?? (tar == "-" ? .tarStdout : .tar(tar!))
         job.allowUnjoined = allowUnjoined
-        job.maxFailures = maxFailures
-        job.maxFailureRatio = maxFailureRatio
-        job.since = since
-        job.changedOnly = changedOnly
-        job.maxChangeRatio = maxChangeRatio
-        job.removeMissing = removeMissing
-        job.maxRemovalRatio = maxRemovalRatio
-        job.force = force
+        job.nightly.maxFailures = maxFailures
+        job.nightly.maxFailureRatio = maxFailureRatio
+        job.nightly.since = since
+        job.nightly.changedOnly = changedOnly
+        job.nightly.maxChangeRatio = maxChangeRatio
+        job.nightly.removeMissing = removeMissing
+        job.nightly.maxRemovalRatio = maxRemovalRatio
+        job.nightly.force = force
         job.keepGenerations = keep
         job.report = report
         if let jobFileReport, report == nil {

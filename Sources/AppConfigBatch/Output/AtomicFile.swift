@@ -91,3 +91,29 @@ func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws
 
 /// errno in the system's words.
 func systemError() -> String { String(cString: strerror(errno)) }
+
+/// Writes `pieces` in order with as few system calls as the kernel takes (`writev`, at most 1024
+/// pieces a call: Linux's IOV_MAX), through partial writes and EINTR: a chunk's members are
+/// written where they lie, not copied together first.
+func writeAllGathered(_ fd: Int32, _ pieces: [UnsafeRawBufferPointer], path: String) throws(Problem) {
+    var vectors = pieces.compactMap { p in p.isEmpty ? nil : iovec(iov_base: UnsafeMutableRawPointer(mutating: p.baseAddress), iov_len: p.count) }
+    var first = 0
+    while first < vectors.count {
+        let count = Int32(min(vectors.count - first, 1024))
+        var left = vectors.withUnsafeBufferPointer { writev(fd, $0.baseAddress! + first, count) }
+        if left < 0 {
+            if errno == EINTR { continue }
+            throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(systemError())")
+        }
+        while left > 0 {
+            if left >= vectors[first].iov_len {
+                left -= vectors[first].iov_len
+                first += 1
+            } else {
+                vectors[first].iov_base += left
+                vectors[first].iov_len -= left
+                left = 0
+            }
+        }
+    }
+}

@@ -11,7 +11,7 @@ import Foundation
 /// generation. (Replacing each file through a temporary name costs several times creating it;
 /// one switch per run costs nothing per file.) Each device's file is written
 /// as soon as it is rendered. The caller holds the output's lock (`OutputLock`).
-public final class FolderSink: OutputSink, @unchecked Sendable {
+public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     let path: String
     let root: String
     let generation: String
@@ -20,18 +20,12 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
     /// Complete generations kept: the current one and the ones before it (a reader still inside one
     /// is not pulled from under its feet).
     let keep: Int
-    /// Makes each device's file from its rendered plist (an MDM command); nil writes the plist.
-    let encoder: DeviceFileEncoder?
-    /// `--changed-only`: devices whose output is unchanged are not written.
-    let filter: ChangeFilter?
     /// Files this run created in its generation (all threads): what the generation must hold when
     /// it is published.
     private var created = 0
     private let createdLock = NSLock()
 
-    public init(path: String, keep: Int = 2, encoder: DeviceFileEncoder? = nil, filter: ChangeFilter? = nil) throws(Problem) {
-        self.encoder = encoder
-        self.filter = filter
+    public init(path: String, keep: Int = 2) throws(Problem) {
         var p = path
         while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
         self.path = p
@@ -60,7 +54,7 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         try Generations.prepareRoot(root)
         Self.removeIncomplete(in: root)
         let sequence = (Generations.list(in: root).map(\.sequence).max() ?? 0) + 1
-        previous = FolderSink.published(p).map { PathText.name(of: $0) }
+        previous = GenerationFolder.published(p).map { PathText.name(of: $0) }
         var t = timespec()
         clock_gettime(CLOCK_REALTIME, &t)
         let stamp = String(Int(t.tv_sec) * 1000 + Int(t.tv_nsec) / 1_000_000)
@@ -91,24 +85,8 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) } ?? "\(error.localizedDescription)"
     }
 
-    public func add(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, to chunk: inout [UInt8]) throws(Problem) -> SHA256Digest {
-        guard let encoder else {
-            let digest = SHA256Digest(of: plist)
-            if filter?.skips(key, digest) != true { try write(plist, to: OutputNames.relativePath(key)) }
-            return digest
-        }
-        // The chunk buffer is this worker's scratch: a folder writes each device at once.
-        chunk.removeAll(keepingCapacity: true)
-        encoder.encode(key: key, plist: plist, into: &chunk)
-        let digest = SHA256Digest(of: chunk)
-        if filter?.skips(key, digest) != true { try write(chunk, to: OutputNames.relativePath(key)) }
-        return digest
-    }
-
-    public var writesRemovalFiles: Bool { encoder != nil }
-
-    public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
-        if let removal = encoder?.removal(key: key) { try write(removal, to: OutputNames.relativePath(key)) }
+    func place(_ bytes: UnsafeRawBufferPointer, at relative: String, once: Bool, secret: Bool) throws(Problem) {
+        try write(bytes, to: relative, once: once, secret: secret)
     }
 
     /// Writes one file under its relative path (`folder/name.plist`). A missing folder is made on
@@ -160,8 +138,14 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
         return true
     }
 
-    /// Creates a file of the generation to be appended to as devices go (the DDM index), counted
-    /// like the files `write` makes; the caller closes the descriptor.
+    /// A file of the generation the run appends lines to (the DDM index), counted like the files
+    /// `write` makes.
+    func lineFile(_ name: String) throws(Problem) -> LineFile {
+        LineFile(name: name, path: generation + "/" + name, descriptor: try createAppending(name))
+    }
+
+    /// Creates a file of the generation to be appended to, counted like the files `write` makes;
+    /// the caller closes the descriptor.
     func createAppending(_ relative: String) throws(Problem) -> Int32 {
         let full = generation + "/" + relative
         let fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
@@ -179,6 +163,11 @@ public final class FolderSink: OutputSink, @unchecked Sendable {
 
     /// Writes the closing files (the manifest last: it marks the generation complete), switches
     /// `path` to this generation in one rename, then removes complete generations beyond `keep`.
+    func publish(lines: [LineFile], closing files: [ClosingFile]) throws(Problem) -> String {
+        for line in lines { try line.close() }
+        return try publish(closing: files)
+    }
+
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         for file in files {
             // The manifest marks the generation complete: it is written under another name,

@@ -1,0 +1,140 @@
+import AppConfigCore
+import AppConfigSpec
+import Digest
+import Foundation
+
+/// `--delivery ddm`: for every device its data assets (`assets/<sha256>.plist`: the app's
+/// configuration, and each extension's; its credential documents), its AppManaged configuration
+/// and activation, and its declaration set. Layout `jsonl` (the default): every declaration once
+/// as a line of `declarations.jsonl`, the sets as lines of `index.jsonl`; layout `files`: a file
+/// per declaration (`declarations/<Identifier>.json`) and per set (at the device's folder path,
+/// `.json`), the sets in `index.jsonl` too. Assets and their declarations are shared files, stored
+/// once. Devices come in key order and chunks are written in order, so the files are the same
+/// bytes on every run, in a folder or an archive.
+final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
+    private let builder: DeclarationBuilder
+    private let layout: DDMLayout
+    /// By position in key order: each device's assets (the app's, then each extension's), for the
+    /// manifest and `assets.live`.
+    let assetsByPosition: [DigestSlots]
+    /// By position: each device's credential documents (nil without credentials). Written by the
+    /// worker of the device's chunk.
+    let credentialAssets: AssetNameSlots?
+    let holdsSecrets: Bool
+
+    /// The credentials' identifiers and kinds: per variant the app's, and each extension's.
+    typealias CredentialKinds = (app: [[(identifier: String, kind: Credential.Kind)]], extensions: [[(identifier: String, kind: Credential.Kind)]])
+
+    init(delivery: ResolvedDelivery, devices: Int = 0, credentials: CredentialKinds = ([[]], [])) {
+        layout = delivery.layout
+        builder = DeclarationBuilder(delivery: delivery, credentials: credentials.app, extensionCredentials: credentials.extensions)
+        assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
+        credentialAssets = AssetNameSlots.forCredentials(credentials, devices: devices)
+        holdsSecrets = !(credentials.app + credentials.extensions).joined().isEmpty
+    }
+
+    var pathExtension: StaticString { ".json" }
+    var lineFiles: [LineKind] { layout == .jsonl ? [.declarations, .index] : [.index] }
+
+    /// The device's digest is its declarations' (`DeviceDeclarations.digest`).
+    func encode(_ device: RenderedDevice, scratch text: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
+        let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions, credentials: device.credentials, variant: device.variant)
+        for (i, slots) in assetsByPosition.enumerated() where device.position < slots.count { slots.set(device.position, d.assets[i].data) }
+        if let credentialAssets, device.position < credentialAssets.positions {
+            for (k, a) in d.assets.dropFirst(assetsByPosition.count).enumerated() { credentialAssets.set(device.position, k, AssetName(a)) }
+        }
+        guard files.writes(device.key, d.digest) else { return d.digest }
+        let separate = layout == .files
+        for (i, a) in d.assets.enumerated() {
+            // Asset `i`'s bytes: the app's plist, an extension's, a credential document.
+            let secret = a.credential?.secret == true
+            func share(_ bytes: UnsafeRawBufferPointer) throws(Problem) {
+                try files.shared(a.data, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, bytes: bytes, secret: secret,
+                                 line: separate ? nil : { self.builder.appendAssetDeclaration(a, to: &$0) })
+            }
+            if i == 0 {
+                try share(device.plist)
+            } else if i <= device.extensions.count {
+                try share(device.extensions[i - 1])
+            } else {
+                try device.credentials[i - 1 - device.extensions.count].document.withBytes { b throws(Problem) in try share(b) }
+            }
+            if separate {
+                text.removeAll(keepingCapacity: true)
+                builder.appendAssetDeclaration(a, to: &text)
+                try text.withBytes { b throws(Problem) in
+                    try files.shared(a.name, path: { $0 += DeclarationBuilder.declarationPath(of: a).utf8 }, bytes: b)
+                }
+            }
+        }
+        if separate {
+            func file(_ path: String, _ make: (inout [UInt8]) -> Void) throws(Problem) {
+                text.removeAll(keepingCapacity: true)
+                make(&text)
+                try text.withBytes { b throws(Problem) in try files.file(path: { $0 += path.utf8 }, bytes: b) }
+            }
+            try file(DeclarationBuilder.declarationPath(DeclarationBuilder.configurationPrefix, d.identity)) { builder.appendConfiguration(d, to: &$0) }
+            try file(DeclarationBuilder.declarationPath(DeclarationBuilder.activationPrefix, d.identity)) { builder.appendActivation(d, to: &$0) }
+            text.removeAll(keepingCapacity: true)
+            builder.appendSet(key: device.key, d, path: false, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &text)
+            try text.withBytes { b throws(Problem) in
+                try files.file(path: { OutputNames.appendRelativePath(device.key, extension: ".json", to: &$0) }, bytes: b)
+            }
+        } else {
+            files.line(.declarations) { out in
+                builder.appendConfiguration(d, to: &out)
+                builder.appendActivation(d, to: &out)
+            }
+        }
+        files.line(.index) { builder.appendSet(key: device.key, d, path: separate, indexFields: device.indexFields, to: &$0) }
+        return d.digest
+    }
+
+    /// A device gone from the fleet (`--remove-missing`): its set is written empty.
+    var writesRemovalFiles: Bool { layout == .files }
+
+    func removal(of key: UnsafeBufferPointer<UInt8>) -> (file: [UInt8]?, indexLine: [UInt8]?) {
+        var line: [UInt8] = []
+        DeclarationBuilder.appendEmptySet(key: key, path: layout == .files, to: &line)
+        guard layout == .files else { return (nil, line) }
+        var set: [UInt8] = []
+        DeclarationBuilder.appendEmptySet(key: key, path: false, to: &set)
+        return (set, line)
+    }
+
+    /// The manifest's path of the device at `position`: the assets its set names (what a server
+    /// must keep serving while the device has this set), space-separated.
+    func appendManifestPath(position: Int, to out: inout [UInt8]) {
+        for (i, slots) in assetsByPosition.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: " ")) }
+            out += "assets/".utf8
+            slots[position].appendHex(to: &out)
+            out += ".plist".utf8
+        }
+        credentialAssets?.forEach(position) { name in
+            out.append(UInt8(ascii: " "))
+            name.appendPath(to: &out)
+        }
+    }
+}
+
+extension DeviceSink {
+    /// A DDM folder generation: hard-links each live asset it did not write from `previousFolder`'s
+    /// `assets/` (linked, not copied: the same file). Returns how many it could not (no previous
+    /// folder, or not there); 0 for a tar, which holds what tonight wrote (`assets.live` lists all).
+    func link(_ live: LiveAssets, from previousFolder: String?) throws(Problem) -> Int {
+        guard let folder = container as? GenerationFolder else { return 0 }
+        let written = try sharedWritten()
+        var notLinked = 0
+        for name in live.names where !written.contains(name.digest) {
+            var path: [UInt8] = []
+            name.appendPath(to: &path)
+            let relative = String(decoding: path, as: UTF8.self)
+            guard let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative, secret: relative.hasPrefix("secret-assets/")) else {
+                notLinked += 1
+                continue
+            }
+        }
+        return notLinked
+    }
+}

@@ -1,0 +1,321 @@
+import AppConfigCore
+import Digest
+
+/// Where rendered devices go: a container (folder generation, tar file or stream, nothing for a
+/// dry run) and a delivery's encoding, joined. The batch renderer hands each device over from the
+/// worker thread that rendered it, chunk by chunk: the encoding makes its digest and files, files
+/// are placed at once (a folder) or appended to the chunk as archive members, and content-addressed
+/// files and lines go into the chunk as records. A writer thread takes the chunks in key order
+/// (`OrderedChunks`): members are written, a shared file only the first time it comes, lines to
+/// their line files. The job then publishes the whole with the generation's closing files (the
+/// index, then the manifest that marks it complete), or discards it.
+public final class DeviceSink: @unchecked Sendable {
+    let container: OutputContainer
+    let encoding: any DeviceEncoding
+    /// `--changed-only`: devices whose output is unchanged are not written.
+    private let filter: ChangeFilter?
+    /// The encoding's line files, by `LineKind` (nil: not written by this encoding).
+    private let lines: [LineFile?]
+    /// Chunks written in key order by a writer thread, with what was written.
+    private let order: OrderedChunks<WriterState>
+    /// The line files were closed (by `publish`).
+    private var published = false
+
+    struct WriterState: Sendable {
+        /// The content-addressed files written (each comes once).
+        var seen: Set<SHA256Digest>
+        /// A chunk's lines for each line file, kept from chunk to chunk (fresh buffers were fresh
+        /// pages to fault in and clear, a megabyte a chunk).
+        var lines: [[UInt8]] = LineKind.allCases.map { _ in [] }
+        init(devices: Int) { seen = Set(minimumCapacity: devices) }
+    }
+
+    init(container: OutputContainer, encoding: any DeviceEncoding, filter: ChangeFilter? = nil, devices: Int = 0) throws(Problem) {
+        self.container = container
+        self.encoding = encoding
+        self.filter = filter
+        var lines = [LineFile?](repeating: nil, count: LineKind.allCases.count)
+        do {
+            for kind in encoding.lineFiles { lines[Int(kind.rawValue)] = try container.lineFile(kind.fileName) }
+        } catch {
+            for line in lines { try? line?.close() }
+            container.discard()
+            throw error
+        }
+        self.lines = lines
+        order = Self.writer(container, lines, devices: devices, clearsChunks: encoding.holdsSecrets)
+    }
+
+    /// The ending of a device's own file: its path in the generation is
+    /// `OutputNames.appendRelativePath(key, extension:)`.
+    public var pathExtension: StaticString { encoding.pathExtension }
+
+    /// Whether `addRemoved` writes a file of its own at the device's path: `changes.jsonl` then names it.
+    public var writesRemovalFiles: Bool { encoding.writesRemovalFiles }
+
+    /// Takes one rendered device and returns the SHA-256 of the output that stands for it. A device
+    /// the change filter finds unchanged is not written (`--changed-only`).
+    public func add(_ device: RenderedDevice, to chunk: inout ChunkBuffers) throws(Problem) -> SHA256Digest {
+        var files = DeviceFiles(container: container, filter: filter)
+        swap(&files.records, &chunk.records)
+        defer { swap(&files.records, &chunk.records) }
+        return try encoding.encode(device, scratch: &chunk.scratch, files: &files)
+    }
+
+    /// Chunk `index` is complete. The writer takes its records (leaving `records` empty for reuse).
+    public func finish(chunk index: Int, _ records: inout [UInt8]) throws(Problem) { try order.finish(index, &records) }
+
+    /// Every chunk is handed over: returns when they are written, with the first write error.
+    public func closeChunks() throws(Problem) { try order.close() }
+
+    /// A worker failed: chunks not yet written are dropped, workers waiting in `finish` return.
+    public func abandonChunks() { order.abandon() }
+
+    /// A device gone since the previous generation (`--remove-missing`): what removes its
+    /// configuration, where the delivery has it (an MDM removal command, an empty DDM set).
+    public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
+        guard container.writesFiles else { return }
+        let removal = encoding.removal(of: key)
+        if let file = removal.file {
+            let ending = encoding.pathExtension
+            try file.withBytes { bytes throws(Problem) in
+                if container.isArchive {
+                    var member: [UInt8] = []
+                    Tar.appendMember(to: &member, path: { OutputNames.appendRelativePath(key, extension: ending, to: &$0) }, body: { $0.append(contentsOf: bytes) })
+                    try member.withBytes { m throws(Problem) in try container.writeMembers([m]) }
+                } else {
+                    try container.place(bytes, at: OutputNames.relativePath(key, extension: ending), once: false, secret: false)
+                }
+            }
+        }
+        if let line = removal.indexLine { try lines[Int(LineKind.index.rawValue)]?.append(line) }
+    }
+
+    /// Every device is rendered and the run may be published: the line files, then the closing
+    /// files (the manifest last); the output made visible whole. Returns where it is.
+    public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
+        try order.close()
+        published = true
+        return try container.publish(lines: encoding.lineFiles.compactMap { lines[Int($0.rawValue)] }, closing: files)
+    }
+
+    /// The run is not published (an interrupt, too many failures, an error): removes what was written.
+    public func discard() {
+        order.abandon()
+        if !published { for line in lines { try? line?.close() } }
+        container.discard()
+    }
+
+    /// The content-addressed files written tonight (after the chunks are closed).
+    func sharedWritten() throws(Problem) -> Set<SHA256Digest> {
+        try order.close()
+        return try order.withState { $0.seen }
+    }
+
+    /// What the writer thread does with each chunk in turn: members go to the archive (a shared
+    /// file's the first time it comes), lines to their files.
+    private static func writer(_ container: OutputContainer, _ files: [LineFile?], devices: Int, clearsChunks: Bool) -> OrderedChunks<WriterState> {
+        OrderedChunks(WriterState(devices: devices), clearsChunks: clearsChunks) { state, records throws(Problem) in
+            guard !records.isEmpty else { return }
+            for k in state.lines.indices {
+                if clearsChunks { state.lines[k].withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+                state.lines[k].removeAll(keepingCapacity: true)
+            }
+            let failure: Problem? = records.withUnsafeBytes { bytes in
+                var pieces: [UnsafeRawBufferPointer] = []
+                ChunkRecord.forEach(in: bytes) { kind, key, body in
+                    switch kind {
+                    case .members: pieces.append(body)
+                    case .shared:
+                        guard state.seen.insert(key!).inserted else { return }
+                        let n = Int(body.loadUnaligned(as: UInt32.self))
+                        pieces.append(UnsafeRawBufferPointer(rebasing: body[4..<(4 + n)]))
+                        state.lines[Int(LineKind.declarations.rawValue)].append(contentsOf: UnsafeRawBufferPointer(rebasing: body[(4 + n)...]))
+                    case .indexLine: state.lines[Int(LineKind.index.rawValue)].append(contentsOf: body)
+                    case .declarationLine: state.lines[Int(LineKind.declarations.rawValue)].append(contentsOf: body)
+                    }
+                }
+                do throws(Problem) { try container.writeMembers(pieces) } catch { return error }
+                return nil
+            }
+            if let failure { throw failure }
+            for (k, file) in files.enumerated() { try file?.append(state.lines[k]) }
+        }
+    }
+}
+
+/// A worker's buffers: the records of the chunk it renders, and scratch for an encoding.
+public struct ChunkBuffers {
+    var records: [UInt8] = []
+    var scratch: [UInt8] = []
+    public init() {}
+}
+
+/// What an encoding writes one device's files through (`DeviceSink.add`): files are placed at once
+/// in a folder, or become members in the chunk for an archive; shared files and lines are records
+/// in the chunk for the writer.
+struct DeviceFiles {
+    let container: OutputContainer
+    let filter: ChangeFilter?
+    /// The chunk's records (the worker's, for the call).
+    var records: [UInt8] = []
+
+    init(container: OutputContainer, filter: ChangeFilter?) {
+        self.container = container
+        self.filter = filter
+    }
+
+    /// Whether the device's files are written: not in a dry run, nor under `--changed-only` when
+    /// its digest is last night's.
+    func writes(_ key: UnsafeBufferPointer<UInt8>, _ digest: SHA256Digest) -> Bool {
+        container.writesFiles && filter?.skips(key, digest) != true
+    }
+
+    /// A file of the device's own at the path `path` appends.
+    mutating func file(path: (inout [UInt8]) -> Void, bytes: UnsafeRawBufferPointer, secret: Bool = false) throws(Problem) {
+        if container.isArchive {
+            ChunkRecord.append(.members, into: &records) { out in
+                Tar.appendMember(to: &out, path: path, body: { $0.append(contentsOf: bytes) }, mode: secret ? Tar.secretMode : nil)
+            }
+        } else {
+            try container.place(bytes, at: Self.text(path), once: false, secret: secret)
+        }
+    }
+
+    /// A content-addressed file (`key` names its content), stored once whoever brings it first,
+    /// with its line of `declarations.jsonl` (written with it, once).
+    mutating func shared(_ key: SHA256Digest, path: (inout [UInt8]) -> Void, bytes: UnsafeRawBufferPointer, secret: Bool = false,
+                         line: ((inout [UInt8]) -> Void)? = nil) throws(Problem) {
+        if !container.isArchive { try container.place(bytes, at: Self.text(path), once: true, secret: secret) }
+        let archive = container.isArchive
+        ChunkRecord.append(.shared, key: key, into: &records) { out in
+            // The members' length, the members (none in a folder: written already), the line.
+            let lengthAt = out.count
+            out += [0, 0, 0, 0]
+            if archive { Tar.appendMember(to: &out, path: path, body: { $0.append(contentsOf: bytes) }, mode: secret ? Tar.secretMode : nil) }
+            ChunkRecord.patchLength(at: lengthAt, in: &out)
+            line?(&out)
+        }
+    }
+
+    /// A line of one of the encoding's line files.
+    mutating func line(_ kind: LineKind, _ body: (inout [UInt8]) -> Void) {
+        ChunkRecord.append(kind == .index ? .indexLine : .declarationLine, into: &records, body)
+    }
+
+    private static func text(_ path: (inout [UInt8]) -> Void) -> String {
+        var bytes: [UInt8] = []
+        path(&bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The records of a chunk: kind, 32-byte key (shared files only), 4-byte length, bytes.
+enum ChunkRecord: UInt8 {
+    case members, shared, indexLine, declarationLine
+
+    static func append(_ kind: ChunkRecord, key: SHA256Digest? = nil, into out: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
+        out.append(kind.rawValue)
+        if let key { withUnsafeBytes(of: key) { out += $0 } }
+        let lengthAt = out.count
+        out += [0, 0, 0, 0]
+        body(&out)
+        patchLength(at: lengthAt, in: &out)
+    }
+
+    /// Writes the number of bytes after the 4-byte field at `lengthAt` into it.
+    static func patchLength(at lengthAt: Int, in out: inout [UInt8]) {
+        let n = UInt32(out.count - lengthAt - 4)
+        withUnsafeBytes(of: n) { for i in 0..<4 { out[lengthAt + i] = $0[i] } }
+    }
+
+    static func forEach(in b: UnsafeRawBufferPointer, _ body: (ChunkRecord, SHA256Digest?, UnsafeRawBufferPointer) -> Void) {
+        var i = 0
+        while i < b.count {
+            let kind = ChunkRecord(rawValue: b[i])!
+            i += 1
+            var key: SHA256Digest?
+            if kind == .shared {
+                key = b.loadUnaligned(fromByteOffset: i, as: SHA256Digest.self)
+                i += MemoryLayout<SHA256Digest>.size
+            }
+            let n = Int(b.loadUnaligned(fromByteOffset: i, as: UInt32.self))
+            i += 4
+            body(kind, key, UnsafeRawBufferPointer(rebasing: b[i..<(i + n)]))
+            i += n
+        }
+    }
+}
+
+/// A closing file of a generation (the index, the manifest), made when the sink writes it and
+/// handed over in pieces as they are made: each is a line per device, and building them whole
+/// first was the job's peak in memory. `write` makes the file and calls `emit` with its bytes in order, a piece
+/// at a time; a piece is valid only during its call (its buffer is made again into the next).
+public struct ClosingFile {
+    public typealias Emit = (UnsafeBufferPointer<UInt8>) throws(Problem) -> Void
+    public let name: String
+    public let write: (_ emit: Emit) throws(Problem) -> Void
+
+    public init(name: String, write: @escaping (_ emit: Emit) throws(Problem) -> Void) {
+        self.name = name
+        self.write = write
+    }
+
+    public init(_ name: String, _ bytes: [UInt8]) {
+        self.init(name: name) { emit throws(Problem) in try Self.emit(bytes, to: emit) }
+    }
+
+    /// Hands `bytes` to `emit` as one piece.
+    static func emit(_ bytes: [UInt8], to emit: Emit) throws(Problem) {
+        try bytes.withUnsafeBufferPointer { b throws(Problem) in try emit(b) }
+    }
+}
+
+/// One rendered device, as the batch renderer hands it to a sink: every buffer is valid only
+/// during the call.
+public struct RenderedDevice {
+    public var key: UnsafeBufferPointer<UInt8>
+    /// The app's configuration.
+    public var plist: UnsafeRawBufferPointer
+    /// Each app extension's configuration, in `ResolvedDelivery.extensions` order (DDM).
+    public var extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>
+    /// JSON members with their leading commas (the assignments that applied): the end of the
+    /// device's `index.jsonl` line.
+    public var indexFields: UnsafeBufferPointer<UInt8>
+    /// The device's place in device-key order (`BatchResult.order`).
+    public var position: Int
+    /// Its variant (the set of assignments that matched it; 0: none).
+    public var variant = 0
+    /// Its credential documents (DDM with `credentials`), cleared after the call.
+    public var credentials = UnsafeBufferPointer<RenderedCredential>(start: nil, count: 0)
+
+    public init(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer,
+                extensions: UnsafeBufferPointer<UnsafeRawBufferPointer> = UnsafeBufferPointer(start: nil, count: 0),
+                indexFields: UnsafeBufferPointer<UInt8> = UnsafeBufferPointer(start: nil, count: 0), position: Int = 0) {
+        self.key = key
+        self.plist = plist
+        self.extensions = extensions
+        self.indexFields = indexFields
+        self.position = position
+    }
+}
+
+/// Which devices are unchanged since a previous generation: their digest there equals tonight's.
+/// Shared by the workers (read-only).
+public final class ChangeFilter: Sendable {
+    public let previous: Manifest
+    /// `--changed-only`: unchanged devices are not written.
+    public let skipsUnchanged: Bool
+
+    public init(previous: Manifest, skipsUnchanged: Bool) {
+        self.previous = previous
+        self.skipsUnchanged = skipsUnchanged
+    }
+
+    /// True when the device is to be left out: `--changed-only` and the same digest as before.
+    @inline(__always)
+    public func skips(_ key: UnsafeBufferPointer<UInt8>, _ digest: SHA256Digest) -> Bool {
+        skipsUnchanged && previous.digest(forKey: key) == digest
+    }
+}
+

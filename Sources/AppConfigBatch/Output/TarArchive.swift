@@ -1,0 +1,78 @@
+import AppConfigCore
+import Foundation
+
+/// A ustar archive of the generation: the devices' members in device-key order (the chunk writer
+/// writes each chunk once every chunk before it is written), then the line files and the closing
+/// files (the manifest last). To a file (written under a temporary name and renamed when complete,
+/// its manifest then also beside it as `FILE.manifest.tsv` for a quick `--since`) or to a stream
+/// (standard output: the consumer sees it as it is written).
+final class TarArchive: OutputContainer, @unchecked Sendable {
+    private let file: AtomicFile?
+    private let descriptor: Int32
+    let name: String
+    /// Where line files wait to be appended: beside the archive, or the temporary folder for a stream.
+    private let scratchFolder: String
+
+    /// An archive written to `path`, published by a rename. Temporaries that died with their run
+    /// (`FILE.tmp-PID`, the caller holding the output's lock) are removed first.
+    init(path: String) throws(Problem) {
+        AtomicFile.removeStale(beside: path)
+        let file = try AtomicFile(path: path)
+        self.file = file
+        descriptor = file.descriptor
+        name = path
+        let folder = PathText.folder(of: path)
+        scratchFolder = folder.isEmpty ? "." : folder
+    }
+
+    /// An archive streamed to a descriptor (standard output); publishing only ends it.
+    init(streamingTo descriptor: Int32, name: String = "-") {
+        file = nil
+        self.descriptor = descriptor
+        self.name = name
+        scratchFolder = FileManager.default.temporaryDirectory.path
+    }
+
+    var isArchive: Bool { true }
+
+    func writeMembers(_ pieces: [UnsafeRawBufferPointer]) throws(Problem) {
+        try writeAllGathered(descriptor, pieces, path: name)
+    }
+
+    func lineFile(_ member: String) throws(Problem) -> LineFile {
+        try LineFile.scratch(member, in: scratchFolder, shownAs: name + " (\(member))")
+    }
+
+    func publish(lines: [LineFile], closing files: [ClosingFile]) throws(Problem) -> String {
+        for line in lines {
+            try appendMember(line)
+            try line.close()
+        }
+        return try Tar.end(descriptor, name: name, closing: files, file: file, copying: Manifest.fileName)
+    }
+
+    func discard() { file?.discard() }
+
+    /// A line file as a member, copied by the kernel (`sendfile`; through a buffer where it
+    /// cannot: a stream, another file system on an old kernel).
+    private func appendMember(_ line: LineFile) throws(Problem) {
+        let source = line.descriptor, size = line.size
+        try writeAll(descriptor, Tar.header(named: line.name, size: size), path: name)
+        guard lseek(source, 0, SEEK_SET) == 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read \(line.name) back: \(systemError())") }
+        var left = size
+        while left > 0 {
+            let n = sendfile(descriptor, source, nil, left)
+            if n > 0 { left -= n; continue }
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        var buffer = [UInt8](repeating: 0, count: left > 0 ? 1 << 20 : 0)
+        while left > 0 {
+            let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, min($0.count, left)) }
+            guard n > 0 else { throw Problem(.outputWrite, at: Location(file: name), "cannot read \(line.name) back: \(systemError())") }
+            try writeAll(descriptor, n == buffer.count ? buffer : Array(buffer[0..<n]), path: name)
+            left -= n
+        }
+        try writeAll(descriptor, [UInt8](repeating: 0, count: Tar.padding(for: size)), path: name)
+    }
+}

@@ -1,0 +1,165 @@
+import AppConfigCore
+import AppConfigCompiler
+import AppConfigSources
+import AppConfigSpec
+import Digest
+
+/// The laps of a job's one clock: each phase's seconds, and the observer told of the next phase.
+final class PhaseClock {
+    let start = monotonicSeconds()
+    private(set) var last: Double
+    private(set) var seconds: [String: Double] = [:]
+    private let observer: RenderJob.Observer
+
+    init(observer: RenderJob.Observer) {
+        self.observer = observer
+        last = start
+    }
+
+    func lap(_ phase: Phase, next: Phase? = nil) {
+        let now = monotonicSeconds()
+        seconds[phase.rawValue] = now - last
+        last = now
+        if let next { observer.phaseStarted(next) }
+    }
+}
+
+/// What the compile step settles before any input is read: the app's and extensions'
+/// configurations, the delivery, and the credentials with their secrets.
+struct CompiledJob {
+    let configuration: Configuration
+    let extensions: [(id: String, configuration: Configuration)]
+    let delivery: ResolvedDelivery
+    /// Every credential of the app's values, its assignments and the extensions'.
+    let credentials: [Credential]
+    let secrets: SecretStore
+
+    var program: Program { configuration.base }
+    /// The app's configuration, then each extension's.
+    var all: [Configuration] { [configuration] + extensions.map(\.configuration) }
+}
+
+/// Each device's variant: the app's assignments, and each extension's.
+struct JobAssignments {
+    let app: DeviceAssignments
+    let extensions: [(id: String, assignments: DeviceAssignments)]
+    var all: [DeviceAssignments] { [app] + extensions.map(\.assignments) }
+}
+
+extension RenderJob {
+    /// The spec and values of the app and its extensions compiled, the delivery resolved, and
+    /// where credentials can go checked and their secrets read: usage errors before any input.
+    func compileStep(observer: Observer) throws -> CompiledJob {
+        let configuration = try configuration(observer: observer)
+        let delivery = try self.delivery.resolved(specBundleID: configuration.base.metadata.bundleId)
+        if delivery.delivery.isMDMCommand && batch.format != .xml {
+            throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
+        }
+        let extensions = try extensionConfigurations(observer: observer)
+        if let e = extensions.first(where: { $0.configuration.values?.assignments.contains { !$0.credentials.isEmpty } ?? false }) {
+            throw Problem(.deliveryOption, "the values of --extension \(e.id) give credentials in assignments: an extension's credentials are its file's \"credentials\", for every device")
+        }
+        if let e = extensions.first(where: { !$0.configuration.exclusions.isEmpty }) {
+            throw Problem(.deliveryOption, "the values of --extension \(e.id) give \"exclude\": the devices left out are the app's, in its own values file")
+        }
+        let all = [configuration] + extensions.map(\.configuration)
+        let credentials = all.flatMap { c in (c.values?.credentials ?? []) + (c.values?.assignments.flatMap(\.credentials) ?? []) }
+        guard !credentials.isEmpty else {
+            return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, credentials: [], secrets: SecretStore())
+        }
+        try checkCredentialDelivery(credentials, delivery)
+        return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, credentials: credentials, secrets: try SecretStore(secrets))
+    }
+
+    /// The generation to compare with (see `previousManifest`); a first night with
+    /// `--changed-only` ships everything, and says so.
+    func previousGeneration(observer: Observer) throws(Problem) -> Manifest? {
+        let previous = try previousManifest(warning: observer.warning)
+        if previous == nil && nightly.changedOnly {
+            var note = Problem(.sinceMissing, "--changed-only: no previous generation to compare with (a first night): every device is published")
+            note.severity = .warning
+            observer.warning(note)
+        }
+        return previous
+    }
+
+    /// The directory checked (a wrong password or an unreachable server ends the run before the
+    /// inventory is read), the inventory and the directory read, devices joined to their users.
+    func fleetStep(_ compiled: CompiledJob, clock: PhaseClock, observer: Observer) throws(Problem) -> (Fleet, FleetSources) {
+        var sources = self.sources
+        // Group memberships are read only when an assignment matches on groups.
+        let configurations = compiled.all
+        sources.attributes.readsGroups = configurations.contains { ($0.assignments + $0.exclusions).contains { $0.conditions.contains { $0.subject == .group } } }
+        try sources.checkDirectory(warning: observer.warning)
+        clock.lap(.since, next: .inventory)
+        let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns))
+        inventory.exportChecks.forEach(observer.warning)
+        clock.lap(.inventory, next: .directory)
+        let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
+        clock.lap(.directory, next: .join)
+        let fleet = Fleet(inventory: inventory, users: users)
+        if var diagnosis = fleet.joinDiagnosis() {
+            if diagnosis.code == .joinNone && !allowUnjoined {
+                diagnosis.message += " (--allow-unjoined renders the devices without users)"
+                throw diagnosis
+            }
+            diagnosis.severity = .warning
+            observer.warning(diagnosis)
+        }
+        return (fleet, sources)
+    }
+
+    /// Each device's variant for the app and each extension (a phase of its own only when a
+    /// values file has assignments or exclusions).
+    func assignStep(_ compiled: CompiledJob, fleet: Fleet, clock: PhaseClock, observer: Observer) throws -> JobAssignments {
+        if compiled.all.allSatisfy({ $0.assignments.isEmpty && $0.exclusions.isEmpty }) {
+            clock.lap(.join, next: .render)
+            return JobAssignments(app: DeviceAssignments(base: compiled.program),
+                                  extensions: compiled.extensions.map { ($0.id, DeviceAssignments(base: $0.configuration.base)) })
+        }
+        clock.lap(.join, next: .assign)
+        let app = try DeviceAssignments.resolve(compiled.configuration, fleet: fleet, warning: observer.warning)
+        var extensions: [(id: String, assignments: DeviceAssignments)] = []
+        for e in compiled.extensions { extensions.append((e.id, try DeviceAssignments.resolve(e.configuration, fleet: fleet, warning: observer.warning))) }
+        clock.lap(.assign, next: .render)
+        return JobAssignments(app: app, extensions: extensions)
+    }
+
+    /// Every device of the shard rendered into a new sink, the inputs fingerprinted meanwhile.
+    /// On an error (or an inventory changed under the run) the sink is discarded.
+    func renderStep(_ compiled: CompiledJob, fleet: Fleet, assignments: JobAssignments, previous: Manifest?,
+                    cancellation: Cancellation, observer: Observer) throws -> (DeviceSink, BatchResult, FingerprintTask) {
+        // Credentials: each variant's, and each extension's.
+        let credentials = Self.credentials(compiled.configuration, assignments.app)
+        let extensionCredentials = compiled.extensions.map { $0.configuration.values?.credentials ?? [] }
+        var credentialRenderer: CredentialRenderer?
+        if !compiled.credentials.isEmpty {
+            credentialRenderer = try CredentialRenderer(credentials: credentials, extensionCredentials: extensionCredentials, fleet: fleet, secrets: compiled.secrets)
+        }
+        func kinds(_ list: [Credential]) -> [(identifier: String, kind: Credential.Kind)] { list.map { ($0.identifier, $0.kind) } }
+        let credentialKinds = (credentials.map(kinds), extensionCredentials.map(kinds))
+
+        var options = batch
+        options.xmlNesting = compiled.delivery.xmlNesting
+        if compiled.delivery.delivery == .ddm { options.maxOutputBytes = DeclarationBuilder.maxAssetBytes }
+        let renderer = try BatchRenderer(assignments: assignments.app, fleet: fleet, options: options, extensions: assignments.extensions,
+                                         credentials: credentialRenderer)
+        let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: nightly.changedOnly) }
+        let sink = try makeSink(compiled.delivery, filter: filter, devices: renderer.deviceCount, credentials: credentialKinds)
+        // The inputs' fingerprints, read while the devices render; the caller waits for them on every way out.
+        let fingerprints = FingerprintTask(job: self)
+        observer.renderStarted(renderer)
+        let result: BatchResult
+        do {
+            result = try renderer.run(into: sink, cancellation: cancellation)
+            observer.renderFinished()
+            // What was rendered from a mapped inventory that changed since is not published.
+            if let change = fleet.inventory.change() { throw change }
+        } catch {
+            sink.discard()
+            _ = fingerprints.wait()
+            throw error
+        }
+        return (sink, result, fingerprints)
+    }
+}
