@@ -55,10 +55,10 @@ public final class UserTable: @unchecked Sendable {
     public internal(set) var groups: DirectoryGroups?
     /// The builder's values, taken over (not copied: the pool is the directory's size).
     private let storage: GrowingBuffer<UInt8>
-    private let pool: UnsafeBufferPointer<UInt8>
-    /// Per user: 13 variables then the join key, each (offset, length); length `.max` = missing.
+    /// Per user: 13 variables then the join key, each (offset, length) into `storage`; absent
+    /// when the entry has no value.
     private let rangeStorage: GrowingBuffer<UInt32>
-    private let ranges: UnsafeBufferPointer<UInt32>
+    private let records: RecordTable
     private let index: ShardedKeyTable
     /// `UserVariable.allCases.count + 1`, written out: a computed `static let` is a `swift_once`
     /// call at each use, and the render's prefetch reads it per device (the builder checks it).
@@ -69,25 +69,16 @@ public final class UserTable: @unchecked Sendable {
     init(source: String, pool storage: GrowingBuffer<UInt8>, ranges rangeStorage: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
         self.source = source
         self.storage = storage
-        let pool = storage.buffer
-        self.pool = pool
         self.rangeStorage = rangeStorage
-        let ranges = rangeStorage.buffer
-        self.ranges = ranges
-        count = ranges.count / (2 * Self.stride)
+        let records = RecordTable(pairs: rangeStorage.buffer, bytes: storage.buffer.baseAddress, width: Self.stride)
+        self.records = records
+        count = rangeStorage.buffer.count / (2 * Self.stride)
         var problems = problems
         // The join index, keys folded to lower case, filled on every core.
-        let base = pool.baseAddress!
-        func key(_ u: Int32) -> UnsafeBufferPointer<UInt8> {
-            let i = (Int(u) * Self.stride + Self.stride - 1) * 2
-            return ranges[i + 1] == .max ? UnsafeBufferPointer(start: nil, count: 0) : UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1]))
-        }
+        func key(_ u: Int32) -> UnsafeBufferPointer<UInt8> { records.value(Int(u), Self.stride - 1) }
         let index = ShardedKeyTable(count: count, foldingASCIICase: true, key: key)
         for (u, first) in index.duplicates {
-            func dn(_ user: Int32) -> String {
-                let i = (Int(user) * Self.stride + Self.variableIndex[.dn]!) * 2
-                return String(decoding: UnsafeBufferPointer(start: base + Int(ranges[i]), count: Int(ranges[i + 1])), as: UTF8.self)
-            }
+            func dn(_ user: Int32) -> String { String(decoding: records.value(Int(user), Self.variableIndex[.dn]!), as: UTF8.self) }
             func entry(_ user: Int32) -> String {
                 "\"\(dn(user))\"" + (lines.isEmpty ? "" : " (line \(lines[Int(user)]))")
             }
@@ -107,20 +98,16 @@ public final class UserTable: @unchecked Sendable {
     /// `value(user:_:)` by the variable's index (`variableIndex`), looked up once per plan: the
     /// dictionary lookup per value was a hash per device and variable.
     @inline(__always)
-    public func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? {
-        let i = (user * Self.stride + index) * 2
-        guard ranges[i + 1] != .max else { return nil }
-        return UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
-    }
+    public func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? { records.field(user, index) }
 
     /// Starts reading a user's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
-    public func prefetchRanges(user: Int) { RecordPrefetch.ranges(ranges, record: user, width: Self.stride) }
+    public func prefetchRanges(user: Int) { records.prefetchPairs(user) }
 
     /// Starts reading a user's value into the cache (its range is read now: see `prefetchRanges`).
     @inline(__always)
     public func prefetchValue(user: Int, index: Int) {
-        RecordPrefetch.bytes(ranges, in: pool.baseAddress!, record: user, width: Self.stride, field: index)
+        records.prefetchValue(user, index)
     }
 
     public func string(user: Int, _ variable: UserVariable) -> String? {
@@ -130,10 +117,7 @@ public final class UserTable: @unchecked Sendable {
     /// The user whose join attribute equals this key (ASCII case-insensitively).
     public func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
         guard !key.isEmpty else { return nil }
-        return index.find(key) { u in
-            let j = (Int(u) * Self.stride + Self.stride - 1) * 2
-            return UnsafeBufferPointer(start: pool.baseAddress! + Int(ranges[j]), count: Int(ranges[j + 1]))
-        }.map(Int.init)
+        return index.find(key) { u in records.value(Int(u), Self.stride - 1) }.map(Int.init)
     }
 
     public func user(forKey key: String) -> Int? {

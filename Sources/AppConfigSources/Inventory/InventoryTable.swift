@@ -78,54 +78,43 @@ public final class InventoryTable: @unchecked Sendable {
     /// The file mapped, when `bytes` are its pages.
     private let mapping: MappedFile?
     private let bytes: UnsafeMutableBufferPointer<UInt8>
-    /// Per row, per kept slot: offset and length (UInt32 each) into `bytes`.
-    private let ranges: [UInt32]
+    /// Per row, per kept slot: offset and length (UInt32 each) into `bytes`, in `owner`.
+    private let records: RecordTable
     private let lines: [UInt32]
 
     /// The value of a kept slot in a row; empty when the field is empty.
     @inline(__always)
-    public func value(row: Int, slot: Int) -> UnsafeBufferPointer<UInt8> {
-        let i = (row * keptColumns.count + slot) * 2
-        return UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))
-    }
+    public func value(row: Int, slot: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
 
     /// Starts reading a row's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
-    public func prefetchRanges(row: Int) { RecordPrefetch.ranges(ranges, record: row, width: keptColumns.count) }
+    public func prefetchRanges(row: Int) { records.prefetchPairs(row) }
 
     /// Starts reading a value's first bytes into the cache (its range is read now: see `prefetchRanges`).
     @inline(__always)
     public func prefetchValue(row: Int, slot: Int) {
-        RecordPrefetch.bytes(ranges, in: bytes.baseAddress!, record: row, width: keptColumns.count, field: slot)
+        records.prefetchValue(row, slot)
     }
 
-    /// One kept column read with no reference counting: the table's pairs and bytes as pointers,
-    /// valid inside `withColumn`. Through the table, a loop reading a value per device (the index,
-    /// the manifest) retained and released the table's array around each read.
+    /// One kept column: a view with no reference counting, for loops reading a value per device
+    /// (the index, the manifest), which through the table retained and released it around each read.
     public struct Column {
-        fileprivate let ranges: UnsafeBufferPointer<UInt32>
-        fileprivate let bytes: UnsafePointer<UInt8>
-        fileprivate let width: Int
+        fileprivate let records: RecordTable
         fileprivate let slot: Int
 
         @inline(__always)
-        public func value(row: Int) -> UnsafeBufferPointer<UInt8> {
-            let i = (row * width + slot) * 2
-            return UnsafeBufferPointer(start: bytes + Int(ranges[i]), count: Int(ranges[i + 1]))
-        }
+        public func value(row: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
 
         /// Starts reading a row's pair into the cache (`prefetchValue` a few rows later finds it there).
         @inline(__always)
-        public func prefetchRange(row: Int) { appconfig_prefetch(ranges.baseAddress! + (row * width + slot) * 2) }
+        public func prefetchRange(row: Int) { records.prefetchPair(row, slot) }
 
         /// Starts reading a value's first bytes into the cache (its pair is read now).
         @inline(__always)
-        public func prefetchValue(row: Int) { RecordPrefetch.bytes(ranges, in: bytes, record: row, width: width, field: slot) }
+        public func prefetchValue(row: Int) { records.prefetchValue(row, slot) }
     }
 
-    public func withColumn<R>(_ slot: Int, _ body: (Column) -> R) -> R {
-        ranges.withUnsafeBufferPointer { body(Column(ranges: $0, bytes: bytes.baseAddress!, width: keptColumns.count, slot: slot)) }
-    }
+    public func withColumn<R>(_ slot: Int, _ body: (Column) -> R) -> R { body(Column(records: records, slot: slot)) }
 
     public func string(row: Int, slot: Int) -> String { String(decoding: value(row: row, slot: slot), as: UTF8.self) }
 
@@ -344,7 +333,8 @@ public final class InventoryTable: @unchecked Sendable {
             }
             if stop { break rows }
         }
-        self.ranges = ranges
+        // The pairs in the table's own memory: a view of them reads with no reference counting.
+        records = RecordTable(pairs: UnsafeBufferPointer(owner.table(ranges)), bytes: bytes.baseAddress, width: keptColumns.count)
         self.lines = lines
         self.rowCount = rowCount
         self.dataRows = dataRows

@@ -1,0 +1,53 @@
+import CByteScan
+
+/// Records of `width` fields over one buffer of bytes, each field an (offset, length) pair of
+/// `UInt32`: the inventory's rows (their kept columns) and the directory's users (their variables
+/// and join key). A length of `absent` is a field the record lacks (a user without the
+/// attribute; inventory fields are never absent, only empty). A view with no reference counting:
+/// the table that owns the pairs and the bytes keeps them alive.
+public struct RecordTable: @unchecked Sendable {
+    public static let absent = UInt32.max
+    let pairs: UnsafeBufferPointer<UInt32>
+    /// Nil only for a table of no bytes (whose records are all empty, or that has none).
+    let bytes: UnsafePointer<UInt8>?
+    let width: Int
+
+    init(pairs: UnsafeBufferPointer<UInt32>, bytes: UnsafePointer<UInt8>?, width: Int) {
+        self.pairs = pairs
+        self.bytes = bytes
+        self.width = width
+    }
+
+    /// A field's bytes, nil when the record lacks it.
+    @inline(__always)
+    func field(_ record: Int, _ field: Int) -> UnsafeBufferPointer<UInt8>? {
+        let i = (record * width + field) * 2
+        guard pairs[i + 1] != Self.absent else { return nil }
+        return UnsafeBufferPointer(start: bytes.map { $0 + Int(pairs[i]) }, count: Int(pairs[i + 1]))
+    }
+
+    /// A field's bytes, empty when the record lacks it.
+    @inline(__always)
+    func value(_ record: Int, _ field: Int) -> UnsafeBufferPointer<UInt8> {
+        self.field(record, field) ?? UnsafeBufferPointer(start: nil, count: 0)
+    }
+
+    /// Starts reading a record's pairs into the cache (`prefetchValue` a few records later finds them there).
+    @inline(__always)
+    func prefetchPairs(_ record: Int) {
+        let first = record * width * 2
+        appconfig_prefetch(pairs.baseAddress! + first)
+        appconfig_prefetch(pairs.baseAddress! + first + width * 2 - 1)
+    }
+
+    /// Starts reading one field's pair into the cache.
+    @inline(__always)
+    func prefetchPair(_ record: Int, _ field: Int) { appconfig_prefetch(pairs.baseAddress! + (record * width + field) * 2) }
+
+    /// Starts reading a field's first bytes into the cache (its pair is read now: see `prefetchPairs`).
+    @inline(__always)
+    func prefetchValue(_ record: Int, _ field: Int) {
+        let i = (record * width + field) * 2
+        if pairs[i + 1] != Self.absent, let bytes { appconfig_prefetch(bytes + Int(pairs[i])) }
+    }
+}
