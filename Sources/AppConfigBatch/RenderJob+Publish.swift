@@ -22,6 +22,12 @@ extension RenderJob {
                               filter: filter, devices: devices)
     }
 
+    /// The sink for `output` and the delivery, for an embedder that runs the phases itself
+    /// (`BatchRenderer.run(into:)`, then `publish(closing:)` or `discard()`).
+    public func makeSink(_ delivery: ResolvedDelivery, devices: Int) throws(Problem) -> DeviceSink {
+        try makeSink(delivery, filter: nil, devices: devices)
+    }
+
     /// What each device's files are, for the delivery.
     static func encoding(for delivery: ResolvedDelivery, devices: Int = 0, credentials: DDMEncoding.CredentialKinds = ([[]], [])) -> any DeviceEncoding {
         switch delivery.delivery {

@@ -83,6 +83,47 @@ extension RenderJob {
         return previous
     }
 
+    /// A night with nothing to do: the previous generation's manifest has this run's program,
+    /// options and input fingerprints, so the output would be the same bytes. Nothing past the
+    /// fingerprints is read, and nothing is rendered or published; the report says so. Not
+    /// with `--rerender`, an LDAP directory (its content has no fingerprint) or credentials
+    /// (their secrets come from outside the inputs).
+    func unchangedNight(_ compiled: CompiledJob, fingerprints: FingerprintTask, clock: PhaseClock) throws(Problem) -> RunSummary? {
+        if nightly.rerender || !compiled.credentials.isEmpty { return nil }
+        if case .ldap = sources.directory { return nil }
+        var previousPath = nightly.since
+        if previousPath == nil, case .directory(let path) = output { previousPath = GenerationFolder.published(path) }
+        guard let previousPath, let prior = Manifest.header(of: previousPath) else { return nil }
+        // What needs no hashing first (a changed night mostly shows here, and goes on at once):
+        // the lines beside the files', and the files' sizes.
+        let before = Dictionary(prior.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
+        let cheap = manifestHeader(compiled, fingerprints: []).filter { before[$0.0] != $0.1 }
+        if !cheap.isEmpty || fingerprints.files.contains(where: { !fingerprints.mayBe(before[$0.name], of: $0.path) }) { return nil }
+        let header = manifestHeader(compiled, fingerprints: fingerprints.wait())
+        guard prior.elementsEqual(header, by: { $0.name == $1.0 && $0.value == $1.1 }) else { return nil }
+        // The previous manifest is trusted only whole: its end line counts and hashes its lines
+        // (a manifest cut or edited is refused as on any night).
+        if let file = Manifest.file(of: previousPath) { try Manifest.checkWhole(file) }
+        // What died with an earlier run goes, as on any night (the lock is held).
+        switch output {
+        case .directory(let path): GenerationFolder.removeIncomplete(in: PathText.trimmed(path) + ".generations")
+        case .tar(let path): AtomicFile.removeStale(beside: path)
+        case .tarStdout, .dryRun: break
+        }
+        let program = compiled.program
+        var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
+                           programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
+        s.inputsUnchanged = true
+        s.nothingChanged = true
+        s.since = nightly.since ?? outputPath
+        s.dryRun = output == .dryRun
+        clock.lap(.since)
+        s.seconds = clock.seconds
+        s.wallSeconds = clock.last - clock.start
+        if let report { try RunReport(summary: s, redact: redact).write(to: report) }
+        return s
+    }
+
     /// The directory checked (a wrong password or an unreachable server ends the run before the
     /// inventory is read), the inventory and the directory read, devices joined to their users.
     func fleetStep(_ compiled: CompiledJob, clock: PhaseClock, observer: Observer) throws(Problem) -> (Fleet, FleetSources) {
@@ -125,10 +166,10 @@ extension RenderJob {
         return JobAssignments(app: app, extensions: extensions)
     }
 
-    /// Every device of the shard rendered into a new sink, the inputs fingerprinted meanwhile.
-    /// On an error (or an inventory changed under the run) the sink is discarded.
+    /// Every device of the shard rendered into a new sink. On an error (or an inventory changed
+    /// under the run) the sink is discarded.
     func renderStep(_ compiled: CompiledJob, fleet: Fleet, assignments: JobAssignments, previous: Manifest?,
-                    cancellation: Cancellation, observer: Observer) throws -> (DeviceSink, BatchResult, FingerprintTask) {
+                    cancellation: Cancellation, observer: Observer) throws -> (DeviceSink, BatchResult) {
         // Credentials: each variant's, and each extension's.
         let credentials = Self.credentials(compiled.configuration, assignments.app)
         let extensionCredentials = compiled.extensions.map { $0.configuration.values?.credentials ?? [] }
@@ -146,8 +187,6 @@ extension RenderJob {
                                          credentials: credentialRenderer)
         let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: nightly.changedOnly) }
         let sink = try makeSink(compiled.delivery, filter: filter, devices: renderer.deviceCount, credentials: credentialKinds)
-        // The inputs' fingerprints, read while the devices render; the caller waits for them on every way out.
-        let fingerprints = FingerprintTask(job: self)
         observer.renderStarted(renderer)
         let result: BatchResult
         do {
@@ -157,9 +196,8 @@ extension RenderJob {
             if let change = fleet.inventory.change() { throw change }
         } catch {
             sink.discard()
-            _ = fingerprints.wait()
             throw error
         }
-        return (sink, result, fingerprints)
+        return (sink, result)
     }
 }

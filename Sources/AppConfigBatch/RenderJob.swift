@@ -122,20 +122,22 @@ public struct RenderJob: Sendable {
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
+        // The inputs' fingerprints, hashed while the job goes on; waited for on every way out.
+        let fingerprints = FingerprintTask(job: self)
+        defer { _ = fingerprints.wait() }
+        if let unchanged = try unchangedNight(compiled, fingerprints: fingerprints, clock: clock) { return unchanged }
         let previous = try previousGeneration(observer: observer)
         let (fleet, sources) = try fleetStep(compiled, clock: clock, observer: observer)
         let assignments = try assignStep(compiled, fleet: fleet, clock: clock, observer: observer)
-        let (sink, result, fingerprints) = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
-                                                          cancellation: cancellation, observer: observer)
-        defer { _ = fingerprints.wait() }
+        let (sink, result) = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
+                                            cancellation: cancellation, observer: observer)
         clock.lap(.render, next: .publish)
 
         let program = compiled.program
         var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments.app)
         let variables = assignments.all.flatMap(\.programs).flatMap(\.slots)
         summary.mapping = SourceMapping(fleet: fleet, attributes: sources.attributes).line(for: variables)
-        let header = [("format", batch.format.rawValue), ("delivery", compiled.delivery.delivery.rawValue), ("shard", batch.shard.description)]
-        let generation = Generation(policy: nightly, header: header + fingerprints.wait(), program: program, fleet: fleet, result: result,
+        let generation = Generation(policy: nightly, header: manifestHeader(compiled, fingerprints: fingerprints.wait()), program: program, fleet: fleet, result: result,
                                     assignments: assignments.app, previous: previous, sink: sink)
         summary.changes = generation.changes?.counts
         summary.since = previous == nil ? nil : (nightly.since ?? outputPath)

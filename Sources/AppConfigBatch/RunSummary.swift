@@ -43,6 +43,9 @@ public struct RunSummary: Sendable, Codable {
     /// `--changed-only` found nothing added, changed or removed: nothing new was published (the
     /// previous generation stays current); not a failure.
     public var nothingChanged = false
+    /// The previous generation's manifest has this run's program, options and input fingerprints:
+    /// nothing was read past them, rendered or published (`nothingChanged` too).
+    public var inputsUnchanged = false
     /// The previous generation compared with, and what changed since it.
     public var since: String?
     public var changes: ChangeCounts?
@@ -94,7 +97,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, mapping, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, since, changes, assignments, variants, assetsNotLinked, keptNotLinked
+        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, inputsUnchanged, since, changes, assignments, variants, assetsNotLinked, keptNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

@@ -98,7 +98,7 @@ struct HostileInputTests {
             try FileManager.default.removeItem(atPath: out)
             for _ in 0..<2 {
                 let ok = try runProcess(Paths.appconfigBinary, ["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
-                                                                 "--directory", Self.directory, "--out", out, "--quiet"])
+                                                                 "--directory", Self.directory, "--out", out, "--rerender", "--quiet"])
                 #expect(ok.status == 3, "\(ok.stderr)")
             }
         }

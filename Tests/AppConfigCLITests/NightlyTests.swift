@@ -236,8 +236,9 @@ struct NightlyTests {
             #expect((summary["devices"] as? [String: Int])?["failed"] == 1000)
             #expect(summary["notPublished"] as? String == "no device rendered")
             // A failed share under the ratio is published (exit 3), and --force publishes past it.
-            #expect(try render(demo + ["--directory", Paths.fixture("demo/directory.ldif"), "--out", out, "--max-failure-ratio", "0.02"]).status == 1)
-            #expect(try render(demo + ["--directory", Paths.fixture("demo/directory.ldif"), "--out", out, "--max-failure-ratio", "0.02", "--force"]).status == 3)
+            // (--rerender: tonight's inputs are the good generation's.)
+            #expect(try render(demo + ["--directory", Paths.fixture("demo/directory.ldif"), "--out", out, "--max-failure-ratio", "0.02", "--rerender"]).status == 1)
+            #expect(try render(demo + ["--directory", Paths.fixture("demo/directory.ldif"), "--out", out, "--max-failure-ratio", "0.02", "--force", "--rerender"]).status == 3)
         }
     }
 
@@ -264,8 +265,8 @@ struct NightlyTests {
             #expect(GenerationFolder.published(out) == good)
             #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--force", "--quiet"]).status == 3)
             #expect(GenerationFolder.published(out) != good)
-            // --keep 1: only the published generation stays.
-            #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--keep", "1", "--quiet"]).status == 3)
+            // --keep 1: only the published generation stays (--rerender: the same inputs again).
+            #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--keep", "1", "--rerender", "--quiet"]).status == 3)
             #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }.count == 1)
         }
     }
@@ -298,7 +299,7 @@ struct NightlyTests {
             // A job file that sets the flag, and the command line that turns it off.
             let job = dir.path("job.json")
             try #"{"changed-only": true, "force": true}"#.write(toFile: job, atomically: true, encoding: .utf8)
-            let full = try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + sources + ["--out", out, "--no-changed-only", "--no-force", "--quiet"])
+            let full = try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + sources + ["--out", out, "--no-changed-only", "--no-force", "--rerender", "--quiet"])
             #expect(full.status == 3, "\(full.stderr)")
             #expect(try Self.files(try #require(GenerationFolder.published(out))).count == 975)
         }
@@ -311,7 +312,8 @@ struct NightlyTests {
             let sources = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
             #expect(try render(sources + ["--out", out]).status == 3)
             let good = try #require(GenerationFolder.published(out))
-            let r = try render(sources + ["--out", out, "--changed-only", "--report", report])
+            // --rerender: past the fingerprints (the same inputs), to the digests.
+            let r = try render(sources + ["--out", out, "--changed-only", "--rerender", "--report", report])
             #expect(r.status == 3, "\(r.stderr)")
             #expect(r.stdout.contains("since \(out): 0 added, 0 changed, 0 removed, 0 missing, 975 unchanged\n"), "\(r.stdout)")
             #expect(r.stdout.hasSuffix("nothing changed since \(out): nothing new was published\n"), "\(r.stdout)")
@@ -386,7 +388,7 @@ struct NightlyTests {
         try withTemporaryDirectory { dir in
             let job = (["render"] + Self.spec + ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--quiet"])
                 .map { "'\($0)'" }.joined(separator: " ")
-            for output in ["--out o", "--out o", "--tar t"] {
+            for output in ["--out o", "--out o --rerender", "--tar t"] {
                 let r = try runProcess("/bin/sh", ["-c", "cd '\(dir.path)' && '\(Paths.appconfigBinary)' \(job) \(output)"])
                 #expect(r.status == 3, "\(output): \(r.stderr)")
             }

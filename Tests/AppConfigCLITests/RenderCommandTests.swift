@@ -395,11 +395,11 @@ struct RenderCommandTests {
         }
     }
 
-    @Test("a rerun over the same output publishes a new generation and keeps the one before")
+    @Test("a rerun with --rerender over the same output publishes a new generation and keeps the one before")
     func rerun() throws {
         try withTemporaryDirectory { dir in
             let out = dir.path("out")
-            for _ in 0..<3 { #expect(try render(Self.demo + ["--out", out, "--quiet"]).status == 3) }
+            for _ in 0..<3 { #expect(try render(Self.demo + ["--out", out, "--rerender", "--quiet"]).status == 3) }
             let generations = try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }  // markers aside
             #expect(generations.count == 2)
             let target = try FileManager.default.destinationOfSymbolicLink(atPath: out)

@@ -1,26 +1,84 @@
+import AppConfigCore
+import Digest
 import Dispatch
 import Foundation
+import Synchronization
 
-/// The inputs' fingerprints (size and SHA-256), read on another thread while the job runs.
+/// The inputs' fingerprints (size and SHA-256) for the manifest's header, each file hashed on a
+/// thread of its own while the job goes on (the inventory and the directory are the large ones).
 final class FingerprintTask: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: [(String, String)] = []
+    /// The header's input lines: each file by name (nil: none given), in order.
+    let files: [(name: String, path: String?)]
 
     init(job: RenderJob) {
         var files: [(String, String?)] = [("spec", job.spec), ("values", job.values), ("inventory", job.sources.inventory)]
+        var fixed: [(String, String)] = []
         switch job.sources.directory {
         case .ldif(let path): files.append(("directory", path))
-        case .ldap(let c): result.append(("directory", "ldap " + c.url))
+        case .ldap(let c): fixed.append(("directory", "ldap " + c.url))
         case nil: files.append(("directory", nil))
         }
-        let fixed = result, inputs = files
+        self.files = files
+        let inputs = files, before = fixed
         DispatchQueue.global().async(group: group) {
-            self.result = fixed + inputs.map { ($0.0, $0.1.map(Fingerprint.of) ?? "-") }
+            let prints = Mutex([String](repeating: "-", count: inputs.count))
+            DispatchQueue.concurrentPerform(iterations: inputs.count) { i in
+                if let path = inputs[i].1 {
+                    let fingerprint = Fingerprint.of(path)
+                    prints.withLock { $0[i] = fingerprint }
+                }
+            }
+            let values = prints.withLock { $0 }
+            self.result = before + zip(inputs, values).map { ($0.0, $1) }
         }
     }
 
     func wait() -> [(String, String)] {
         group.wait()
         return result
+    }
+
+    /// Whether a fingerprint (`SIZE SHA256`) may be the file's as it is now: its size, read
+    /// without hashing (an export that changed mostly changed its size).
+    func mayBe(_ fingerprint: String?, of path: String?) -> Bool {
+        guard let path else { return fingerprint == "-" }
+        var info = stat()
+        guard stat(path, &info) == 0, let fingerprint, let size = fingerprint.split(separator: " ").first else { return false }
+        return size == String(info.st_size)
+    }
+}
+
+extension RenderJob {
+    /// The manifest's header: the program, format, delivery and shard, the inputs' fingerprints,
+    /// and the fingerprint of every other setting that changes the output's bytes.
+    func manifestHeader(_ compiled: CompiledJob, fingerprints: [(String, String)]) -> [(String, String)] {
+        [("program", compiled.program.metadata.hashHex), ("format", batch.format.rawValue), ("delivery", compiled.delivery.delivery.rawValue),
+         ("shard", batch.shard.description)] + fingerprints + [("options", optionsFingerprint(compiled.delivery))]
+    }
+
+    /// SHA-256 of the settings that change what is rendered and not already in the header: the
+    /// delivery as resolved (an asset URL with or without its last `/` is the same delivery), the
+    /// extensions' files with their fingerprints, how the inventory and the directory are read and
+    /// joined. Not the output's place, the guards, threads or report. A setting spelt another way
+    /// for the same output (a column's case) costs a render, never a skipped change.
+    func optionsFingerprint(_ delivery: ResolvedDelivery) -> String {
+        var lines: [String] = []
+        func add(_ name: String, _ value: Any?) { lines.append(name + "=" + (value.map { "\($0)" } ?? "-")) }
+        add("delivery", delivery)
+        for e in self.delivery.extensions {
+            add("extension", e.composedID + " " + Fingerprint.of(e.values) + " " + (e.spec.map(Fingerprint.of) ?? "-"))
+        }
+        let i = sources.inventoryOptions
+        add("delimiter", i.delimiter); add("device-key", i.deviceKeyColumn); add("user-key", i.userKeyColumn)
+        add("preset", i.preset.map { "\($0)" }); add("strict", i.strict); add("strict-inventory", i.strictInventory)
+        for (v, c) in i.columnMap.map({ ("\($0.key)", $0.value) }).sorted(by: { $0.0 < $1.0 }) { add("map " + v, c) }
+        for (v, c) in i.userColumnMap.map({ ("\($0.key)", $0.value) }).sorted(by: { $0.0 < $1.0 }) { add("map " + v, c) }
+        let a = sources.attributes
+        add("user-attribute", a.joinAttribute)
+        for (v, names) in a.sources.map({ ("\($0.key)", $0.value) }).sorted(by: { $0.0 < $1.0 }) { add("attribute " + v, names.joined(separator: ",")) }
+        add("allow-unjoined", allowUnjoined)
+        return SHA256.hex(Array(lines.joined(separator: "\n").utf8).withUnsafeBytes { UnsafeRawBufferPointer($0) })
     }
 }

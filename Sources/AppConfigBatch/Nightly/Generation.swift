@@ -12,7 +12,7 @@ import Foundation
 struct Generation {
     /// The guards, `--changed-only` and `--remove-missing`: all of the job a generation needs.
     let policy: NightlyPolicy
-    /// The manifest's header after the program: format, delivery, shard, the inputs' fingerprints.
+    /// The manifest's header: program, format, delivery, shard, the inputs' and options' fingerprints.
     let header: [(String, String)]
     let program: Program
     let fleet: Fleet
@@ -160,7 +160,6 @@ struct Generation {
     /// in rounds of lines made on every core.
     func closingFiles(liveAssets live: LiveAssets = LiveAssets(), kept: Set<Int> = []) -> [ClosingFile] {
         let ddm = sink.encoding as? DDMEncoding
-        let header = [("program", program.metadata.hashHex)] + self.header
         let ending = sink.pathExtension
         let index = ClosingFile(name: "index.jsonl") { [self] emit throws(Problem) in
             try assignments.withIndexFields { fields throws(Problem) in

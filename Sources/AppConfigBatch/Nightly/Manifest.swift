@@ -110,6 +110,71 @@ public final class Manifest: @unchecked Sendable {
         return try parse(read(path), file: path, indexed: indexed, keepsPaths: keepsPaths)
     }
 
+    /// The header alone of the manifest of a generation folder, a manifest file or an archive's
+    /// copy beside it (`FILE.manifest.tsv`), read from its first 64 KiB: nil when there is none
+    /// to read so (an archive without its copy), or it is not a manifest's.
+    static func header(of path: String) -> [(name: String, value: String)]? {
+        guard let file = file(of: path) else { return nil }
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 1 << 16)
+        let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        var lines = head[..<n].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[...]
+        guard let version = lines.popFirst(), ["appconfig-manifest 1", "appconfig-manifest 2"].contains(String(decoding: version, as: UTF8.self)) else { return nil }
+        var header: [(String, String)] = []
+        while let line = lines.popFirst() {
+            if line.isEmpty { return lines.isEmpty ? nil : header }  // the blank line that ends it, read whole
+            let text = String(decoding: line, as: UTF8.self)
+            guard let space = text.firstIndex(of: " ") else { return nil }
+            header.append((String(text[..<space]), String(text[text.index(after: space)...])))
+        }
+        return nil
+    }
+
+    /// The manifest file of a generation folder, a manifest file or an archive (its copy beside
+    /// it), nil when there is none.
+    static func file(of path: String) -> String? {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { return nil }
+        return isFolder.boolValue ? path + "/" + fileName : path.hasSuffix(".tar") ? path + "." + fileName : path
+    }
+
+    /// Whether a manifest file is whole as a run wrote it: version 2, its end line last, counting
+    /// its device lines and holding their SHA-256 (refused as `load` refuses it otherwise). Mapped
+    /// and hashed once, without reading its entries: for a night that only needs to trust it.
+    static func checkWhole(_ file: String) throws(Problem) {
+        func refuse(_ why: String) -> Problem { Problem(.manifestSyntax, at: Location(file: file), why) }
+        let mapping: MappedFile?
+        do { mapping = try MappedFile(file, limit: Int.max) } catch { throw error.problem }
+        guard let mapping else { throw refuse("the manifest is empty") }
+        let b = UnsafeBufferPointer(mapping.bytes)
+        guard b.starts(with: "appconfig-manifest 2\n".utf8) else { throw refuse("not a version 2 manifest: it has no end line to check") }
+        // The header ends at the first blank line; the end line is the last line.
+        var linesStart = 0
+        for i in 1..<b.count where b[i] == 0x0A && b[i - 1] == 0x0A { linesStart = i + 1; break }
+        guard linesStart > 0, b.last == 0x0A else { throw refuse("the manifest has no end line: it was cut short") }
+        var endStart = b.count - 1
+        while endStart > linesStart && b[endStart - 1] != 0x0A { endStart -= 1 }
+        let end = b[endStart..<(b.count - 1)].split(separator: 0x09, omittingEmptySubsequences: false)
+        guard end.count == 3, end[0].elementsEqual("end".utf8), let count = Int(String(decoding: end[1], as: UTF8.self)),
+              let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: end[2])) else {
+            throw refuse("the manifest has no end line: it was cut short")
+        }
+        var lines = 0
+        var p = b.baseAddress! + linesStart
+        let stop = b.baseAddress! + endStart
+        while p < stop, let nl = memchr(p, 0x0A, stop - p) {
+            lines += 1
+            p = UnsafePointer(nl.assumingMemoryBound(to: UInt8.self)) + 1
+        }
+        guard lines == count else { throw refuse("the end line counts \(count) devices, the manifest lists \(lines): it was cut short or edited") }
+        guard SHA256Digest(of: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[linesStart..<endStart])) == digest else {
+            throw refuse("the device lines do not match the end line's SHA-256: the manifest was edited or damaged")
+        }
+    }
+
     private static func read(_ path: String) throws(Problem) -> [UInt8] {
         // Its first line first: a file that is no manifest (a 3 GiB archive given by mistake) is
         // refused before it is read whole.

@@ -6,6 +6,9 @@ public struct NightlyPolicy: Sendable, Equatable {
     /// The previous generation to compare with (a generation folder, its manifest or its tar); for a
     /// folder output, by default the one published now.
     public var since: String?
+    /// Render and publish even when the previous generation's manifest has this run's program,
+    /// options and input fingerprints (by default such a night publishes nothing: `inputsUnchanged`).
+    public var rerender = false
     /// Write only the devices added or changed since the previous generation (with the whole fleet's manifest).
     public var changedOnly = false
     /// Devices gone from tonight's inputs lose the app: their removal is written (an empty DDM set,

@@ -8,8 +8,7 @@ final class OutputLock {
     private let descriptor: Int32
 
     init(output: String) throws(Problem) {
-        var p = output
-        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        let p = PathText.trimmed(output)
         let parent = PathText.folder(of: p)
         if parent != "." {
             do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {

@@ -26,8 +26,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     private let createdLock = NSLock()
 
     public init(path: String, keep: Int = 2) throws(Problem) {
-        var p = path
-        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        let p = PathText.trimmed(path)
         self.path = p
         self.keep = keep
         var info = stat()
@@ -67,8 +66,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
 
     /// The generation the output's symlink names, when it is a complete one.
     public static func published(_ path: String) -> String? {
-        var p = path
-        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        let p = PathText.trimmed(path)
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: p) else { return nil }
         let full = PathText.resolve(target, besideLink: p)
         return FileManager.default.fileExists(atPath: full + "/" + Manifest.fileName) ? full : nil

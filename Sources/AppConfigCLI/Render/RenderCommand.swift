@@ -49,6 +49,8 @@ struct RenderCommand: ParsableCommand {
     @Flag(name: .customLong("changed-only"), inversion: .prefixedNo, help: "Write only the devices added or changed since the previous generation (and the whole fleet's manifest).")
     var changedOnly = false
     @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went.") var maxChangeRatio = 0.5
+    @Flag(inversion: .prefixedNo, help: "Render and publish even when the previous generation was made from the same inputs and options (by default such a night reads only their fingerprints and publishes nothing).")
+    var rerender = false
     @Flag(name: .customLong("remove-missing"), inversion: .prefixedNo, help: "Devices gone from the inputs since the previous generation lose the app: an empty DDM set, an MDM removal command (by default they keep their last configuration and are listed as missing).")
     var removeMissing = false
     @Option(name: .customLong("max-removal-ratio"), help: "With --remove-missing: publish nothing (status 1) when a larger share of the previous devices would lose the app.")
@@ -103,6 +105,7 @@ struct RenderCommand: ParsableCommand {
         job.nightly.maxFailureRatio = maxFailureRatio
         job.nightly.since = since
         job.nightly.changedOnly = changedOnly
+        job.nightly.rerender = rerender
         job.nightly.maxChangeRatio = maxChangeRatio
         job.nightly.removeMissing = removeMissing
         job.nightly.maxRemovalRatio = maxRemovalRatio
@@ -198,6 +201,12 @@ struct RenderCommand: ParsableCommand {
     /// the whole job's; the phases follow it.
     func printSummary(_ s: RunSummary, seconds: Double) {
         func say(_ line: String) { if tar == "-" { writeStandardError(line + "\n") } else { print(line) } }
+        if s.inputsUnchanged {
+            say("nothing changed since \(s.since ?? "the previous generation"): its manifest has this run's program, options and input "
+                + "fingerprints; nothing was rendered or published (--rerender renders anyway) in \(String(format1: seconds)) s")
+            if let report { say("report: \(report)/summary.json") }
+            return
+        }
         say("\(s.dryRun ? "checked" : "rendered") \(s.devices.rendered) of \(s.devices.inShard) devices (\(s.format)"
             + (s.shard != Shard.whole.description ? ", shard \(s.shard)" : "") + ")"
             + (s.output.map { " to \($0)" } ?? "") + " in \(String(format1: seconds)) s"
