@@ -55,6 +55,19 @@ struct UnchangedNightTests {
         }
     }
 
+    @Test("a whole night after a --changed-only one is not skipped: that generation holds only what changed")
+    func wholeAfterChangedOnly() throws {
+        try withTemporaryDirectory { dir in
+            let out = dir.path("out"), inventory = ["--inventory", Paths.fixture("demo/inventory.csv")]
+            #expect(try render(inventory + ["--out", out, "--changed-only"]).status == 3)
+            #expect(try render(inventory + ["--out", out, "--changed-only"]).stdout.hasPrefix("nothing changed since \(out): its manifest"))
+            let whole = try render(inventory + ["--out", out])
+            #expect(whole.status == 3, "\(whole.stderr)")
+            #expect(whole.stdout.hasPrefix("rendered 975 of 1000 devices"), "\(whole.stdout)")
+            #expect(try Self.generations(out).count == 2)
+        }
+    }
+
     /// What makes a night a night to render: any input's bytes, any option that changes the
     /// output, or `--rerender`.
     static let changes: [(name: String, arguments: [String], edit: (@Sendable (String) throws -> Void)?)] = [

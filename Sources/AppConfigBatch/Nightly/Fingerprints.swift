@@ -61,7 +61,8 @@ extension RenderJob {
     /// SHA-256 of the settings that change what is rendered and not already in the header: the
     /// delivery as resolved (an asset URL with or without its last `/` is the same delivery), the
     /// extensions' files with their fingerprints, how the inventory and the directory are read and
-    /// joined. Not the output's place, the guards, threads or report. A setting spelt another way
+    /// joined, and whether the generation holds only the changes. Not the output's place, the
+    /// guards, threads or report. A setting spelt another way
     /// for the same output (a column's case) costs a render, never a skipped change.
     func optionsFingerprint(_ delivery: ResolvedDelivery) -> String {
         var lines: [String] = []
@@ -79,6 +80,8 @@ extension RenderJob {
         add("user-attribute", a.joinAttribute)
         for (v, names) in a.sources.map({ ("\($0.key)", $0.value) }).sorted(by: { $0.0 < $1.0 }) { add("attribute " + v, names.joined(separator: ",")) }
         add("allow-unjoined", allowUnjoined)
+        // A --changed-only generation holds only what changed: a whole night after it is another output.
+        add("changed-only", nightly.changedOnly)
         return SHA256.hex(Array(lines.joined(separator: "\n").utf8).withUnsafeBytes { UnsafeRawBufferPointer($0) })
     }
 }
