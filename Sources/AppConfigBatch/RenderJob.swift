@@ -122,13 +122,14 @@ public struct RenderJob: Sendable {
         let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
-        // The inputs' fingerprints, hashed while the job goes on; waited for on every way out.
+        // The inputs' fingerprints; once started, waited for on every way out.
         let fingerprints = FingerprintTask(job: self)
-        defer { _ = fingerprints.wait() }
+        defer { fingerprints.finish() }
         if let unchanged = try unchangedNight(compiled, fingerprints: fingerprints, clock: clock) { return unchanged }
         let previous = try previousGeneration(observer: observer)
         let (fleet, sources) = try fleetStep(compiled, clock: clock, observer: observer)
         let assignments = try assignStep(compiled, fleet: fleet, clock: clock, observer: observer)
+        fingerprints.start()
         let (sink, result) = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
                                             cancellation: cancellation, observer: observer)
         clock.lap(.render, next: .publish)

@@ -4,11 +4,14 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// The inputs' fingerprints (size and SHA-256) for the manifest's header, each file hashed on a
-/// thread of its own while the job goes on (the inventory and the directory are the large ones).
+/// The inputs' fingerprints (size and SHA-256) for the manifest's header. Started when the render
+/// starts, on one thread beside it (hashing beside the inventory's load, or on every core beside
+/// the render, slowed the job); or, by a night that must know them first, each file on a core.
 final class FingerprintTask: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: [(String, String)] = []
+    private let fixed: [(String, String)]
+    private let started = Mutex(false)
     /// The header's input lines: each file by name (nil: none given), in order.
     let files: [(name: String, path: String?)]
 
@@ -21,24 +24,35 @@ final class FingerprintTask: @unchecked Sendable {
         case nil: files.append(("directory", nil))
         }
         self.files = files
+        self.fixed = fixed
+    }
+
+    /// Starts hashing (once): the files one after another, or each on a thread of its own.
+    func start(concurrently: Bool = false) {
+        guard started.withLock({ s in defer { s = true }; return !s }) else { return }
         let inputs = files, before = fixed
         DispatchQueue.global().async(group: group) {
             let prints = Mutex([String](repeating: "-", count: inputs.count))
-            DispatchQueue.concurrentPerform(iterations: inputs.count) { i in
+            @Sendable func hash(_ i: Int) {
                 if let path = inputs[i].1 {
                     let fingerprint = Fingerprint.of(path)
                     prints.withLock { $0[i] = fingerprint }
                 }
             }
+            if concurrently { DispatchQueue.concurrentPerform(iterations: inputs.count, execute: hash) } else { inputs.indices.forEach(hash) }
             let values = prints.withLock { $0 }
             self.result = before + zip(inputs, values).map { ($0.0, $1) }
         }
     }
 
     func wait() -> [(String, String)] {
+        start(concurrently: true)
         group.wait()
         return result
     }
+
+    /// Waits for hashing that was started; nothing when it was not.
+    func finish() { if started.withLock({ $0 }) { group.wait() } }
 
     /// Whether a fingerprint (`SIZE SHA256`) may be the file's as it is now: its size, read
     /// without hashing (an export that changed mostly changed its size).
