@@ -33,6 +33,9 @@ struct CompiledJob {
     /// Every credential of the app's values, its assignments and the extensions'.
     let credentials: [Credential]
     let secrets: SecretStore
+    /// The manifest's `options` line (`RenderJob.optionsFingerprint`), made once: it hashes the
+    /// extensions' files.
+    let optionsFingerprint: String
 
     var program: Program { configuration.base }
     /// The app's configuration, then each extension's.
@@ -64,11 +67,9 @@ extension RenderJob {
         }
         let all = [configuration] + extensions.map(\.configuration)
         let credentials = all.flatMap { c in (c.values?.credentials ?? []) + (c.values?.assignments.flatMap(\.credentials) ?? []) }
-        guard !credentials.isEmpty else {
-            return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, credentials: [], secrets: SecretStore())
-        }
-        try checkCredentialDelivery(credentials, delivery)
-        return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, credentials: credentials, secrets: try SecretStore(secrets))
+        if !credentials.isEmpty { try checkCredentialDelivery(credentials, delivery) }
+        return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, credentials: credentials,
+                           secrets: credentials.isEmpty ? SecretStore() : try SecretStore(secrets), optionsFingerprint: optionsFingerprint(delivery))
     }
 
     /// The generation to compare with (see `previousManifest`); a first night with

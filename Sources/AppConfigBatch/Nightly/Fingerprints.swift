@@ -69,7 +69,7 @@ extension RenderJob {
     /// and the fingerprint of every other setting that changes the output's bytes.
     func manifestHeader(_ compiled: CompiledJob, fingerprints: [(String, String)]) -> [(String, String)] {
         [("program", compiled.program.metadata.hashHex), ("format", batch.format.rawValue), ("delivery", compiled.delivery.delivery.rawValue),
-         ("shard", batch.shard.description)] + fingerprints + [("options", optionsFingerprint(compiled.delivery))]
+         ("shard", batch.shard.description)] + fingerprints + [("options", compiled.optionsFingerprint)]
     }
 
     /// SHA-256 of the settings that change what is rendered and not already in the header: the

@@ -157,9 +157,7 @@ public final class Manifest: @unchecked Sendable {
         guard linesStart > 0, b.last == 0x0A else { throw refuse("the manifest has no end line: it was cut short") }
         var endStart = b.count - 1
         while endStart > linesStart && b[endStart - 1] != 0x0A { endStart -= 1 }
-        let end = b[endStart..<(b.count - 1)].split(separator: 0x09, omittingEmptySubsequences: false)
-        guard end.count == 3, end[0].elementsEqual("end".utf8), let count = Int(String(decoding: end[1], as: UTF8.self)),
-              let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: end[2])) else {
+        guard let (count, digest) = endLine(UnsafeBufferPointer(rebasing: b[endStart..<(b.count - 1)])) else {
             throw refuse("the manifest has no end line: it was cut short")
         }
         var lines = 0
@@ -173,6 +171,15 @@ public final class Manifest: @unchecked Sendable {
         guard SHA256Digest(of: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[linesStart..<endStart])) == digest else {
             throw refuse("the device lines do not match the end line's SHA-256: the manifest was edited or damaged")
         }
+    }
+
+    /// An end line's count and SHA-256 (`end`, count, digest, tab-separated; no line break), nil
+    /// when the line is not one.
+    private static func endLine(_ l: UnsafeBufferPointer<UInt8>) -> (count: Int, digest: SHA256Digest)? {
+        let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
+        guard fields.count == 3, fields[0].elementsEqual("end".utf8), let count = Int(String(decoding: fields[1], as: UTF8.self)),
+              let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: fields[2])) else { return nil }
+        return (count, digest)
     }
 
     private static func read(_ path: String) throws(Problem) -> [UInt8] {
@@ -228,10 +235,8 @@ public final class Manifest: @unchecked Sendable {
                     continue
                 }
                 if version == 2 && l.starts(with: "end\t".utf8) {
-                    let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
-                    guard fields.count == 3, let count = Int(String(decoding: fields[1], as: UTF8.self)),
-                          let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: fields[2])) else { failure = "an end line is end, count and SHA-256, tab-separated"; return }
-                    trailer = (count, digest, i)
+                    guard let end = endLine(l) else { failure = "an end line is end, count and SHA-256, tab-separated"; return }
+                    trailer = (end.count, end.digest, i)
                     continue
                 }
                 // SHA256 \t path \t key
