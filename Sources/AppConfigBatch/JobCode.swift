@@ -51,12 +51,15 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// `appconfig merge`: the shards were not made by one run's settings (another program,
     /// format, delivery or inputs in their manifests' headers).
     case mergeMismatch = "merge.mismatch"
+    /// A setting of the job (an option, a job file's key) missing, unknown, given twice, or with a
+    /// value it cannot take.
+    case jobSetting = "job.setting"
 
     public var defaultSeverity: Problem.Severity { .error }
 
     /// The codes that are a usage error (exit 2): the job as given cannot start.
     public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .sinceMismatch, .secretSource, .explainUnknownDevice, .outputPath,
-                                           .mergeInput, .mergeShards, .mergeMismatch]
+                                           .mergeInput, .mergeShards, .mergeMismatch, .jobSetting]
 }
 
 extension Problem {

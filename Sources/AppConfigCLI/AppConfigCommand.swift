@@ -17,7 +17,7 @@ public struct AppConfigCommand: ParsableCommand {
     /// ArgumentParser default is 64, EX_USAGE; our interface promises 2).
     public static func run(_ arguments: [String]) -> Int32 {
         do {
-            var command = try parseAsRoot(try JobFile.expand(arguments))
+            var command = try parseAsRoot(arguments)
             do {
                 try command.run()
             } catch let error as ValidationError {

@@ -27,3 +27,13 @@ func stderrLine(_ p: Problem) -> String {
     let prefix = place.isEmpty || p.message.contains(p.location.place ?? "\u{0}") ? "" : place + ": "
     return Problem.printable("appconfig: \(prefix)\(p.message) [\(p.code)]") + "\n"
 }
+
+/// Runs `body`, turning a `job.setting` problem (an option that cannot be taken) into the usage
+/// error ArgumentParser would print for it: `Error: MESSAGE`, the command's usage, status 2.
+func settingsProblems<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let problem as Problem where problem.code == JobCode.jobSetting {
+        throw ValidationError(problem.message)
+    }
+}

@@ -3,7 +3,7 @@ import AppConfigPattern
 import AppConfigSpec
 
 /// What to do when a variable a key needs is missing or empty for a device.
-public enum MissingValuePolicy: String, Sendable, CaseIterable, BitwiseCopyable {
+public enum MissingValuePolicy: String, SettingChoice, BitwiseCopyable {
     /// The device fails with `device.missing-variable` (the default for keys that are not nullable).
     case fail
     /// The key is left out of that device's plist (the default for `nullable="true"` keys).

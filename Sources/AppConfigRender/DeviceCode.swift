@@ -57,6 +57,6 @@ public struct SlotValue {
     public static var missing: SlotValue { SlotValue(start: nil, count: -1) }
 }
 
-public enum OutputFormat: String, Sendable, CaseIterable {
+public enum OutputFormat: String, SettingChoice {
     case binary, xml
 }

@@ -45,10 +45,12 @@ struct InProcessCommandTests {
                 {"spec": "s.xml", "inventory": "i.csv", "out": "/srv/out", "changed-only": true, "keep": 4,
                  "max-failure-ratio": 0.1, "map": {"serialNumber": "Asset Tag"}}
                 """, to: "job.json")
-            let parsed = try AppConfigCommand.parseAsRoot(try JobFile.expand(["render", file, "--no-changed-only", "--keep", "5"]))
+            let parsed = try AppConfigCommand.parseAsRoot(["render", file, "--no-changed-only", "--keep", "5", "--map", "udid=Device ID"])
             let job = try #require(parsed as? RenderCommand).job()
             #expect(job.spec == "s.xml" && job.output == .directory("/srv/out"))
             #expect(!job.nightly.changedOnly && job.keepGenerations == 5 && job.nightly.maxFailureRatio == 0.1)
+            // The file's map and the command line's together.
+            #expect(job.sources.inventoryOptions.columnMap == [.serialNumber: "Asset Tag", .udid: "Device ID"])
         }
     }
 

@@ -1,3 +1,4 @@
+import AppConfigBatch
 @testable import AppConfigCLI
 import Foundation
 import TestSupport
@@ -150,6 +151,6 @@ struct SourcesCommandTests {
         ("pw\n", "pw"), ("pw\r\n", "pw"), ("pw", "pw"), ("pw\n\n", "pw\n"), (" pw \n", " pw "), ("p\u{E9}\r\n", "p\u{E9}"),
     ])
     func passwordFileLine(file: String, password: String) {
-        #expect(LDAPOptions.passwordLine(file) == password)
+        #expect(JobSettings.LDAP.passwordLine(file) == password)
     }
 }

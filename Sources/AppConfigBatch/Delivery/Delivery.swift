@@ -2,7 +2,7 @@ import AppConfigCore
 import Foundation
 
 /// How the configuration reaches the device (`--delivery`).
-public enum Delivery: String, Sendable, CaseIterable {
+public enum Delivery: String, SettingChoice {
     /// One bare plist per device (the managed configuration dictionary itself).
     case plist
     /// Declarative device management: the plist as a `com.apple.asset.data` asset, with an
@@ -21,7 +21,7 @@ public enum Delivery: String, Sendable, CaseIterable {
 /// specification read `com.apple.configuration.managed` from user defaults, which DDM fills from
 /// `LegacyAppConfigAssetReference`; apps built on the ManagedApp framework read
 /// `AppConfig.DataAssetReference`. `both` serves either kind of app with one asset.
-public enum AppConfigKey: String, Sendable, CaseIterable {
+public enum AppConfigKey: String, SettingChoice {
     case legacy, managedapp, both
 
     var writesLegacy: Bool { self != .managedapp }
@@ -29,21 +29,21 @@ public enum AppConfigKey: String, Sendable, CaseIterable {
 }
 
 /// AppManaged's `InstallBehavior.Install` (`--install`).
-public enum AppInstall: String, Sendable, CaseIterable {
+public enum AppInstall: String, SettingChoice {
     case required, optional
 
     var schemaValue: String { self == .required ? "Required" : "Optional" }
 }
 
 /// AppManaged's `InstallBehavior.License.Assignment` (`--license`): required for App Store apps.
-public enum LicenseAssignment: String, Sendable, CaseIterable {
+public enum LicenseAssignment: String, SettingChoice {
     case device, user
 
     var schemaValue: String { self == .device ? "Device" : "User" }
 }
 
 /// How a DDM output lays out its declarations (`--ddm-layout`).
-public enum DDMLayout: String, Sendable, CaseIterable {
+public enum DDMLayout: String, SettingChoice {
     /// `declarations.jsonl` (each declaration once, a line each) and the sets in `index.jsonl`:
     /// what a server bulk-loads.
     case jsonl

@@ -1,3 +1,4 @@
+import AppConfigBatch
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSpec
@@ -12,17 +13,17 @@ struct PolicyOptions: ParsableArguments {
     var keyMissing: [String] = []
 
     @Flag(inversion: .prefixedNo, help: "Accept unknown elements and attributes, and nonstandard keyNames, with warnings.")
-    var lenient = false
+    var lenient: Bool?
 
-    func compileOptions() throws -> CompileOptions {
-        var policies: [String: MissingValuePolicy] = [:]
-        for entry in keyMissing {
-            guard let eq = entry.lastIndex(of: "="), let policy = MissingValuePolicy(rawValue: String(entry[entry.index(after: eq)...])) else {
-                throw ValidationError("--key-missing takes KEY=fail|omit|empty, not \"\(entry)\"")
-            }
-            policies[String(entry[..<eq])] = policy
-        }
-        return CompileOptions(missingValuePolicy: missing, keyPolicies: policies)
+    /// What the command line said of the inputs (nil: not given).
+    func settings(spec: String?, values: String?) -> JobSettings.Inputs {
+        var s = JobSettings.Inputs()
+        s.spec = spec
+        s.values = values
+        s.lenient = lenient
+        s.missing = missing
+        s.keyMissing = keyMissing.isEmpty ? nil : Entries(keyMissing)
+        return s
     }
 
     /// Compiles, printing warnings to stderr; errors end the command (status 1, or 2 for a file
@@ -33,10 +34,10 @@ struct PolicyOptions: ParsableArguments {
 
     /// The spec and values read and compiled (the base program; assignments' variants on demand).
     func configuration(spec: String, values: String?) throws -> Configuration {
-        let options = try compileOptions()
+        let options = try settingsProblems { try settings(spec: spec, values: values).compileOptions() }
         return try reportingProblems {
             let configuration = try Configuration.load(specFile: spec, valuesFile: values, options: options,
-                                                       specOptions: SpecOptions(lenient: lenient))
+                                                       specOptions: SpecOptions(lenient: lenient ?? false))
             for w in configuration.warnings { writeStandardError(w.description + "\n") }
             return configuration
         }

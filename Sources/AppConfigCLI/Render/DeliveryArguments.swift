@@ -5,8 +5,8 @@ import ArgumentParser
 /// pairings (an option of one delivery given to another, two app sources) are checked by
 /// `DeliveryOptions.resolved`, a one-line usage error before anything is written.
 struct DeliveryArguments: ParsableArguments {
-    @Option(help: "plist (bare plists), ddm (data assets and declarations), mdm-settings or mdm-install (MDM commands).")
-    var delivery: Delivery = .plist
+    @Option(help: "plist (default: bare plists), ddm (data assets and declarations), mdm-settings or mdm-install (MDM commands).")
+    var delivery: Delivery?
 
     @Option(name: .customLong("asset-base-url"), help: "DDM: the https:// URL the assets are served from (each asset at BASE/<sha256>).")
     var assetBaseURL: String?
@@ -48,38 +48,28 @@ struct DeliveryArguments: ParsableArguments {
     @Option(name: .customLong("command-nonce"), help: "MDM: text mixed into every CommandUUID, so an identical command can be queued again.")
     var commandNonce: String?
 
-    /// The library's options.
-    func options() throws -> DeliveryOptions {
-        var o = DeliveryOptions(delivery: delivery)
-        o.assetBaseURL = assetBaseURL
-        o.secretAssetBaseURL = secretAssetBaseURL
-        o.bundleID = bundleID
-        o.appStoreID = appStoreID
-        o.manifestURL = manifestURL
-        o.appConfigKey = appConfigKey
-        o.install = install
-        o.license = license
-        o.includeInBackup = includeInBackup
-        o.ddmLayout = ddmLayout
-        o.commandNonce = commandNonce
-        var specs: [String: String] = [:]
-        for entry in extensionSpecs {
-            let (id, spec) = try Self.pair(entry, "--extension-spec", "COMPOSED-ID=SPEC")
-            specs[id] = spec
-        }
-        for entry in extensions {
-            let (id, values) = try Self.pair(entry, "--extension", "COMPOSED-ID=VALUES")
-            o.extensions.append(ExtensionDelivery(composedID: id, values: values, spec: specs.removeValue(forKey: id)))
-        }
-        if let id = specs.keys.sorted().first { throw ValidationError("--extension-spec \(id) names no --extension") }
-        return o
+    /// What the command line said of the delivery (nil: not given).
+    var settings: JobSettings.DeliverySettings {
+        var s = JobSettings.DeliverySettings()
+        s.delivery = delivery
+        s.assetBaseURL = assetBaseURL
+        s.secretAssetBaseURL = secretAssetBaseURL
+        s.bundleID = bundleID
+        s.appStoreID = appStoreID
+        s.manifestURL = manifestURL
+        s.appConfigKey = appConfigKey
+        s.install = install
+        s.license = license
+        s.includeInBackup = includeInBackup
+        s.ddmLayout = ddmLayout
+        s.extensions = extensions.isEmpty ? nil : Entries(extensions)
+        s.extensionSpecs = extensionSpecs.isEmpty ? nil : Entries(extensionSpecs)
+        s.commandNonce = commandNonce
+        return s
     }
 
-    /// `ID=VALUE`, split at the first `=` (a composed identifier has none).
-    static func pair(_ entry: String, _ option: String, _ form: String) throws -> (String, String) {
-        guard let eq = entry.firstIndex(of: "="), eq != entry.startIndex else { throw ValidationError("\(option) takes \(form), not \"\(entry)\"") }
-        return (String(entry[..<eq]), String(entry[entry.index(after: eq)...]))
-    }
+    /// The library's options.
+    func options() throws -> DeliveryOptions { try settingsProblems { try settings.options() } }
 }
 
 extension Delivery: ExpressibleByArgument {}

@@ -22,7 +22,8 @@ struct RenderCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "The AppConfig spec (XML).") var spec: String
+    @Argument(help: "A JSON job file of options (see docs/render.md); the command line's options override it.") var jobFile: String?
+    @Option(help: "The AppConfig spec (XML).") var spec: String?
     @Option(help: "The admin values (JSON, XML or binary plist).") var values: String?
     @OptionGroup var sources: SourceOptions
     @Option(help: "binary or xml (default: binary; xml for the MDM deliveries, which send XML).") var format: OutputFormat?
@@ -30,8 +31,6 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Write a folder tree here (published whole: OUT is a symlink to the newest complete generation).") var out: String?
     @Option(help: "Write a tar archive here ('-' for standard output).") var tar: String?
     @Option(help: "Write summary.json and errors.jsonl into this folder (on every exit: a fatal error is recorded too). A --dry-run writes here only when --report is given on its command line or in a job file that asks for the dry run.") var report: String?
-    /// A job file's `report` set aside by `--dry-run` on the command line (`JobFile.expand`).
-    @Option(name: .customLong("job-file-report"), help: .hidden) var jobFileReport: String?
     @Option(name: .customLong("secret"), help: "A secret a credential names: NAME=env:VAR, NAME=file:PATH (one value, or a .csv/.json keyed by a variable) or NAME=exec:COMMAND; repeatable.")
     var secrets: [String] = []
     @Option(help: "Threads (default: the machine's cores).") var jobs: Int?
@@ -39,90 +38,107 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("shard-count"), help: "The number of shards, for an index from JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX.")
     var shardCount: Int?
     @Option(name: .customLong("shard-base"), help: "The first task id of the scheduler's array: 0 (default) or 1 (sbatch --array=1-N). The shard is the task id less this.")
-    var shardBase = 0
+    var shardBase: Int?
     @Option(name: .customLong("partial-exit"), help: "The exit status of a published run in which some devices failed or were skipped (default 3; schedulers such as Slurm, Kubernetes and AWS Batch count any status but 0 as a failure: give 0 there).")
-    var partialExit: Int32 = ExitStatus.partial
+    var partialExit: Int?
     @Option(name: .customLong("max-failures"), help: "Fail the run (status 1, nothing published) when more devices fail.") var maxFailures: Int?
-    @Option(name: .customLong("max-failure-ratio"), help: "Publish nothing (status 1) when a larger share of the devices fails.") var maxFailureRatio = 0.05
+    @Option(name: .customLong("max-failure-ratio"), help: "Publish nothing (status 1) when a larger share of the devices fails (default: 0.05).") var maxFailureRatio: Double?
     @Option(help: "The previous generation to compare with (a generation folder, its manifest.tsv, or its tar); default with --out: the one published now.")
     var since: String?
     @Flag(name: .customLong("changed-only"), inversion: .prefixedNo, help: "Write only the devices added or changed since the previous generation (and the whole fleet's manifest).")
-    var changedOnly = false
-    @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went.") var maxChangeRatio = 0.5
+    var changedOnly: Bool?
+    @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went (default: 0.5).") var maxChangeRatio: Double?
     @Flag(inversion: .prefixedNo, help: "Render and publish even when the previous generation was made from the same inputs and options (by default such a night reads only their fingerprints and publishes nothing).")
-    var rerender = false
+    var rerender: Bool?
     @Flag(name: .customLong("remove-missing"), inversion: .prefixedNo, help: "Devices gone from the inputs since the previous generation lose the app: an empty DDM set, an MDM removal command (by default they keep their last configuration and are listed as missing).")
-    var removeMissing = false
-    @Option(name: .customLong("max-removal-ratio"), help: "With --remove-missing: publish nothing (status 1) when a larger share of the previous devices would lose the app.")
-    var maxRemovalRatio = 0.01
-    @Flag(inversion: .prefixedNo, help: "Publish past --max-failure-ratio, --max-change-ratio and --max-removal-ratio.") var force = false
+    var removeMissing: Bool?
+    @Option(name: .customLong("max-removal-ratio"), help: "With --remove-missing: publish nothing (status 1) when a larger share of the previous devices would lose the app (default: 0.01).")
+    var maxRemovalRatio: Double?
+    @Flag(inversion: .prefixedNo, help: "Publish past --max-failure-ratio, --max-change-ratio and --max-removal-ratio.") var force: Bool?
     @Flag(name: .customLong("allow-unjoined"), inversion: .prefixedNo, help: "Render although no device found its user in the directory (by default an error: the wrong --user-attribute?).")
-    var allowUnjoined = false
-    @Option(help: "Complete generations kept beside --out (the current one included).") var keep = 2
-    @Flag(inversion: .prefixedNo, help: "Decode every output again with libplist and compare it with an independent evaluation (slower).") var verify = false
+    var allowUnjoined: Bool?
+    @Option(help: "Complete generations kept beside --out, the current one included (default: 2).") var keep: Int?
+    @Flag(inversion: .prefixedNo, help: "Decode every output again with libplist and compare it with an independent evaluation (slower).") var verify: Bool?
     @Option(help: "Show one device (by device key or serial number) as the job renders it: its row, its user, its assignments, each variable with its value and source, and its plist. Nothing is written; exit 1 when the device fails.")
     var explain: String?
 
-    @Flag(name: .customLong("dry-run"), inversion: .prefixedNo, help: "Resolve and check every device, write nothing, print the report.") var dryRun = false
-    @Flag(inversion: .prefixedNo, help: "Leave values out of the error file.") var redact = false
-    @Flag(inversion: .prefixedNo, help: "No progress display.") var quiet = false
+    @Flag(name: .customLong("dry-run"), inversion: .prefixedNo, help: "Resolve and check every device, write nothing, print the report.") var dryRun: Bool?
+    @Flag(inversion: .prefixedNo, help: "Leave values out of the error file.") var redact: Bool?
+    @Flag(inversion: .prefixedNo, help: "No progress display.") var quiet: Bool?
     @OptionGroup var policy: PolicyOptions
 
-    func validate() throws {
-        if !dryRun && explain == nil && (out == nil) == (tar == nil) { throw ValidationError("give one of --out DIR and --tar FILE (or --dry-run, or --explain DEVICE)") }
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if shardBase != 0 && shardBase != 1 { throw ValidationError("--shard-base is 0 or 1") }
-        if partialExit != 0 && partialExit != ExitStatus.partial { throw ValidationError("--partial-exit is 0 or 3") }
-        if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard takes I/N with 0 <= I < N, not \"\(shard)\"") }
-        if delivery.delivery.isMDMCommand && format == .binary {
-            throw ValidationError("MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
-        }
-        if keep < 1 { throw ValidationError("--keep must be at least 1") }
-        if ![maxFailureRatio, maxChangeRatio, maxRemovalRatio].allSatisfy((0...1).contains) {
-            throw ValidationError("--max-failure-ratio, --max-change-ratio and --max-removal-ratio take a share from 0 to 1")
-        }
+    /// What the command line said (nil: not given, so that a job file's setting stands).
+    var commandLine: JobSettings {
+        var s = JobSettings()
+        s.inputs = policy.settings(spec: spec, values: values)
+        s.sources = sources.settings
+        s.ldap = sources.ldap.settings
+        s.rendering.format = format
+        s.rendering.jobs = jobs
+        s.rendering.shard = shard
+        s.rendering.shardCount = shardCount
+        s.rendering.shardBase = shardBase
+        s.rendering.verify = verify
+        s.rendering.allowUnjoined = allowUnjoined
+        s.destination.out = out
+        s.destination.tar = tar
+        s.destination.dryRun = dryRun
+        s.destination.keep = keep
+        s.delivery = delivery.settings
+        s.delivery.secrets = secrets.isEmpty ? nil : Entries(secrets)
+        s.nightly.since = since
+        s.nightly.changedOnly = changedOnly
+        s.nightly.rerender = rerender
+        s.nightly.removeMissing = removeMissing
+        s.guards.maxFailures = maxFailures
+        s.guards.maxFailureRatio = maxFailureRatio
+        s.guards.maxChangeRatio = maxChangeRatio
+        s.guards.maxRemovalRatio = maxRemovalRatio
+        s.guards.force = force
+        s.report.report = report
+        s.report.redact = redact
+        s.console.quiet = quiet
+        s.console.partialExit = partialExit
+        s.console.explain = explain
+        return s
     }
 
-    /// The format: as given, else XML for MDM commands and binary otherwise.
-    var outputFormat: OutputFormat { format ?? (delivery.delivery.isMDMCommand ? .xml : .binary) }
+    /// The job file's settings (if one is given) with the command line's over them.
+    func settings() throws -> JobSettings {
+        let commandLine = commandLine
+        guard let jobFile else { return commandLine }
+        var file: JobSettings
+        do {
+            file = try JobSettings(jobFile: jobFile)
+        } catch {
+            let l = error.location
+            throw ValidationError("job file" + (l.line > 0 ? " \(l.file):\(l.line):\(l.column): " : ": ") + error.message)
+        }
+        // `--dry-run` on the command line checks tonight's job without touching its outputs: the
+        // job file's report folder (last night's account) is left alone unless the file asks for
+        // the dry run, or the command line gives a `--report`.
+        if commandLine.destination.dryRun == true, file.destination.dryRun != true, commandLine.report.report == nil, let folder = file.report.report {
+            file.report.report = nil
+            writeStandardError("appconfig: --dry-run: the job file's report folder \(folder) is left as it is (give --report to write one)\n")
+        }
+        return try settingsProblems { try file.overlaid(by: commandLine) }
+    }
 
-    /// The job these options describe.
-    func job() throws -> RenderJob {
-        var job = RenderJob(spec: spec, sources: try sources.fleetSources())
-        job.values = values
-        job.specOptions.lenient = policy.lenient
-        job.compileOptions = try policy.compileOptions()
-        job.batch.format = outputFormat
-        job.delivery = try delivery.options()
-        job.batch.jobs = jobs ?? Parallelism.machine
-        job.batch.verify = verify
-        job.batch.shard = try reportingProblems {
-            try shard.flatMap(Shard.init(parsing:)) ?? Shard.fromEnvironment(ProcessInfo.processInfo.environment, count: shardCount, base: shardBase) ?? .whole
-        }
-        job.output = dryRun || explain != nil ? .dryRun : out.map { .directory($0) } ?? (tar == "-" ? .tarStdout : .tar(tar!))
-        job.allowUnjoined = allowUnjoined
-        job.nightly.maxFailures = maxFailures
-        job.nightly.maxFailureRatio = maxFailureRatio
-        job.nightly.since = since
-        job.nightly.changedOnly = changedOnly
-        job.nightly.rerender = rerender
-        job.nightly.maxChangeRatio = maxChangeRatio
-        job.nightly.removeMissing = removeMissing
-        job.nightly.maxRemovalRatio = maxRemovalRatio
-        job.nightly.force = force
-        job.keepGenerations = keep
-        job.report = report
-        if let jobFileReport, report == nil {
-            writeStandardError("appconfig: --dry-run: the job file's report folder \(jobFileReport) is left as it is (give --report to write one)\n")
-        }
-        job.secrets = try reportingProblems { try secrets.map { try SecretSource(parsing: $0) } }
-        job.redact = redact
+    /// The job these settings describe.
+    func job(_ settings: JobSettings) throws -> RenderJob {
+        if let exit = settings.console.partialExit, exit != 0 && exit != Int(ExitStatus.partial) { throw ValidationError("--partial-exit is 0 or 3") }
+        let job = try reportingProblems { try settingsProblems { try RenderJob(settings: settings) } }
+        warnIfInsecure(job.sources)
         return job
     }
 
+    /// The job the command line (and its job file) describes.
+    func job() throws -> RenderJob { try job(try settings()) }
+
     func run() throws {
-        let job = try job()
-        if let explain {
+        let settings = try settings()
+        let job = try job(settings)
+        if let explain = settings.console.explain {
             let (text, failed) = try reportingProblems { try job.explain(explain, observer: warningsObserver()) }
             print(text, terminator: "")
             if failed { throw ExitCode(ExitStatus.failed) }
@@ -149,7 +165,7 @@ struct RenderCommand: ParsableCommand {
         }
         defer { signals.forEach { $0.cancel() } }
         var observer = RenderJob.Observer()
-        let meter = !quiet && isatty(2) != 0 ? ProgressMeter(after: ProgressMeter.delay) : nil
+        let meter = settings.console.quiet != true && isatty(2) != 0 ? ProgressMeter(after: ProgressMeter.delay) : nil
         // On a terminal, a warning first clears the progress line it would otherwise run into.
         let clear = meter == nil ? "" : "\r\u{1B}[K"
         observer.warning = { writeStandardError(clear + $0.description + "\n") }
@@ -170,8 +186,8 @@ struct RenderCommand: ParsableCommand {
             meter?.finish()
             throw error
         }
-        printSummary(summary, seconds: monotonicSeconds() - started)
-        let status = summary.exitStatus == ExitStatus.partial ? partialExit : summary.exitStatus
+        printSummary(summary, job: job, seconds: monotonicSeconds() - started)
+        let status = summary.exitStatus == ExitStatus.partial ? Int32(settings.console.partialExit ?? Int(ExitStatus.partial)) : summary.exitStatus
         if status != ExitStatus.ok { throw ExitCode(status) }
     }
 
@@ -199,8 +215,9 @@ struct RenderCommand: ParsableCommand {
 
     /// The summary goes to stdout, unless stdout carries the tar stream. The headline's time is
     /// the whole job's; the phases follow it.
-    func printSummary(_ s: RunSummary, seconds: Double) {
-        func say(_ line: String) { if tar == "-" { writeStandardError(line + "\n") } else { print(line) } }
+    func printSummary(_ s: RunSummary, job: RenderJob, seconds: Double) {
+        let report = job.report
+        func say(_ line: String) { if job.output == .tarStdout { writeStandardError(line + "\n") } else { print(line) } }
         if s.inputsUnchanged {
             say("nothing changed since \(s.since ?? "the previous generation"): its manifest has this run's program, options and input "
                 + "fingerprints; nothing was rendered or published (--rerender renders anyway) in \(String(format1: seconds)) s")
@@ -213,7 +230,7 @@ struct RenderCommand: ParsableCommand {
             + " (\(formatRate(seconds > 0 ? Double(s.devices.inShard) / seconds : 0))devices/s); \(s.devices.failed) failed, \(s.devices.skipped) skipped"
             + (s.devices.excluded > 0 ? ", \(s.devices.excluded) excluded" : ""))
         if let c = s.changes, c.removed > 0 || c.missing > 0 {
-            say(Self.removalLine(c, delivery: delivery.delivery, held: s.notPublished != nil || s.dryRun))
+            say(Self.removalLine(c, delivery: job.delivery.delivery, held: s.notPublished != nil || s.dryRun))
         }
         if s.assetsNotLinked > 0 {
             say("assets: \(s.assetsNotLinked) live assets of kept sets are not in this generation (the previous one is not a folder, or lacks them): keep serving them; assets.live lists every one")

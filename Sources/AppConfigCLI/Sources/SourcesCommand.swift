@@ -8,6 +8,8 @@ struct SourcesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sources",
         abstract: "Load the inventory and the directory, join them, and report counts, problems and throughput.",
+        // `--inventory` is optional in the shared group (render's may come from a job file); here it is required.
+        usage: "appconfig sources [<options>] --inventory <inventory>",
         discussion: """
             Exit status: 0 when every row and entry loaded and every device found its user, 3 when some \
             were reported (bad rows, missing users), 1 for a fatal error (with --strict: the first bad \

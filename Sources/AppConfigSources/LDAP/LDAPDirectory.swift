@@ -13,8 +13,8 @@ public struct Secret: Sendable, CustomStringConvertible, CustomDebugStringConver
 
 /// How to reach and read an LDAP / Active Directory server.
 public struct LDAPConfiguration: Sendable {
-    public enum Scope: String, Sendable, CaseIterable { case base, one, sub }
-    public enum Targeting: String, Sendable, CaseIterable { case auto, always, never }
+    public enum Scope: String, SettingChoice { case base, one, sub }
+    public enum Targeting: String, SettingChoice { case auto, always, never }
 
     public var url: String
     /// Nil: an anonymous bind.
