@@ -561,4 +561,18 @@ struct Base64Tests {
             #expect(Self.decode(mixed) == Self.decodeByBytes(mixed), "input \(n): \(String(decoding: mixed, as: UTF8.self))")
         }
     }
+
+    @Test("users' values past what a table's 32-bit offsets reach: input.too-large, in one part or several, never a wrapped offset")
+    func poolPastItsLimit() throws {
+        let ldif = (0..<40).map { "dn: cn=user\($0),ou=Staff,dc=corp,dc=example\nobjectClass: person\nmail: user\($0)@corp.example\n" }.joined(separator: "\n")
+        let bytes = Array(ldif.utf8)
+        let fits = try LDIFReader.read(bytes, file: "big.ldif", map: AttributeMap(), parts: 2, poolLimit: 1 << 20)
+        #expect(fits.count == 40)
+        for parts in [1, 2] {
+            let error = #expect(throws: Problem.self) { try LDIFReader.read(bytes, file: "big.ldif", map: AttributeMap(), parts: parts, poolLimit: 1000) }
+            #expect(error?.code.rawValue == "input.too-large")
+            #expect(error?.message.hasPrefix("big.ldif: the users' values the programs read (DNs and ") == true)
+            #expect(error?.message.hasSuffix(" over the 1000 bytes one directory table holds; read the directory in parts (an LDAP filter or an LDIF per region, one run each)") == true, "\(String(describing: error))")
+        }
+    }
 }

@@ -19,7 +19,8 @@ public enum LDIFReader {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let file: PartedFile
         do {
-            file = try PartedFile(path, parts: parts ?? (size >= parallelThreshold ? cores : 1), limit: Int(UInt32.max)) { entryEnd(in: $0) }
+            // Read in windows, never mapped whole: a file of any size (the users' values must fit in 4 GiB).
+            file = try PartedFile(path, parts: parts ?? (size >= parallelThreshold ? cores : 1), limit: Int.max) { entryEnd(in: $0) }
         } catch {
             throw error.problem
         }
@@ -37,6 +38,11 @@ public enum LDIFReader {
     /// `parts` > 1 splits the bytes at entry boundaries and reads the parts in parallel (as `load`
     /// does for a large file): the same users, lines and problems as one reader.
     public static func read(_ bytes: [UInt8], file: String, map: AttributeMap = AttributeMap(), parts: Int = 1) throws(Problem) -> UserTable {
+        try read(bytes, file: file, map: map, parts: parts, poolLimit: UserTableBuilder.poolLimit)
+    }
+
+    /// `read`, with the users' values held to `poolLimit` bytes (tests: the 4 GiB refusal, small).
+    static func read(_ bytes: [UInt8], file: String, map: AttributeMap, parts: Int, poolLimit: Int) throws(Problem) -> UserTable {
         let bounds = partBounds(size: bytes.count, parts: parts) { from in
             bytes.withUnsafeBufferPointer { entryEnd(in: UnsafeBufferPointer(rebasing: $0[from...])) }.map { from + $0 }
         }
@@ -44,7 +50,7 @@ public enum LDIFReader {
         let sizes = arrays.map(\.count)
         return try arrays.withUnsafeMutableBufferPointer { arrays throws(Problem) in
             let parts = WorkerSlots(arrays)
-            return try read(partSizes: sizes, file: file, map: map) { part, take in
+            return try read(partSizes: sizes, file: file, map: map, poolLimit: poolLimit) { part, take in
                 _ = parts.buffer[part].withUnsafeMutableBufferPointer { take($0, true) }
             }
         }
@@ -88,7 +94,7 @@ public enum LDIFReader {
     /// joined in file order with the duplicate-DN check across parts. `feed(part, take)` hands
     /// `take` the part's bytes, in windows that end where an entry does (the last may end anywhere);
     /// `take` reads them in place and returns false when the reading must stop.
-    static func read(partSizes: [Int], file: String, map: AttributeMap,
+    static func read(partSizes: [Int], file: String, map: AttributeMap, poolLimit: Int = UserTableBuilder.poolLimit,
                      feed: (Int, (UnsafeMutableBufferPointer<UInt8>, Bool) -> Bool) throws(FileReadError) -> Void) throws(Problem) -> UserTable {
         let partCount = partSizes.count
         var collectors = (0..<partCount).map { i in
@@ -142,6 +148,7 @@ public enum LDIFReader {
             }
             lineOffset += lineCounts[i]
         }
+        try collectors[0].builder.checkPool(adding: collectors.dropFirst().map(\.builder.poolBytes).reduce(0, +), limit: poolLimit)
         let repeated = repeatedUsers(collectors)
         var builder = collectors[0].builder
         // The part's own reference goes, so that appending to the builder does not copy its arrays (lines, problems, DN index).

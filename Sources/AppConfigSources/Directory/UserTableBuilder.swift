@@ -43,6 +43,8 @@ public struct UserTableBuilder {
     private var groups: GroupBuilder?
 
     public var count: Int { ranges.count / (2 * UserTable.stride) }
+    /// The bytes of the users' values so far.
+    var poolBytes: Int { pool.count }
 
     /// The attributes to collect per entry, lowercased, in the order `add` expects them.
     public var attributeOrder: [String] { map.requestedAttributes }
@@ -146,7 +148,8 @@ public struct UserTableBuilder {
                 (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
                 return offset
             }
-            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(storage.append(value)) }
+            // Past 4 GiB the offsets wrap; `checkPool` refuses such a table before it is read.
+            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(truncatingIfNeeded: storage.append(value)) }
             func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
                 guard let value else { row[2 * variable + 1] = .max; return }
                 set(variable, store(value), value.count)
@@ -162,7 +165,7 @@ public struct UserTableBuilder {
             let dnOffset = store(dn)
             func put(_ variable: Int, _ piece: DistinguishedName.Piece?) {
                 switch piece {
-                case .range(let r): set(variable, dnOffset + UInt32(r.lowerBound), r.count)
+                case .range(let r): set(variable, dnOffset &+ UInt32(r.lowerBound), r.count)
                 case .bytes(let b): b.withUnsafeBufferPointer { set(variable, append($0), $0.count) }  // built: never the same buffer again
                 case nil: put(variable, nil as UnsafeBufferPointer<UInt8>?)
                 }
@@ -191,6 +194,7 @@ public struct UserTableBuilder {
     /// `ldif.duplicate-dn`, as one reader would), with their group memberships. `lineOffset`: the
     /// lines of the file before that part.
     mutating func append(_ other: UserTableBuilder, lineOffset: Int, repeated: [Bool]) {
+        precondition(pool.count + other.pool.count <= Self.poolLimit, "checkPool(adding:) before append")
         var problems = other.problems.map { p in
             var p = p
             if p.location.line > 0 { p.location.line += lineOffset }
@@ -292,6 +296,20 @@ public struct UserTableBuilder {
     /// Room for this many bytes of values, ahead (a reader knows its input's size: the pool is
     /// not copied as it grows).
     mutating func reserve(poolBytes: Int) { pool.reserve(poolBytes) }
+
+    /// The pool's offsets are 32-bit: the users' values (their DNs and the attributes the programs
+    /// read, not the whole export) must stay within 4 GiB.
+    static let poolLimit = Int(UInt32.max)
+
+    /// Refuses a table whose values pass `limit` bytes (with `more` still to join them), before
+    /// any wrapped offset is read: `input.too-large`, not a trap or a wrong value.
+    func checkPool(adding more: Int = 0, limit: Int = poolLimit) throws(Problem) {
+        let bytes = pool.count + more
+        guard bytes > limit else { return }
+        throw Problem(InputCode.tooLarge, at: Location(file: source),
+                      "\(source): the users' values the programs read (DNs and \(attributeOrder.count) attributes) come to \(byteSize(bytes)), over the "
+                      + "\(byteSize(limit)) one directory table holds; read the directory in parts (an LDAP filter or an LDIF per region, one run each)")
+    }
 
     public func finish() -> UserTable {
         let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)

@@ -154,6 +154,7 @@ public enum LDAPDirectory {
                     onPage(progress)
                 }
             }
+            try builder.checkPool()
             return builder.finish()
         }
         if !references.isEmpty {
