@@ -124,14 +124,23 @@ public final class BatchRenderer: @unchecked Sendable {
         return keyed.map(\.row)
     }
 
+    /// Whether each device's inputs are digested (`InputDigest`): not when extensions or
+    /// credentials render from more than the app's program reads.
+    var digestsInputs: Bool { extensions.isEmpty && credentials == nil }
+
     /// Renders the shard's devices into `sink`. A sink error stops every worker and is thrown; the
-    /// sink is neither published nor discarded here (the job decides).
-    public func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation()) throws(Problem) -> BatchResult {
+    /// sink is neither published nor discarded here (the job decides). `carrying`: a previous
+    /// manifest (loaded indexed, made with this run's render settings) whose devices with tonight's
+    /// input digest are not rendered: their output digest is taken from it (a `--changed-only`
+    /// night, which does not write unchanged devices).
+    public func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation(), carrying previous: Manifest? = nil) throws(Problem) -> BatchResult {
         let start = monotonicSeconds()
         // Key order for every sink: archives need it, and the index and manifest are in it.
         let rows = rowsInKeyOrder()
         let variants = assignments.variants(ofRows: rows)
         let digests = DigestSlots(count: rows.count)
+        var inputDigests = digestsInputs ? [UInt64](repeating: InputDigest.none, count: rows.count) : []
+        let carry = digestsInputs ? previous : nil
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
@@ -141,6 +150,9 @@ public final class BatchRenderer: @unchecked Sendable {
         let extensionVariants = extensions.map { $0.renderer.assignments.variants(ofRows: rows) }
         let extensionWorkers = (0..<jobs).map { _ in extensions.map { Worker(images: $0.renderer.images, plans: $0.renderer.plans, options: options) } }
         let firstError = Mutex<Problem?>(nil)
+        // Each position is written by the worker of its chunk.
+        inputDigests.withUnsafeMutableBufferPointer { inputs in
+        let inputs = WorkerSlots(inputs)
         assignments.withIndexFields { indexFields in DispatchQueue.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
             while !cancellation.isCancelled {
@@ -152,8 +164,21 @@ public final class BatchRenderer: @unchecked Sendable {
                         let variant = variants.isEmpty ? 0 : Int(variants[position])
                         prefetch(ahead: position, rows: rows, variants: variants, plans: worker.plans)
                         let device = DevicePlace(row: Int(row), position: position, variant: variant)
+                        if let carry {
+                            // The device's inputs digested; the same as last night's: its output is too.
+                            let digest = inputDigest(device, worker: worker)
+                            inputs.buffer[position] = digest
+                            if let previous = carry.entry(forKey: fleet.inventory.value(row: Int(row), slot: fleet.inventory.deviceKeySlot)), previous.inputs == digest {
+                                digests.set(position, previous.digest)
+                                worker.rendered += 1
+                                worker.carried += 1
+                                continue
+                            }
+                        } else if digestsInputs {
+                            inputs.buffer[position] = inputDigest(device, worker: worker)
+                        }
                         if let digest = try render(device, worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
-                                                   indexFields: indexFields[variant], into: sink) {
+                                                   indexFields: indexFields[variant], slotsFilled: digestsInputs, into: sink) {
                             digests.set(position, digest)
                         }
                     }
@@ -168,14 +193,17 @@ public final class BatchRenderer: @unchecked Sendable {
                 progress.add(slice.count, ordering: .relaxed)
             }
         } }
+        }
         if let error = firstError.withLock({ $0 }) { throw error }
         // Writing overlaps rendering: the pass ends when the writer has written the last chunk.
         try sink.closeChunks()
         var result = BatchResult(devicesInShard: rows.count)
         for w in workers {
             result.rendered += w.rendered
+            result.carried += w.carried
             result.failures += w.failures
         }
+        result.inputDigests = inputDigests
         result.failures.sort { $0.row < $1.row }
         result.order = rows
         result.digests = digests.values()
@@ -209,6 +237,7 @@ public final class BatchRenderer: @unchecked Sendable {
         @exclusivity(unchecked) var chunk = ChunkBuffers()
         @exclusivity(unchecked) var failures: [DeviceFailure] = []
         @exclusivity(unchecked) var rendered = 0
+        @exclusivity(unchecked) var carried = 0
 
         init(images: [ProgramImage], plans: [Fleet.SlotPlan], options: BatchOptions) {
             self.images = images
@@ -266,13 +295,23 @@ public final class BatchRenderer: @unchecked Sendable {
         var variant: Int
     }
 
+    /// The device's slots filled from the fleet, and the digest of what they hold with its
+    /// variant's program (`InputDigest`). The slots stay filled for `render(slotsFilled: true)`.
+    @inline(__always)
+    func inputDigest(_ device: DevicePlace, worker: Worker) -> UInt64 {
+        fillSlots(row: device.row, variant: device.variant, worker: worker)
+        return InputDigest.of(programHash: images[device.variant].program.metadata.hash,
+                              slots: UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[device.variant]]))
+    }
+
     /// Renders one row into the sink and returns its output's digest, or records its failure.
+    /// `slotsFilled`: the worker's slots already hold the device's values (`inputDigest`).
     @inline(__always)
     func render(_ device: DevicePlace, worker: Worker, extensionPass: (workers: [Worker], variants: [[UInt16]]),
-                indexFields: UnsafeBufferPointer<UInt8>, into sink: DeviceSink) throws(Problem) -> SHA256Digest? {
+                indexFields: UnsafeBufferPointer<UInt8>, slotsFilled: Bool = false, into sink: DeviceSink) throws(Problem) -> SHA256Digest? {
         let row = device.row
         var problems: [Problem] = []
-        guard let bytes = renderPlist(row: row, variant: device.variant, worker: worker, problems: &problems) else {
+        guard let bytes = renderPlist(row: row, variant: device.variant, worker: worker, slotsFilled: slotsFilled, problems: &problems) else {
             worker.failures.append(DeviceFailure(row: row, problems: problems))
             return nil
         }
@@ -316,13 +355,19 @@ public final class BatchRenderer: @unchecked Sendable {
         }
     }
 
-    /// One device's plist from this renderer's program for its variant, valid until the worker
-    /// renders again; nil with its problems added to `problems`.
+    /// The worker's slots filled with the device's values for its variant's program.
     @inline(__always)
-    func renderPlist(row: Int, variant: Int, worker: Worker, problems: inout [Problem]) -> UnsafeRawBufferPointer? {
+    func fillSlots(row: Int, variant: Int, worker: Worker) {
         fleet.forEachValue(row: row, plan: worker.plans[variant]) { slot, bytes in
             worker.slots[slot] = bytes.map { SlotValue(start: $0.baseAddress, count: $0.count) } ?? .missing
         }
+    }
+
+    /// One device's plist from this renderer's program for its variant, valid until the worker
+    /// renders again; nil with its problems added to `problems`.
+    @inline(__always)
+    func renderPlist(row: Int, variant: Int, worker: Worker, slotsFilled: Bool = false, problems: inout [Problem]) -> UnsafeRawBufferPointer? {
+        if !slotsFilled { fillSlots(row: row, variant: variant, worker: worker) }
         let view = UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[variant]])
         let renderer = worker.renderer(variant)
         let bytes: UnsafeRawBufferPointer

@@ -49,6 +49,12 @@ public struct BatchResult: Sendable {
     public var digests: [SHA256Digest?] = []
     /// By position in `order`: the device's variant (`DeviceAssignments`); empty without assignments.
     public var variants: [UInt16] = []
+    /// By position in `order`: the digest of the device's inputs (`InputDigest`); empty when they
+    /// are not made (extensions, credentials).
+    public var inputDigests: [UInt64] = []
+    /// Devices whose inputs' digest was the previous manifest's: their output digest taken from it,
+    /// not rendered (counted in `rendered`).
+    public var carried = 0
     /// In row order.
     public var failures: [DeviceFailure] = []
     public var seconds = 0.0

@@ -53,6 +53,7 @@ extension RenderJob {
         s.devices.inventoryDevices = fleet.inventory.rowCount
         s.devices.inShard = result.devicesInShard
         s.devices.rendered = result.rendered
+        s.devices.carried = result.carried
         s.devices.failed = result.failures.count
         s.devices.skipped = fleet.inventory.problems.filter { $0.severity == .error }.count
         s.devices.usersNotFound = joinProblems.filter { $0.code == SourceCode.userNotFound }.count

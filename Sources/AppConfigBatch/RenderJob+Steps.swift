@@ -191,7 +191,7 @@ extension RenderJob {
         observer.renderStarted(renderer)
         let result: BatchResult
         do {
-            result = try renderer.run(into: sink, cancellation: cancellation)
+            result = try renderer.run(into: sink, cancellation: cancellation, carrying: carryingManifest(previous, compiled))
             observer.renderFinished()
             // What was rendered from a mapped inventory that changed since is not published.
             if let change = fleet.inventory.change() { throw change }
@@ -200,5 +200,16 @@ extension RenderJob {
             throw error
         }
         return (sink, result)
+    }
+
+    /// The previous manifest a `--changed-only` night carries unchanged devices from (their input
+    /// digest is last night's: their output is too, and is not written), nil to render every
+    /// device: a whole night (it writes every device's bytes), `--rerender`, `--verify` (every
+    /// output checked), DDM (a set names its assets, which a carried device would not make), or a
+    /// previous generation made with other render settings.
+    func carryingManifest(_ previous: Manifest?, _ compiled: CompiledJob) -> Manifest? {
+        guard nightly.changedOnly, !nightly.rerender, !batch.verify, compiled.delivery.delivery != .ddm, let previous,
+              previous.header.first(where: { $0.name == "render" })?.value == renderSettings(compiled.delivery) else { return nil }
+        return previous
     }
 }

@@ -93,6 +93,9 @@ public struct RunSummary: Sendable, Codable {
         public var devicesWithoutUser = 0
         /// Left out by the values file's `exclude` (in this shard's rows or not): not rendered, not failed.
         public var excluded = 0
+        /// Of `rendered`, those whose inputs' digest was the previous manifest's (`--changed-only`):
+        /// their output is unchanged, taken from it without rendering.
+        public var carried = 0
     }
 
     enum CodingKeys: String, CodingKey {

@@ -63,8 +63,10 @@ struct OutputTextTests {
                     if OutputNames.isOwnName(k) { took += 1 }
                     Generation.appendIndexLine(key: k, extension: ".plist", digest: digest, fields: f, to: &fast)
                     Generation.appendIndexLineByPieces(key: k, extension: ".plist", digest: digest, fields: f, to: &reference)
-                    Manifest.appendLine(key: k, extension: ".json", digest: digest, to: &fastManifest)
-                    Manifest.appendLineByPieces(key: k, extension: ".json", digest: digest, to: &referenceManifest)
+                    // Every other line without an input digest (`-`).
+                    let inputs = n % 2 == 0 ? random.next() | 1 : InputDigest.none
+                    Manifest.appendLine(key: k, extension: ".json", digest: digest, inputs: inputs, to: &fastManifest)
+                    Manifest.appendLineByPieces(key: k, extension: ".json", digest: digest, inputs: inputs, to: &referenceManifest)
                 }
             }
             #expect(fast == reference, "\(key)")
@@ -85,14 +87,35 @@ struct OutputTextTests {
         }
     }
 
-    @Test("a manifest line: digest, path, and the key with bytes below 0x21, % and DEL as %XX, the runs between as they are")
-    func manifestLine() {
+    @Test("a manifest line: digest, path, the key with bytes below 0x21, % and DEL as %XX (the runs between as they are), input digest; read back")
+    func manifestLine() throws {
         let key = Array("a b%\tc\u{7F}é.".utf8)
         let digest = SHA256Digest(of: key)
         var line: [UInt8] = []
-        key.withUnsafeBufferPointer { Manifest.appendLine(key: $0, extension: ".plist", digest: digest, to: &line) }
+        key.withUnsafeBufferPointer { Manifest.appendLine(key: $0, extension: ".plist", digest: digest, inputs: 0x00ff_1234_abcd_0001, to: &line) }
         let path = key.withUnsafeBufferPointer { OutputNames.relativePath($0) }
-        #expect(String(decoding: line, as: UTF8.self) == digest.hex + "\t" + path + "\ta%20b%25%09c%7Fé.\n")
+        #expect(String(decoding: line, as: UTF8.self) == digest.hex + "\t" + path + "\ta%20b%25%09c%7Fé.\t00ff1234abcd0001\n")
+        // As the one line of a version 3 manifest: the key and both digests read back.
+        let body = line
+        let file = Manifest.headerText([("program", "x")]) + body + Manifest.trailer(count: 1, digest: SHA256Digest(of: body))
+        let manifest = try Manifest.parse(file, file: "m.tsv", indexed: true)
+        let entry = key.withUnsafeBufferPointer { manifest.entry(forKey: $0) }
+        #expect(entry?.digest == digest && entry?.inputs == 0x00ff_1234_abcd_0001)
+        #expect(String(decoding: file.prefix(21), as: UTF8.self) == "appconfig-manifest 3\n")
+    }
+
+    @Test("input digest fields: 16 hex digits or -, nothing else", arguments: [
+        ("-", InputDigest.none), ("00000000000000ff", 255), ("ffffffffffffffff", UInt64.max),
+        ("FFFFFFFFFFFFFFFF", nil), ("0000000000000000", nil), ("123", nil), ("", nil), ("00000000000000fg", nil),
+    ] as [(String, UInt64?)])
+    func inputDigestField(_ text: String, _ value: UInt64?) {
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBufferPointer { InputDigest.parse($0[...]) } == value)
+        if let value {
+            var out = [UInt8](repeating: 0, count: 16)
+            let n = out.withUnsafeMutableBufferPointer { InputDigest.write(value, to: $0.baseAddress!) }
+            #expect(String(decoding: out[..<n], as: UTF8.self) == text)
+        }
     }
 
     @Test("JSON strings: escapes at the start, middle and end, from contiguous bytes and from any sequence", arguments: [

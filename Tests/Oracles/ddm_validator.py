@@ -250,7 +250,8 @@ def check_ddm(schemas_root, out, plain, mode):
                 sets[json.loads(data)["device"]] = name
     manifest = {}
     for line in out.files.get("manifest.tsv", b"").decode().split("\n\n", 1)[-1].splitlines():
-        digest, path, key = line.split("\t")
+        # digest, path, key (version 3: and the input digest)
+        digest, path, key = line.split("\t")[:3]
         manifest[key] = (digest, path)
     live = set(out.files.get("assets.live", b"").decode().splitlines())
     plain_by_key = {n.rsplit("/", 1)[-1][:-6]: n for n in plain.files if n.endswith(".plist")}

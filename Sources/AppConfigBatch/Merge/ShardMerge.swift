@@ -280,7 +280,7 @@ public struct ShardMerge {
                     try Self.inKeyOrder(inputs, count: { manifests[$0].count }, key: { s, i in manifests[s].withKey(at: i) { Array($0) } }) {
                         (s: Int, i: Int) throws(Problem) in
                         let m = manifests[s]
-                        m.withKey(at: i) { Manifest.appendLine(key: $0, path: m.path(at: i), digest: m.digest(at: i), to: &lines) }
+                        m.withKey(at: i) { Manifest.appendLine(key: $0, path: m.path(at: i), digest: m.digest(at: i), inputs: m.inputs(at: i), to: &lines) }
                         count += 1
                         if lines.count >= 1 << 20 { try flush() }
                     }

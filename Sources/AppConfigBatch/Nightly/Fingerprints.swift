@@ -69,7 +69,16 @@ extension RenderJob {
     /// and the fingerprint of every other setting that changes the output's bytes.
     func manifestHeader(_ compiled: CompiledJob, fingerprints: [(String, String)]) -> [(String, String)] {
         [("program", compiled.program.metadata.hashHex), ("format", batch.format.rawValue), ("delivery", compiled.delivery.delivery.rawValue),
-         ("shard", batch.shard.description)] + fingerprints + [("options", compiled.optionsFingerprint)]
+         ("shard", batch.shard.description)] + fingerprints + [("options", compiled.optionsFingerprint), ("render", renderSettings(compiled.delivery))]
+    }
+
+    /// SHA-256 of what turns a device's inputs into its output besides its program (which its
+    /// input digest holds): the digest's scheme, the format, the delivery as resolved. Two
+    /// generations with the same line give equal outputs for equal input digests, whatever else
+    /// (inputs, guards, `--changed-only`) differs: what lets a night carry a device unrendered.
+    func renderSettings(_ delivery: ResolvedDelivery) -> String {
+        let text = "inputs 1\nformat=\(batch.format.rawValue)\nnesting=\(delivery.xmlNesting)\ndelivery=\(delivery)"
+        return SHA256.hex(Array(text.utf8).withUnsafeBytes { UnsafeRawBufferPointer($0) })
     }
 
     /// SHA-256 of the settings that change what is rendered and not already in the header: the

@@ -60,7 +60,7 @@ struct Generation {
     /// A device of the new manifest: rendered tonight (`source` its position in key order), or
     /// carried from the previous manifest (`source` its entry there): failed tonight, or missing
     /// from tonight's inputs (`row` -1).
-    private typealias Entry = (row: Int32, digest: SHA256Digest, carried: Bool, variant: UInt16, source: Int32)
+    private typealias Entry = (row: Int32, digest: SHA256Digest, inputs: UInt64, carried: Bool, variant: UInt16, source: Int32)
 
     /// The new manifest's devices in key order: tonight's, and the previous generation's that
     /// tonight failed or lacks (kept: removal is never implicit).
@@ -71,17 +71,17 @@ struct Generation {
         // With each its variant, read here in order (by row, in key order, a cache miss per line).
         for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
             while let m = missing.first, m.before == position {
-                entries.append((-1, previous!.digest(at: m.previous), true, 0, Int32(m.previous)))
+                entries.append((-1, previous!.digest(at: m.previous), previous!.inputs(at: m.previous), true, 0, Int32(m.previous)))
                 missing.removeFirst()
             }
             let variant = result.variants.isEmpty ? 0 : result.variants[position]
             if let digest {
-                entries.append((row, digest, false, variant, Int32(position)))
+                entries.append((row, digest, result.inputDigests.isEmpty ? InputDigest.none : result.inputDigests[position], false, variant, Int32(position)))
             } else if let index = changes?.carried[position] {
-                entries.append((row, previous!.digest(at: index), true, variant, Int32(index)))
+                entries.append((row, previous!.digest(at: index), previous!.inputs(at: index), true, variant, Int32(index)))
             }
         }
-        for m in missing { entries.append((-1, previous!.digest(at: m.previous), true, 0, Int32(m.previous))) }
+        for m in missing { entries.append((-1, previous!.digest(at: m.previous), previous!.inputs(at: m.previous), true, 0, Int32(m.previous))) }
         return entries
     }
 
@@ -213,9 +213,9 @@ struct Generation {
                         // Missing tonight: its previous line, as it was.
                         previous!.withKey(at: Int(e.source)) { key in
                             if ddm != nil {
-                                Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: e.digest, to: &lines)
+                                Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: e.digest, inputs: e.inputs, to: &lines)
                             } else {
-                                Manifest.appendLine(key: key, extension: ending, digest: e.digest, to: &lines)
+                                Manifest.appendLine(key: key, extension: ending, digest: e.digest, inputs: e.inputs, to: &lines)
                             }
                         }
                         continue
@@ -226,9 +226,9 @@ struct Generation {
                         // The assets the device's set names: tonight's, or for a failed device its previous ones.
                         var path: [UInt8] = []
                         if e.carried { path += previous!.path(at: Int(e.source)) } else { ddm.appendManifestPath(position: Int(e.source), to: &path) }
-                        Manifest.appendLine(key: key, path: path, digest: e.digest, to: &lines)
+                        Manifest.appendLine(key: key, path: path, digest: e.digest, inputs: e.inputs, to: &lines)
                     } else {
-                        Manifest.appendLine(key: key, extension: ending, digest: e.digest, to: &lines)
+                        Manifest.appendLine(key: key, extension: ending, digest: e.digest, inputs: e.inputs, to: &lines)
                     }
                 } }
             }, emit: emit)

@@ -4,17 +4,18 @@ import Digest
 import Foundation
 
 /// A generation's account of itself, written last (it marks the generation complete): for every
-/// device its key, its output path and the SHA-256 of its output bytes, and the run's program hash
-/// and input fingerprints. Text, one device a line, read with no per-line allocation beyond the
-/// table.
+/// device its key, its output path, the SHA-256 of its output bytes and (version 3) the digest of
+/// its inputs (`InputDigest`: what the program read for it), and the run's program hash and input
+/// fingerprints. Text, one device a line, read with no per-line allocation beyond the table.
 ///
 /// ```
-/// appconfig-manifest 1
+/// appconfig-manifest 3
 /// program 009a58335861d554
 /// spec 5123 <sha256>
 /// ...
 ///
-/// <sha256>\t<path>\t<device key, %-escaped>
+/// <sha256>\t<path>\t<device key, %-escaped>\t<input digest, 16 hex digits, or ->
+/// end\t<count>\t<sha256 of the device lines>
 /// ```
 public final class Manifest: @unchecked Sendable {
     public static let fileName = "manifest.tsv"
@@ -34,6 +35,8 @@ public final class Manifest: @unchecked Sendable {
     struct Entry {
         var key: Range<Int>
         var digest: SHA256Digest
+        /// The digest of the device's inputs (`InputDigest.none`: not known).
+        var inputs: UInt64 = InputDigest.none
         /// In `paths`; empty unless paths are kept.
         var path: Range<Int> = 0..<0
     }
@@ -67,6 +70,15 @@ public final class Manifest: @unchecked Sendable {
         }
     }
 
+    /// The output and input digests a device had, or nil when the manifest does not list it.
+    /// Needs a manifest loaded `indexed`.
+    func entry(forKey key: UnsafeBufferPointer<UInt8>) -> (digest: SHA256Digest, inputs: UInt64)? {
+        guard let table else { preconditionFailure("Manifest.entry(forKey:) needs a manifest loaded with indexed: true") }
+        return keys.withUnsafeBufferPointer { t in
+            table.find(key) { UnsafeBufferPointer(rebasing: t[entries[Int($0)].key]) }.map { (entries[Int($0)].digest, entries[Int($0)].inputs) }
+        }
+    }
+
     /// Every device: key and digest, in the manifest's order (device-key order).
     public func forEach(_ body: (UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
         keys.withUnsafeBufferPointer { t in
@@ -87,6 +99,11 @@ public final class Manifest: @unchecked Sendable {
     }
 
     func digest(at i: Int) -> SHA256Digest { entries[i].digest }
+
+    func inputs(at i: Int) -> UInt64 { entries[i].inputs }
+
+    /// The manifests this version reads: 1 (no end line), 2 (an end line), 3 (input digests).
+    static let versionLines = (1...3).map { "appconfig-manifest \($0)" }
 
     /// Entry `i`'s path as written (loaded with `keepsPaths`; else empty).
     func path(at i: Int) -> ArraySlice<UInt8> { paths[entries[i].path] }
@@ -122,7 +139,7 @@ public final class Manifest: @unchecked Sendable {
         let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         guard n > 0 else { return nil }
         var lines = head[..<n].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[...]
-        guard let version = lines.popFirst(), ["appconfig-manifest 1", "appconfig-manifest 2"].contains(String(decoding: version, as: UTF8.self)) else { return nil }
+        guard let version = lines.popFirst(), versionLines.contains(String(decoding: version, as: UTF8.self)) else { return nil }
         var header: [(String, String)] = []
         while let line = lines.popFirst() {
             if line.isEmpty { return lines.isEmpty ? nil : header }  // the blank line that ends it, read whole
@@ -150,7 +167,9 @@ public final class Manifest: @unchecked Sendable {
         do { mapping = try MappedFile(file, limit: Int.max) } catch { throw error.problem }
         guard let mapping else { throw refuse("the manifest is empty") }
         let b = UnsafeBufferPointer(mapping.bytes)
-        guard b.starts(with: "appconfig-manifest 2\n".utf8) else { throw refuse("not a version 2 manifest: it has no end line to check") }
+        guard b.starts(with: "appconfig-manifest 2\n".utf8) || b.starts(with: "appconfig-manifest 3\n".utf8) else {
+            throw refuse("not a version 2 or 3 manifest: it has no end line to check")
+        }
         // The header ends at the first blank line; the end line is the last line.
         var linesStart = 0
         for i in 1..<b.count where b[i] == 0x0A && b[i - 1] == 0x0A { linesStart = i + 1; break }
@@ -190,9 +209,9 @@ public final class Manifest: @unchecked Sendable {
             var head = [UInt8](repeating: 0, count: 21)
             let n = Glibc.read(fd, &head, head.count)
             close(fd)
-            let versions = ["appconfig-manifest 1\n", "appconfig-manifest 2\n"].map { Array($0.utf8) }
+            let versions = versionLines.map { Array(($0 + "\n").utf8) }
             if n >= 0 && !versions.contains(where: { head[..<n].elementsEqual($0) }) {
-                throw Problem(.manifestSyntax, at: Location(file: path, line: 1), "not an appconfig manifest (version 1 or 2)")
+                throw Problem(.manifestSyntax, at: Location(file: path, line: 1), "not an appconfig manifest (version 1, 2 or 3)")
             }
         }
         do { return try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
@@ -222,10 +241,11 @@ public final class Manifest: @unchecked Sendable {
                 if trailer != nil { failure = "a line after the manifest's end line"; return }
                 if inHeader {
                     if line == 1 {
-                        // Version 1 (before the end line) is read as it is; 2 must end with its end line.
-                        if l.elementsEqual("appconfig-manifest 1".utf8) { version = 1 } else if l.elementsEqual("appconfig-manifest 2".utf8) { version = 2 } else {
-                            failure = "not an appconfig manifest (version 1 or 2)"; return
+                        // Version 1 (before the end line) is read as it is; 2 and 3 must end with their end line.
+                        guard let v = versionLines.firstIndex(where: { l.elementsEqual($0.utf8) }) else {
+                            failure = "not an appconfig manifest (version 1, 2 or 3)"; return
                         }
+                        version = v + 1
                         continue
                     }
                     if l.isEmpty { inHeader = false; linesStart = end + 1; continue }
@@ -234,27 +254,34 @@ public final class Manifest: @unchecked Sendable {
                     header.append((String(s[..<space]), String(s[s.index(after: space)...])))
                     continue
                 }
-                if version == 2 && l.starts(with: "end\t".utf8) {
+                if version >= 2 && l.starts(with: "end\t".utf8) {
                     guard let end = endLine(l) else { failure = "an end line is end, count and SHA-256, tab-separated"; return }
                     trailer = (end.count, end.digest, i)
                     continue
                 }
-                // SHA256 \t path \t key
+                // SHA256 \t path \t key (version 3: \t input digest)
                 guard l.count > 66, l[64] == 0x09, let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: l[0..<64])),
                       let tab = l[65...].firstIndex(of: 0x09) else {
                     failure = "a device line is SHA256, path and key, tab-separated"; return
                 }
+                var keyEnd = l.endIndex, inputs = InputDigest.none
+                if version == 3 {
+                    guard let last = l[(tab + 1)...].lastIndex(of: 0x09), let value = InputDigest.parse(l[(last + 1)...]) else {
+                        failure = "a device line is SHA256, path, key and input digest, tab-separated"; return
+                    }
+                    (keyEnd, inputs) = (last, value)
+                }
                 let keyStart = text.count
-                if tab == 65 || !unescape(l[(tab + 1)...], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
+                if tab == 65 || !unescape(l[(tab + 1)..<keyEnd], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
                 var path = 0..<0
                 if keepsPaths {
                     paths += l[65..<tab]
                     path = (paths.count - (tab - 65))..<paths.count
                 }
-                entries.append(Entry(key: keyStart..<text.count, digest: digest, path: path))
+                entries.append(Entry(key: keyStart..<text.count, digest: digest, inputs: inputs, path: path))
             }
             if inHeader && line > 1 { failure = "the manifest ends in its header" }
-            guard failure == nil, version == 2 else { return }
+            guard failure == nil, version >= 2 else { return }
             guard let trailer else { failure = "the manifest has no end line: it was cut short"; return }
             if trailer.count != entries.count {
                 failure = "the end line counts \(trailer.count) devices, the manifest lists \(entries.count): it was cut short or edited"
@@ -313,47 +340,51 @@ public final class Manifest: @unchecked Sendable {
 
     /// The manifest's first lines: its version, `NAME VALUE` per header field, a blank line.
     static func headerText(_ header: [(String, String)]) -> [UInt8] {
-        var out = Array("appconfig-manifest 2\n".utf8)
+        var out = Array((versionLines.last! + "\n").utf8)
         for (name, value) in header { out += Array("\(name) \(value)\n".utf8) }
         out.append(0x0A)
         return out
     }
 
-    /// One device's line: digest, path, key (bytes below 0x21, `%` and DEL %-escaped). A key that
-    /// is its own file name (most) needs no escape: its line is made on the stack and appended at
-    /// once (piece by piece, six appends a line).
+    /// One device's line: digest, path, key (bytes below 0x21, `%` and DEL %-escaped), input
+    /// digest. A key that is its own file name (most) needs no escape: its line is made on the
+    /// stack and appended at once (piece by piece, six appends a line).
     @inline(__always)
-    static func appendLine(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, to out: inout [UInt8]) {
+    static func appendLine(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
         if OutputNames.isOwnName(key) {
-            LineCursor.append(capacity: 72 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount, to: &out) { line in
+            LineCursor.append(capacity: 89 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount, to: &out) { line in
                 digest.writeHex(to: line.p)
                 line.p += 64
                 line.write(0x09)
                 line.p += OutputNames.writeSafeRelativePath(key, hash: OutputNames.hash(key), extension: ending, to: line.p)
                 line.write(0x09)
                 line.write(key)
+                line.write(0x09)
+                line.p += InputDigest.write(inputs, to: line.p)
                 line.write(0x0A)
             }
             return
         }
-        appendLineByPieces(key: key, extension: ending, digest: digest, to: &out)
+        appendLineByPieces(key: key, extension: ending, digest: digest, inputs: inputs, to: &out)
     }
 
     /// A line with its path given (DDM: the assets the device's set names).
-    static func appendLine(key: UnsafeBufferPointer<UInt8>, path: some Collection<UInt8>, digest: SHA256Digest, to out: inout [UInt8]) {
+    static func appendLine(key: UnsafeBufferPointer<UInt8>, path: some Collection<UInt8>, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
         digest.appendHex(to: &out)
         out.append(0x09)
         out += path
         out.append(0x09)
         appendEscapingRuns(key, to: &out, where: { b, _ in b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F }, escape: appendPercentEscaped)
+        out.append(0x09)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { out += UnsafeBufferPointer(rebasing: $0[..<InputDigest.write(inputs, to: $0.baseAddress!)]) }
         out.append(0x0A)
     }
 
     /// `appendLine` piece by piece, for any key (the tests' reference too).
-    static func appendLineByPieces(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, to out: inout [UInt8]) {
+    static func appendLineByPieces(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
         var path: [UInt8] = []
         OutputNames.appendRelativePath(key, extension: ending, to: &path)
-        appendLine(key: key, path: path, digest: digest, to: &out)
+        appendLine(key: key, path: path, digest: digest, inputs: inputs, to: &out)
     }
 }
 

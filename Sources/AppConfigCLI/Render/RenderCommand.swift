@@ -48,7 +48,7 @@ struct RenderCommand: ParsableCommand {
     @Flag(name: .customLong("changed-only"), inversion: .prefixedNo, help: "Write only the devices added or changed since the previous generation (and the whole fleet's manifest).")
     var changedOnly: Bool?
     @Option(name: .customLong("max-change-ratio"), help: "Publish nothing (status 1) when a larger share of the previous devices changed or went (default: 0.5).") var maxChangeRatio: Double?
-    @Flag(inversion: .prefixedNo, help: "Render and publish even when the previous generation was made from the same inputs and options (by default such a night reads only their fingerprints and publishes nothing).")
+    @Flag(inversion: .prefixedNo, help: "Render every device: also when the previous generation was made from the same inputs and options (by default such a night reads only their fingerprints and publishes nothing), and under --changed-only the devices whose inputs are unchanged (by default their last output stands, not rendered).")
     var rerender: Bool?
     @Flag(name: .customLong("remove-missing"), inversion: .prefixedNo, help: "Devices gone from the inputs since the previous generation lose the app: an empty DDM set, an MDM removal command (by default they keep their last configuration and are listed as missing).")
     var removeMissing: Bool?
@@ -243,6 +243,7 @@ struct RenderCommand: ParsableCommand {
         }
         if let c = s.changes, let since = s.since {
             say("since \(since): \(c.added) added, \(c.changed) changed, \(c.removed) removed, \(c.missing) missing, \(c.unchanged) unchanged"
+                + (s.devices.carried > 0 ? " (\(s.devices.carried) not rendered: their inputs are last night's)" : "")
                 + (c.rekeyed > 0 ? ", \(c.rekeyed) re-keyed (the same device under a key that differs only in case)" : ""))
         }
         if let mapping = s.mapping { say(mapping) }

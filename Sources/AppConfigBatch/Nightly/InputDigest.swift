@@ -1,0 +1,55 @@
+import AppConfigCore
+import AppConfigRender
+
+/// The digest of what a device's program read for it: its variant's program hash and each slot's
+/// value (or that it is missing). A device renders from nothing else, so on two nights with the
+/// same render settings (`renderSettings`) equal digests mean the same output: a `--changed-only`
+/// night takes such a device's output digest from the previous manifest instead of rendering it.
+/// Built on `wordHash`: should that change, no digest matches and every device renders once,
+/// never a wrong one carried.
+enum InputDigest {
+    /// Not known (a manifest before version 3, a device with extensions or credentials).
+    static let none: UInt64 = 0
+
+    @inline(__always)
+    static func of(programHash: UInt64, slots: UnsafeBufferPointer<SlotValue>) -> UInt64 {
+        @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
+            let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
+            return m ^ m >> 29
+        }
+        var h = mix(0x9E37_79B9_7F4A_7C15, programHash)
+        for v in slots {
+            h = mix(h, v.count < 0 ? .max : wordHash(UnsafeBufferPointer(start: v.start, count: v.count), foldingASCIICase: false))
+        }
+        return h == none ? 1 : h
+    }
+
+    /// Writes 16 lowercase hex digits, or `-` for `none`; returns how many bytes.
+    @inline(__always)
+    static func write(_ value: UInt64, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        guard value != none else {
+            p.pointee = UInt8(ascii: "-")
+            return 1
+        }
+        let digits: StaticString = "0123456789abcdef"
+        for i in 0..<16 { p[i] = digits.utf8Start[Int(value >> UInt64(60 - 4 * i) & 0xF)] }
+        return 16
+    }
+
+    /// A manifest's field: 16 hex digits, or `-`; nil for anything else.
+    static func parse(_ field: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64? {
+        if field.elementsEqual([UInt8(ascii: "-")]) { return none }
+        guard field.count == 16 else { return nil }
+        var value: UInt64 = 0
+        for c in field {
+            let d: UInt8
+            switch c {
+            case 0x30...0x39: d = c - 0x30
+            case 0x61...0x66: d = c - 0x57
+            default: return nil
+            }
+            value = value << 4 | UInt64(d)
+        }
+        return value == none ? nil : value
+    }
+}

@@ -1,0 +1,116 @@
+import AppConfigBatch
+import Digest
+import Foundation
+import TestSupport
+import Testing
+
+/// A `--changed-only` night renders only the devices whose inputs changed: the others' input
+/// digests are last night's, so their output is too, and it is taken from the manifest unrendered.
+/// What it publishes is what rendering every device would have published, byte for byte.
+@Suite("Carried nights: only what changed is rendered", .serialized)
+struct CarriedNightTests {
+    static let spec = ["--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json")]
+
+    func render(_ arguments: [String]) throws -> ProcessResult {
+        try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + arguments + ["--quiet", "--max-failure-ratio", "1", "--max-change-ratio", "1"])
+    }
+
+    /// Tonight's inputs: 10 serial numbers edited, a device gone, a device new (1% of the demo's
+    /// 1,000), and one user's display name changed in the directory.
+    static func tonight(in dir: TemporaryDirectory) throws -> (inventory: String, directory: String) {
+        // The demo's export ends its lines in CRLF, as Jamf's does.
+        var rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
+        for i in stride(from: 10, to: 110, by: 10) {
+            // The serial number (before the UDID) starts ZZ: a variable the spec reads.
+            let serial = try #require(rows[i].range(of: ",[0-9A-Z]{12},[0-9A-F]{8}-", options: .regularExpression))
+            let start = rows[i].index(after: serial.lowerBound)
+            rows[i].replaceSubrange(start..<rows[i].index(start, offsetBy: 2), with: "ZZ")
+        }
+        rows.remove(at: 500)
+        rows.insert(rows[600].replacingOccurrences(of: "-", with: "-F", options: [], range: rows[600].range(of: ",[0-9A-F]{8}-", options: .regularExpression)), at: 601)
+        var ldif = try String(contentsOfFile: Paths.fixture("demo/directory.ldif"), encoding: .utf8)
+        ldif = ldif.replacingOccurrences(of: "displayName:: Sm9zw6kgT2thZm9y", with: "displayName: Jose Okafor")
+        return (try dir.write(rows.joined(separator: "\r\n"), to: "tonight.csv"), try dir.write(ldif, to: "tonight.ldif"))
+    }
+
+    /// Every member of an archive and the SHA-256 of its bytes, as Python's tarfile reads them.
+    static func members(_ tar: String) throws -> [String: String] {
+        let script = """
+            import hashlib, json, sys, tarfile
+            t = tarfile.open(sys.argv[1])
+            print(json.dumps({m.name: hashlib.sha256(t.extractfile(m).read()).hexdigest() for m in t.getmembers() if m.isfile()}))
+            """
+        let r = try runProcess(try #require(which("python3")), ["-c", script, tar])
+        return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: String], "\(r.stderr)")
+    }
+
+    /// The devices a run's report says it carried.
+    static func carried(_ report: String) throws -> Int? { (try reportSummary(report)["devices"] as? [String: Any])?["carried"] as? Int }
+
+    /// The manifest's device lines (the header names the run's options, which differ).
+    static func deviceLines(_ manifest: String) throws -> [Substring] {
+        let text = try String(contentsOfFile: manifest, encoding: .utf8)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).drop { !$0.isEmpty }.dropFirst().filter { !$0.isEmpty }
+    }
+
+    @Test("a 1% night: the changed devices rendered, the rest carried; the same bytes as rendering all, and as a whole night", arguments: ["plist", "mdm-settings"])
+    func onePercentNight(_ delivery: String) throws {
+        try withTemporaryDirectory { dir in
+            let lastNight = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--delivery", delivery]
+            #expect(try render(lastNight + ["--tar", dir.path("mon.tar")]).status == 3)
+            let (inventory, directory) = try Self.tonight(in: dir)
+            let night = ["--inventory", inventory, "--directory", directory, "--delivery", delivery, "--since", dir.path("mon.tar")]
+
+            let carried = try render(night + ["--changed-only", "--tar", dir.path("carried.tar"), "--report", dir.path("carried")])
+            let rendered = try render(night + ["--changed-only", "--rerender", "--tar", dir.path("rendered.tar"), "--report", dir.path("rendered")])
+            let whole = try render(night + ["--tar", dir.path("whole.tar")])
+            #expect([carried.status, rendered.status, whole.status] == [3, 3, 3], "\(carried.stderr)\(rendered.stderr)\(whole.stderr)")
+
+            // The same archive and manifest, byte for byte, whether the unchanged devices were rendered or not.
+            #expect(FileManager.default.contentsEqual(atPath: dir.path("carried.tar"), andPath: dir.path("rendered.tar")))
+            #expect(FileManager.default.contentsEqual(atPath: dir.path("carried.tar.manifest.tsv"), andPath: dir.path("rendered.tar.manifest.tsv")))
+            // And a whole night holds the same bytes for every device the carried night wrote, and the same manifest lines.
+            let written = try Self.members(dir.path("carried.tar")), all = try Self.members(dir.path("whole.tar"))
+            for (name, digest) in written where name != "manifest.tsv" && name != "index.jsonl" { #expect(all[name] == digest, "\(name)") }
+            #expect(try Self.deviceLines(dir.path("carried.tar.manifest.tsv")) == Self.deviceLines(dir.path("whole.tar.manifest.tsv")))
+
+            // What changed: 10 edited rows, 1 new device, 1 gone (missing), the user's devices; the rest carried.
+            let summary = try reportSummary(dir.path("carried")), plain = try reportSummary(dir.path("rendered"))
+            let changes = try #require(summary["changes"] as? [String: Int]), devices = try #require(summary["devices"] as? [String: Any])
+            #expect(changes["added"] == 1 && changes["missing"] == 1 && changes["removed"] == 0)
+            #expect(changes["changed"]! >= 10 && changes["changed"]! <= 13, "\(changes)")
+            #expect(devices["carried"] as? Int == changes["unchanged"], "\(devices)")
+            #expect(written.count == changes["added"]! + changes["changed"]! + 2, "\(written.keys.sorted())")
+            #expect((plain["devices"] as? [String: Any])?["carried"] as? Int == 0)
+            #expect(plain["changes"] as? [String: Int] == changes)
+            #expect(carried.stdout.contains("\(changes["unchanged"]!) unchanged (\(changes["unchanged"]!) not rendered: their inputs are last night's)"), "\(carried.stdout)")
+        }
+    }
+
+    @Test("a previous manifest without input digests (version 2), or made with other render settings, carries nothing")
+    func nothingToCarryFrom() throws {
+        try withTemporaryDirectory { dir in
+            let inputs = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+            #expect(try render(inputs + ["--tar", dir.path("mon.tar")]).status == 3)
+            // Last night as an older version wrote it: version 2, no input digest column.
+            let manifest = try String(contentsOfFile: dir.path("mon.tar.manifest.tsv"), encoding: .utf8)
+            var lines = manifest.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let blank = try #require(lines.firstIndex(of: ""))
+            lines[0] = "appconfig-manifest 2"
+            for i in (blank + 1)..<(lines.count - 2) { lines[i] = String(lines[i][..<lines[i].lastIndex(of: "\t")!]) }
+            let body = lines[(blank + 1)..<(lines.count - 2)].map { $0 + "\n" }.joined()
+            lines[lines.count - 2] = "end\t\(lines.count - blank - 3)\t" + SHA256.hex(Array(body.utf8).withUnsafeBytes { $0 })
+            try lines.joined(separator: "\n").write(toFile: dir.path("v2.tsv"), atomically: true, encoding: .utf8)
+            let old = try render(inputs + ["--since", dir.path("v2.tsv"), "--changed-only", "--dry-run", "--report", dir.path("old")])
+            #expect(old.status == 3, "\(old.stderr)")
+            #expect(try reportSummary(dir.path("old"))["changes"] as? [String: Int] == ["added": 0, "changed": 0, "removed": 0, "missing": 0, "unchanged": 975, "rekeyed": 0])
+            #expect(try Self.carried(dir.path("old")) == 0)
+            // Another bundle identifier: other render settings (the `render` line), rendered whole.
+            _ = try render(inputs + ["--since", dir.path("mon.tar"), "--changed-only", "--dry-run", "--report", dir.path("other"), "--bundle-id", "com.example.other"])
+            #expect(try Self.carried(dir.path("other")) == 0)
+            // The same settings: every device carried.
+            _ = try render(inputs + ["--since", dir.path("mon.tar"), "--changed-only", "--dry-run", "--report", dir.path("same")])
+            #expect(try Self.carried(dir.path("same")) == 975)
+        }
+    }
+}
