@@ -23,6 +23,9 @@ public final class MappedFile: @unchecked Sendable {
     private let guardSlot: Int32
     /// At mapping: the size and the times.
     private let mapped: (size: Int, times: Times)
+    /// Set by `unmap`: the pages lost to a shrinking file while they were mapped. `bytes` are
+    /// gone then (and their guard), the file is still watched.
+    private var faultsWhileMapped: Int?
 
     /// Maps `path`, or returns nil when it cannot be mapped (empty, not a regular file, no guard
     /// slot left, the system refused): the caller reads it instead. Throws what reading would
@@ -48,10 +51,21 @@ public final class MappedFile: @unchecked Sendable {
         mapped = (file.size, Times(info))
     }
 
+    /// Lets the pages go (they no longer count as the process's memory) and keeps the file open,
+    /// so that `change()` still says whether it changed since it was mapped. `bytes` must not be
+    /// read after. Called once the values needed are copied out.
+    public func unmap() {
+        guard faultsWhileMapped == nil else { return }
+        faultsWhileMapped = appconfig_map_guard_faults(guardSlot)
+        // The guard goes with the pages: another mapping may take these addresses.
+        appconfig_map_guard_remove(guardSlot)
+        munmap(bytes.baseAddress, bytes.count)
+    }
+
     /// Why what was read from the mapping cannot be trusted, or nil: the file was cut shorter
     /// (pages lost) or rewritten in place since it was mapped.
     public func change() -> FileReadError? {
-        let lost = appconfig_map_guard_faults(guardSlot)
+        let lost = faultsWhileMapped ?? appconfig_map_guard_faults(guardSlot)
         var info = stat()
         guard fstat(fd, &info) == 0 else { return FileReadError(path: path, reason: String(cString: strerror(errno))) }
         if lost > 0 || Int(info.st_size) != mapped.size {
@@ -83,8 +97,10 @@ public final class MappedFile: @unchecked Sendable {
     }
 
     deinit {
-        appconfig_map_guard_remove(guardSlot)
-        munmap(bytes.baseAddress, bytes.count)
+        if faultsWhileMapped == nil {
+            appconfig_map_guard_remove(guardSlot)
+            munmap(bytes.baseAddress, bytes.count)
+        }
         close(fd)
     }
 }

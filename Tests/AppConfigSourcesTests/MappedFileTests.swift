@@ -81,6 +81,19 @@ struct MappedFileTests {
         }
     }
 
+    @Test("unmapped once its values are copied out: the pages go, the file is still watched")
+    func unmappedStillWatched() throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        try Self.withMapped([UInt8](repeating: 0x41, count: 3 * page)) { path, mapped throws in
+            #expect(mapped.bytes[2 * page] == 0x41)
+            mapped.unmap()
+            mapped.unmap()  // once is enough; twice is harmless
+            #expect(mapped.change() == nil)
+            #expect(truncate(path, off_t(page)) == 0)
+            #expect(mapped.change()?.description == "cannot read \(path): it changed while it was read (\(3 * page) bytes, then \(page))")
+        }
+    }
+
     @Test("a file written to in place (same size, a new modification time): the change is told")
     func writtenInPlace() throws {
         try Self.withMapped(Self.randomBytes(5000)) { path, mapped throws in

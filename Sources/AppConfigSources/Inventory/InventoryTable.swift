@@ -37,9 +37,9 @@ public struct InventoryOptions: Sendable {
     public init() {}
 }
 
-/// An inventory CSV in memory: the file's bytes (quoted fields unescaped in place) and, per row,
-/// byte ranges of the kept columns. No per-field allocation; values are read as pointers into the
-/// table's own buffer, valid for its lifetime.
+/// An inventory CSV in memory: the kept columns' values (quoted fields unescaped) and, per row,
+/// their byte ranges. No per-field allocation; values are read as pointers into the table's own
+/// memory, valid for its lifetime.
 public final class InventoryTable: @unchecked Sendable {
     public let file: String
     /// Column names as written, trimmed of spaces.
@@ -75,10 +75,10 @@ public final class InventoryTable: @unchecked Sendable {
     private let foldedHeader: FoldedHeader
     /// Owns `bytes`: adopted before anything can throw, so a file refused half way is freed too.
     private let owner = BufferArena()
-    /// The file mapped, when `bytes` are its pages.
+    /// The file mapped when it was read: its pages let go once the kept values are copied out,
+    /// itself kept to tell whether the file changed since (`change()`).
     private let mapping: MappedFile?
-    private let bytes: UnsafeMutableBufferPointer<UInt8>
-    /// Per row, per kept slot: offset and length (UInt32 each) into `bytes`, in `owner`.
+    /// Per row, per kept slot: offset and length (UInt32 each) into the kept values, in `owner`.
     private let records: RecordTable
     private let lines: [UInt32]
 
@@ -137,7 +137,8 @@ public final class InventoryTable: @unchecked Sendable {
     public static let maxColumns = 10_000
 
     /// Reads the file mapped into memory (`MappedFile`: no copy, no fresh pages but those of
-    /// unescaped fields), or into a buffer when it cannot be mapped.
+    /// unescaped fields; the kept values are then copied out and the mapping let go), or into a
+    /// buffer when it cannot be mapped.
     public static func load(_ path: String, options: InventoryOptions = InventoryOptions()) throws(Problem) -> InventoryTable {
         let limit = Int(UInt32.max) - 1
         let mapping: MappedFile?
@@ -164,13 +165,13 @@ public final class InventoryTable: @unchecked Sendable {
     }
 
     /// Takes ownership of `buffer`: allocated with `allocate` and freed with the table, or the
-    /// bytes of `mapping`, kept with the table.
+    /// bytes of `mapping`, read until the kept values are copied out.
     init(taking buffer: UnsafeMutableBufferPointer<UInt8>, mapping: MappedFile? = nil, file: String, options: InventoryOptions) throws(Problem) {
         self.mapping = mapping
         if mapping == nil { owner.adopt(buffer) }
         self.file = file
         byteCount = buffer.count
-        bytes = buffer
+        let bytes = buffer
         let data = UnsafeBufferPointer(buffer)
         let start = data.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         delimiter = options.delimiter ?? Self.detectDelimiter(data, from: start)
@@ -334,7 +335,11 @@ public final class InventoryTable: @unchecked Sendable {
             if stop { break rows }
         }
         // The pairs in the table's own memory: a view of them reads with no reference counting.
-        records = RecordTable(pairs: UnsafeBufferPointer(owner.table(ranges)), bytes: bytes.baseAddress, width: keptColumns.count)
+        let read = RecordTable(pairs: UnsafeBufferPointer(owner.table(ranges)), bytes: bytes.baseAddress, width: keptColumns.count)
+        // A mapped file's kept values copied out, and its pages (most of them columns no program
+        // reads) let go: a tenth of a million devices' export stays resident, not all of it.
+        records = mapping == nil ? read : read.compacted(in: owner)
+        mapping?.unmap()
         self.lines = lines
         self.rowCount = rowCount
         self.dataRows = dataRows

@@ -1,3 +1,4 @@
+import AppConfigCore
 import CByteScan
 
 /// Records of `width` fields over one buffer of bytes, each field an (offset, length) pair of
@@ -49,5 +50,38 @@ public struct RecordTable: @unchecked Sendable {
     func prefetchValue(_ record: Int, _ field: Int) {
         let i = (record * width + field) * 2
         if pairs[i + 1] != Self.absent, let bytes { appconfig_prefetch(bytes + Int(pairs[i])) }
+    }
+
+    /// The same records with their bytes copied back to back into `arena`, in record order: a
+    /// table that no longer reads the buffer it was read from (the inventory lets its mapped file
+    /// go: most of an export's bytes are columns no program reads). One part per core.
+    func compacted(in arena: BufferArena) -> RecordTable {
+        let records = pairs.count / 2
+        let parts = records >= 65_536 ? Parallelism.threads : 1
+        // Each part's bytes, then where each part starts.
+        var starts = [Int](repeating: 0, count: parts + 1)
+        starts.withUnsafeMutableBufferPointer { starts in
+            let slots = WorkerSlots(starts)
+            forEachRange(records, parts: parts) { part, range in
+                var sum = 0
+                for i in range where pairs[2 * i + 1] != Self.absent { sum += Int(pairs[2 * i + 1]) }
+                slots.buffer[part + 1] = sum
+            }
+        }
+        for p in 0..<parts { starts[p + 1] += starts[p] }
+        let pool = arena.table(count: starts[parts], repeating: UInt8(0))
+        let moved = arena.table(count: pairs.count, repeating: UInt32(0))
+        forEachRange(records, parts: parts) { part, range in
+            var at = starts[part]
+            for i in range {
+                let length = pairs[2 * i + 1]
+                moved[2 * i + 1] = length
+                guard length != Self.absent, length > 0, let bytes else { continue }
+                moved[2 * i] = UInt32(at)
+                (pool.baseAddress! + at).update(from: bytes + Int(pairs[2 * i]), count: Int(length))
+                at += Int(length)
+            }
+        }
+        return RecordTable(pairs: UnsafeBufferPointer(moved), bytes: UnsafePointer(pool.baseAddress), width: width)
     }
 }
