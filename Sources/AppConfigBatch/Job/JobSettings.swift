@@ -237,6 +237,12 @@ public struct Entries: Codable, Sendable, Equatable, ExpressibleByArrayLiteral {
     public var items: [String]
 
     public init(_ items: [String]) { self.items = items }
+
+    /// A command line's repeated option: nil when it was not given (a job file's entries stand).
+    public init?(given items: [String]) {
+        guard !items.isEmpty else { return nil }
+        self.items = items
+    }
     public init(arrayLiteral items: String...) { self.items = items }
 
     public init(from decoder: any Decoder) throws {

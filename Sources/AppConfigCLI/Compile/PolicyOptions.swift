@@ -22,7 +22,7 @@ struct PolicyOptions: ParsableArguments {
         s.values = values
         s.lenient = lenient
         s.missing = missing
-        s.keyMissing = keyMissing.isEmpty ? nil : Entries(keyMissing)
+        s.keyMissing = Entries(given: keyMissing)
         return s
     }
 

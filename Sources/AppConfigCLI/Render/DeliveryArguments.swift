@@ -51,20 +51,10 @@ struct DeliveryArguments: ParsableArguments {
     /// What the command line said of the delivery (nil: not given).
     var settings: JobSettings.DeliverySettings {
         var s = JobSettings.DeliverySettings()
-        s.delivery = delivery
-        s.assetBaseURL = assetBaseURL
-        s.secretAssetBaseURL = secretAssetBaseURL
-        s.bundleID = bundleID
-        s.appStoreID = appStoreID
-        s.manifestURL = manifestURL
-        s.appConfigKey = appConfigKey
-        s.install = install
-        s.license = license
-        s.includeInBackup = includeInBackup
-        s.ddmLayout = ddmLayout
-        s.extensions = extensions.isEmpty ? nil : Entries(extensions)
-        s.extensionSpecs = extensionSpecs.isEmpty ? nil : Entries(extensionSpecs)
-        s.commandNonce = commandNonce
+        (s.delivery, s.assetBaseURL, s.secretAssetBaseURL, s.bundleID, s.appStoreID) = (delivery, assetBaseURL, secretAssetBaseURL, bundleID, appStoreID)
+        (s.manifestURL, s.appConfigKey, s.install, s.license, s.includeInBackup) = (manifestURL, appConfigKey, install, license, includeInBackup)
+        (s.ddmLayout, s.commandNonce) = (ddmLayout, commandNonce)
+        (s.extensions, s.extensionSpecs) = (Entries(given: extensions), Entries(given: extensionSpecs))
         return s
     }
 

@@ -85,7 +85,7 @@ struct RenderCommand: ParsableCommand {
         s.destination.dryRun = dryRun
         s.destination.keep = keep
         s.delivery = delivery.settings
-        s.delivery.secrets = secrets.isEmpty ? nil : Entries(secrets)
+        s.delivery.secrets = Entries(given: secrets)
         s.nightly.since = since
         s.nightly.changedOnly = changedOnly
         s.nightly.rerender = rerender

@@ -49,20 +49,9 @@ struct LDAPOptions: ParsableArguments {
 
     var settings: JobSettings.LDAP {
         var s = JobSettings.LDAP()
-        s.base = base
-        s.bindDN = bindDN
-        s.passwordEnv = passwordEnv
-        s.passwordFile = passwordFile
-        s.filter = filter
-        s.scope = scope
-        s.pageSize = pageSize
-        s.startTLS = startTLS
-        s.caFile = caFile
-        s.insecure = insecure
-        s.timeout = timeout
-        s.deadline = deadline
-        s.retries = retries
-        s.targeted = targeted
+        (s.base, s.bindDN, s.passwordEnv, s.passwordFile, s.filter) = (base, bindDN, passwordEnv, passwordFile, filter)
+        (s.scope, s.pageSize, s.startTLS, s.caFile, s.insecure) = (scope, pageSize, startTLS, caFile, insecure)
+        (s.timeout, s.deadline, s.retries, s.targeted) = (timeout, deadline, retries, targeted)
         return s
     }
 }

@@ -45,17 +45,9 @@ struct SourceOptions: ParsableArguments {
 
     var settings: JobSettings.Sources {
         var s = JobSettings.Sources()
-        s.inventory = inventory
-        s.directory = directory
-        s.delimiter = delimiter
-        s.deviceKey = deviceKey
-        s.userKey = userKey
-        s.userAttribute = userAttribute
-        s.map = columnMap.isEmpty ? nil : Entries(columnMap)
-        s.attribute = attributeMap.isEmpty ? nil : Entries(attributeMap)
-        s.strict = strict
-        s.strictInventory = strictInventory
-        s.inventoryPreset = inventoryPreset
+        (s.inventory, s.directory, s.delimiter, s.deviceKey, s.userKey) = (inventory, directory, delimiter, deviceKey, userKey)
+        (s.userAttribute, s.strict, s.strictInventory, s.inventoryPreset) = (userAttribute, strict, strictInventory, inventoryPreset)
+        (s.map, s.attribute) = (Entries(given: columnMap), Entries(given: attributeMap))
         return s
     }
 
