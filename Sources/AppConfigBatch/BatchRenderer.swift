@@ -164,18 +164,17 @@ public final class BatchRenderer: @unchecked Sendable {
                         let variant = variants.isEmpty ? 0 : Int(variants[position])
                         prefetch(ahead: position, rows: rows, variants: variants, plans: worker.plans)
                         let device = DevicePlace(row: Int(row), position: position, variant: variant)
-                        if let carry {
-                            // The device's inputs digested; the same as last night's: its output is too.
+                        if digestsInputs {
                             let digest = inputDigest(device, worker: worker)
                             inputs.buffer[position] = digest
-                            if let previous = carry.entry(forKey: fleet.inventory.value(row: Int(row), slot: fleet.inventory.deviceKeySlot)), previous.inputs == digest {
+                            // Last night's inputs: last night's output, which this night does not write.
+                            if let carry, let previous = carry.entry(forKey: fleet.inventory.value(row: Int(row), slot: fleet.inventory.deviceKeySlot)),
+                               previous.inputs == digest {
                                 digests.set(position, previous.digest)
                                 worker.rendered += 1
                                 worker.carried += 1
                                 continue
                             }
-                        } else if digestsInputs {
-                            inputs.buffer[position] = inputDigest(device, worker: worker)
                         }
                         if let digest = try render(device, worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
                                                    indexFields: indexFields[variant], slotsFilled: digestsInputs, into: sink) {
@@ -229,6 +228,8 @@ public final class BatchRenderer: @unchecked Sendable {
         let plans: [Fleet.SlotPlan.Sources]
         private let arena = BufferArena()
         let slotCounts: [Int]
+        /// Each variant's program hash, for its devices' input digests.
+        let programHashes: [UInt64]
         private let options: BatchOptions
         private let scratch: RenderScratch
         @exclusivity(unchecked) private var renderers: [Renderer?]
@@ -249,6 +250,7 @@ public final class BatchRenderer: @unchecked Sendable {
                 return sources
             }
             slotCounts = images.map(\.slotCount)
+            programHashes = images.map(\.program.metadata.hash)
             self.options = options
             scratch = RenderScratch(for: images.map(\.program))
             renderers = Array(repeating: nil, count: images.count)
@@ -300,7 +302,7 @@ public final class BatchRenderer: @unchecked Sendable {
     @inline(__always)
     func inputDigest(_ device: DevicePlace, worker: Worker) -> UInt64 {
         fillSlots(row: device.row, variant: device.variant, worker: worker)
-        return InputDigest.of(programHash: images[device.variant].program.metadata.hash,
+        return InputDigest.of(programHash: worker.programHashes[device.variant],
                               slots: UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[device.variant]]))
     }
 
