@@ -134,7 +134,9 @@ extension RenderJob {
         sources.attributes.readsGroups = configurations.contains { ($0.assignments + $0.exclusions).contains { $0.conditions.contains { $0.subject == .group } } }
         try sources.checkDirectory(warning: observer.warning)
         clock.lap(.since, next: .inventory)
-        let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns))
+        let read = configurations.map(\.deviceVariables).reduce(Set<DeviceVariable>() as Set<DeviceVariable>?) { all, one in one.flatMap { all?.union($0) } }
+        let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns),
+                                                  deviceVariables: read)
         inventory.exportChecks.forEach(observer.warning)
         clock.lap(.inventory, next: .directory)
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)

@@ -105,6 +105,25 @@ public struct Configuration: Sendable {
         return columns
     }
 
+    /// The device variables a device's program may read (the spec, the values, any assignment)
+    /// and the assignments and exclusions match on: the inventory columns worth keeping. Nil when
+    /// credentials render from variables of their own (every mapped column is kept).
+    public var deviceVariables: Set<DeviceVariable>? {
+        if let values, !values.credentials.isEmpty || values.assignments.contains(where: { !$0.credentials.isEmpty }) { return nil }
+        var read = Set(base.slots.compactMap { if case .device(let v) = $0 { v } else { nil } })
+        for assignment in assignments {
+            for case .value(let value) in assignment.entries.values {
+                for case .template(let t) in value.items.map(\.content) {
+                    for case .device(let v) in t.variables { read.insert(v) }
+                }
+            }
+        }
+        for condition in (assignments + exclusions).flatMap(\.conditions) {
+            if case .variable(.device(let v)) = condition.subject { read.insert(v) }
+        }
+        return read
+    }
+
     /// The inventory columns assignments and exclusions match on (`device.<Column>`).
     public var matchColumns: [String] {
         (assignments + exclusions).flatMap(\.conditions).compactMap { if case .variable(.deviceAttribute(let c)) = $0.subject { c } else { nil } }

@@ -26,12 +26,14 @@ public struct FleetSources: Sendable {
     }
 
     /// Reads the inventory, keeping the columns a program reads through `$(device.<Column>)`
-    /// (`extraColumns`, an error when missing; nil keeps every column) and those assignments match
-    /// on (`matchColumns`, kept where present).
-    public func loadInventory(extraColumns: [String]?, matchColumns: [String] = []) throws(Problem) -> InventoryTable {
+    /// (`extraColumns`, an error when missing; nil keeps every column), those assignments match
+    /// on (`matchColumns`, kept where present), and those of the device variables read
+    /// (`deviceVariables`; nil: every mapped one).
+    public func loadInventory(extraColumns: [String]?, matchColumns: [String] = [], deviceVariables: Set<DeviceVariable>? = nil) throws(Problem) -> InventoryTable {
         var options = inventoryOptions
         options.extraColumns = extraColumns
         options.matchColumns = matchColumns
+        options.deviceVariables = deviceVariables
         // Without a directory, the inventory's own user columns are the users (`Email Address`...).
         if directory == nil { options.userVariablesFromColumns = true }
         return try InventoryTable.load(inventory, options: options)

@@ -32,6 +32,8 @@ struct ColumnPlan {
         if let name = options.deviceKeyColumn { deviceKeyColumn = try column(name, "--device-key") }
         else if let c = variableColumns[.udid] ?? variableColumns[.serialNumber] { deviceKeyColumn = c }
         else { throw Problem(.csvNoDeviceKey, at: Location(file: file, line: 1), "no UDID or Serial Number column to name devices; give --device-key COLUMN") }
+        // Only the variables read keep their columns (most of an export's bytes are others).
+        if let read = options.deviceVariables { variableColumns = variableColumns.filter { read.contains($0.key) } }
         let preset = options.preset ?? InventoryPreset.detect(folded)
         self.preset = preset
         var userKeyColumn: Int?

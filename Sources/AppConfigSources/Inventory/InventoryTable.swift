@@ -25,6 +25,9 @@ public struct InventoryOptions: Sendable {
     public var extraColumns: [String]?
     /// Columns kept when the inventory has them (those assignments match on).
     public var matchColumns: [String] = []
+    /// The device variables whose columns are kept (those the programs read); nil: every mapped
+    /// one. The device key's column is kept whatever it maps.
+    public var deviceVariables: Set<DeviceVariable>?
     /// A bad row fails the load instead of being reported and skipped.
     public var strict = false
     /// The export checks (`ExportChecks`: values shaped unlike their variable...) fail the load
@@ -335,11 +338,15 @@ public final class InventoryTable: @unchecked Sendable {
             if stop { break rows }
         }
         // The pairs in the table's own memory: a view of them reads with no reference counting.
-        let read = RecordTable(pairs: UnsafeBufferPointer(owner.table(ranges)), bytes: bytes.baseAddress, width: keptColumns.count)
-        // A mapped file's kept values copied out, and its pages (most of them columns no program
-        // reads) let go: a tenth of a million devices' export stays resident, not all of it.
-        records = mapping == nil ? read : read.compacted(in: owner)
-        mapping?.unmap()
+        if mapping != nil {
+            // A mapped file's kept values copied out with their pairs, and its pages (most of them
+            // columns no program reads) let go.
+            let (arena, columns) = (owner, keptColumns.count)
+            records = ranges.withUnsafeBufferPointer { RecordTable(pairs: $0, bytes: bytes.baseAddress, width: columns).compacted(in: arena) }
+            mapping?.unmap()
+        } else {
+            records = RecordTable(pairs: UnsafeBufferPointer(owner.table(ranges)), bytes: bytes.baseAddress, width: keptColumns.count)
+        }
         self.lines = lines
         self.rowCount = rowCount
         self.dataRows = dataRows
