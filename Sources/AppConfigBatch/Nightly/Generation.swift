@@ -60,7 +60,19 @@ struct Generation {
     /// A device of the new manifest: rendered tonight (`source` its position in key order), or
     /// carried from the previous manifest (`source` its entry there): failed tonight, or missing
     /// from tonight's inputs (`row` -1).
-    private typealias Entry = (row: Int32, digest: SHA256Digest, inputs: UInt64, carried: Bool, variant: UInt16, source: Int32)
+    /// Its digests are read where they are (`digest(of:)`, `inputs(of:)`): copied into each entry
+    /// they were half a gigabyte at 10M devices, beside the render's own.
+    private typealias Entry = (row: Int32, carried: Bool, variant: UInt16, source: Int32)
+
+    /// An entry's output digest: tonight's at its position, or its previous manifest line's.
+    @inline(__always)
+    private func digest(of e: Entry) -> SHA256Digest { e.carried ? previous!.digest(at: Int(e.source)) : result.digests[Int(e.source)]! }
+
+    /// An entry's input digest, the same way.
+    @inline(__always)
+    private func inputs(of e: Entry) -> UInt64 {
+        e.carried ? previous!.inputs(at: Int(e.source)) : result.inputDigests.isEmpty ? InputDigest.none : result.inputDigests[Int(e.source)]
+    }
 
     /// The new manifest's devices in key order: tonight's, and the previous generation's that
     /// tonight failed or lacks (kept: removal is never implicit).
@@ -71,17 +83,17 @@ struct Generation {
         // With each its variant, read here in order (by row, in key order, a cache miss per line).
         for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
             while let m = missing.first, m.before == position {
-                entries.append((-1, previous!.digest(at: m.previous), previous!.inputs(at: m.previous), true, 0, Int32(m.previous)))
+                entries.append((-1, true, 0, Int32(m.previous)))
                 missing.removeFirst()
             }
             let variant = result.variants.isEmpty ? 0 : result.variants[position]
-            if let digest {
-                entries.append((row, digest, result.inputDigests.isEmpty ? InputDigest.none : result.inputDigests[position], false, variant, Int32(position)))
+            if digest != nil {
+                entries.append((row, false, variant, Int32(position)))
             } else if let index = changes?.carried[position] {
-                entries.append((row, previous!.digest(at: index), previous!.inputs(at: index), true, variant, Int32(index)))
+                entries.append((row, true, variant, Int32(index)))
             }
         }
-        for m in missing { entries.append((-1, previous!.digest(at: m.previous), previous!.inputs(at: m.previous), true, 0, Int32(m.previous))) }
+        for m in missing { entries.append((-1, true, 0, Int32(m.previous))) }
         return entries
     }
 
@@ -174,11 +186,11 @@ struct Generation {
                         if e.row < 0 {
                             // Missing tonight, its file kept: its key is the previous manifest's.
                             previous!.withKey(at: Int(e.source)) {
-                                Self.appendIndexLine(key: $0, extension: ending, digest: e.digest, fields: fields[0], to: &index)
+                                Self.appendIndexLine(key: $0, extension: ending, digest: digest(of: e), fields: fields[0], to: &index)
                             }
                             continue
                         }
-                        Self.appendIndexLine(key: keys.value(row: Int(e.row)), extension: ending, digest: e.digest,
+                        Self.appendIndexLine(key: keys.value(row: Int(e.row)), extension: ending, digest: digest(of: e),
                                              fields: fields[Int(e.variant)], to: &index)
                     } }
                 }, emit: emit)
@@ -213,9 +225,9 @@ struct Generation {
                         // Missing tonight: its previous line, as it was.
                         previous!.withKey(at: Int(e.source)) { key in
                             if ddm != nil {
-                                Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: e.digest, inputs: e.inputs, to: &lines)
+                                Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: digest(of: e), inputs: inputs(of: e), to: &lines)
                             } else {
-                                Manifest.appendLine(key: key, extension: ending, digest: e.digest, inputs: e.inputs, to: &lines)
+                                Manifest.appendLine(key: key, extension: ending, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
                             }
                         }
                         continue
@@ -226,9 +238,9 @@ struct Generation {
                         // The assets the device's set names: tonight's, or for a failed device its previous ones.
                         var path: [UInt8] = []
                         if e.carried { path += previous!.path(at: Int(e.source)) } else { ddm.appendManifestPath(position: Int(e.source), to: &path) }
-                        Manifest.appendLine(key: key, path: path, digest: e.digest, inputs: e.inputs, to: &lines)
+                        Manifest.appendLine(key: key, path: path, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
                     } else {
-                        Manifest.appendLine(key: key, extension: ending, digest: e.digest, inputs: e.inputs, to: &lines)
+                        Manifest.appendLine(key: key, extension: ending, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
                     }
                 } }
             }, emit: emit)
