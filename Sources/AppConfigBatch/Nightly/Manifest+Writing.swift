@@ -1,0 +1,62 @@
+import AppConfigCore
+import Digest
+
+extension Manifest {
+    /// The last line of a version 2 or 3 manifest: `end`, the number of device lines and the SHA-256 of
+    /// their bytes, tab-separated. A manifest cut short, even at a line's end, does not match it.
+    static func trailer(count: Int, digest: SHA256Digest) -> [UInt8] {
+        var out = Array("end\t\(count)\t".utf8)
+        digest.appendHex(to: &out)
+        out.append(0x0A)
+        return out
+    }
+
+    /// The manifest's first lines: its version, `NAME VALUE` per header field, a blank line.
+    static func headerText(_ header: [(String, String)]) -> [UInt8] {
+        var out = Array((versionLines.last! + "\n").utf8)
+        for (name, value) in header { out += Array("\(name) \(value)\n".utf8) }
+        out.append(0x0A)
+        return out
+    }
+
+    /// One device's line: digest, path, key (bytes below 0x21, `%` and DEL %-escaped), input
+    /// digest. A key that is its own file name (most) needs no escape: its line is made on the
+    /// stack and appended at once (piece by piece, six appends a line).
+    @inline(__always)
+    static func appendLine(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
+        if OutputNames.isOwnName(key) {
+            LineCursor.append(capacity: 89 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount, to: &out) { line in
+                digest.writeHex(to: line.p)
+                line.p += 64
+                line.write(0x09)
+                line.p += OutputNames.writeSafeRelativePath(key, hash: OutputNames.hash(key), extension: ending, to: line.p)
+                line.write(0x09)
+                line.write(key)
+                line.write(0x09)
+                line.p += InputDigest.write(inputs, to: line.p)
+                line.write(0x0A)
+            }
+            return
+        }
+        appendLineByPieces(key: key, extension: ending, digest: digest, inputs: inputs, to: &out)
+    }
+
+    /// A line with its path given (DDM: the assets the device's set names).
+    static func appendLine(key: UnsafeBufferPointer<UInt8>, path: some Collection<UInt8>, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
+        digest.appendHex(to: &out)
+        out.append(0x09)
+        out += path
+        out.append(0x09)
+        appendEscapingRuns(key, to: &out, where: { b, _ in b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F }, escape: appendPercentEscaped)
+        out.append(0x09)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { out += UnsafeBufferPointer(rebasing: $0[..<InputDigest.write(inputs, to: $0.baseAddress!)]) }
+        out.append(0x0A)
+    }
+
+    /// `appendLine` piece by piece, for any key (the tests' reference too).
+    static func appendLineByPieces(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
+        var path: [UInt8] = []
+        OutputNames.appendRelativePath(key, extension: ending, to: &path)
+        appendLine(key: key, path: path, digest: digest, inputs: inputs, to: &out)
+    }
+}
