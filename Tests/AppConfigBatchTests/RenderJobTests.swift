@@ -171,6 +171,28 @@ struct RenderJobTests {
             #expect(plist["mail"] == .string("user1@example.org") && plist["domain"] == .string("example.org") && plist["serial"] == .string("FXTRM0000001"))
         }
     }
+
+    @Test("the inventory keeps the device variables read: by an assignment's value and its condition, not only by the spec")
+    func variablesReadByAssignmentsAreKept() throws {
+        try withTemporaryDirectory { dir in
+            // The spec reads serialNumber and udid; the values' assignment reads model (its match) and imei (its value).
+            let values = try dir.write("""
+                {"values": {"serverURL": "https://fs.northwind.example", "theme": "system"},
+                 "assignments": [{"name": "iphone-15", "match": {"model": "iPhone 15"}, "values": {"region": "IMEI $(imei)"}}]}
+                """, to: "values.json")
+            var job = Self.demoJob()
+            job.values = values
+            job.output = .directory(dir.path("out"))
+            job.nightly.maxFailureRatio = 1
+            _ = try job.run()
+            // The demo's first device: an iPhone 15, IMEI 350171420821790.
+            let plist = try LibPlist.decode(try readFileBytes(dir.path("out") + "/" + {
+                var k = "A8B14A37-9FAD6EA111EF0B59"
+                return k.withUTF8 { OutputNames.relativePath($0) }
+            }()))
+            #expect(plist["region"] == .string("IMEI 350171420821790"))
+        }
+    }
 }
 
 /// `--verify`'s slow path: a plist that does not say what the program means is a device error.
