@@ -92,6 +92,7 @@ public final class BatchRenderer: @unchecked Sendable {
         let rows = rowsInKeyOrder()
         let variants = assignments.variants(ofRows: rows)
         let digests = DigestSlots(count: rows.count)
+        let digestsInputs = self.digestsInputs
         var inputDigests = digestsInputs ? [UInt64](repeating: InputDigest.none, count: rows.count) : []
         let carry = digestsInputs ? previous : nil
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize

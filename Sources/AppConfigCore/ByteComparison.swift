@@ -54,3 +54,15 @@ public func bytesPrecede(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPoint
     }
     return a.count < b.count
 }
+
+/// A hex digit's value (either case), nil for any other byte: DN escapes (`\4A`), a manifest's
+/// `%XX` and its input digests.
+@inlinable
+public func hexDigitValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case 0x30...0x39: c - 0x30
+    case 0x41...0x46: c - 0x41 + 10
+    case 0x61...0x66: c - 0x61 + 10
+    default: nil
+    }
+}

@@ -42,12 +42,8 @@ enum InputDigest {
         guard field.count == 16 else { return nil }
         var value: UInt64 = 0
         for c in field {
-            let d: UInt8
-            switch c {
-            case 0x30...0x39: d = c - 0x30
-            case 0x61...0x66: d = c - 0x57
-            default: return nil
-            }
+            // Lowercase, as written: an edited line is refused, not read.
+            guard !(0x41...0x46).contains(c), let d = hexDigitValue(c) else { return nil }
             value = value << 4 | UInt64(d)
         }
         return value == none ? nil : value

@@ -63,17 +63,12 @@ public final class Manifest: @unchecked Sendable {
 
     /// The digest a device had, or nil when the manifest does not list it. Needs a manifest
     /// loaded `indexed`.
-    public func digest(forKey key: UnsafeBufferPointer<UInt8>) -> SHA256Digest? {
-        guard let table else { preconditionFailure("Manifest.digest(forKey:) needs a manifest loaded with indexed: true") }
-        return keys.withUnsafeBufferPointer { t in
-            table.find(key) { UnsafeBufferPointer(rebasing: t[entries[Int($0)].key]) }.map { entries[Int($0)].digest }
-        }
-    }
+    public func digest(forKey key: UnsafeBufferPointer<UInt8>) -> SHA256Digest? { entry(forKey: key)?.digest }
 
     /// The output and input digests a device had, or nil when the manifest does not list it.
     /// Needs a manifest loaded `indexed`.
     func entry(forKey key: UnsafeBufferPointer<UInt8>) -> (digest: SHA256Digest, inputs: UInt64)? {
-        guard let table else { preconditionFailure("Manifest.entry(forKey:) needs a manifest loaded with indexed: true") }
+        guard let table else { preconditionFailure("Manifest.entry(forKey:) and digest(forKey:) need a manifest loaded with indexed: true") }
         return keys.withUnsafeBufferPointer { t in
             table.find(key) { UnsafeBufferPointer(rebasing: t[entries[Int($0)].key]) }.map { (entries[Int($0)].digest, entries[Int($0)].inputs) }
         }
@@ -307,7 +302,7 @@ public final class Manifest: @unchecked Sendable {
         var i = s.startIndex
         while i < s.endIndex {
             if s[i] == UInt8(ascii: "%") {
-                guard i + 2 < s.endIndex, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) else { return false }
+                guard i + 2 < s.endIndex, let h = hexDigitValue(s[i + 1]), let l = hexDigitValue(s[i + 2]) else { return false }
                 out.append(h << 4 | l)
                 i += 3
             } else {
@@ -316,15 +311,6 @@ public final class Manifest: @unchecked Sendable {
             }
         }
         return true
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x37
-        case 0x61...0x66: c - 0x57
-        default: nil
-        }
     }
 }
 

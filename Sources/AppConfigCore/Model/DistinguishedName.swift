@@ -216,7 +216,7 @@ public struct DistinguishedName: Sendable, Equatable {
                     out.append(contentsOf: s[start..<i])
                     built = true
                 }
-                if let hi = hexValue(s[i + 1]), i + 2 < s.count, let lo = hexValue(s[i + 2]) {
+                if let hi = hexDigitValue(s[i + 1]), i + 2 < s.count, let lo = hexDigitValue(s[i + 2]) {
                     if build { out.append(hi << 4 | lo) }
                     i += 3
                 } else if "\"+,;<>\\=# ".utf8.contains(s[i + 1]) {
@@ -282,15 +282,6 @@ public struct DistinguishedName: Sendable, Equatable {
     /// A letter, digit, `-` or `.`: what an attribute type (a name or an OID) is made of.
     private static func isTypeCharacter(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) || c == 0x2D || c == 0x2E
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
     }
 
     /// The `cn` variable: the CN of the leaf-most RDN that has one.
