@@ -50,7 +50,7 @@ let package = Package(
         /// Reads property lists through libplist into a Swift value (admin values files, test oracle).
         .target(name: "LibPlist", dependencies: ["CPlist"]),
         /// SHA-256 through OpenSSL's libcrypto: content-addressed delivery assets and declaration tokens.
-        .target(name: "Digest", dependencies: ["CCrypto"]),
+        .target(name: "Digest", dependencies: ["AppConfigCore", "CCrypto"]),
         /// PCRE2 patterns: compiled once, matched by the spec linter and the VM.
         .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
         /// Sixteen bytes at a time (SSE2) for the CSV scanner's hot loop.

@@ -12,9 +12,6 @@ public enum OutputNames {
     /// FNV-1a 64 of the device key: stable across runs, machines and shard counts.
     public static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(key) }
 
-    /// A folder's lower-case hex digit.
-    @inline(__always) private static func hexDigit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 + d : 0x57 + d }
-
     @inline(__always) private static func isSafe(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
     }
@@ -44,10 +41,7 @@ public enum OutputNames {
             appendEscapedRelativePath(key, hash: h, extension: ending, to: &out)
             return
         }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4 + maxNameLength + ending.utf8CodeUnitCount) { path in
-            let p = path.baseAddress!
-            out.append(contentsOf: UnsafeBufferPointer(start: p, count: writeSafeRelativePath(key, hash: h, extension: ending, to: p)))
-        }
+        out.append(room: 4 + maxNameLength + ending.utf8CodeUnitCount) { $0.writeSafeRelativePath(key, hash: h, extension: ending) }
     }
 
     /// Whether a key is its own name (`writeSafeRelativePath` takes it): no escape, not too long.
@@ -55,33 +49,11 @@ public enum OutputNames {
     @inline(__always)
     static func isOwnName(_ key: UnsafeBufferPointer<UInt8>) -> Bool { key.count <= maxNameLength && isSafeName(key) }
 
-    /// Writes `folder/key.ext` at `p` for a key that `isOwnName`; returns its length (at most
-    /// `4 + maxNameLength + ext`).
-    @inline(__always)
-    static func writeSafeRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString, to p: UnsafeMutablePointer<UInt8>) -> Int {
-        writeFolder(h, to: p)
-        if let k = key.baseAddress { (p + 4).update(from: k, count: key.count) }
-        (p + 4 + key.count).update(from: ending.utf8Start, count: ending.utf8CodeUnitCount)
-        return 4 + key.count + ending.utf8CodeUnitCount
-    }
-
     /// `appendRelativePath` through the escaping path, for any key (the tests' reference too).
     static func appendEscapedRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4) { folder in
-            writeFolder(h, to: folder.baseAddress!)
-            out.append(contentsOf: folder)
-        }
+        out.append(room: 4) { $0.writeFolder(h) }
         appendSafeName(key, hash: h, to: &out)
         out.append(contentsOf: UnsafeBufferPointer(start: ending.utf8Start, count: ending.utf8CodeUnitCount))
-    }
-
-    /// The four bytes `fff/` of a key's folder (its hash), at `p`.
-    @inline(__always) private static func writeFolder(_ h: UInt64, to p: UnsafeMutablePointer<UInt8>) {
-        let folder = Int(h % UInt64(folderCount))
-        p[0] = hexDigit(UInt8(folder >> 8))
-        p[1] = hexDigit(UInt8((folder >> 4) & 0xF))
-        p[2] = hexDigit(UInt8(folder & 0xF))
-        p[3] = UInt8(ascii: "/")
     }
 
     /// Whether a key is its own safe name: every byte `isSafe`, the first not `.`. Eight bytes at a
@@ -114,5 +86,22 @@ public enum OutputNames {
         var out: [UInt8] = []
         appendRelativePath(key, extension: ending, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension ByteWriter {
+    /// `folder/key.ext` for a key that `OutputNames.isOwnName` (at most `4 + maxNameLength + ext` bytes).
+    @inline(__always)
+    mutating func writeSafeRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString) {
+        writeFolder(h)
+        write(key)
+        write(ending)
+    }
+
+    /// The four bytes `fff/` of a key's folder (its hash).
+    @inline(__always)
+    mutating func writeFolder(_ h: UInt64) {
+        write(hex: h % UInt64(OutputNames.folderCount), digits: 3)
+        write(UInt8(ascii: "/"))
     }
 }

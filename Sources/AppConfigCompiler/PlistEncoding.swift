@@ -25,31 +25,8 @@ public enum PlistEncoding {
         return 10
     }
 
-    @inline(__always)
-    public static func writeSizeHeader(token: UInt8, count: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
-        if count < 15 { p[0] = token | UInt8(count); return 1 }
-        p[0] = token | 0x0F
-        if count < 1 << 8 { p[1] = 0x10; p[2] = UInt8(count); return 3 }
-        if count < 1 << 16 { p[1] = 0x11; writeBigEndian(UInt64(count), width: 2, to: p + 2); return 4 }
-        if count < 1 << 32 { p[1] = 0x12; writeBigEndian(UInt64(count), width: 4, to: p + 2); return 6 }
-        p[1] = 0x13
-        writeBigEndian(UInt64(count), width: 8, to: p + 2)
-        return 10
-    }
-
-    @inline(__always)
-    public static func writeBigEndian(_ value: UInt64, width: Int, to p: UnsafeMutablePointer<UInt8>) {
-        var v = value
-        var i = width - 1
-        while i >= 0 {
-            p[i] = UInt8(truncatingIfNeeded: v)
-            v >>= 8
-            i -= 1
-        }
-    }
-
     /// plistlib's `_count_to_size`: the width of references and offsets.
-    public static func byteWidth(for count: Int) -> Int {
+    @inlinable public static func byteWidth(for count: Int) -> Int {
         if count < 1 << 8 { return 1 }
         if count < 1 << 16 { return 2 }
         if count < 1 << 32 { return 4 }
@@ -57,7 +34,7 @@ public enum PlistEncoding {
     }
 
     static func bigEndian(_ value: UInt64, width: Int) -> [UInt8] {
-        (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64(width - 1 - $0))) }
+        [UInt8](room: 8) { $0.write(bigEndian: value, width: width) }
     }
 
     /// The bplist object of a scalar: smallest integer width (negatives as 8 bytes), 8-byte reals,
@@ -75,14 +52,11 @@ public enum PlistEncoding {
         case .date(let d): return [0x33] + bigEndian(d.secondsSince2001.bitPattern, width: 8)
         case .string(let s):
             let utf8 = Array(s.utf8)
-            var header = [UInt8](repeating: 0, count: 10)
             if utf8.allSatisfy({ $0 < 0x80 }) {
-                let n = header.withUnsafeMutableBufferPointer { writeSizeHeader(token: 0x50, count: utf8.count, to: $0.baseAddress!) }
-                return Array(header[0..<n]) + utf8
+                return [UInt8](room: 10) { $0.writeSizeHeader(token: 0x50, count: utf8.count) } + utf8
             }
             let units = Array(s.utf16)
-            let n = header.withUnsafeMutableBufferPointer { writeSizeHeader(token: 0x60, count: units.count, to: $0.baseAddress!) }
-            return Array(header[0..<n]) + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+            return [UInt8](room: 10) { $0.writeSizeHeader(token: 0x60, count: units.count) } + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
         }
     }
 
@@ -145,5 +119,17 @@ public enum PlistEncoding {
         let mant = n == 1 ? String(digits) : String(digits[0]) + "." + String(digits[1...])
         let expDigits = String(Swift.abs(e))
         return sign + mant + "e" + (e < 0 ? "-" : "+") + (expDigits.count < 2 ? "0" : "") + expDigits
+    }
+}
+
+extension ByteWriter {
+    /// An object's marker with its count (`PlistEncoding.sizeHeaderLength` bytes).
+    @inlinable @inline(__always)
+    public mutating func writeSizeHeader(token: UInt8, count: Int) {
+        if count < 15 { return write(token | UInt8(count)) }
+        write(token | 0x0F)
+        let width = PlistEncoding.byteWidth(for: count)
+        write(0x10 | UInt8(width.trailingZeroBitCount))
+        write(bigEndian: UInt64(count), width: width)
     }
 }

@@ -4,19 +4,19 @@ import Glibc
 import Darwin
 #endif
 
-/// Plain values appended at the end of one `malloc` block that grows by `realloc`: the tables a
-/// reader builds (a directory's values, hundreds of megabytes, in one per core then joined).
-/// Written by hand because an array cost what its size does not: `append(contentsOf:)` of a few
-/// bytes was a hundred instructions, and growing it copied the whole table into fresh pages, where `realloc` of a large block moves its
-/// pages (`mremap`) without copying. A reference type: one owner writes it, then hands it on
-/// (`UserTable` keeps the builder's); not for sharing between threads while it grows.
-public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
-    // Inlinable (as the appends are): a generic class's methods called across modules unspecialized
-    // made reading an LDIF slower than the array did; and without dynamic exclusivity checks, which
-    // were two runtime calls per access (one owner writes it: nothing to check).
-    @usableFromInline @exclusivity(unchecked) var _base: UnsafeMutablePointer<Element>
-    @usableFromInline @exclusivity(unchecked) var _count = 0
-    @usableFromInline @exclusivity(unchecked) var _capacity: Int
+/// The engine's one growable buffer: plain values appended at the end of one `malloc` block that
+/// grows by `realloc`. Written by hand because an array cost what its size does not: `append` of
+/// a few bytes was a hundred instructions, and growing it copied the whole table into fresh pages,
+/// where `realloc` of a large block moves its pages (`mremap`) without copying.
+///
+/// A value, for the render loop: its output and string buffers are moved into a local for a device
+/// and stay in registers across it (held by a class, every append reloaded and stored them: 5-8%
+/// more time a device). Whoever holds one frees it once (`free`); `GrowingBuffer` is the same
+/// storage owned by a reference, which frees it itself.
+public struct GrowingStorage<Element: BitwiseCopyable> {
+    @usableFromInline var _base: UnsafeMutablePointer<Element>
+    @usableFromInline var _count = 0
+    @usableFromInline var _capacity: Int
 
     /// Valid until the next append that grows it.
     @inlinable public var base: UnsafeMutablePointer<Element> { _base }
@@ -26,15 +26,12 @@ public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable 
     /// Room for `capacity` elements ahead (room never written is never touched).
     public init(capacity: Int = 64) {
         _capacity = max(capacity, 1)
-        _base = Self.allocate(_capacity)
+        guard let p = malloc(_capacity * MemoryLayout<Element>.stride) else { fatalError("out of memory (\(capacity) elements)") }
+        _base = p.bindMemory(to: Element.self, capacity: _capacity)
     }
 
-    deinit { free(_base) }
-
-    private static func allocate(_ n: Int) -> UnsafeMutablePointer<Element> {
-        guard let p = malloc(n * MemoryLayout<Element>.stride) else { fatalError("out of memory (\(n) elements)") }
-        return p.bindMemory(to: Element.self, capacity: n)
-    }
+    /// Frees the memory; called once by the owner.
+    public func free() { releaseBlock(_base) }
 
     /// The elements written so far.
     @inlinable public var buffer: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: _base, count: _count) }
@@ -47,7 +44,7 @@ public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable 
 
     /// Appends `items`; returns where they start.
     @inlinable @inline(__always) @discardableResult
-    public func append(_ items: UnsafeBufferPointer<Element>) -> Int {
+    public mutating func append(_ items: UnsafeBufferPointer<Element>) -> Int {
         let start = _count
         guard let from = items.baseAddress, items.count > 0 else { return start }
         if _count + items.count > _capacity { grow(to: _count + items.count) }
@@ -57,7 +54,7 @@ public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable 
     }
 
     @inlinable @inline(__always)
-    public func append(_ item: Element) {
+    public mutating func append(_ item: Element) {
         if _count == _capacity { grow(to: _count + 1) }
         (_base + _count).initialize(to: item)
         _count += 1
@@ -67,28 +64,61 @@ public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable 
     /// them at the pointer returned, from as many threads as it likes, before anything reads them
     /// or appends. A large copy into fresh pages (which the kernel clears first, one at a time) goes
     /// as fast as the cores that share it.
-    public func extend(by n: Int) -> UnsafeMutablePointer<Element> {
+    @inlinable
+    public mutating func extend(by n: Int) -> UnsafeMutablePointer<Element> {
         reserve(n)
         defer { _count += n }
         return _base + _count
     }
 
     /// Room for `n` more elements ahead.
-    public func reserve(_ n: Int) {
+    @inlinable
+    public mutating func reserve(_ n: Int) {
         if _count + n > _capacity { grow(to: _count + n, exactly: true) }
     }
 
-    /// Drops the elements from `n` on (a rollback).
-    public func truncate(to n: Int) {
+    /// Drops the elements from `n` on (a rollback, or a buffer reused device after device).
+    @inlinable
+    public mutating func truncate(to n: Int) {
         precondition(n >= 0 && n <= _count)
         _count = n
     }
 
+    /// Doubles (a run of appends grows it rarely), or exactly what a caller reserved.
     @usableFromInline
-    func grow(to needed: Int, exactly: Bool = false) {
+    mutating func grow(to needed: Int, exactly: Bool = false) {
         let target = exactly ? needed : max(needed, _capacity * 2)
         guard let p = realloc(_base, target * MemoryLayout<Element>.stride) else { fatalError("out of memory (\(target) elements)") }
         _base = p.bindMemory(to: Element.self, capacity: target)
         _capacity = target
     }
+}
+
+/// `free` under another name: inside the type, `free` is its own method.
+private func releaseBlock(_ p: UnsafeMutableRawPointer) { free(p) }
+
+/// A `GrowingStorage` owned by a reference: the tables a reader builds (a directory's values,
+/// hundreds of megabytes, in one per core then joined), which one owner writes and then hands on
+/// (`UserTable` keeps the builder's); not for sharing between threads while it grows. Inlinable,
+/// as the storage is: a generic class's methods called across modules unspecialized made reading
+/// an LDIF slower than an array did; and without dynamic exclusivity checks, which were two runtime
+/// calls per access (one owner writes it: nothing to check).
+public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
+    @usableFromInline @exclusivity(unchecked) var storage: GrowingStorage<Element>
+
+    public init(capacity: Int = 64) { storage = GrowingStorage(capacity: capacity) }
+
+    deinit { storage.free() }
+
+    @inlinable public var base: UnsafeMutablePointer<Element> { storage.base }
+    @inlinable public var count: Int { storage.count }
+    @inlinable public var capacity: Int { storage.capacity }
+    @inlinable public var buffer: UnsafeBufferPointer<Element> { storage.buffer }
+    @inlinable public subscript(i: Int) -> Element { storage[i] }
+    @inlinable @inline(__always) @discardableResult
+    public func append(_ items: UnsafeBufferPointer<Element>) -> Int { storage.append(items) }
+    @inlinable @inline(__always) public func append(_ item: Element) { storage.append(item) }
+    @inlinable public func extend(by n: Int) -> UnsafeMutablePointer<Element> { storage.extend(by: n) }
+    @inlinable public func reserve(_ n: Int) { storage.reserve(n) }
+    @inlinable public func truncate(to n: Int) { storage.truncate(to: n) }
 }

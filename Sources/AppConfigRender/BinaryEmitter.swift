@@ -44,7 +44,7 @@ final class BinaryEmitter {
         generation = scratch.generation
     }
 
-    func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) {
+    func emit(_ device: ResolvedDevice, into output: inout GrowingStorage<UInt8>) {
         if usesFixedLayout, let layout, layout.emit(device, emitter: self, into: &output) {
             fixedLayoutDevices &+= 1
             return
@@ -63,15 +63,14 @@ final class BinaryEmitter {
         let offsetTableOffset = fixedBytes + references * refSize
         let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
         let total = offsetTableOffset + objects * offsetSize + 32
-        output.append(count: total) { base in
-            var p = Self.writeMagic(at: base)
+        output.append(count: total) { w in
+            w.write("bplist00")
             for o in 0..<objects {
-                objectOffset[o] = p - base
-                p = writeObject(o, at: p, refSize: refSize, device)
+                objectOffset[o] = w.count
+                writeObject(o, refSize: refSize, device, &w)
             }
-            for o in 0..<objects { Self.writeWidth(objectOffset[o], offsetSize, &p) }
-            Self.writeTrailer(objects: objects, offsetSize: offsetSize, refSize: refSize, offsetTableOffset: offsetTableOffset, &p)
-            return p
+            for o in 0..<objects { Self.writeWidth(objectOffset[o], offsetSize, &w) }
+            Self.writeTrailer(objects: objects, offsetSize: offsetSize, refSize: refSize, offsetTableOffset: offsetTableOffset, &w)
         }
     }
 
@@ -159,44 +158,30 @@ final class BinaryEmitter {
         return image.program.constantClassCount + d
     }
 
-    fileprivate func writeObject(_ o: Int, at start: UnsafeMutablePointer<UInt8>, refSize: Int,
-                             _ device: ResolvedDevice) -> UnsafeMutablePointer<UInt8> {
-        var p = start
+    fileprivate func writeObject(_ o: Int, refSize: Int, _ device: ResolvedDevice, _ w: inout ByteWriter) {
         let argument = Int(objectArgument[o])
         switch objectKind[o] {
         case ObjectKind.constant.rawValue:
-            // Constants are a few bytes: a loop beats a call to memcpy.
             let range = image.constantBinary[argument]
-            let source = image.pool.baseAddress! + Int(range.start)
-            for i in 0..<Int(range.count) { p[i] = source[i] }
-            p += Int(range.count)
+            w.write(UnsafeBufferPointer(start: image.pool.baseAddress! + Int(range.start), count: Int(range.count)))
         case ObjectKind.dynamic.rawValue:
-            p = Self.writeString(argument, of: device, at: p)
+            Self.writeString(argument, of: device, &w)
         case ObjectKind.array.rawValue:
             let (n, array) = Instruction(rawValue: image.instructions[argument]).operands
-            p += PlistEncoding.writeSizeHeader(token: 0xA0, count: n, to: p)
+            w.writeSizeHeader(token: 0xA0, count: n)
             let first = Int(image.arrayStart[array])
             for i in 0..<n {
-                Self.writeWidth(Int(refAt[Int(image.arrayItems[first + i])]), refSize, &p)
+                Self.writeWidth(Int(refAt[Int(image.arrayItems[first + i])]), refSize, &w)
             }
         default:  // root
-            p += PlistEncoding.writeSizeHeader(token: 0xD0, count: device.presentKeys.count, to: p)
+            w.writeSizeHeader(token: 0xD0, count: device.presentKeys.count)
             for k in device.presentKeys {
-                Self.writeWidth(Int(refAt[Int(image.keyStart[Int(k)])]), refSize, &p)
+                Self.writeWidth(Int(refAt[Int(image.keyStart[Int(k)])]), refSize, &w)
             }
             for k in device.presentKeys {
-                Self.writeWidth(Int(refAt[Int(image.keyStart[Int(k)]) + 1]), refSize, &p)
+                Self.writeWidth(Int(refAt[Int(image.keyStart[Int(k)]) + 1]), refSize, &w)
             }
         }
-        return p
-    }
-
-    /// `bplist00`; returns the place after it.
-    @inline(__always)
-    fileprivate static func writeMagic(at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        var p = start
-        for b in "bplist00".utf8 { p.pointee = b; p += 1 }
-        return p
     }
 
     /// The size of a dynamic string's object: its header, then ASCII bytes or UTF-16 units.
@@ -206,40 +191,39 @@ final class BinaryEmitter {
         return PlistEncoding.sizeHeaderLength(units) + (s.isASCII ? units : 2 * units)
     }
 
-    /// Dynamic string `d`'s object; returns the place after it.
+    /// Dynamic string `d`'s object.
     @inline(__always)
-    fileprivate static func writeString(_ d: Int, of device: ResolvedDevice, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        var p = start
+    fileprivate static func writeString(_ d: Int, of device: ResolvedDevice, _ w: inout ByteWriter) {
         let s = device.strings[d]
         let bytes = device.bytes(of: d)
         if s.isASCII {
-            p += PlistEncoding.writeSizeHeader(token: 0x50, count: bytes.count, to: p)
-            if let b = bytes.baseAddress { p.update(from: b, count: bytes.count) }
-            return p + bytes.count
+            w.writeSizeHeader(token: 0x50, count: bytes.count)
+            w.write(bytes)
+        } else {
+            w.writeSizeHeader(token: 0x60, count: Int(s.utf16Count))
+            w.writeUTF16BigEndian(bytes)
         }
-        p += PlistEncoding.writeSizeHeader(token: 0x60, count: Int(s.utf16Count), to: p)
-        return UTF16.writeBigEndian(bytes, to: p)
     }
 
     /// Trailer: 5 unused bytes, sort version 0, the two widths, object count, top object, table offset.
     @inline(__always)
-    fileprivate static func writeTrailer(objects: Int, offsetSize: Int, refSize: Int, offsetTableOffset: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
-        for _ in 0..<6 { p.pointee = 0; p += 1 }
-        p[0] = UInt8(offsetSize); p[1] = UInt8(refSize); p += 2
-        PlistEncoding.writeBigEndian(UInt64(objects), width: 8, to: p); p += 8
-        PlistEncoding.writeBigEndian(0, width: 8, to: p); p += 8
-        PlistEncoding.writeBigEndian(UInt64(offsetTableOffset), width: 8, to: p); p += 8
+    fileprivate static func writeTrailer(objects: Int, offsetSize: Int, refSize: Int, offsetTableOffset: Int, _ w: inout ByteWriter) {
+        w.write(bigEndian: 0, width: 6)
+        w.write(UInt8(offsetSize))
+        w.write(UInt8(refSize))
+        w.write(bigEndian: UInt64(objects), width: 8)
+        w.write(bigEndian: 0, width: 8)
+        w.write(bigEndian: UInt64(offsetTableOffset), width: 8)
     }
 
     /// A reference or offset of 1, 2, 4 or 8 bytes, big-endian; the narrow cases first.
     @inline(__always)
-    fileprivate static func writeWidth(_ value: Int, _ width: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
+    fileprivate static func writeWidth(_ value: Int, _ width: Int, _ w: inout ByteWriter) {
         switch width {
-        case 1: p[0] = UInt8(truncatingIfNeeded: value)
-        case 2: p[0] = UInt8(truncatingIfNeeded: value >> 8); p[1] = UInt8(truncatingIfNeeded: value)
-        default: PlistEncoding.writeBigEndian(UInt64(value), width: width, to: p)
+        case 1: w.write(UInt8(truncatingIfNeeded: value))
+        case 2: w.write(UInt8(truncatingIfNeeded: value >> 8)); w.write(UInt8(truncatingIfNeeded: value))
+        default: w.write(bigEndian: UInt64(value), width: width)
         }
-        p += width
     }
 }
 
@@ -276,7 +260,6 @@ private final class FixedLayout {
         var strings: [Int32] = [], segmentStart = [0], fixedOffset: [Int] = [], stringsBefore: [Int32] = []
         var segmentBytes: [UInt8] = []
         var offset = 8
-        var scratch = [UInt8](repeating: 0, count: 64)
         for o in 0..<objects {
             fixedOffset.append(offset)
             stringsBefore.append(Int32(strings.count))
@@ -292,10 +275,9 @@ private final class FixedLayout {
             } else {
                 size = 16 + (device.presentKeys.count * 2 + objects) * refSize  // a bound: header plus references
             }
-            if scratch.count < size { scratch = [UInt8](repeating: 0, count: size) }
-            let written = scratch.withUnsafeMutableBufferPointer { b in e.writeObject(o, at: b.baseAddress!, refSize: refSize, device) - b.baseAddress! }
-            segmentBytes += scratch[0..<written]
-            offset += written
+            let before = segmentBytes.count
+            segmentBytes.append(room: size) { w in e.writeObject(o, refSize: refSize, device, &w) }
+            offset += segmentBytes.count - before
         }
         segmentStart.append(segmentBytes.count)
         self.strings = strings
@@ -307,7 +289,7 @@ private final class FixedLayout {
     }
 
     /// Writes `device` when it is common (true); false leaves it to the general path.
-    func emit(_ device: ResolvedDevice, emitter: BinaryEmitter, into output: inout ByteBuffer) -> Bool {
+    func emit(_ device: ResolvedDevice, emitter: BinaryEmitter, into output: inout GrowingStorage<UInt8>) -> Bool {
         guard device.presentKeys.count == keys.count else { return false }
         for i in 0..<keys.count where keys[i] != device.presentKeys[i] { return false }
         // Every string its own object, as numbering would find: equal to no constant, to no string
@@ -325,26 +307,23 @@ private final class FixedLayout {
         let offsetTableOffset = fixedBytes + stringBytes
         let offsetSize = PlistEncoding.byteWidth(for: offsetTableOffset)
         let total = offsetTableOffset + objects * offsetSize + 32
-        output.append(count: total) { base in
-            var p = BinaryEmitter.writeMagic(at: base)
+        output.append(count: total) { w in
+            w.write("bplist00")
             segmentBytes.withUnsafeBufferPointer { segments in
-                // `p` passed, not captured: a captured variable is checked for exclusive access at
+                // `w` passed, not captured: a captured variable is checked for exclusive access at
                 // run time at each use.
-                func copySegment(_ i: Int, _ p: inout UnsafeMutablePointer<UInt8>) {
-                    let (from, count) = (segmentStart[i], segmentStart[i + 1] - segmentStart[i])
-                    if count > 0 { p.update(from: segments.baseAddress! + from, count: count) }
-                    p += count
+                func copySegment(_ i: Int, _ w: inout ByteWriter) {
+                    w.write(UnsafeBufferPointer(rebasing: segments[segmentStart[i]..<segmentStart[i + 1]]))
                 }
                 for (i, d) in strings.enumerated() {
-                    copySegment(i, &p)
-                    p = BinaryEmitter.writeString(Int(d), of: device, at: p)
+                    copySegment(i, &w)
+                    BinaryEmitter.writeString(Int(d), of: device, &w)
                 }
-                copySegment(strings.count, &p)
+                copySegment(strings.count, &w)
             }
             // The offsets: each object's fixed offset, shifted by the strings before it.
-            for o in 0..<objects { BinaryEmitter.writeWidth(fixedOffset[o] + shift[Int(stringsBefore[o])], offsetSize, &p) }
-            BinaryEmitter.writeTrailer(objects: objects, offsetSize: offsetSize, refSize: refSize, offsetTableOffset: offsetTableOffset, &p)
-            return p
+            for o in 0..<objects { BinaryEmitter.writeWidth(fixedOffset[o] + shift[Int(stringsBefore[o])], offsetSize, &w) }
+            BinaryEmitter.writeTrailer(objects: objects, offsetSize: offsetSize, refSize: refSize, offsetTableOffset: offsetTableOffset, &w)
         }
         return true
     }

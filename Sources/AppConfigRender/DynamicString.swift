@@ -20,7 +20,7 @@ struct DynamicString {
     init(start: Int32 = 0) { self.start = start }
 
     @inline(__always)
-    func bytes(in text: ByteBuffer) -> UnsafeBufferPointer<UInt8> {
+    func bytes(in text: GrowingStorage<UInt8>) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: text.base + Int(start), count: Int(count))
     }
 

@@ -10,7 +10,7 @@ import AppConfigPattern
 public final class RenderScratch {
     private let arena = BufferArena()
     /// The output and the dynamic strings' bytes (`Renderer.State`), moved out for each device.
-    @exclusivity(unchecked) var state = Renderer.State(output: ByteBuffer(capacity: 4096), text: ByteBuffer(capacity: 1024))
+    @exclusivity(unchecked) var state = Renderer.State(output: GrowingStorage(capacity: 4096), text: GrowingStorage(capacity: 1024))
     /// Per dynamic string of the current device: where its bytes are and what the scan found.
     let strings: UnsafeMutableBufferPointer<DynamicString>
     /// The keys present for the current device, in plist order.

@@ -15,9 +15,9 @@ public final class Renderer {
     /// `inout`: class properties would cost a dynamic exclusivity check on every access.
     struct State {
         /// The rendered plist; valid until the next render.
-        var output: ByteBuffer
+        var output: GrowingStorage<UInt8>
         /// Bytes of the dynamic strings of the current device.
-        var text: ByteBuffer
+        var text: GrowingStorage<UInt8>
         var presentCount = 0
     }
 
@@ -80,7 +80,7 @@ public final class Renderer {
         if !deviceProblems.isEmpty { deviceProblems.removeAll(keepingCapacity: true) }
         resolve(values, &state, problems: &deviceProblems)
         if deviceProblems.isEmpty {
-            state.output.count = 0
+            state.output.truncate(to: 0)
             let device = ResolvedDevice(presentKeys: presentKeys, strings: strings, state: state)
             if let binaryEmitter {
                 binaryEmitter.emit(device, into: &state.output)
@@ -98,7 +98,7 @@ public final class Renderer {
             }
             throw deviceProblems[0]
         }
-        return state.output.bytes
+        return UnsafeRawBufferPointer(state.output.buffer)
     }
 
     // MARK: The VM: resolve variables, build dynamic strings, run the checks
@@ -107,7 +107,7 @@ public final class Renderer {
     /// that failed skips its remaining checks, a key with a failed string is left out, and every
     /// other string and key is still resolved, so that every problem of the device is found.
     private func resolve(_ values: UnsafeBufferPointer<SlotValue>, _ state: inout State, problems: inout [Problem]) {
-        state.text.count = 0
+        state.text.truncate(to: 0)
         state.presentCount = 0
         let code = image.instructions
         var pc = 0
@@ -228,7 +228,7 @@ public final class Renderer {
     @inline(__always)
     private static func isCheck(_ op: Instruction.Opcode) -> Bool { op == .checkLength || op == .checkPattern || op == .checkValues }
 
-    private func checkError(_ code: DeviceCode, _ d: Int, _ key: Int, _ text: ByteBuffer, _ what: String) -> Problem {
+    private func checkError(_ code: DeviceCode, _ d: Int, _ key: Int, _ text: GrowingStorage<UInt8>, _ what: String) -> Problem {
         Problem(check: code, program: program, string: strings[d], text: text, key: key, what)
     }
 
@@ -246,7 +246,7 @@ extension Problem {
     }
 
     /// A check failed on a resolved string: the error names the value and its first variable.
-    init(check code: DeviceCode, program: Program, string: DynamicString, text: ByteBuffer, key: Int, _ what: String) {
+    init(check code: DeviceCode, program: Program, string: DynamicString, text: GrowingStorage<UInt8>, key: Int, _ what: String) {
         let value = String(decoding: string.bytes(in: text), as: UTF8.self)
         self.init(code, program: program, string: string, key: key, value: value, "\"\(value)\" \(what)")
     }
@@ -256,7 +256,7 @@ extension Problem {
 struct ResolvedDevice {
     let presentKeys: UnsafeBufferPointer<Int32>
     let strings: UnsafeMutableBufferPointer<DynamicString>
-    let text: ByteBuffer
+    let text: GrowingStorage<UInt8>
 
     init(presentKeys: UnsafeMutableBufferPointer<Int32>, strings: UnsafeMutableBufferPointer<DynamicString>, state: Renderer.State) {
         self.presentKeys = UnsafeBufferPointer(rebasing: presentKeys[0..<state.presentCount])

@@ -5,7 +5,7 @@ import AppConfigCore
 /// filters that change the length write past the end and move the result down, so the buffer's
 /// memory is reused from device to device. Only `lower`/`upper` on non-ASCII letters go through a
 /// `String` (Unicode's case mapping), which allocates; ASCII, the common case, does not.
-extension ByteBuffer {
+extension GrowingStorage where Element == UInt8 {
     @inline(__always)
     private func hasNonASCII(from start: Int) -> Bool {
         var i = start
@@ -25,9 +25,9 @@ extension ByteBuffer {
 
     private mutating func recase(from start: Int, _ transform: (String) -> String) {
         let text = transform(String(decoding: UnsafeBufferPointer(start: base + start, count: count - start), as: UTF8.self))
-        count = start
+        truncate(to: start)
         var t = text
-        t.withUTF8 { append($0) }
+        t.withUTF8 { _ = append($0) }
     }
 
     /// Space, tab, LF, CR, vertical tab and form feed.
@@ -39,7 +39,7 @@ extension ByteBuffer {
         while lo < hi && Self.isSpace(base[lo]) { lo += 1 }
         while hi > lo && Self.isSpace(base[hi - 1]) { hi -= 1 }
         if lo > start { (base + start).update(from: base + lo, count: hi - lo) }
-        count = start + (hi - lo)
+        truncate(to: start + (hi - lo))
     }
 
     @inline(__always)
@@ -54,8 +54,7 @@ extension ByteBuffer {
         for i in start..<count where !Self.isUnreserved(base[i]) { escaped += 1 }
         guard escaped > 0 else { return }
         let oldEnd = count
-        reserve(2 * escaped)
-        count += 2 * escaped
+        _ = extend(by: 2 * escaped)
         let hex: StaticString = "0123456789ABCDEF"
         var write = count
         var read = oldEnd
@@ -97,13 +96,13 @@ extension ByteBuffer {
         }
         let length = count - end
         (base + start).update(from: base + end, count: length)
-        count = start + length
+        truncate(to: start + length)
     }
 
     /// `text[from..<count]` becomes `text[lo..<hi]` (of the same bytes): moved down, nothing copied twice.
     private mutating func keep(from start: Int, _ lo: Int, _ hi: Int) {
         if lo > start { (base + start).update(from: base + lo, count: hi - lo) }
-        count = start + (hi - lo)
+        truncate(to: start + (hi - lo))
     }
 
     /// `substr`/`last`: the characters (Unicode scalars: UTF-8 lead bytes) from `first` (negative:
@@ -141,7 +140,7 @@ extension ByteBuffer {
         }
         let pieces = cuts.count + 1
         let k = index >= 0 ? index : pieces + index
-        guard k >= 0 && k < pieces else { count = start; return }
+        guard k >= 0 && k < pieces else { truncate(to: start); return }
         keep(from: start, k == 0 ? start : cuts[k - 1] + n, k == cuts.count ? count : cuts[k])
     }
 }

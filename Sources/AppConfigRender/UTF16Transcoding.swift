@@ -1,30 +1,29 @@
-extension UTF16 {
+import AppConfigCore
+
+extension ByteWriter {
     /// Transcodes validated UTF-8 to UTF-16 big-endian (surrogate pairs above U+FFFF), as binary
-    /// plists store strings that are not ASCII. Returns the pointer past the last byte written.
+    /// plists store strings that are not ASCII.
     @inline(__always)
-    static func writeBigEndian(_ bytes: UnsafeBufferPointer<UInt8>, to start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        var p = start
+    mutating func writeUTF16BigEndian(_ bytes: UnsafeBufferPointer<UInt8>) {
         var i = 0
         let n = bytes.count
-        @inline(__always) func put(_ unit: UInt32) {
-            p[0] = UInt8(truncatingIfNeeded: unit >> 8)
-            p[1] = UInt8(truncatingIfNeeded: unit)
-            p += 2
+        @inline(__always) func put(_ unit: UInt32, _ w: inout ByteWriter) {
+            w.write(UInt8(truncatingIfNeeded: unit >> 8))
+            w.write(UInt8(truncatingIfNeeded: unit))
         }
         while i < n {
             let b = UInt32(bytes[i])
             if b < 0x80 {
-                put(b); i += 1
+                put(b, &self); i += 1
             } else if b < 0xE0 {
-                put((b & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F)); i += 2
+                put((b & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F), &self); i += 2
             } else if b < 0xF0 {
-                put((b & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F)); i += 3
+                put((b & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F), &self); i += 3
             } else {
                 let scalar = (b & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6 | UInt32(bytes[i + 3] & 0x3F)
                 let v = scalar - 0x10000
-                put(0xD800 | (v >> 10)); put(0xDC00 | (v & 0x3FF)); i += 4
+                put(0xD800 | (v >> 10), &self); put(0xDC00 | (v & 0x3FF), &self); i += 4
             }
         }
-        return p
     }
 }

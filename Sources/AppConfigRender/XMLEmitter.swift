@@ -91,8 +91,8 @@ final class XMLEmitter {
     }
 
     /// Nil when written; an error when a value holds a character XML 1.0 cannot carry.
-    func emit(_ device: ResolvedDevice, into output: inout ByteBuffer) -> Problem? {
-        if nesting == 0 { output.append(ascii: PlistEncoding.xmlHeader) }
+    func emit(_ device: ResolvedDevice, into output: inout GrowingStorage<UInt8>) -> Problem? {
+        if nesting == 0 { output.append(PlistEncoding.xmlHeader) }
         let pool = runBytes.baseAddress!
         for k in device.presentKeys {
             let key = Int(k)
@@ -117,7 +117,7 @@ final class XMLEmitter {
                 }
             }
         }
-        if nesting == 0 { output.append(ascii: PlistEncoding.xmlFooter) }
+        if nesting == 0 { output.append(PlistEncoding.xmlFooter) }
         return nil
     }
 }

@@ -1,3 +1,4 @@
+import AppConfigCore
 import CCrypto
 
 /// SHA-256 by OpenSSL's libcrypto (its SHA-NI / AVX2 code): one call per buffer, the digest on the
@@ -70,29 +71,11 @@ public struct SHA256Digest: Hashable, Sendable {
         }
     }
 
-    /// Appends the first `digits` (default all 64) lowercase hex digits to `out`: the one hex writer.
-    /// The digits are made on the stack and appended at once (an append per digit, through a
-    /// table, showed in profiles: two files of a digest per device).
+    /// Appends the first `digits` (default all 64) lowercase hex digits to `out`, made on the stack
+    /// and appended at once (an append per digit showed in profiles: two files of a digest per device).
     @inline(__always)
     public func appendHex(digits: Int = 64, to out: inout [UInt8]) {
-        var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &text) { t in
-            writeHex(to: t.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: t[0..<min(max(digits, 0), 64)]))
-        }
-    }
-
-    /// Writes the 64 lowercase hex digits at `p` (a line made on the stack, appended at once).
-    @inline(__always)
-    public func writeHex(to p: UnsafeMutablePointer<UInt8>) {
-        var words = (a, b, c, d)
-        withUnsafeBytes(of: &words) { raw in
-            @inline(__always) func digit(_ n: UInt8) -> UInt8 { n < 10 ? 48 + n : 87 + n }
-            for i in 0..<32 {
-                p[2 * i] = digit(raw[i] >> 4)
-                p[2 * i + 1] = digit(raw[i] & 0xF)
-            }
-        }
+        out.append(room: 64) { $0.write(hex: self, digits: digits) }
     }
 
     /// 64 lowercase hex digits.
@@ -125,5 +108,23 @@ extension SHA256 {
         }
 
         deinit { EVP_MD_CTX_free(context) }
+    }
+}
+
+extension ByteWriter {
+    /// The digest's first `digits` (default all 64) lowercase hex digits: the one hex writer of digests.
+    @inline(__always)
+    public mutating func write(hex digest: SHA256Digest, digits: Int = 64) {
+        // Each word holds 8 of the digest's bytes in memory order: big-endian reads them in order.
+        write(word: digest.a, from: 0, of: digits)
+        write(word: digest.b, from: 16, of: digits)
+        write(word: digest.c, from: 32, of: digits)
+        write(word: digest.d, from: 48, of: digits)
+    }
+
+    @inline(__always)
+    private mutating func write(word: UInt64, from first: Int, of digits: Int) {
+        let n = min(16, digits - first)
+        if n > 0 { write(hex: word.bigEndian >> UInt64(4 * (16 - n)), digits: n) }
     }
 }

@@ -9,6 +9,16 @@ import Testing
 /// appended in runs of bytes that need nothing done.
 @Suite("Output text: safe names, JSON strings")
 struct OutputTextTests {
+    @Test("a digest's hex: all 64 digits or the first few, as its bytes read", arguments: [64, 1, 15, 16, 17, 40, 0])
+    func digestHex(digits: Int) {
+        let digest = SHA256Digest(of: Array("abc".utf8))
+        let full = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        #expect(String(decoding: [UInt8](room: 64) { $0.write(hex: digest, digits: digits) }, as: UTF8.self) == String(full.prefix(digits)))
+        var appended: [UInt8] = []
+        digest.appendHex(digits: digits, to: &appended)
+        #expect(String(decoding: appended, as: UTF8.self) == String(full.prefix(digits)))
+    }
+
     @Test("a key's path: its folder from the hash, plain runs kept, other bytes %XX, a leading dot escaped", arguments: [
         ("0000E7B5-30C2224388DB06AF", "0000E7B5-30C2224388DB06AF"), (".hidden", "%2Ehidden"), ("a.b.", "a.b."),
         ("../x", "%2E.%2Fx"), ("a/b c", "a%2Fb%20c"), ("é", "%C3%A9"), ("%", "%25"), ("x\n", "x%0A"), ("", ""),
@@ -112,9 +122,7 @@ struct OutputTextTests {
         let bytes = Array(text.utf8)
         #expect(bytes.withUnsafeBufferPointer { InputDigest.parse($0[...]) } == value)
         if let value {
-            var out = [UInt8](repeating: 0, count: 16)
-            let n = out.withUnsafeMutableBufferPointer { InputDigest.write(value, to: $0.baseAddress!) }
-            #expect(String(decoding: out[..<n], as: UTF8.self) == text)
+            #expect(String(decoding: [UInt8](room: 16) { $0.write(inputDigest: value) }, as: UTF8.self) == text)
         }
     }
 

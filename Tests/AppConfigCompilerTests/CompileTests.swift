@@ -8,6 +8,15 @@ import Testing
 /// The compiler: program shape, effective values, and compile-time errors by exact code.
 @Suite("Compiler")
 struct CompileTests {
+    @Test("a binary plist object's size header: the count in the marker below 15, else an integer of the narrowest width", arguments: [
+        (0, [0x50]), (14, [0x5E]), (15, [0x5F, 0x10, 15]), (255, [0x5F, 0x10, 0xFF]), (256, [0x5F, 0x11, 1, 0]),
+        (65_535, [0x5F, 0x11, 0xFF, 0xFF]), (65_536, [0x5F, 0x12, 0, 1, 0, 0]), (1 << 32, [0x5F, 0x13, 0, 0, 0, 1, 0, 0, 0, 0]),
+    ] as [(Int, [UInt8])])
+    func sizeHeader(count: Int, bytes: [UInt8]) {
+        #expect([UInt8](room: 10) { $0.writeSizeHeader(token: 0x50, count: count) } == bytes)
+        #expect(PlistEncoding.sizeHeaderLength(count) == bytes.count)
+    }
+
     static let loc = Location(file: "model", line: 3, column: 5)
 
     static func spec(_ keys: [Key]) -> Spec {

@@ -283,14 +283,13 @@ extension Generation {
     static func appendIndexLine(key k: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest,
                                 fields: UnsafeBufferPointer<UInt8>, to index: inout [UInt8]) {
         if OutputNames.isOwnName(k) {
-            LineCursor.append(capacity: 128 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount + fields.count, to: &index) { line in
+            index.append(room: 128 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount + fields.count) { line in
                 line.write(#"{"device":""#)
                 line.write(k)
                 line.write(#"","path":""#)
-                line.p += OutputNames.writeSafeRelativePath(k, hash: OutputNames.hash(k), extension: ending, to: line.p)
+                line.writeSafeRelativePath(k, hash: OutputNames.hash(k), extension: ending)
                 line.write(#"","sha256":""#)
-                digest.writeHex(to: line.p)
-                line.p += 64
+                line.write(hex: digest)
                 line.write(UInt8(ascii: "\""))
                 line.write(fields)
                 line.write("}\n")

@@ -24,18 +24,6 @@ enum InputDigest {
         return h == none ? 1 : h
     }
 
-    /// Writes 16 lowercase hex digits, or `-` for `none`; returns how many bytes.
-    @inline(__always)
-    static func write(_ value: UInt64, to p: UnsafeMutablePointer<UInt8>) -> Int {
-        guard value != none else {
-            p.pointee = UInt8(ascii: "-")
-            return 1
-        }
-        let digits: StaticString = "0123456789abcdef"
-        for i in 0..<16 { p[i] = digits.utf8Start[Int(value >> UInt64(60 - 4 * i) & 0xF)] }
-        return 16
-    }
-
     /// A manifest's field: 16 hex digits, or `-`; nil for anything else.
     static func parse(_ field: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64? {
         if field.elementsEqual([UInt8(ascii: "-")]) { return none }
@@ -47,5 +35,13 @@ enum InputDigest {
             value = value << 4 | UInt64(d)
         }
         return value == none ? nil : value
+    }
+}
+
+extension ByteWriter {
+    /// A manifest's input digest: 16 lowercase hex digits, or `-` for `InputDigest.none`.
+    @inline(__always)
+    mutating func write(inputDigest value: UInt64) {
+        if value == InputDigest.none { write(UInt8(ascii: "-")) } else { write(hex: value, digits: 16) }
     }
 }

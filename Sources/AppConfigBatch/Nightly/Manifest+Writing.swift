@@ -25,15 +25,14 @@ extension Manifest {
     @inline(__always)
     static func appendLine(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
         if OutputNames.isOwnName(key) {
-            LineCursor.append(capacity: 89 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount, to: &out) { line in
-                digest.writeHex(to: line.p)
-                line.p += 64
+            out.append(room: 89 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount) { line in
+                line.write(hex: digest)
                 line.write(0x09)
-                line.p += OutputNames.writeSafeRelativePath(key, hash: OutputNames.hash(key), extension: ending, to: line.p)
+                line.writeSafeRelativePath(key, hash: OutputNames.hash(key), extension: ending)
                 line.write(0x09)
                 line.write(key)
                 line.write(0x09)
-                line.p += InputDigest.write(inputs, to: line.p)
+                line.write(inputDigest: inputs)
                 line.write(0x0A)
             }
             return
@@ -49,7 +48,7 @@ extension Manifest {
         out.append(0x09)
         appendEscapingRuns(key, to: &out, where: { b, _ in b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F }, escape: appendPercentEscaped)
         out.append(0x09)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { out += UnsafeBufferPointer(rebasing: $0[..<InputDigest.write(inputs, to: $0.baseAddress!)]) }
+        out.append(room: 16) { $0.write(inputDigest: inputs) }
         out.append(0x0A)
     }
 

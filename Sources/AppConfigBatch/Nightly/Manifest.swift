@@ -322,38 +322,3 @@ enum Fingerprint {
         return "\(size) \(hasher.finish().hex)"
     }
 }
-
-/// Pieces written one after another on the stack, then appended to an array at once: an append
-/// through the array (a uniqueness and capacity check, a call) cost more than writing the bytes,
-/// and a line of the index or the manifest took six to ten of them.
-struct LineCursor {
-    var p: UnsafeMutablePointer<UInt8>
-
-    @inline(__always) mutating func write(_ text: StaticString) {
-        p.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
-        p += text.utf8CodeUnitCount
-    }
-
-    @inline(__always) mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if let base = bytes.baseAddress { p.update(from: base, count: bytes.count) }
-        p += bytes.count
-    }
-
-    @inline(__always) mutating func write(_ byte: UInt8) {
-        p.pointee = byte
-        p += 1
-    }
-
-    /// Hands `write` a cursor over `capacity` bytes of stack (it writes no more), then appends
-    /// what it wrote to `out`.
-    @inline(__always)
-    static func append(capacity: Int, to out: inout [UInt8], _ write: (inout LineCursor) -> Void) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
-            var cursor = LineCursor(p: buffer.baseAddress!)
-            write(&cursor)
-            let count = cursor.p - buffer.baseAddress!
-            precondition(count <= capacity, "a line longer than its room")
-            out.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress!, count: count))
-        }
-    }
-}
