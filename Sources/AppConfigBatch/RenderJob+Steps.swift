@@ -132,6 +132,8 @@ extension RenderJob {
         // Group memberships are read only when an assignment matches on groups.
         let configurations = compiled.all
         sources.attributes.readsGroups = configurations.contains { ($0.assignments + $0.exclusions).contains { $0.conditions.contains { $0.subject == .group } } }
+        // The user table keeps only the variables some program reads or an assignment matches on.
+        sources.attributes.keptVariables = configurations.map(\.userVariables).reduce(Set<UserVariable>() as Set<UserVariable>?) { all, one in one.flatMap { all?.union($0) } }
         try sources.checkDirectory(warning: observer.warning)
         clock.lap(.since, next: .inventory)
         let read = configurations.map(\.deviceVariables).reduce(Set<DeviceVariable>() as Set<DeviceVariable>?) { all, one in one.flatMap { all?.union($0) } }

@@ -105,23 +105,31 @@ public struct Configuration: Sendable {
         return columns
     }
 
-    /// The device variables a device's program may read (the spec, the values, any assignment)
-    /// and the assignments and exclusions match on: the inventory columns worth keeping. Nil when
-    /// credentials render from variables of their own (every mapped column is kept).
-    public var deviceVariables: Set<DeviceVariable>? {
+    /// Every variable a device's program may read (the spec, the values, any assignment) and the
+    /// assignments and exclusions match on: what the inventory and the user table keep. Nil when
+    /// credentials render from variables of their own (everything is kept).
+    public var variablesRead: Set<Variable>? {
         if let values, !values.credentials.isEmpty || values.assignments.contains(where: { !$0.credentials.isEmpty }) { return nil }
-        var read = Set(base.slots.compactMap { if case .device(let v) = $0 { v } else { nil } })
+        var read = Set(base.slots)
         for assignment in assignments {
             for case .value(let value) in assignment.entries.values {
-                for case .template(let t) in value.items.map(\.content) {
-                    for case .device(let v) in t.variables { read.insert(v) }
-                }
+                for case .template(let t) in value.items.map(\.content) { read.formUnion(t.variables) }
             }
         }
         for condition in (assignments + exclusions).flatMap(\.conditions) {
-            if case .variable(.device(let v)) = condition.subject { read.insert(v) }
+            if case .variable(let v) = condition.subject { read.insert(v) }
         }
         return read
+    }
+
+    /// The device variables of `variablesRead`: the inventory columns worth keeping.
+    public var deviceVariables: Set<DeviceVariable>? {
+        variablesRead.map { Set($0.compactMap { if case .device(let v) = $0 { v } else { nil } }) }
+    }
+
+    /// The user variables of `variablesRead`: what the user table keeps.
+    public var userVariables: Set<UserVariable>? {
+        variablesRead.map { Set($0.compactMap { if case .user(let v) = $0 { v } else { nil } }) }
     }
 
     /// The inventory columns assignments and exclusions match on (`device.<Column>`).

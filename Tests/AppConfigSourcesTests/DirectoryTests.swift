@@ -226,6 +226,29 @@ struct DirectoryTests {
         #expect(users.string(user: bob, .upn) == nil)
     }
 
+    @Test("a table keeps the variables its programs read (and dn, the join candidates): the others read as absent, the kept ones as a full table has them", arguments: [
+        ([], [.dn, .emailAddress, .sAMAccountName, .upn]),
+        ([.ou, .displayName], [.dn, .displayName, .emailAddress, .ou, .sAMAccountName, .upn]),
+        ([.cn, .emailAddressDomain, .userName, .locale], [.dn, .cn, .emailAddress, .emailAddressDomain, .locale, .sAMAccountName, .userName, .upn]),
+        (Set(UserVariable.allCases), UserVariable.allCases.filter { $0 != .dn }.reduce([.dn]) { $0 + [$1] }),
+    ] as [(Set<UserVariable>, [UserVariable])])
+    func keptVariables(kept: Set<UserVariable>, columns: [UserVariable]) throws {
+        var map = AttributeMap()
+        map.keptVariables = kept
+        let some = try LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif", map: map)
+        let all = try LDIFReader.read(Array(Self.ldif.utf8), file: "u.ldif")
+        #expect(some.columns.variables == columns)
+        #expect(some.columns.stride == columns.count + 1)
+        #expect(all.columns.stride == UserVariable.allCases.count + 1)
+        for key in ["jane.doe@corp.example", "bob@corp.example"] {
+            let (u, v) = (try #require(some.user(forKey: key)), try #require(all.user(forKey: key)))
+            for variable in UserVariable.allCases {
+                #expect(some.string(user: u, variable) == (columns.contains(variable) ? all.string(user: v, variable) : nil), "\(key) \(variable)")
+            }
+        }
+        #expect(some.attributeCounts == all.attributeCounts)  // every attribute still read and counted
+    }
+
     @Test("--user-attribute: the join can use sAMAccountName (case-insensitively) or any attribute")
     func joinAttribute() throws {
         var map = AttributeMap()

@@ -203,7 +203,7 @@ struct Matcher: @unchecked Sendable {
                 switch condition.subject {
                 case .variable(let v):
                     if let u = fleet.directoryVariable(v) {
-                        userTests.append((i, UserTable.variableIndex[u]!, condition))
+                        userTests.append((i, fleet.users!.columns.column(of: u)!, condition))
                         onUser = true
                     } else {
                         rowTests.append((i, rowVariables.firstIndex(of: v)!, condition))

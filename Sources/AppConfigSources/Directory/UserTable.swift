@@ -32,6 +32,13 @@ public struct AttributeMap: Sendable {
     /// `--attribute variable=attr` overrides one variable's source.
     public mutating func set(_ variable: UserVariable, to attribute: String) { sources[variable] = [attribute] }
 
+    /// The user variables the table keeps (a render: those its programs read), nil for all. The
+    /// attributes read stay the same (the join diagnosis counts them); values no program reads are
+    /// not stored.
+    public var keptVariables: Set<UserVariable>?
+
+    var columns: UserColumns { UserColumns(keeping: keptVariables) }
+
     /// Every attribute an entry must deliver, lowercased (what an LDAP search asks for).
     public var requestedAttributes: [String] {
         var names = Set(sources.values.flatMap { $0 }.map { $0.lowercased() })
@@ -40,7 +47,36 @@ public struct AttributeMap: Sendable {
     }
 }
 
-/// Users with their 13 variables resolved once at load, in one byte buffer, and an index from the
+/// A user table's columns: `dn`, the other variables kept in `UserVariable.allCases` order, then
+/// the join key. A table keeps what its programs read (a pair per user and variable was 112 bytes
+/// a user whatever they read) and `alwaysKept`.
+public struct UserColumns: Sendable, Equatable {
+    public let variables: [UserVariable]
+    /// Per `UserVariable.allCases` index: its column, or -1.
+    private let columnOf: [Int]
+    /// `dn`: duplicates, groups and messages name users by it; the addresses and account names a
+    /// join that finds few users tries instead (`Fleet.joinDiagnosis`).
+    public static let alwaysKept: Set<UserVariable> = [.dn, .emailAddress, .upn, .sAMAccountName]
+
+    public init(keeping kept: Set<UserVariable>? = nil) {
+        variables = [.dn] + UserVariable.allCases.filter { $0 != .dn && (kept?.contains($0) != false || Self.alwaysKept.contains($0)) }
+        var columnOf = [Int](repeating: -1, count: UserVariable.allCases.count)
+        for (c, v) in variables.enumerated() { columnOf[UserVariable.allCases.firstIndex(of: v)!] = c }
+        self.columnOf = columnOf
+    }
+
+    /// Pairs per user: one per variable kept and one for the join key.
+    public var stride: Int { variables.count + 1 }
+    static let dn = 0
+    var joinKey: Int { variables.count }
+
+    public func column(of variable: UserVariable) -> Int? {
+        let c = columnOf[UserVariable.allCases.firstIndex(of: variable)!]
+        return c >= 0 ? c : nil
+    }
+}
+
+/// Users with their variables resolved once at load, in one byte buffer, and an index from the
 /// join attribute (case-insensitive) to the user. Values are pointers into the table's buffer,
 /// valid for its lifetime.
 public final class UserTable: @unchecked Sendable {
@@ -55,30 +91,28 @@ public final class UserTable: @unchecked Sendable {
     public internal(set) var groups: DirectoryGroups?
     /// The builder's values, taken over (not copied: the pool is the directory's size).
     private let storage: GrowingBuffer<UInt8>
-    /// Per user: 13 variables then the join key, each (offset, length) into `storage`; absent
-    /// when the entry has no value.
+    /// Per user: its `columns`' (offset, length) pairs into `storage`; absent when the entry has no value.
     private let rangeStorage: GrowingBuffer<UInt32>
     private let records: RecordTable
     private let index: ShardedKeyTable
-    /// `UserVariable.allCases.count + 1`, written out: a computed `static let` is a `swift_once`
-    /// call at each use, and the render's prefetch reads it per device (the builder checks it).
-    static var stride: Int { 14 }
-    public static let variableIndex: [UserVariable: Int] = Dictionary(uniqueKeysWithValues: UserVariable.allCases.enumerated().map { ($1, $0) })
+    public let columns: UserColumns
 
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
-    init(source: String, pool storage: GrowingBuffer<UInt8>, ranges rangeStorage: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
+    init(source: String, columns: UserColumns, pool storage: GrowingBuffer<UInt8>, ranges rangeStorage: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
         self.source = source
+        self.columns = columns
+        let stride = columns.stride, joinKey = columns.joinKey
         self.storage = storage
         self.rangeStorage = rangeStorage
-        let records = RecordTable(pairs: rangeStorage.buffer, bytes: storage.buffer.baseAddress, width: Self.stride)
+        let records = RecordTable(pairs: rangeStorage.buffer, bytes: storage.buffer.baseAddress, width: stride)
         self.records = records
-        count = rangeStorage.buffer.count / (2 * Self.stride)
+        count = rangeStorage.buffer.count / (2 * stride)
         var problems = problems
         // The join index, keys folded to lower case, filled on every core.
-        func key(_ u: Int32) -> UnsafeBufferPointer<UInt8> { records.value(Int(u), Self.stride - 1) }
+        func key(_ u: Int32) -> UnsafeBufferPointer<UInt8> { records.value(Int(u), joinKey) }
         let index = ShardedKeyTable(count: count, foldingASCIICase: true, key: key)
         for (u, first) in index.duplicates {
-            func dn(_ user: Int32) -> String { String(decoding: records.value(Int(user), Self.variableIndex[.dn]!), as: UTF8.self) }
+            func dn(_ user: Int32) -> String { String(decoding: records.value(Int(user), UserColumns.dn), as: UTF8.self) }
             func entry(_ user: Int32) -> String {
                 "\"\(dn(user))\"" + (lines.isEmpty ? "" : " (line \(lines[Int(user)]))")
             }
@@ -89,14 +123,13 @@ public final class UserTable: @unchecked Sendable {
         self.problems = problems
     }
 
-    /// A user variable's value, or nil when the entry has none.
+    /// A user variable's value, or nil when the entry has none (or the table does not keep it).
     @inline(__always)
     public func value(user: Int, _ variable: UserVariable) -> UnsafeBufferPointer<UInt8>? {
-        value(user: user, index: Self.variableIndex[variable]!)
+        columns.column(of: variable).flatMap { value(user: user, index: $0) }
     }
 
-    /// `value(user:_:)` by the variable's index (`variableIndex`), looked up once per plan: the
-    /// dictionary lookup per value was a hash per device and variable.
+    /// `value(user:_:)` by the variable's column (`columns.column(of:)`), looked up once per plan.
     @inline(__always)
     public func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? { records.field(user, index) }
 
@@ -117,7 +150,8 @@ public final class UserTable: @unchecked Sendable {
     /// The user whose join attribute equals this key (ASCII case-insensitively).
     public func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
         guard !key.isEmpty else { return nil }
-        return index.find(key) { u in records.value(Int(u), Self.stride - 1) }.map(Int.init)
+        let joinKey = columns.joinKey
+        return index.find(key) { u in records.value(Int(u), joinKey) }.map(Int.init)
     }
 
     public func user(forKey key: String) -> Int? {

@@ -8,29 +8,34 @@ public struct UserTableBuilder {
     public let map: AttributeMap
     /// The users' values (a reference: `finish` hands it to the table; the builder is done then).
     private let pool = GrowingBuffer<UInt8>(capacity: 4096)
-    /// Per user, its `UserTable.stride` (offset, length) pairs (a reference, as `pool` is).
+    /// Per user, its `columns.stride` (offset, length) pairs (a reference, as `pool` is).
     private let ranges = GrowingBuffer<UInt32>(capacity: 1024)
     /// Per user, the line its entry starts on: LDIF only (an LDAP entry has no line).
     private var lines: [UInt32] = []
     /// Per requested attribute (`attributeOrder`), how many users have it: why a join finds few.
     private var attributeCounts: [Int]
     public private(set) var problems: [Problem] = []
-    /// Per user variable: the positions (in `attributeOrder`) of the attributes that feed it, in order.
+    /// Per user variable (`UserVariable.allCases` order): the positions (in `attributeOrder`) of
+    /// the attributes that feed it, in order.
     private let positions: [[Int]]
     private let joinPosition: Int
-    private static let index = UserTable.variableIndex
-    private static let emailIndex = UserTable.variableIndex[.emailAddress]!
-    private static let upnIndex = UserTable.variableIndex[.upn]!
-    private static let dnIndex = UserTable.variableIndex[.dn]!
+    /// What the table keeps, and per column the variable's `allCases` index.
+    let columns: UserColumns
+    private let columnVariables: [(variable: UserVariable, index: Int)]
+    private let stride: Int
+    private static let emailIndex = UserVariable.allCases.firstIndex(of: .emailAddress)!
+    private static let upnIndex = UserVariable.allCases.firstIndex(of: .upn)!
 
     public init(source: String, map: AttributeMap) {
-        precondition(UserTable.stride == UserVariable.allCases.count + 1, "a pair per user variable and one for the join key")
         self.source = source
         self.map = map
+        columns = map.columns
+        stride = columns.stride
+        columnVariables = columns.variables.map { ($0, UserVariable.allCases.firstIndex(of: $0)!) }
         let order = map.requestedAttributes
         func position(_ name: String) -> Int { order.firstIndex(of: name.lowercased())! }
-        var positions = [[Int]](repeating: [], count: UserTable.stride)
-        for (variable, attributes) in map.sources { positions[Self.index[variable]!] = attributes.map(position) }
+        var positions = [[Int]](repeating: [], count: UserVariable.allCases.count)
+        for (variable, attributes) in map.sources { positions[UserVariable.allCases.firstIndex(of: variable)!] = attributes.map(position) }
         self.positions = positions
         joinPosition = position(map.joinAttribute)
         cnPosition = order.firstIndex(of: "cn")
@@ -42,7 +47,7 @@ public struct UserTableBuilder {
     /// Memberships, when the map reads groups.
     private var groups: GroupBuilder?
 
-    public var count: Int { ranges.count / (2 * UserTable.stride) }
+    public var count: Int { ranges.count / (2 * stride) }
     /// The bytes of the users' values so far.
     var poolBytes: Int { pool.count }
 
@@ -112,7 +117,7 @@ public struct UserTableBuilder {
         problems.append(Problem(.groupDN, at: location, "the \(attribute) value \"\(String(decoding: value, as: UTF8.self))\" is not a DN; it is ignored"))
     }
 
-    /// The user's 13 variables and join key into the pool, each value once: `cn` and `ou` are
+    /// The user's variables the table keeps and the join key into the pool, each value once: `cn` and `ou` are
     /// usually ranges of the DN, the mail address's parts ranges of it, and a value that feeds
     /// several variables (the mail address as `userName` and join key) is stored once. No
     /// allocation per entry. Nil when the DN does not parse (reported; the entry is skipped), else
@@ -134,7 +139,7 @@ public struct UserTableBuilder {
         // The pool through a local: reached through `self` (inout), it was retained and released
         // around each of a user's appends.
         let storage = pool
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 2 * UserTable.stride) { row in
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 2 * stride) { row in
             row.initialize(repeating: 0)
             // Values stored for this entry, by where they came from: one stored once is found again.
             var stored: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
@@ -150,29 +155,30 @@ public struct UserTableBuilder {
             }
             // Past 4 GiB the offsets wrap; `checkPool` refuses such a table before it is read.
             func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(truncatingIfNeeded: storage.append(value)) }
-            func put(_ variable: Int, _ value: UnsafeBufferPointer<UInt8>?) {
-                guard let value else { row[2 * variable + 1] = .max; return }
-                set(variable, store(value), value.count)
+            // `column`: where the value goes in the user's row.
+            func put(_ column: Int, _ value: UnsafeBufferPointer<UInt8>?) {
+                guard let value else { row[2 * column + 1] = .max; return }
+                set(column, store(value), value.count)
             }
-            func set(_ variable: Int, _ offset: UInt32, _ count: Int) {
-                row[2 * variable] = offset
-                row[2 * variable + 1] = UInt32(count)
+            func set(_ column: Int, _ offset: UInt32, _ count: Int) {
+                row[2 * column] = offset
+                row[2 * column + 1] = UInt32(count)
             }
             func attribute(_ variable: Int) -> UnsafeBufferPointer<UInt8>? {
                 for p in positions[variable] { if let v = values[p] { return v } }
                 return nil
             }
             let dnOffset = store(dn)
-            func put(_ variable: Int, _ piece: DistinguishedName.Piece?) {
+            func put(_ column: Int, _ piece: DistinguishedName.Piece?) {
                 switch piece {
-                case .range(let r): set(variable, dnOffset &+ UInt32(r.lowerBound), r.count)
-                case .bytes(let b): b.withUnsafeBufferPointer { set(variable, append($0), $0.count) }  // built: never the same buffer again
-                case nil: put(variable, nil as UnsafeBufferPointer<UInt8>?)
+                case .range(let r): set(column, dnOffset &+ UInt32(r.lowerBound), r.count)
+                case .bytes(let b): b.withUnsafeBufferPointer { set(column, append($0), $0.count) }  // built: never the same buffer again
+                case nil: put(column, nil as UnsafeBufferPointer<UInt8>?)
                 }
             }
             let mail = attribute(Self.emailIndex)
             let at = mail.flatMap { m in m.lastIndex(of: UInt8(ascii: "@")) }
-            for (i, v) in UserVariable.allCases.enumerated() {
+            for (i, (v, index)) in columnVariables.enumerated() {
                 switch v {
                 case .dn: set(i, dnOffset, dn.count)
                 case .cn: if pieces.cn != nil { put(i, pieces.cn) } else { put(i, cnPosition.flatMap { values[$0] }) }
@@ -180,10 +186,10 @@ public struct UserTableBuilder {
                 case .emailAddressLocalPart: put(i, at.map { UnsafeBufferPointer(rebasing: mail![..<$0]) })
                 case .emailAddressDomain: put(i, at.map { UnsafeBufferPointer(rebasing: mail![($0 + 1)...]) })
                 case .userName: put(i, attribute(Self.upnIndex) ?? mail)
-                default: put(i, attribute(i))
+                default: put(i, attribute(index))
                 }
             }
-            put(UserTable.stride - 1, values[joinPosition])
+            put(columns.joinKey, values[joinPosition])
             ranges.append(UnsafeBufferPointer(row))
         }
         return pieces.readInOnePass
@@ -194,6 +200,7 @@ public struct UserTableBuilder {
     /// `ldif.duplicate-dn`, as one reader would), with their group memberships. `lineOffset`: the
     /// lines of the file before that part.
     mutating func append(_ other: UserTableBuilder, lineOffset: Int, repeated: [Bool]) {
+        precondition(other.columns == columns, "parts of one directory, one layout")
         precondition(pool.count + other.pool.count <= Self.poolLimit, "checkPool(adding:) before append")
         var problems = other.problems.map { p in
             var p = p
@@ -216,7 +223,7 @@ public struct UserTableBuilder {
         }
         // The pairs and the values copied on every core: one core copying them into fresh pages
         // left the others idle.
-        let stride = 2 * UserTable.stride
+        let stride = 2 * self.stride
         let base = UInt32(pool.count)
         let (theirs, into) = (other.ranges.buffer, ranges.extend(by: kept.count * stride))
         kept.withUnsafeBufferPointer { kept in
@@ -241,7 +248,7 @@ public struct UserTableBuilder {
 
     /// The DN stored for a user added earlier (for duplicate checks).
     func dn(ofUser u: Int) -> UnsafeBufferPointer<UInt8> {
-        Self.storedDN(u, pool.buffer, ranges.buffer)
+        Self.storedDN(u, pool.buffer, ranges.buffer, stride)
     }
 
     /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before): by the hash
@@ -263,9 +270,10 @@ public struct UserTableBuilder {
         fileprivate let index: ByteKeyTable
         fileprivate let pool: UnsafeBufferPointer<UInt8>
         fileprivate let ranges: UnsafeBufferPointer<UInt32>
+        fileprivate let stride: Int
 
         func contains(_ dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
-            index.find(dn, hash: hash) { UserTableBuilder.storedDN(Int($0), pool, ranges) } != nil
+            index.find(dn, hash: hash) { UserTableBuilder.storedDN(Int($0), pool, ranges, stride) } != nil
         }
 
         /// Starts reading the slot `contains` looks at first into the cache.
@@ -273,7 +281,7 @@ public struct UserTableBuilder {
         func prefetch(hash: UInt64) { appconfig_prefetch(index.slotAddress(forHash: hash)) }
     }
 
-    var dnLookup: DNLookup { DNLookup(index: dnIndex, pool: pool.buffer, ranges: ranges.buffer) }
+    var dnLookup: DNLookup { DNLookup(index: dnIndex, pool: pool.buffer, ranges: ranges.buffer, stride: stride) }
 
     /// Room in the DN index for this many users in all (a reader that can tell).
     mutating func reserveUsers(_ users: Int) { dnIndex.reserve(users) }
@@ -284,12 +292,12 @@ public struct UserTableBuilder {
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {
-        let (pool, ranges) = (pool.buffer, ranges.buffer)
-        _ = dnIndex.insert(Self.storedDN(user, pool, ranges), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges) }
+        let (pool, ranges, stride) = (pool.buffer, ranges.buffer, stride)
+        _ = dnIndex.insert(Self.storedDN(user, pool, ranges, stride), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges, stride) }
     }
 
-    fileprivate static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>) -> UnsafeBufferPointer<UInt8> {
-        let i = (u * UserTable.stride + dnIndex) * 2
+    fileprivate static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>, _ stride: Int) -> UnsafeBufferPointer<UInt8> {
+        let i = (u * stride + UserColumns.dn) * 2
         return UnsafeBufferPointer(rebasing: pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])
     }
 
@@ -312,11 +320,11 @@ public struct UserTableBuilder {
     }
 
     public func finish() -> UserTable {
-        let table = UserTable(source: source, pool: pool, ranges: ranges, lines: lines, problems: problems)
+        let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
-        let (pool, ranges) = (pool.buffer, ranges.buffer)
-        table.groups = groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges) }
+        let (pool, ranges, stride) = (pool.buffer, ranges.buffer, stride)
+        table.groups = groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges, stride) }
         return table
     }
 }

@@ -113,7 +113,7 @@ public final class Fleet: @unchecked Sendable {
             case column(Int)
             /// The part of an address column before (local) or after its last `@`.
             case addressPart(Int, local: Bool)
-            /// A user variable, by its index in the user table (`UserTable.variableIndex`).
+            /// A user variable, by its column in the user table (`UserTable.columns`).
             case user(Int)
             case none
         }
@@ -164,7 +164,7 @@ public final class Fleet: @unchecked Sendable {
     private func userSource(_ u: UserVariable) -> SlotPlan.Source {
         let columns = inventory.userVariableSlots
         if let c = columns[u] { return .column(c) }
-        if users != nil { return .user(UserTable.variableIndex[u]!) }
+        if let users { return users.columns.column(of: u).map { .user($0) } ?? .none }
         switch u {
         case .emailAddressLocalPart: return columns[.emailAddress].map { .addressPart($0, local: true) } ?? .none
         case .emailAddressDomain: return columns[.emailAddress].map { .addressPart($0, local: false) } ?? .none
