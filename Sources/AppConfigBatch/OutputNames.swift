@@ -5,12 +5,12 @@ import AppConfigCore
 /// system: bytes outside `A-Z a-z 0-9 . _ -` become `%XX`, as does a leading `.`, so `/`, `..`,
 /// control characters and newlines cannot appear and the mapping stays one to one. A key longer
 /// than 90 bytes once encoded is cut and given a hash suffix.
-public enum OutputNames {
-    public static let folderCount = 4096
+package enum OutputNames {
+    package static let folderCount = 4096
     static let maxNameLength = 90
 
     /// FNV-1a 64 of the device key: stable across runs, machines and shard counts.
-    public static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(key) }
+    package static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(key) }
 
     @inline(__always) private static func isSafe(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
@@ -35,7 +35,7 @@ public enum OutputNames {
     /// needs no escape (most: serial numbers, UDIDs) is checked eight bytes at a time and the path
     /// made on the stack and appended at once (appended piece by piece, a path cost hundreds of
     /// instructions).
-    public static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
+    package static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
         let h = hash(key)
         guard isOwnName(key) else {
             appendEscapedRelativePath(key, hash: h, extension: ending, to: &out)
@@ -82,7 +82,7 @@ public enum OutputNames {
     }
 
     /// The path of a device's plist relative to the output folder (or inside the tar).
-    public static func relativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist") -> String {
+    package static func relativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist") -> String {
         var out: [UInt8] = []
         appendRelativePath(key, extension: ending, to: &out)
         return String(decoding: out, as: UTF8.self)

@@ -5,13 +5,13 @@ import Foundation
 /// generation: one line per device added, changed or removed) and `errors.jsonl` (one JSON
 /// object a line: every device that failed, every row or entry skipped, every device whose user
 /// was not found). Written last, each file atomically. `redact` leaves values out.
-public struct RunReport {
-    public var summary: RunSummary
-    public var redact: Bool
+package struct RunReport {
+    package var summary: RunSummary
+    package var redact: Bool
     /// `changes.jsonl`, when the run compared with a previous generation.
-    public var changes: [UInt8]?
+    package var changes: [UInt8]?
 
-    public init(summary: RunSummary, redact: Bool, changes: [UInt8]? = nil) {
+    package init(summary: RunSummary, redact: Bool, changes: [UInt8]? = nil) {
         self.summary = summary
         self.redact = redact
         self.changes = changes
@@ -19,7 +19,7 @@ public struct RunReport {
 
     /// Creates the report folder (and its parents) and checks that a file can be written there:
     /// done before rendering, so that a bad `--report` is found before anything is published.
-    public static func prepare(_ directory: String) throws(Problem) {
+    package static func prepare(_ directory: String) throws(Problem) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -37,7 +37,7 @@ public struct RunReport {
     /// known device, serialNumber, userKey, assignments, key, variable, dn, source, and the value
     /// unless redacted. Keys in sorted order. The schema is docs/errors-jsonl.md. Written straight
     /// into bytes: JSONSerialization was slow for tens of thousands of problems.
-    public func errorsJSONL() -> [UInt8] {
+    package func errorsJSONL() -> [UInt8] {
         var out: [UInt8] = []
         // The sources' problems first (a user not found, a device without a user): they are the
         // causes of the device failures listed after them.
@@ -79,7 +79,7 @@ public struct RunReport {
         return out
     }
 
-    public func write(to directory: String) throws(Problem) {
+    package func write(to directory: String) throws(Problem) {
         do {
             try writeFileAtomically(errorsJSONL(), to: directory + "/errors.jsonl")
             if let changes { try writeFileAtomically(changes, to: directory + "/changes.jsonl") }

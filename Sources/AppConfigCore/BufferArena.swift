@@ -1,20 +1,20 @@
 /// One owner for a set of raw tables of plain values: each is allocated through the arena and all
 /// are freed together when the arena goes. The program image and each renderer keep their hot-loop
 /// tables here, as flat buffers (no Swift array retain/release or nested bounds checks per access).
-public final class BufferArena: @unchecked Sendable {
+package final class BufferArena: @unchecked Sendable {
     private var blocks: [UnsafeMutableRawPointer] = []
 
-    public init() {}
+    package init() {}
 
     /// A table holding a copy of `values` (at least one element, so the base address is never nil).
-    public func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+    package func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: values.count)
         _ = b.initialize(from: values)
         return UnsafeMutableBufferPointer(rebasing: b[0..<values.count])
     }
 
     /// A table of `count` copies of `value`.
-    public func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
+    package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: count)
         b.initialize(repeating: value)
         return UnsafeMutableBufferPointer(rebasing: b[0..<count])
@@ -22,7 +22,7 @@ public final class BufferArena: @unchecked Sendable {
 
     /// Takes ownership of a buffer made with `allocate` (freed with the arena). An owner that adopts
     /// its buffer first thing frees it even when its initializer throws half way.
-    public func adopt<T>(_ buffer: UnsafeMutableBufferPointer<T>) {
+    package func adopt<T>(_ buffer: UnsafeMutableBufferPointer<T>) {
         if let base = buffer.baseAddress { blocks.append(UnsafeMutableRawPointer(base)) }
     }
 

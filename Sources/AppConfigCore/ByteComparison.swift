@@ -6,12 +6,12 @@ import Darwin
 
 /// A-Z as a-z, every other byte as it is: how directories and inventories fold names.
 @inlinable @inline(__always)
-public func asciiLower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+package func asciiLower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
 
 /// Eight bytes with each of A-Z as a-z (SWAR: 0x80 marks each byte >= 0x41 and not >= 0x5B,
 /// ASCII only, and is moved to 0x20; no carry crosses a byte).
 @inlinable @inline(__always)
-public func asciiLowerWord(_ w: UInt64) -> UInt64 {
+package func asciiLowerWord(_ w: UInt64) -> UInt64 {
     let low = w & 0x7F7F_7F7F_7F7F_7F7F
     let upper = (low &+ 0x3F3F_3F3F_3F3F_3F3F) & ~(low &+ 0x2525_2525_2525_2525) & ~w & 0x8080_8080_8080_8080
     return w | upper >> 2
@@ -19,7 +19,7 @@ public func asciiLowerWord(_ w: UInt64) -> UInt64 {
 
 /// Byte equality; `foldingASCIICase` compares A-Z as a-z.
 @inlinable @inline(__always)
-public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool = false) -> Bool {
+package func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool = false) -> Bool {
     guard a.count == b.count else { return false }
     guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
     return foldingASCIICase ? foldedBytesEqual(pa, pb, count: a.count) : memcmp(pa, pb, a.count) == 0
@@ -29,7 +29,7 @@ public func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer
 /// ones before when the count is not a multiple of eight). Byte by byte it cost what the callers
 /// do most: the join's user keys, the inventory's duplicate check, assignments' matches.
 @inlinable @inline(__always)
-public func foldedBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+package func foldedBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
     @inline(__always) func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }
     @inline(__always) func same(_ x: UInt64, _ y: UInt64) -> Bool { x == y || asciiLowerWord(x) == asciiLowerWord(y) }
     guard count >= 8 else {
@@ -46,7 +46,7 @@ public func foldedBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8
 
 /// Byte-wise order (memcmp, then length): how device keys sort in archives, indexes and manifests.
 @inlinable @inline(__always)
-public func bytesPrecede(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+package func bytesPrecede(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
     let n = min(a.count, b.count)
     if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
         let c = memcmp(pa, pb, n)
@@ -58,7 +58,7 @@ public func bytesPrecede(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPoint
 /// A hex digit's value (either case), nil for any other byte: DN escapes (`\4A`), a manifest's
 /// `%XX` and its input digests.
 @inlinable
-public func hexDigitValue(_ c: UInt8) -> UInt8? {
+package func hexDigitValue(_ c: UInt8) -> UInt8? {
     switch c {
     case 0x30...0x39: c - 0x30
     case 0x41...0x46: c - 0x41 + 10

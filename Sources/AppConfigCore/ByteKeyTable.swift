@@ -4,7 +4,7 @@
 /// nothing is allocated per key. One table serves the program image (constant strings), the
 /// inventory (device keys) and the user table (join keys).
 /// Sendable: the slots are written only through a table that owns them alone (`makeUnique`).
-public struct ByteKeyTable: @unchecked Sendable {
+package struct ByteKeyTable: @unchecked Sendable {
     /// A slot: the key's hash and the caller's id (-1 when empty), side by side so that a probe is
     /// one cache line (separate arrays were two cache misses per key).
     @usableFromInline struct Slot: Sendable {
@@ -20,9 +20,9 @@ public struct ByteKeyTable: @unchecked Sendable {
     @usableFromInline var slots: UnsafeMutableBufferPointer<Slot>
     private var storage: SlotStorage
     @usableFromInline var mask: Int
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// A-Z and a-z are the same key (directory join keys).
-    public let foldsASCIICase: Bool
+    package let foldsASCIICase: Bool
 
     /// Owns the slots' buffer; a table copied shares it until one of the copies changes.
     private final class SlotStorage {
@@ -39,7 +39,7 @@ public struct ByteKeyTable: @unchecked Sendable {
     }
 
     /// Room for `capacity` keys before the first growth.
-    public init(capacity: Int = 512, foldingASCIICase: Bool = false) {
+    package init(capacity: Int = 512, foldingASCIICase: Bool = false) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
         storage = SlotStorage(count: size)
@@ -58,19 +58,19 @@ public struct ByteKeyTable: @unchecked Sendable {
 
     /// The hash this table files `key` under.
     @inlinable @inline(__always)
-    public func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { Self.hash(key, foldingASCIICase: foldsASCIICase) }
+    package func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { Self.hash(key, foldingASCIICase: foldsASCIICase) }
 
     /// The hash a table files `key` under: `wordHash`, eight bytes at a time (the tables of a run's
     /// users, join keys and DNs, a million keys each; the renderer's constant strings, which it
     /// looks each device's strings up in by the same hash).
     @inlinable @inline(__always)
-    public static func hash(_ key: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
+    package static func hash(_ key: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
         foldingASCIICase ? foldedWordHash(key) : wordHash(key, foldingASCIICase: false)
     }
 
     /// The id of the key equal to `key` (whose hash is `hash`), or nil.
     @inlinable @inline(__always)
-    public func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         Self.find(key, hash: hash, in: slots, mask: mask, foldingASCIICase: foldsASCIICase, keyOf: keyOf)
     }
 
@@ -89,17 +89,17 @@ public struct ByteKeyTable: @unchecked Sendable {
     }
 
     @inlinable
-    public func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         find(key, hash: hash(key), keyOf: keyOf)
     }
 
     /// Adds `key` under `id`, unless an equal key is there: then returns that key's id and adds nothing.
-    public mutating func insert(_ key: UnsafeBufferPointer<UInt8>, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package mutating func insert(_ key: UnsafeBufferPointer<UInt8>, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         insert(key, hash: hash(key), id: id, keyOf: keyOf)
     }
 
     /// `insert` with the key's hash made beforehand (`hash(key)`: by a parallel scan, say).
-    public mutating func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package mutating func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         precondition(id >= 0, "ids are not negative")
         makeUnique()
         if (count + 1) * 2 > slots.count { grow() }
@@ -115,14 +115,14 @@ public struct ByteKeyTable: @unchecked Sendable {
 
     /// Where the probe for `hash` starts: for a prefetch hint, read well before the look-up.
     @inlinable @inline(__always)
-    public func slotAddress(forHash hash: UInt64) -> UnsafeRawPointer {
+    package func slotAddress(forHash hash: UInt64) -> UnsafeRawPointer {
         UnsafeRawPointer(slots.baseAddress! + (Int(truncatingIfNeeded: hash) & mask))
     }
 
     /// Room for `keys` keys in all without growing: the table moved once now instead of at each
     /// doubling (a reader that can tell how many keys are coming; each move reinserted every key,
     /// a cache miss each). The slots are made anew, so a copy sharing the old ones keeps them.
-    public mutating func reserve(_ keys: Int) {
+    package mutating func reserve(_ keys: Int) {
         guard (keys + 1) * 2 > slots.count else { return }
         var size = slots.count
         while (keys + 1) * 2 > size { size <<= 1 }

@@ -3,7 +3,7 @@
 /// manifest, the index and the paths all write through it; what knows its size asks for that room
 /// once and writes with no capacity check per byte, which is why it is not an array. Writing past
 /// the room is a programming error, checked in debug builds.
-public struct ByteWriter {
+@usableFromInline package struct ByteWriter {
     @usableFromInline let start: UnsafeMutablePointer<UInt8>
     @usableFromInline let limit: UnsafeMutablePointer<UInt8>
     @usableFromInline var position: UnsafeMutablePointer<UInt8>
@@ -16,23 +16,23 @@ public struct ByteWriter {
     }
 
     /// Bytes written so far (an object's offset in a plist).
-    @inlinable public var count: Int { position - start }
+    @inlinable package var count: Int { position - start }
 
     @inlinable @inline(__always)
-    public mutating func write(_ byte: UInt8) {
+    package mutating func write(_ byte: UInt8) {
         assert(position < limit, "a write past the room reserved")
         position.pointee = byte
         position += 1
     }
 
     @inlinable @inline(__always)
-    public mutating func write(_ text: StaticString) {
+    package mutating func write(_ text: StaticString) {
         write(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Short runs (a plist constant, a key) are copied by a loop: a call to memcpy cost more.
     @inlinable @inline(__always)
-    public mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
         assert(position + bytes.count <= limit, "a write past the room reserved")
         guard let from = bytes.baseAddress else { return }
         if bytes.count <= 16 {
@@ -45,7 +45,7 @@ public struct ByteWriter {
 
     /// `value`'s low `width` bytes, most significant first.
     @inlinable @inline(__always)
-    public mutating func write(bigEndian value: UInt64, width: Int) {
+    package mutating func write(bigEndian value: UInt64, width: Int) {
         assert(position + width <= limit, "a write past the room reserved")
         var v = value
         var i = width - 1
@@ -59,7 +59,7 @@ public struct ByteWriter {
 
     /// `value`'s low `digits` hex digits, lowercase, most significant first.
     @inlinable @inline(__always)
-    public mutating func write(hex value: UInt64, digits: Int) {
+    package mutating func write(hex value: UInt64, digits: Int) {
         assert(position + digits <= limit, "a write past the room reserved")
         for i in 0..<digits {
             let d = UInt8(truncatingIfNeeded: value >> UInt64(4 * (digits - 1 - i))) & 0xF
@@ -74,7 +74,7 @@ extension Array where Element == UInt8 {
     /// wrote at once: a line of the index or the manifest took six to ten appends through the
     /// array (a uniqueness and capacity check, a call each), which cost more than its bytes.
     @inlinable @inline(__always)
-    public mutating func append(room: Int, _ write: (inout ByteWriter) -> Void) {
+    package mutating func append(room: Int, _ write: (inout ByteWriter) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { buffer in
             var writer = ByteWriter(buffer)
             write(&writer)
@@ -85,7 +85,7 @@ extension Array where Element == UInt8 {
 
     /// The bytes `write` writes in at most `room` bytes (a constant's encoding at compile time).
     @inlinable
-    public init(room: Int, _ write: (inout ByteWriter) -> Void) {
+    package init(room: Int, _ write: (inout ByteWriter) -> Void) {
         self.init()
         append(room: room, write)
     }
@@ -93,14 +93,14 @@ extension Array where Element == UInt8 {
 
 extension GrowingStorage where Element == UInt8 {
     @inlinable @inline(__always)
-    public mutating func append(_ text: StaticString) {
+    package mutating func append(_ text: StaticString) {
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Appends exactly `n` bytes that `write` writes in place (the binary emitter, which knows a
     /// plist's size before writing it): one reservation, no copy.
     @inlinable @inline(__always)
-    public mutating func append(count n: Int, _ write: (inout ByteWriter) -> Void) {
+    package mutating func append(count n: Int, _ write: (inout ByteWriter) -> Void) {
         if _count + n > _capacity { grow(to: _count + n) }
         var writer = ByteWriter(UnsafeMutableBufferPointer(start: _base + _count, count: n))
         write(&writer)

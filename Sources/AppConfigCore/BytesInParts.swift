@@ -4,7 +4,7 @@ import Foundation
 /// Runs `body(part, range)` for `count` items cut into contiguous ranges, one per core (one range
 /// when there are fewer than `parallelFrom` items), the ranges at once on their own threads. Each
 /// call may write only its own range's (or part's) slots; what it reads must not change meanwhile.
-public func forEachRange(_ count: Int, parts: Int = Parallelism.threads, parallelFrom: Int = 1,
+package func forEachRange(_ count: Int, parts: Int = Parallelism.threads, parallelFrom: Int = 1,
                          _ body: (_ part: Int, _ range: Range<Int>) -> Void) {
     let n = count >= parallelFrom ? max(1, min(parts, count)) : 1
     // Each call touches its own slots (the caller's promise above): no lock, no copy.
@@ -16,7 +16,7 @@ public func forEachRange(_ count: Int, parts: Int = Parallelism.threads, paralle
 /// per core, each made into a buffer of its own that is kept from round to round) and handed to
 /// `emit` in order: a file of a line per device in bounded memory. Made whole, the index and
 /// manifest were the job's peak, and as much memory faulted in fresh.
-public func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 16, parts: Int = Parallelism.threads,
+package func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 16, parts: Int = Parallelism.threads,
                                     make: (Range<Int>, inout [UInt8]) -> Void,
                                     emit: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
     precondition(round > 0)

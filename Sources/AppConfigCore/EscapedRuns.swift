@@ -2,7 +2,7 @@
 /// runs between them appended whole (one copy each). Every device's name, quoted key and manifest
 /// line goes through it: appended byte by byte they were a large share of a device's instructions.
 @inlinable @inline(__always)
-public func appendEscapingRuns(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8], where needsEscape: (UInt8, Int) -> Bool,
+package func appendEscapingRuns(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8], where needsEscape: (UInt8, Int) -> Bool,
                                escape: (UInt8, inout [UInt8]) -> Void) {
     var run = 0
     for (i, b) in bytes.enumerated() where needsEscape(b, i) {
@@ -15,7 +15,7 @@ public func appendEscapingRuns(_ bytes: UnsafeBufferPointer<UInt8>, to out: inou
 
 /// `%XX`, upper-case hex: how names and manifest keys write a byte they cannot hold.
 @inlinable @inline(__always)
-public func appendPercentEscaped(_ b: UInt8, to out: inout [UInt8]) {
+package func appendPercentEscaped(_ b: UInt8, to out: inout [UInt8]) {
     func digit(_ d: UInt8) -> UInt8 { d < 10 ? 0x30 + d : 0x37 + d }
     out.append(UInt8(ascii: "%"))
     out.append(digit(b >> 4))

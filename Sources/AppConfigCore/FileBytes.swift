@@ -39,14 +39,14 @@ public func readFileBytes(_ path: String, limit: Int = 1 << 30) throws(FileReadE
 /// record's end, each part read window by window into one buffer of its own: a reader touches a
 /// few megabytes of fresh memory per core, not the export's size (first-touched pages cost more
 /// than the parse).
-public final class PartedFile: Sendable {
+package final class PartedFile: Sendable {
     private let file: OpenFile
     /// The parts' offsets: part `i` is `bounds[i]..<bounds[i + 1]`.
-    public let bounds: [Int]
-    public var partCount: Int { bounds.count - 1 }
-    public var size: Int { file.size }
+    package let bounds: [Int]
+    package var partCount: Int { bounds.count - 1 }
+    package var size: Int { file.size }
 
-    public init(_ path: String, parts: Int, limit: Int = 1 << 30, splitPoint: (UnsafeBufferPointer<UInt8>) -> Int?) throws(FileReadError) {
+    package init(_ path: String, parts: Int, limit: Int = 1 << 30, splitPoint: (UnsafeBufferPointer<UInt8>) -> Int?) throws(FileReadError) {
         let file = try OpenFile(path, limit: limit)
         var window = [UInt8](repeating: 0, count: 1 << 16)
         bounds = partBounds(size: file.size, parts: parts) { start in
@@ -68,7 +68,7 @@ public final class PartedFile: Sendable {
     /// ends in it (`lastRecordEnd`, nil: none does yet, and the window grows), and what follows is
     /// carried to the front of the next. `body` gets each window (its bytes may be changed in
     /// place) and whether it is the part's last; it returns false to stop.
-    public func readWindows(part: Int, window: Int = 8 << 20, lastRecordEnd: (UnsafeBufferPointer<UInt8>) -> Int?,
+    package func readWindows(part: Int, window: Int = 8 << 20, lastRecordEnd: (UnsafeBufferPointer<UInt8>) -> Int?,
                             _ body: (UnsafeMutableBufferPointer<UInt8>, Bool) -> Bool) throws(FileReadError) {
         var offset = bounds[part]
         let end = bounds[part + 1]
@@ -104,7 +104,7 @@ public final class PartedFile: Sendable {
 
 /// Where `size` bytes split into (at most) `parts` parts: near each `parts`th, at the split point
 /// `splitPoint(from)` finds from there on (an absolute offset, nil for none), each past the one before.
-public func partBounds(size: Int, parts: Int, splitPoint: (Int) -> Int?) -> [Int] {
+package func partBounds(size: Int, parts: Int, splitPoint: (Int) -> Int?) -> [Int] {
     var bounds = [0]
     for k in 1..<max(parts, 1) {
         guard let bound = splitPoint(max(bounds.last!, size * k / parts)), bound > bounds.last!, bound < size else { break }
@@ -116,7 +116,7 @@ public func partBounds(size: Int, parts: Int, splitPoint: (Int) -> Int?) -> [Int
 /// Hands a file's bytes to `body` block by block, all read into one buffer: one pass over a large
 /// file (its fingerprint) without holding it. Returns the bytes read. Foundation's
 /// `FileHandle.read(upToCount:)` asks the kernel for 4 KB at a time on Linux.
-public func forEachBlock(ofFile path: String, blockSize: Int = 1 << 22, _ body: (UnsafeRawBufferPointer) -> Void) throws(FileReadError) -> Int {
+package func forEachBlock(ofFile path: String, blockSize: Int = 1 << 22, _ body: (UnsafeRawBufferPointer) -> Void) throws(FileReadError) -> Int {
     let file = try OpenFile(path, limit: .max)
     defer { close(file.fd) }
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: blockSize)
@@ -188,7 +188,7 @@ struct OpenFile: Sendable {
 /// Reads a whole file into a new buffer of exactly its size (one allocation, no copy); the caller
 /// owns the buffer and deallocates it. A large file is read in parts, one per core (the kernel's
 /// copy and the first touch of each page are most of a read's time, and they go in parallel).
-public func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(FileReadError) -> UnsafeMutableBufferPointer<UInt8> {
+package func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(FileReadError) -> UnsafeMutableBufferPointer<UInt8> {
     let file = try OpenFile(path, limit: limit)
     defer { close(file.fd) }
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(file.size, 1))

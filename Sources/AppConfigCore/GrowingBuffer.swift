@@ -13,38 +13,38 @@ import Darwin
 /// and stay in registers across it (held by a class, every append reloaded and stored them: 5-8%
 /// more time a device). Whoever holds one frees it once (`free`); `GrowingBuffer` is the same
 /// storage owned by a reference, which frees it itself.
-public struct GrowingStorage<Element: BitwiseCopyable> {
+@usableFromInline package struct GrowingStorage<Element: BitwiseCopyable> {
     @usableFromInline var _base: UnsafeMutablePointer<Element>
     @usableFromInline var _count = 0
     @usableFromInline var _capacity: Int
 
     /// Valid until the next append that grows it.
-    @inlinable public var base: UnsafeMutablePointer<Element> { _base }
-    @inlinable public var count: Int { _count }
-    @inlinable public var capacity: Int { _capacity }
+    @inlinable package var base: UnsafeMutablePointer<Element> { _base }
+    @inlinable package var count: Int { _count }
+    @inlinable package var capacity: Int { _capacity }
 
     /// Room for `capacity` elements ahead (room never written is never touched).
-    public init(capacity: Int = 64) {
+    @usableFromInline package init(capacity: Int = 64) {
         _capacity = max(capacity, 1)
         guard let p = malloc(_capacity * MemoryLayout<Element>.stride) else { fatalError("out of memory (\(capacity) elements)") }
         _base = p.bindMemory(to: Element.self, capacity: _capacity)
     }
 
     /// Frees the memory; called once by the owner.
-    public func free() { releaseBlock(_base) }
+    @usableFromInline package func free() { releaseBlock(_base) }
 
     /// The elements written so far.
-    @inlinable public var buffer: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: _base, count: _count) }
+    @inlinable package var buffer: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: _base, count: _count) }
 
     @inlinable
-    public subscript(i: Int) -> Element {
+    package subscript(i: Int) -> Element {
         precondition(i >= 0 && i < _count, "index \(i) out of 0..<\(_count)")
         return _base[i]
     }
 
     /// Appends `items`; returns where they start.
     @inlinable @inline(__always) @discardableResult
-    public mutating func append(_ items: UnsafeBufferPointer<Element>) -> Int {
+    package mutating func append(_ items: UnsafeBufferPointer<Element>) -> Int {
         let start = _count
         guard let from = items.baseAddress, items.count > 0 else { return start }
         if _count + items.count > _capacity { grow(to: _count + items.count) }
@@ -54,7 +54,7 @@ public struct GrowingStorage<Element: BitwiseCopyable> {
     }
 
     @inlinable @inline(__always)
-    public mutating func append(_ item: Element) {
+    package mutating func append(_ item: Element) {
         if _count == _capacity { grow(to: _count + 1) }
         (_base + _count).initialize(to: item)
         _count += 1
@@ -65,7 +65,7 @@ public struct GrowingStorage<Element: BitwiseCopyable> {
     /// or appends. A large copy into fresh pages (which the kernel clears first, one at a time) goes
     /// as fast as the cores that share it.
     @inlinable
-    public mutating func extend(by n: Int) -> UnsafeMutablePointer<Element> {
+    package mutating func extend(by n: Int) -> UnsafeMutablePointer<Element> {
         reserve(n)
         defer { _count += n }
         return _base + _count
@@ -73,13 +73,13 @@ public struct GrowingStorage<Element: BitwiseCopyable> {
 
     /// Room for `n` more elements ahead.
     @inlinable
-    public mutating func reserve(_ n: Int) {
+    package mutating func reserve(_ n: Int) {
         if _count + n > _capacity { grow(to: _count + n, exactly: true) }
     }
 
     /// Drops the elements from `n` on (a rollback, or a buffer reused device after device).
     @inlinable
-    public mutating func truncate(to n: Int) {
+    package mutating func truncate(to n: Int) {
         precondition(n >= 0 && n <= _count)
         _count = n
     }
@@ -103,22 +103,22 @@ private func releaseBlock(_ p: UnsafeMutableRawPointer) { free(p) }
 /// as the storage is: a generic class's methods called across modules unspecialized made reading
 /// an LDIF slower than an array did; and without dynamic exclusivity checks, which were two runtime
 /// calls per access (one owner writes it: nothing to check).
-public final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
+@usableFromInline package final class GrowingBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var storage: GrowingStorage<Element>
 
-    public init(capacity: Int = 64) { storage = GrowingStorage(capacity: capacity) }
+    @usableFromInline package init(capacity: Int = 64) { storage = GrowingStorage(capacity: capacity) }
 
     deinit { storage.free() }
 
-    @inlinable public var base: UnsafeMutablePointer<Element> { storage.base }
-    @inlinable public var count: Int { storage.count }
-    @inlinable public var capacity: Int { storage.capacity }
-    @inlinable public var buffer: UnsafeBufferPointer<Element> { storage.buffer }
-    @inlinable public subscript(i: Int) -> Element { storage[i] }
+    @inlinable package var base: UnsafeMutablePointer<Element> { storage.base }
+    @inlinable package var count: Int { storage.count }
+    @inlinable package var capacity: Int { storage.capacity }
+    @inlinable package var buffer: UnsafeBufferPointer<Element> { storage.buffer }
+    @inlinable package subscript(i: Int) -> Element { storage[i] }
     @inlinable @inline(__always) @discardableResult
-    public func append(_ items: UnsafeBufferPointer<Element>) -> Int { storage.append(items) }
-    @inlinable @inline(__always) public func append(_ item: Element) { storage.append(item) }
-    @inlinable public func extend(by n: Int) -> UnsafeMutablePointer<Element> { storage.extend(by: n) }
-    @inlinable public func reserve(_ n: Int) { storage.reserve(n) }
-    @inlinable public func truncate(to n: Int) { storage.truncate(to: n) }
+    package func append(_ items: UnsafeBufferPointer<Element>) -> Int { storage.append(items) }
+    @inlinable @inline(__always) package func append(_ item: Element) { storage.append(item) }
+    @inlinable package func extend(by n: Int) -> UnsafeMutablePointer<Element> { storage.extend(by: n) }
+    @inlinable package func reserve(_ n: Int) { storage.reserve(n) }
+    @inlinable package func truncate(to n: Int) { storage.truncate(to: n) }
 }

@@ -2,7 +2,7 @@
 /// stable across runs and machines (output folders and shards depend on that). `foldingASCIICase`
 /// hashes A-Z as a-z, for keys matched case-insensitively.
 @inlinable @inline(__always)
-public func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64 = fnv1aSeed, foldingASCIICase: Bool = false) -> UInt64 {
+package func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64 = fnv1aSeed, foldingASCIICase: Bool = false) -> UInt64 {
     var h = seed
     for var b in bytes {
         if foldingASCIICase && b >= 0x41 && b <= 0x5A { b |= 0x20 }
@@ -12,11 +12,11 @@ public func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64 = fnv1aSeed,
 }
 
 /// FNV-1a's starting value (the 64-bit offset basis).
-public let fnv1aSeed: UInt64 = 0xcbf2_9ce4_8422_2325
+@usableFromInline package let fnv1aSeed: UInt64 = 0xcbf2_9ce4_8422_2325
 
 /// One byte of FNV-1a, for scanners that hash while they look at each byte anyway.
 @inlinable @inline(__always)
-public func fnv1aStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
+package func fnv1aStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
     (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
 }
 
@@ -26,7 +26,7 @@ public func fnv1aStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
 /// binary render). Not stable across versions: nothing stored may depend on it. Empty bytes hash
 /// alike whether or not they have an address.
 @inlinable @inline(__always)
-public func wordHash(_ bytes: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
+package func wordHash(_ bytes: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
     @inline(__always) func lowered(_ w: UInt64) -> UInt64 { foldingASCIICase ? asciiLowerWord(w) : w }
     @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
         let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
@@ -54,4 +54,4 @@ public func wordHash(_ bytes: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool
 
 /// `wordHash` with A-Z taken as a-z: the users' join keys, DNs, the inventory's device keys.
 @inlinable
-public func foldedWordHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 { wordHash(bytes, foldingASCIICase: true) }
+package func foldedWordHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 { wordHash(bytes, foldingASCIICase: true) }

@@ -2,7 +2,7 @@
 /// (`\n`, `\r`, `\t`, else `\u00XX`); everything else as its UTF-8 bytes. One quoting for every
 /// JSON the project writes: index lines, declarations, errors.jsonl, lint's JSON, imported values.
 @inlinable
-public func appendJSONString<S: Sequence<UInt8>>(_ bytes: S, to out: inout [UInt8]) {
+package func appendJSONString<S: Sequence<UInt8>>(_ bytes: S, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
     if bytes.withContiguousStorageIfAvailable({ appendJSONStringContent($0, to: &out) }) == nil {
         for b in bytes { appendJSONEscaped(b, to: &out) }

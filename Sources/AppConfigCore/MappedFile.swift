@@ -15,10 +15,10 @@ import Darwin
 /// owner, which refuses what it read. So does a file rewritten in place (its size or status-change
 /// time no longer those it was mapped with). A file replaced by a new one (a rename, as exports are
 /// usually written) is no change: the mapping keeps the old file.
-public final class MappedFile: @unchecked Sendable {
-    public let path: String
+package final class MappedFile: @unchecked Sendable {
+    package let path: String
     /// The file's bytes; valid while this object lives.
-    public let bytes: UnsafeMutableBufferPointer<UInt8>
+    package let bytes: UnsafeMutableBufferPointer<UInt8>
     private let fd: Int32
     private let guardSlot: Int32
     /// At mapping: the size and the times.
@@ -30,7 +30,7 @@ public final class MappedFile: @unchecked Sendable {
     /// Maps `path`, or returns nil when it cannot be mapped (empty, not a regular file, no guard
     /// slot left, the system refused): the caller reads it instead. Throws what reading would
     /// (missing, a folder, larger than `limit`).
-    public init?(_ path: String, limit: Int) throws(FileReadError) {
+    package init?(_ path: String, limit: Int) throws(FileReadError) {
         let file = try OpenFile(path, limit: limit)
         var info = stat()
         guard fstat(file.fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, file.size > 0,
@@ -54,7 +54,7 @@ public final class MappedFile: @unchecked Sendable {
     /// Lets the pages go (they no longer count as the process's memory) and keeps the file open,
     /// so that `change()` still says whether it changed since it was mapped. `bytes` must not be
     /// read after. Called once the values needed are copied out.
-    public func unmap() {
+    package func unmap() {
         guard faultsWhileMapped == nil else { return }
         faultsWhileMapped = appconfig_map_guard_faults(guardSlot)
         // The guard goes with the pages: another mapping may take these addresses.
@@ -64,7 +64,7 @@ public final class MappedFile: @unchecked Sendable {
 
     /// Why what was read from the mapping cannot be trusted, or nil: the file was cut shorter
     /// (pages lost) or rewritten in place since it was mapped.
-    public func change() -> FileReadError? {
+    package func change() -> FileReadError? {
         let lost = faultsWhileMapped ?? appconfig_map_guard_faults(guardSlot)
         var info = stat()
         guard fstat(fd, &info) == 0 else { return FileReadError(path: path, reason: String(cString: strerror(errno))) }

@@ -5,9 +5,9 @@ import Foundation
 /// equal hashes, so they meet in one share, and each share files its keys in id order, so the
 /// first of equal keys wins as in one table (one table filled with every key was a cache miss per
 /// key on one core while the others waited).
-public struct ShardedKeyTable: Sendable {
+package struct ShardedKeyTable: Sendable {
     @usableFromInline var shares: [ByteKeyTable]
-    public let foldsASCIICase: Bool
+    package let foldsASCIICase: Bool
 
     /// A key's share: by the hash's high half (each share's table files keys by the low bits).
     @inlinable @inline(__always)
@@ -17,7 +17,7 @@ public struct ShardedKeyTable: Sendable {
     /// each key's hash made beforehand: `ByteKeyTable.hash`, folded as the table folds, for a table that is
     /// searched (`find` hashes so); any hash equal for keys the table takes as equal, for one that
     /// only reports `duplicates`. Returns every id whose key an earlier id has, with that id, in id order.
-    public init(count: Int, foldingASCIICase: Bool, shares requested: Int = Parallelism.threads,
+    package init(count: Int, foldingASCIICase: Bool, shares requested: Int = Parallelism.threads,
                 key: (Int32) -> UnsafeBufferPointer<UInt8>, hash: ((Int32) -> UInt64)? = nil) {
         foldsASCIICase = foldingASCIICase
         let shareCount = max(1, min(requested, count / 4096 + 1))
@@ -52,11 +52,11 @@ public struct ShardedKeyTable: Sendable {
     }
 
     /// Every id whose key an earlier id has, with that id, in id order (not filed).
-    public let duplicates: [(id: Int32, first: Int32)]
+    package let duplicates: [(id: Int32, first: Int32)]
 
     /// The id of the key equal to `key`, or nil.
     @inlinable @inline(__always)
-    public func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
         let h = ByteKeyTable.hash(key, foldingASCIICase: foldsASCIICase)
         // The share's trivial fields only: a copy of it retained its storage around `keyOf`, and
         // the cores looking keys up at once contended for its count.

@@ -2,7 +2,7 @@
 /// valid UTF-8 (a bad lead or continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or
 /// cut short by `n`). The one decoder behind the XML reader, the render scan and the CSV check.
 @inlinable @inline(__always)
-public func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar: UInt32, length: Int)? {
+package func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar: UInt32, length: Int)? {
     let b = p[i]
     if b < 0x80 { return (UInt32(b), 1) }
     let length: Int, minimum: UInt32
@@ -27,7 +27,7 @@ public func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar
 /// are skipped eight bytes at a time, straight to the first byte of a word that is not ASCII
 /// (byte by byte up to it, a name like "Åsa Yılmaz" loaded a word per byte), and an ASCII tail
 /// as the last eight bytes (a short value's tail went byte by byte: ~60 instructions a value).
-public func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
+package func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
     var i = 0
     while i < n {
         if i + 8 <= n {
@@ -48,7 +48,7 @@ public func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
 }
 
 /// `firstInvalidUTF8` of a buffer.
-public func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+package func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
     guard let base = bytes.baseAddress else { return nil }
     return firstInvalidUTF8(base, bytes.count)
 }

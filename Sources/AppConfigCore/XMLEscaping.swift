@@ -1,10 +1,10 @@
 /// XML text escaping as plistlib writes it: `&amp; &lt; &gt;`. A carriage return is written `&#13;`
 /// (plistlib turns it into a line feed, which would change the value: a documented difference).
 /// The one table behind the compiler's constants and the renderer's resolved strings.
-public enum XMLEscaping {
+package enum XMLEscaping {
     /// The escape of a byte, or nil when the byte is copied as it is.
     @inlinable @inline(__always)
-    public static func escape(_ byte: UInt8) -> StaticString? {
+    package static func escape(_ byte: UInt8) -> StaticString? {
         switch byte {
         case 0x26: "&amp;"
         case 0x3C: "&lt;"
@@ -16,7 +16,7 @@ public enum XMLEscaping {
 
     /// Appends `text` escaped to `out` through `append`, one byte or one escape at a time.
     @inlinable
-    public static func forEachEscaped(_ text: UnsafeBufferPointer<UInt8>, _ append: (UnsafeBufferPointer<UInt8>) -> Void) {
+    package static func forEachEscaped(_ text: UnsafeBufferPointer<UInt8>, _ append: (UnsafeBufferPointer<UInt8>) -> Void) {
         var runStart = 0
         for i in 0..<text.count {
             guard let e = escape(text[i]) else { continue }
@@ -28,7 +28,7 @@ public enum XMLEscaping {
     }
 
     /// Whether XML 1.0 can carry this text: no C0 control other than tab, LF and CR, no U+FFFE or U+FFFF.
-    public static func isCarriable(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isCarriable(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = 0
         while i < utf8.count {
             let b = utf8[i]

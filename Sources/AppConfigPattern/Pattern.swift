@@ -77,7 +77,7 @@ public final class Pattern: @unchecked Sendable {
 
     /// Searches UTF-8 bytes (not NUL-terminated) for the pattern. With `validatedUTF8` the caller
     /// promises valid UTF-8 and PCRE2 skips its own check (and takes its JIT fast path).
-    public func search(_ subject: UnsafeBufferPointer<UInt8>, scratch: Scratch, validatedUTF8: Bool = false) -> MatchResult {
+    package func search(_ subject: UnsafeBufferPointer<UInt8>, scratch: Scratch, validatedUTF8: Bool = false) -> MatchResult {
         // An empty buffer may have a nil base address; PCRE2 wants a pointer either way.
         let rc: Int32 = withUnsafePointer(to: 0 as UInt8) { empty in
             let base = subject.baseAddress ?? empty

@@ -10,7 +10,7 @@ public enum SHA256 {
     /// allocation and no lock per digest (OpenSSL 3's one-shot `SHA256()` allocated an EVP context
     /// and fetched the algorithm under a lock each time).
     @inline(__always)
-    public static func digest(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
+    package static func digest(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
         var context = SHA256_CTX()
         SHA256_Init(&context)
         if let base = bytes.baseAddress { SHA256_Update(&context, base, bytes.count) }
@@ -18,7 +18,7 @@ public enum SHA256 {
     }
 
     /// The digest of `bytes` as 64 lowercase hex digits.
-    public static func hex(_ bytes: UnsafeRawBufferPointer) -> String { SHA256Digest(of: bytes).hex }
+    package static func hex(_ bytes: UnsafeRawBufferPointer) -> String { SHA256Digest(of: bytes).hex }
 
     /// Appends the first `digits` hex digits of the digest of `bytes` to `out` (no String made).
     public static func appendHex(of bytes: [UInt8], digits: Int = 64, to out: inout [UInt8]) {
@@ -36,17 +36,17 @@ public struct SHA256Digest: Hashable, Sendable {
     }
 
     /// The digest of `bytes`.
-    public init(of bytes: UnsafeRawBufferPointer) {
+    package init(of bytes: UnsafeRawBufferPointer) {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         withUnsafeMutableBytes(of: &words) { SHA256.digest(bytes, into: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         (a, b, c, d) = words
     }
 
-    public init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
+    package init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
     /// Parses 64 hex digits from a buffer (the manifest's hot path: inlined, no generic dispatch).
     @inlinable
-    public init?(hex: UnsafeBufferPointer<UInt8>) {
+    package init?(hex: UnsafeBufferPointer<UInt8>) {
         guard hex.count == 64 else { return nil }
         @inline(__always) func word(_ k: Int) -> UInt64? {
             var word: UInt64 = 0
@@ -97,7 +97,7 @@ extension SHA256 {
             EVP_DigestInit_ex(context, EVP_sha256(), nil)
         }
 
-        public func update(_ bytes: UnsafeRawBufferPointer) {
+        package func update(_ bytes: UnsafeRawBufferPointer) {
             EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
         }
 
@@ -114,7 +114,7 @@ extension SHA256 {
 extension ByteWriter {
     /// The digest's first `digits` (default all 64) lowercase hex digits: the one hex writer of digests.
     @inline(__always)
-    public mutating func write(hex digest: SHA256Digest, digits: Int = 64) {
+    package mutating func write(hex digest: SHA256Digest, digits: Int = 64) {
         // Each word holds 8 of the digest's bytes in memory order: big-endian reads them in order.
         write(word: digest.a, from: 0, of: digits)
         write(word: digest.b, from: 16, of: digits)

@@ -6,11 +6,11 @@ import Foundation
 
 /// One credential document of one device: its bytes (JSON, or a certificate file's), its media
 /// type, whether it holds a secret. The bytes are cleared once the sink has written them.
-public struct RenderedCredential {
-    public var kind: Credential.Kind
-    public var document: [UInt8]
-    public var contentType: String
-    public var holdsSecret: Bool
+package struct RenderedCredential {
+    package var kind: Credential.Kind
+    package var document: [UInt8]
+    package var contentType: String
+    package var holdsSecret: Bool
 }
 
 /// Renders each device's credential documents: templates resolved against its variables (as
@@ -232,8 +232,8 @@ final class CredentialRenderer: @unchecked Sendable {
 
 /// `compile --delivery ddm`'s view of a credential: its document for the variables given, each
 /// secret shown as `<secret NAME>` and each file as `<file PATH>`.
-public enum CredentialPreview {
-    public static func document(_ c: Credential, variables: [Variable: String], problems: inout [Problem]) -> [UInt8] {
+package enum CredentialPreview {
+    package static func document(_ c: Credential, variables: [Variable: String], problems: inout [Problem]) -> [UInt8] {
         CredentialRenderer.preview(c, variables: variables, problems: &problems)
     }
 }

@@ -2,15 +2,15 @@ import AppConfigCore
 
 /// One device in a delivery's form (`compile --delivery`): what the device, or the MDM server,
 /// receives for it, made by the same encoding as a fleet's output into a container in memory.
-public enum DeliveryPreview {
+package enum DeliveryPreview {
     /// How deep the renderer nests the dictionary for this delivery (MDM commands nest it; XML only).
-    public static func xmlNesting(_ delivery: ResolvedDelivery) -> Int { delivery.xmlNesting }
+    package static func xmlNesting(_ delivery: ResolvedDelivery) -> Int { delivery.xmlNesting }
 
     /// The device's files, in order: for `plist` the plist; for `ddm` the asset plist, its three
     /// declarations (as `--ddm-layout files` names them; in the jsonl layout each is a line of
     /// declarations.jsonl) and its declaration set; for the MDM deliveries the command. `rendered` is the
     /// renderer's output for the device (a fragment for MDM commands).
-    public static func files(key: String, rendered: [UInt8], delivery: ResolvedDelivery) -> [(name: String, bytes: [UInt8])] {
+    package static func files(key: String, rendered: [UInt8], delivery: ResolvedDelivery) -> [(name: String, bytes: [UInt8])] {
         var delivery = delivery
         delivery.layout = .files
         let memory = MemoryFolder()

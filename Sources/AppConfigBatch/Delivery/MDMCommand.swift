@@ -6,16 +6,16 @@ import Digest
 /// the device and the command's content, so a rerun gives the same UUID for the same command.
 /// The configuration arrives as the XML emitter's fragment, already indented for its place
 /// (`nesting`): the command is its fixed text around those bytes, with no decode and re-encode.
-public struct MDMCommand: Sendable {
+package struct MDMCommand: Sendable {
     /// What the command does with the configuration.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// `Settings` with one `ApplicationConfiguration` item; without a configuration it removes it.
         case settings
         /// `InstallApplication` with the configuration (`iTunesStoreID`, `ManifestURL`, else `Identifier`).
         case install
     }
 
-    public let kind: Kind
+    package let kind: Kind
     let bundleID: String
     /// `--command-nonce`: mixed into every CommandUUID (a queue refuses a UUID it holds already).
     let nonce: [UInt8]?
@@ -24,9 +24,9 @@ public struct MDMCommand: Sendable {
     let tail: [UInt8]
 
     /// Extra tabs of the configuration's lines in the command, for `Renderer(xmlNesting:)`.
-    public var nesting: Int { kind == .settings ? 4 : 2 }
+    package var nesting: Int { kind == .settings ? 4 : 2 }
 
-    public init(kind: Kind, delivery: ResolvedDelivery) {
+    package init(kind: Kind, delivery: ResolvedDelivery) {
         self.kind = kind
         bundleID = delivery.bundleID
         nonce = delivery.commandNonce.map { Array($0.utf8) }
@@ -75,7 +75,7 @@ public struct MDMCommand: Sendable {
         self.tail = tail
     }
 
-    public func encode(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+    package func encode(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         let start = out.count
         out += head
         out.append(contentsOf: plist)
@@ -87,7 +87,7 @@ public struct MDMCommand: Sendable {
 
     /// What `--remove-missing` sends a device gone from the fleet: for `Settings` the command that
     /// removes the app's configuration; for `InstallApplication`, `RemoveApplication`.
-    public func removal(key: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package func removal(key: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         kind == .settings ? Self.removal(bundleID: bundleID, key: key, nonce: nonce) : Self.removeApplication(bundleID: bundleID, key: key, nonce: nonce)
     }
 
@@ -103,7 +103,7 @@ public struct MDMCommand: Sendable {
     }
 
     /// A `Settings` command that removes the app's configuration (the item without `Configuration`).
-    public static func removal(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
+    package static func removal(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
         fixedCommand(key: key, nonce: nonce, """
             \t\t<key>RequestType</key>
             \t\t<string>Settings</string>

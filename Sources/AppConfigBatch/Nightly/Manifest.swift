@@ -63,7 +63,7 @@ public final class Manifest: @unchecked Sendable {
 
     /// The digest a device had, or nil when the manifest does not list it. Needs a manifest
     /// loaded `indexed`.
-    public func digest(forKey key: UnsafeBufferPointer<UInt8>) -> SHA256Digest? { entry(forKey: key)?.digest }
+    package func digest(forKey key: UnsafeBufferPointer<UInt8>) -> SHA256Digest? { entry(forKey: key)?.digest }
 
     /// The output and input digests a device had, or nil when the manifest does not list it.
     /// Needs a manifest loaded `indexed`.
@@ -75,7 +75,7 @@ public final class Manifest: @unchecked Sendable {
     }
 
     /// Every device: key and digest, in the manifest's order (device-key order).
-    public func forEach(_ body: (UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
+    package func forEach(_ body: (UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
         keys.withUnsafeBufferPointer { t in
             for e in entries { body(UnsafeBufferPointer(rebasing: t[e.key]), e.digest) }
         }

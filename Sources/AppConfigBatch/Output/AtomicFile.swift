@@ -58,12 +58,12 @@ final class AtomicFile {
 }
 
 /// Writes a small file (a report, one plist) atomically: temporary name, then rename.
-public func writeFileAtomically(_ bytes: [UInt8], to path: String) throws(Problem) {
+package func writeFileAtomically(_ bytes: [UInt8], to path: String) throws(Problem) {
     try writeFileAtomically(parts: [bytes], to: path)
 }
 
 /// Writes a file made of parts atomically.
-public func writeFileAtomically(parts: [[UInt8]], to path: String) throws(Problem) {
+package func writeFileAtomically(parts: [[UInt8]], to path: String) throws(Problem) {
     let file = try AtomicFile(path: path)
     for part in parts { try writeAll(file.descriptor, part, path: path) }
     try file.commit()

@@ -55,7 +55,7 @@ public final class DeviceSink: @unchecked Sendable {
 
     /// Takes one rendered device and returns the SHA-256 of the output that stands for it. A device
     /// the change filter finds unchanged is not written (`--changed-only`).
-    public func add(_ device: RenderedDevice, to chunk: inout ChunkBuffers) throws(Problem) -> SHA256Digest {
+    package func add(_ device: RenderedDevice, to chunk: inout ChunkBuffers) throws(Problem) -> SHA256Digest {
         var files = DeviceFiles(container: container, filter: filter)
         swap(&files.records, &chunk.records)
         defer { swap(&files.records, &chunk.records) }
@@ -63,17 +63,17 @@ public final class DeviceSink: @unchecked Sendable {
     }
 
     /// Chunk `index` is complete. The writer takes its records (leaving `records` empty for reuse).
-    public func finish(chunk index: Int, _ records: inout [UInt8]) throws(Problem) { try order.finish(index, &records) }
+    package func finish(chunk index: Int, _ records: inout [UInt8]) throws(Problem) { try order.finish(index, &records) }
 
     /// Every chunk is handed over: returns when they are written, with the first write error.
-    public func closeChunks() throws(Problem) { try order.close() }
+    package func closeChunks() throws(Problem) { try order.close() }
 
     /// A worker failed: chunks not yet written are dropped, workers waiting in `finish` return.
-    public func abandonChunks() { order.abandon() }
+    package func abandonChunks() { order.abandon() }
 
     /// A device gone since the previous generation (`--remove-missing`): what removes its
     /// configuration, where the delivery has it (an MDM removal command, an empty DDM set).
-    public func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
+    package func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
         guard container.writesFiles else { return }
         let removal = encoding.removal(of: key)
         if let file = removal.file {
@@ -145,10 +145,10 @@ public final class DeviceSink: @unchecked Sendable {
 }
 
 /// A worker's buffers: the records of the chunk it renders, and scratch for an encoding.
-public struct ChunkBuffers {
+package struct ChunkBuffers {
     var records: [UInt8] = []
     var scratch: [UInt8] = []
-    public init() {}
+    package init() {}
 }
 
 /// What an encoding writes one device's files through (`DeviceSink.add`): files are placed at once
@@ -273,23 +273,23 @@ public struct ClosingFile {
 
 /// One rendered device, as the batch renderer hands it to a sink: every buffer is valid only
 /// during the call.
-public struct RenderedDevice {
-    public var key: UnsafeBufferPointer<UInt8>
+package struct RenderedDevice {
+    package var key: UnsafeBufferPointer<UInt8>
     /// The app's configuration.
-    public var plist: UnsafeRawBufferPointer
+    package var plist: UnsafeRawBufferPointer
     /// Each app extension's configuration, in `ResolvedDelivery.extensions` order (DDM).
-    public var extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>
+    package var extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>
     /// JSON members with their leading commas (the assignments that applied): the end of the
     /// device's `index.jsonl` line.
-    public var indexFields: UnsafeBufferPointer<UInt8>
+    package var indexFields: UnsafeBufferPointer<UInt8>
     /// The device's place in device-key order (`BatchResult.order`).
-    public var position: Int
+    package var position: Int
     /// Its variant (the set of assignments that matched it; 0: none).
-    public var variant = 0
+    package var variant = 0
     /// Its credential documents (DDM with `credentials`), cleared after the call.
-    public var credentials = UnsafeBufferPointer<RenderedCredential>(start: nil, count: 0)
+    package var credentials = UnsafeBufferPointer<RenderedCredential>(start: nil, count: 0)
 
-    public init(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer,
+    package init(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer,
                 extensions: UnsafeBufferPointer<UnsafeRawBufferPointer> = UnsafeBufferPointer(start: nil, count: 0),
                 indexFields: UnsafeBufferPointer<UInt8> = UnsafeBufferPointer(start: nil, count: 0), position: Int = 0) {
         self.key = key
@@ -302,19 +302,19 @@ public struct RenderedDevice {
 
 /// Which devices are unchanged since a previous generation: their digest there equals tonight's.
 /// Shared by the workers (read-only).
-public final class ChangeFilter: Sendable {
-    public let previous: Manifest
+package final class ChangeFilter: Sendable {
+    package let previous: Manifest
     /// `--changed-only`: unchanged devices are not written.
-    public let skipsUnchanged: Bool
+    package let skipsUnchanged: Bool
 
-    public init(previous: Manifest, skipsUnchanged: Bool) {
+    package init(previous: Manifest, skipsUnchanged: Bool) {
         self.previous = previous
         self.skipsUnchanged = skipsUnchanged
     }
 
     /// True when the device is to be left out: `--changed-only` and the same digest as before.
     @inline(__always)
-    public func skips(_ key: UnsafeBufferPointer<UInt8>, _ digest: SHA256Digest) -> Bool {
+    package func skips(_ key: UnsafeBufferPointer<UInt8>, _ digest: SHA256Digest) -> Bool {
         skipsUnchanged && previous.digest(forKey: key) == digest
     }
 }

@@ -58,7 +58,7 @@ public struct DistinguishedName: Sendable, Equatable {
     /// `commonNameAndUnit` for the user table, which derives both for every entry: a value
     /// written without escapes or quotes (most are) is a range of `dn`, with nothing built.
     /// `readInOnePass`: the DN is written plainly (`plainCommonNameAndUnit` read it).
-    public static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
+    package static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
         // Bound from the call and returned, not kept: a copy of the optional pieces cost every user.
         if let plain = plainCommonNameAndUnit(in: dn) { return (plain.cn, plain.ou, true) }
         let walked = try walkedCommonNameAndUnit(in: dn)

@@ -125,13 +125,13 @@ public final class UserTable: @unchecked Sendable {
 
     /// A user variable's value, or nil when the entry has none (or the table does not keep it).
     @inline(__always)
-    public func value(user: Int, _ variable: UserVariable) -> UnsafeBufferPointer<UInt8>? {
+    package func value(user: Int, _ variable: UserVariable) -> UnsafeBufferPointer<UInt8>? {
         columns.column(of: variable).flatMap { value(user: user, index: $0) }
     }
 
     /// `value(user:_:)` by the variable's column (`columns.column(of:)`), looked up once per plan.
     @inline(__always)
-    public func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? { records.field(user, index) }
+    package func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? { records.field(user, index) }
 
     /// Starts reading a user's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
@@ -148,7 +148,7 @@ public final class UserTable: @unchecked Sendable {
     }
 
     /// The user whose join attribute equals this key (ASCII case-insensitively).
-    public func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
+    package func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
         guard !key.isEmpty else { return nil }
         let joinKey = columns.joinKey
         return index.find(key) { u in records.value(Int(u), joinKey) }.map(Int.init)

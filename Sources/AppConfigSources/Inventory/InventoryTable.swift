@@ -87,7 +87,7 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// The value of a kept slot in a row; empty when the field is empty.
     @inline(__always)
-    public func value(row: Int, slot: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
+    package func value(row: Int, slot: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
 
     /// Starts reading a row's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
@@ -106,7 +106,7 @@ public final class InventoryTable: @unchecked Sendable {
         fileprivate let slot: Int
 
         @inline(__always)
-        public func value(row: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
+        package func value(row: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
 
         /// Starts reading a row's pair into the cache (`prefetchValue` a few rows later finds it there).
         @inline(__always)

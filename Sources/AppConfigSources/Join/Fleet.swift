@@ -122,11 +122,11 @@ public final class Fleet: @unchecked Sendable {
 
         /// The plan's sources in a table of `arena`'s, for a worker that reads a plan per device:
         /// a `SlotPlan` passed per device retained and released its two arrays at each call, and cores retaining one shared array contend for its count.
-        public func ownSources(in arena: BufferArena) -> Sources { Sources(buffer: UnsafeBufferPointer(arena.table(sources))) }
+        package func ownSources(in arena: BufferArena) -> Sources { Sources(buffer: UnsafeBufferPointer(arena.table(sources))) }
 
         /// A plan's sources (`ownSources(in:)`): a view, valid while its arena is, copied and
         /// passed with no reference counting.
-        public struct Sources: @unchecked Sendable {
+        package struct Sources: @unchecked Sendable {
             let buffer: UnsafeBufferPointer<Source>
         }
     }
@@ -175,13 +175,13 @@ public final class Fleet: @unchecked Sendable {
 
     /// Calls `body(slot, bytes)` for each planned variable of a row; nil bytes = missing.
     @inline(__always)
-    public func forEachValue(row: Int, plan: SlotPlan, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
+    package func forEachValue(row: Int, plan: SlotPlan, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
         plan.sources.withUnsafeBufferPointer { forEachValue(row: row, sources: $0, body) }
     }
 
     /// `forEachValue(row:plan:)` with the plan's own sources (`SlotPlan.ownSources(in:)`).
     @inline(__always)
-    public func forEachValue(row: Int, plan: SlotPlan.Sources, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
+    package func forEachValue(row: Int, plan: SlotPlan.Sources, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
         forEachValue(row: row, sources: plan.buffer, body)
     }
 
@@ -207,7 +207,7 @@ public final class Fleet: @unchecked Sendable {
     /// device-key order are scattered over the inventory and the directory: read without it, each
     /// value was a cache (and TLB) miss on the render's path.
     @inline(__always)
-    public func prefetch(row: Int, plan: SlotPlan.Sources, step: Int) {
+    package func prefetch(row: Int, plan: SlotPlan.Sources, step: Int) {
         let sources = plan.buffer
         switch step {
         case 0:
