@@ -47,7 +47,7 @@ package struct RunReport {
             func field(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {
                 out.append(UInt8(ascii: first ? "{" : ","))
                 first = false
-                JSONText.appendString(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), to: &out)
+                name.withUTF8Buffer { JSONText.appendString($0, to: &out) }
                 out.append(UInt8(ascii: ":"))
                 write(&out)
             }

@@ -12,6 +12,6 @@ enum JSONText {
     /// Raw JSON punctuation and keys: `{"Identifier":`.
     @inline(__always)
     static func append(_ text: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        text.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 }

@@ -78,7 +78,7 @@ extension RenderJob {
     /// (inputs, guards, `--changed-only`) differs: what lets a night carry a device unrendered.
     func renderSettings(_ delivery: ResolvedDelivery) -> String {
         let text = "inputs 1\nformat=\(batch.format.rawValue)\nnesting=\(delivery.xmlNesting)\ndelivery=\(delivery)"
-        return SHA256.hex(Array(text.utf8).withUnsafeBytes { UnsafeRawBufferPointer($0) })
+        return SHA256Digest(of: Array(text.utf8)).hex
     }
 
     /// SHA-256 of the settings that change what is rendered and not already in the header: the
@@ -105,6 +105,6 @@ extension RenderJob {
         add("allow-unjoined", allowUnjoined)
         // A --changed-only generation holds only what changed: a whole night after it is another output.
         add("changed-only", nightly.changedOnly)
-        return SHA256.hex(Array(lines.joined(separator: "\n").utf8).withUnsafeBytes { UnsafeRawBufferPointer($0) })
+        return SHA256Digest(of: Array(lines.joined(separator: "\n").utf8)).hex
     }
 }
