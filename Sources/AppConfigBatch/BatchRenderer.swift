@@ -83,9 +83,10 @@ public final class BatchRenderer: @unchecked Sendable {
 
     /// Renders the shard's devices into `sink`. A sink error stops every worker and is thrown; the
     /// sink is neither published nor discarded here (the job decides). `carrying`: a previous
-    /// manifest (loaded indexed, made with this run's render settings) whose devices with tonight's
-    /// input digest are not rendered: their output digest is taken from it (a `--changed-only`
-    /// night, which does not write unchanged devices).
+    /// manifest (made with this run's render settings, the one the sink's `--changed-only` filter
+    /// compares with, if it has one) whose devices with tonight's input digest are not rendered:
+    /// their output digest is taken from it (a `--changed-only` night, which does not write
+    /// unchanged devices).
     public func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation(), carrying previous: Manifest? = nil) throws(Problem) -> BatchResult {
         let start = monotonicSeconds()
         // Key order for every sink: archives need it, and the index and manifest are in it.
@@ -95,6 +96,11 @@ public final class BatchRenderer: @unchecked Sendable {
         let digestsInputs = self.digestsInputs
         var inputDigests = digestsInputs ? [UInt64](repeating: InputDigest.none, count: rows.count) : []
         let carry = digestsInputs ? previous : nil
+        // Each device's entry in last night's manifest, found by one merge in key order.
+        let compared = sink.changedOnlyManifest
+        precondition(previous == nil || compared == nil || previous === compared, "the manifest carried is the one the sink compares with")
+        let keySlot = fleet.inventory.deviceKeySlot
+        let previousEntries = (compared ?? carry).map { m in m.entryIndices(count: rows.count) { fleet.inventory.value(row: Int(rows[$0]), slot: keySlot) } } ?? []
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
@@ -117,14 +123,14 @@ public final class BatchRenderer: @unchecked Sendable {
                     for (position, row) in zip(slice.indices, slice) {
                         let variant = variants.isEmpty ? 0 : Int(variants[position])
                         prefetch(ahead: position, rows: rows, variants: variants, plans: worker.plans)
-                        let device = DevicePlace(row: Int(row), position: position, variant: variant)
+                        let device = DevicePlace(row: Int(row), position: position, variant: variant,
+                                                 previousEntry: previousEntries.isEmpty ? -1 : previousEntries[position])
                         if digestsInputs {
                             let digest = inputDigest(device, worker: worker)
                             inputs.buffer[position] = digest
                             // Last night's inputs: last night's output, which this night does not write.
-                            if let carry, let previous = carry.entry(forKey: fleet.inventory.value(row: Int(row), slot: fleet.inventory.deviceKeySlot)),
-                               previous.inputs == digest {
-                                digests.set(position, previous.digest)
+                            if let carry, device.previousEntry >= 0, carry.inputs(at: Int(device.previousEntry)) == digest {
+                                digests.set(position, carry.digest(at: Int(device.previousEntry)))
                                 worker.rendered += 1
                                 worker.carried += 1
                                 continue
@@ -249,6 +255,8 @@ public final class BatchRenderer: @unchecked Sendable {
         var row: Int
         var position: Int
         var variant: Int
+        /// In the manifest the sink compares with (`--changed-only`), or -1.
+        var previousEntry: Int32
     }
 
     /// The device's slots filled from the fleet, and the digest of what they hold with its
@@ -273,7 +281,9 @@ public final class BatchRenderer: @unchecked Sendable {
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
         if extensions.isEmpty && credentials == nil {
-            let digest = try sink.add(RenderedDevice(key: key, plist: bytes, indexFields: indexFields, position: device.position), to: &worker.chunk)
+            var rendered = RenderedDevice(key: key, plist: bytes, indexFields: indexFields, position: device.position)
+            rendered.previousEntry = device.previousEntry
+            let digest = try sink.add(rendered, to: &worker.chunk)
             worker.rendered += 1
             return digest
         }
@@ -304,6 +314,7 @@ public final class BatchRenderer: @unchecked Sendable {
                 var rendered = RenderedDevice(key: key, plist: bytes, extensions: UnsafeBufferPointer(plists), indexFields: indexFields, position: device.position)
                 rendered.credentials = docs
                 rendered.variant = device.variant
+                rendered.previousEntry = device.previousEntry
                 return try sink.add(rendered, to: &worker.chunk)
             }
             worker.rendered += 1

@@ -53,7 +53,7 @@ extension RenderJob {
     func previousManifest(warning: (Problem) -> Void = { _ in }) throws(Problem) -> Manifest? {
         let paths = delivery.delivery == .ddm
         if let since = nightly.since {
-            let manifest = try Manifest.load(since, indexed: nightly.changedOnly, keepsPaths: paths)
+            let manifest = try Manifest.load(since, keepsPaths: paths)
             if let difference = difference(from: manifest) {
                 throw Problem(.sinceMismatch, at: Location(file: since), "the previous generation (\(since)) \(difference): compared, its devices would "
                               + "read as removed or changed; give --since a generation made the same way, or none")
@@ -61,7 +61,7 @@ extension RenderJob {
             return manifest
         }
         guard case .directory(let path) = output, let current = GenerationFolder.published(path) else { return nil }
-        let manifest = try Manifest.load(current, indexed: nightly.changedOnly, keepsPaths: paths)
+        let manifest = try Manifest.load(current, keepsPaths: paths)
         if let difference = difference(from: manifest) {
             var note = Problem(.sinceMismatch, at: Location(file: current),
                                "the output's current generation (\(current)) \(difference): not compared; every device is written, none is removed")

@@ -108,10 +108,35 @@ struct OutputTextTests {
         // As the one line of a version 3 manifest: the key and both digests read back.
         let body = line
         let file = Manifest.headerText([("program", "x")]) + body + Manifest.trailer(count: 1, digest: SHA256Digest(of: body))
-        let manifest = try Manifest.parse(file, file: "m.tsv", indexed: true)
-        let entry = key.withUnsafeBufferPointer { manifest.entry(forKey: $0) }
-        #expect(entry?.digest == digest && entry?.inputs == 0x00ff_1234_abcd_0001)
+        let manifest = try Manifest.parse(file, file: "m.tsv")
+        #expect(key.withUnsafeBufferPointer { k in manifest.entryIndices(count: 1) { _ in k } } == [0])
+        #expect(manifest.digest(at: 0) == digest && manifest.inputs(at: 0) == 0x00ff_1234_abcd_0001)
         #expect(String(decoding: file.prefix(21), as: UTF8.self) == "appconfig-manifest 3\n")
+    }
+
+    @Test("a night finds each device's entry in last night's manifest by one merge in key order, in parts: as a dictionary would", arguments: [
+        (10, 10), (1000, 3), (150_000, 140_000), (150_000, 0), (0, 50),
+    ])
+    func entryIndices(manifestKeys: Int, queries: Int) throws {
+        var random = SplitMix64(seed: UInt64(manifestKeys * 31 + queries))
+        // Keys from one space, so that some queries are in the manifest and some not; sorted by bytes.
+        func keys(_ n: Int) -> [[UInt8]] {
+            Set((0..<n).map { _ in "D\(random.next() % UInt64(2 * max(manifestKeys, queries, 1)))" }).map { Array($0.utf8) }
+                .sorted { a, b in a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in bytesPrecede(a, b) } } }
+        }
+        let listed = keys(manifestKeys), asked = keys(queries)
+        var body: [UInt8] = []
+        for k in listed { k.withUnsafeBufferPointer { Manifest.appendLine(key: $0, extension: ".plist", digest: SHA256Digest(of: k), inputs: 1, to: &body) } }
+        let file = Manifest.headerText([("program", "x")]) + body + Manifest.trailer(count: listed.count, digest: SHA256Digest(of: body))
+        let manifest = try Manifest.parse(file, file: "m.tsv")
+        let place = Dictionary(uniqueKeysWithValues: listed.enumerated().map { ($1, Int32($0)) })
+        // The asked keys back to back, as a render's rows lie in its inventory.
+        let text = asked.flatMap { $0 }, starts = asked.reduce(into: [0]) { $0.append($0.last! + $1.count) }
+        let found = text.withUnsafeBufferPointer { t in
+            manifest.entryIndices(count: asked.count) { i in UnsafeBufferPointer(rebasing: t[starts[i]..<starts[i + 1]]) }
+        }
+        #expect(found == asked.map { place[$0] ?? -1 })
+        #expect(found.filter { $0 >= 0 }.count > 0 || manifestKeys == 0 || queries == 0)
     }
 
     @Test("input digest fields: 16 hex digits or -, nothing else", arguments: [

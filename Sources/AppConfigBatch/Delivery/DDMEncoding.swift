@@ -43,7 +43,7 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
         if let credentialAssets, device.position < credentialAssets.positions {
             for (k, a) in d.assets.dropFirst(assetsByPosition.count).enumerated() { credentialAssets.set(device.position, k, AssetName(a)) }
         }
-        guard files.writes(device.key, d.digest) else { return d.digest }
+        guard files.writes(device, d.digest) else { return d.digest }
         let separate = layout == .files
         for (i, a) in d.assets.enumerated() {
             // Asset `i`'s bytes: the app's plist, an extension's, a credential document.

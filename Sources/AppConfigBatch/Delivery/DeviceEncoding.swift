@@ -54,7 +54,7 @@ enum LineKind: UInt8, CaseIterable {
 struct PlistEncoding: DeviceEncoding {
     func encode(_ device: RenderedDevice, scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
         let digest = SHA256Digest(of: device.plist)
-        if files.writes(device.key, digest) {
+        if files.writes(device, digest) {
             try files.file(path: { OutputNames.appendRelativePath(device.key, to: &$0) }, bytes: device.plist)
         }
         return digest
@@ -67,7 +67,7 @@ extension MDMCommand: DeviceEncoding {
         scratch.removeAll(keepingCapacity: true)
         encode(key: device.key, plist: device.plist, into: &scratch)
         let digest = SHA256Digest(of: scratch)
-        if files.writes(device.key, digest) {
+        if files.writes(device, digest) {
             try scratch.withBytes { b throws(Problem) in
                 try files.file(path: { OutputNames.appendRelativePath(device.key, to: &$0) }, bytes: b)
             }

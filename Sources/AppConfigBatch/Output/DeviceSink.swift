@@ -14,6 +14,8 @@ public final class DeviceSink: @unchecked Sendable {
     let encoding: any DeviceEncoding
     /// `--changed-only`: devices whose output is unchanged are not written.
     private let filter: ChangeFilter?
+    /// The manifest a `--changed-only` filter compares with: `RenderedDevice.previousEntry` is in it.
+    package var changedOnlyManifest: Manifest? { filter?.skipsUnchanged == true ? filter?.previous : nil }
     /// The encoding's line files, by `LineKind` (nil: not written by this encoding).
     private let lines: [LineFile?]
     /// Chunks written in key order by a writer thread, with what was written.
@@ -167,8 +169,8 @@ struct DeviceFiles {
 
     /// Whether the device's files are written: not in a dry run, nor under `--changed-only` when
     /// its digest is last night's.
-    func writes(_ key: UnsafeBufferPointer<UInt8>, _ digest: SHA256Digest) -> Bool {
-        container.writesFiles && filter?.skips(key, digest) != true
+    func writes(_ device: RenderedDevice, _ digest: SHA256Digest) -> Bool {
+        container.writesFiles && filter?.skips(entry: device.previousEntry, digest) != true
     }
 
     /// A file of the device's own at the path `path` appends.
@@ -288,6 +290,8 @@ package struct RenderedDevice {
     package var variant = 0
     /// Its credential documents (DDM with `credentials`), cleared after the call.
     package var credentials = UnsafeBufferPointer<RenderedCredential>(start: nil, count: 0)
+    /// Its entry in the `--changed-only` night's previous manifest (`ChangeFilter.previous`), or -1.
+    package var previousEntry: Int32 = -1
 
     package init(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer,
                 extensions: UnsafeBufferPointer<UnsafeRawBufferPointer> = UnsafeBufferPointer(start: nil, count: 0),
@@ -312,10 +316,11 @@ package final class ChangeFilter: Sendable {
         self.skipsUnchanged = skipsUnchanged
     }
 
-    /// True when the device is to be left out: `--changed-only` and the same digest as before.
+    /// True when the device is to be left out: `--changed-only` and the same digest as before
+    /// (`entry`: the device's in `previous`, or -1).
     @inline(__always)
-    package func skips(_ key: UnsafeBufferPointer<UInt8>, _ digest: SHA256Digest) -> Bool {
-        skipsUnchanged && previous.digest(forKey: key) == digest
+    package func skips(entry: Int32, _ digest: SHA256Digest) -> Bool {
+        skipsUnchanged && entry >= 0 && previous.digest(at: Int(entry)) == digest
     }
 }
 
