@@ -28,22 +28,32 @@ public final class Manifest: @unchecked Sendable {
     private let keys: [UInt8]
     private let paths: [UInt8]
     private let entries: [Entry]
+    /// Per entry its path in `paths`: empty unless paths are kept.
+    private let pathRanges: [Range<Int>]
 
+    /// 48 bytes a device (a night holds last night's whole fleet of them): the key's place in
+    /// `keys` in 32 bits (`parse` refuses more than 4 GiB of keys), the paths apart.
     struct Entry {
-        var key: Range<Int>
         var digest: SHA256Digest
         /// The digest of the device's inputs (`InputDigest.none`: not known).
-        var inputs: UInt64 = InputDigest.none
-        /// In `paths`; empty unless paths are kept.
-        var path: Range<Int> = 0..<0
+        var inputs: UInt64
+        let keyStart: UInt32, keyCount: UInt32
+
+        init(key: Range<Int>, digest: SHA256Digest, inputs: UInt64 = InputDigest.none) {
+            (self.digest, self.inputs) = (digest, inputs)
+            (keyStart, keyCount) = (UInt32(key.lowerBound), UInt32(key.count))
+        }
+
+        var key: Range<Int> { Int(keyStart)..<(Int(keyStart) + Int(keyCount)) }
     }
 
     public var count: Int { entries.count }
 
-    init(header: [(String, String)], keys: [UInt8], paths: [UInt8] = [], entries: [Entry]) {
+    init(header: [(String, String)], keys: [UInt8], paths: [UInt8] = [], pathRanges: [Range<Int>] = [], entries: [Entry]) {
         self.header = header
         self.keys = keys
         self.paths = paths
+        self.pathRanges = pathRanges
         self.entries = entries
     }
 
@@ -106,7 +116,7 @@ public final class Manifest: @unchecked Sendable {
     static let versionLines = (1...3).map { "appconfig-manifest \($0)" }
 
     /// Entry `i`'s path as written (loaded with `keepsPaths`; else empty).
-    func path(at i: Int) -> ArraySlice<UInt8> { paths[entries[i].path] }
+    func path(at i: Int) -> ArraySlice<UInt8> { pathRanges.isEmpty ? [] : paths[pathRanges[i]] }
 
     // MARK: Reading
 
@@ -221,6 +231,7 @@ public final class Manifest: @unchecked Sendable {
         var entries: [Entry] = []
         var text: [UInt8] = []
         var paths: [UInt8] = []
+        var pathRanges: [Range<Int>] = []
         text.reserveCapacity(bytes.count)
         entries.reserveCapacity(bytes.count / 100)
         var line = 0
@@ -272,12 +283,12 @@ public final class Manifest: @unchecked Sendable {
                 }
                 let keyStart = text.count
                 if tab == 65 || !unescape(l[(tab + 1)..<keyEnd], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
-                var path = 0..<0
                 if keepsPaths {
                     paths += l[65..<tab]
-                    path = (paths.count - (tab - 65))..<paths.count
+                    pathRanges.append((paths.count - (tab - 65))..<paths.count)
                 }
-                entries.append(Entry(key: keyStart..<text.count, digest: digest, inputs: inputs, path: path))
+                if text.count > Int(UInt32.max) { failure = "the devices' keys come to more than 4 GiB"; return }
+                entries.append(Entry(key: keyStart..<text.count, digest: digest, inputs: inputs))
             }
             if inHeader && line > 1 { failure = "the manifest ends in its header" }
             guard failure == nil, version >= 2 else { return }
@@ -299,7 +310,7 @@ public final class Manifest: @unchecked Sendable {
         }
         if line == 0 { failure = "the manifest is empty" }
         if let failure { throw Problem(.manifestSyntax, at: Location(file: file, line: line), failure) }
-        return Manifest(header: header, keys: text, paths: paths, entries: entries)
+        return Manifest(header: header, keys: text, paths: paths, pathRanges: pathRanges, entries: entries)
     }
 
     private static func unescape(_ s: Slice<UnsafeBufferPointer<UInt8>>, into out: inout [UInt8]) -> Bool {
