@@ -108,7 +108,7 @@ struct CredentialTests {
         // The plain run's devices, less those two.
         let gone = Set(missing.compactMap { $0["device"] as? String })
         #expect(gone.contains("A8B14A37-9FAD6EA111EF0B59"))
-        for name in try FileManager.default.subpathsOfDirectory(atPath: plain + "/") where gone.contains { name.hasSuffix("/\($0).plist") } {
+        for name in try FileManager.default.subpathsOfDirectory(atPath: plain + "/") where gone.contains(where: { name.hasSuffix("/\($0).plist") }) {
             try FileManager.default.removeItem(atPath: plain + "/" + name)
         }
         for output in [out, tar, files] {

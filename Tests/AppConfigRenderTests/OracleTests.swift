@@ -36,7 +36,7 @@ struct OracleTests {
             expected: plistDict([
                 "ManagedAppConfigurationVersion": .integer(42), "flag": .boolean(true), "off": .boolean(false),
                 "when": date("2015-07-25T20:12:52.5Z"), "day": date("2015-07-25T00:00:00Z"), "ratio": .real(0.1),
-                "ratios": .array([1e16, 1e15, -0.0, 100, 1e-5, 0.0001, 5e-324, 1.7976931348623157e308].map(PlistValue.real)),
+                "ratios": .array([1e16, 1e15, -0.0, 100, 1e-5, 0.0001, Double.leastNonzeroMagnitude, 1.7976931348623157e308].map(PlistValue.real)),
                 "count": .integer(-7), "empty list": .array([]), "name": .string(awkward), "literal": .string("a & b <c> \"d\" 'e'"),
                 "nothing": .string(""), "Größe": .string("groß"),
                 "mixed": .array([.string("x"), .string("zoe@corp.example"), .string("C02XYZ")]),
