@@ -44,31 +44,49 @@ public struct SHA256Digest: Hashable, Sendable {
 
     package init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
-    /// Parses 64 hex digits from a buffer (the manifest's hot path: inlined, no generic dispatch).
+    /// Parses 64 hex digits (either case) from a buffer, eight at a time: every device line of a
+    /// manifest has one, and a digit at a time it was the largest part of reading one. Nil for
+    /// anything else.
     @inlinable
     package init?(hex: UnsafeBufferPointer<UInt8>) {
-        guard hex.count == 64 else { return nil }
+        guard hex.count == 64, let p = hex.baseAddress else { return nil }
         @inline(__always) func word(_ k: Int) -> UInt64? {
-            var word: UInt64 = 0
+            guard let low = SHA256Digest.hexBytes(UnsafeRawPointer(p + 16 * k).loadUnaligned(as: UInt64.self)),
+                  let high = SHA256Digest.hexBytes(UnsafeRawPointer(p + 16 * k + 8).loadUnaligned(as: UInt64.self)) else { return nil }
             // Byte order as the digest's bytes: byte j of the word is digest byte 8k + j.
-            for j in 0..<8 {
-                guard let hi = SHA256Digest.nibble(hex[16 * k + 2 * j]), let lo = SHA256Digest.nibble(hex[16 * k + 2 * j + 1]) else { return nil }
-                word |= UInt64(hi << 4 | lo) << (8 * UInt64(j))
-            }
-            return word
+            return UInt64(low) | UInt64(high) << 32
         }
         guard let w0 = word(0), let w1 = word(1), let w2 = word(2), let w3 = word(3) else { return nil }
         (a, b, c, d) = (w0, w1, w2, w3)
     }
 
+    /// Eight hex digits (loaded little-endian: the first digit in the low byte) as four bytes, the
+    /// first pair's in the low byte; nil unless each is 0-9, A-F or a-f. SWAR: the range tests
+    /// mark a byte in range with 0x80 (all bytes below 0x80: no carry crosses a byte); a digit's
+    /// value is its low four bits, plus 9 for a letter (bit 6).
     @inlinable @inline(__always)
-    static func nibble(_ ch: UInt8) -> UInt8? {
-        switch ch {
-        case 0x30...0x39: ch - 0x30
-        case 0x61...0x66: ch - 0x57
-        case 0x41...0x46: ch - 0x37
-        default: nil
+    static func hexBytes(_ w: UInt64) -> UInt32? {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func within(_ x: UInt64, _ low: UInt64, _ top: UInt64) -> UInt64 {
+            let atLeast: UInt64 = x &+ (0x80 - low) &* ones
+            let above: UInt64 = x &+ (0x7F - top) &* ones
+            return atLeast & ~above
         }
+        let folded: UInt64 = w | 0x2020_2020_2020_2020
+        let digits: UInt64 = within(w, 0x30, 0x39)
+        let letters: UInt64 = within(folded, 0x61, 0x66)
+        guard w & high == 0, (digits | letters) & high == high else { return nil }
+        let nibbleMask: UInt64 = 0x0F0F_0F0F_0F0F_0F0F
+        let isLetter: UInt64 = (w >> 6) & ones
+        let v: UInt64 = (w & nibbleMask) &+ isLetter &* 9
+        // Each pair (high digit, low digit) into a 16-bit lane's low byte, then the lanes' bytes together.
+        let laneMask: UInt64 = 0x000F_000F_000F_000F
+        let highDigits: UInt64 = (v & laneMask) << 4
+        let lowDigits: UInt64 = (v >> 8) & laneMask
+        var u: UInt64 = highDigits | lowDigits
+        u = (u | u >> 8) & 0x0000_FFFF_0000_FFFF
+        u = (u | u >> 16) & 0xFFFF_FFFF
+        return UInt32(truncatingIfNeeded: u)
     }
 
     /// Appends the first `digits` (default all 64) lowercase hex digits to `out`, made on the stack

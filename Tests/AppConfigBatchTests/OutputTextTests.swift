@@ -139,6 +139,26 @@ struct OutputTextTests {
         #expect(found.filter { $0 >= 0 }.count > 0 || manifestKeys == 0 || queries == 0)
     }
 
+    @Test("a digest read back from its 64 hex digits, either case; any other byte anywhere refused")
+    func digestFromHex() {
+        var random = SplitMix64(seed: 64)
+        for n in 0..<2000 {
+            let digest = SHA256Digest(of: (0..<(n % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+            for text in [digest.hex, digest.hex.uppercased()] {
+                #expect(Array(text.utf8).withUnsafeBufferPointer { SHA256Digest(hex: $0) } == digest)
+            }
+        }
+        let good = Array(SHA256Digest(of: Array("abc".utf8)).hex.utf8)
+        for bad: UInt8 in [0x2F, 0x3A, 0x40, 0x47, 0x60, 0x67, 0x20, 0x00, 0x80, 0xB0, 0xE1, 0xFF] {
+            for at in [0, 1, 7, 8, 15, 16, 31, 32, 62, 63] {
+                var text = good
+                text[at] = bad
+                #expect(text.withUnsafeBufferPointer { SHA256Digest(hex: $0) } == nil, "byte \(bad) at \(at)")
+            }
+        }
+        #expect(Array(good.dropLast()).withUnsafeBufferPointer { SHA256Digest(hex: $0) } == nil)
+    }
+
     @Test("input digest fields: 16 hex digits or -, nothing else", arguments: [
         ("-", InputDigest.none), ("00000000000000ff", 255), ("ffffffffffffffff", UInt64.max),
         ("FFFFFFFFFFFFFFFF", nil), ("0000000000000000", nil), ("123", nil), ("", nil), ("00000000000000fg", nil),

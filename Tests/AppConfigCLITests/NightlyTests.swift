@@ -435,7 +435,7 @@ struct NightlyTests {
     func unwritableReport() throws {
         try withTemporaryDirectory { dir in
             let out = dir.path("out"), blocker = dir.path("file")
-            FileManager.default.createFile(atPath: blocker, contents: Data())
+            #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
             let r = try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
                                 "--out", out, "--report", blocker + "/report"])
             #expect(r.status == 1)
