@@ -10,9 +10,9 @@ import Darwin
 /// where `realloc` of a large block moves its pages (`mremap`) without copying.
 ///
 /// A value, for the render loop: its output and string buffers are moved into a local for a device
-/// and stay in registers across it (held by a class, every append reloaded and stored them: 5-8%
-/// more time a device). Whoever holds one frees it once (`free`); `GrowingBuffer` is the same
-/// storage owned by a reference, which frees it itself.
+/// and stay in registers across it (held by a class, every append reloaded and stored them).
+/// Whoever holds one frees it once (`free`); `GrowingBuffer` is the same storage owned by a
+/// reference, which frees it itself.
 @usableFromInline package struct GrowingStorage<Element: BitwiseCopyable> {
     @usableFromInline var _base: UnsafeMutablePointer<Element>
     @usableFromInline var _count = 0

@@ -60,8 +60,7 @@ public final class Manifest: @unchecked Sendable {
     /// For each of `count` keys in device-key order (`key(i)`, strictly ascending, as a render's
     /// rows are), the entry with that key or -1: the two lists merged, in a part per core, each
     /// part starting where a binary search puts its first key. What a `--changed-only` night
-    /// finds last night's devices with: no table to build or keep (a hash table of the entries
-    /// cost a tenth of a second and 16 bytes a device at 1M).
+    /// finds last night's devices with: no table of the entries to build or keep.
     func entryIndices(count: Int, key: (Int) -> UnsafeBufferPointer<UInt8>) -> [Int32] {
         keys.withUnsafeBufferPointer { t in
             entries.withUnsafeBufferPointer { entries in
