@@ -93,14 +93,16 @@ final class AssetNameSlots: @unchecked Sendable {
 struct LiveAssets {
     var names: [AssetName] = []
 
-    /// `assets.live`: a line per live asset.
-    var text: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(names.count * 80)
-        for n in names {
-            n.appendPath(to: &out)
-            out.append(0x0A)
+    /// `assets.live`: a line per live asset, made in rounds on every core as it is written (made
+    /// whole, its text was as large as the fleet's asset paths, at the run's peak).
+    func closingFile(named name: String = "assets.live") -> ClosingFile {
+        ClosingFile(name: name) { emit throws(Problem) in
+            try bytesInRounds(count: names.count, make: { range, out in
+                for n in names[range] {
+                    n.appendPath(to: &out)
+                    out.append(0x0A)
+                }
+            }, emit: emit)
         }
-        return out
     }
 }

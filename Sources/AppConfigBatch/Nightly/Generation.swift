@@ -248,7 +248,7 @@ struct Generation {
         }
         // An encoding that writes its own index (a DDM set per line) has it among its line files.
         let ownIndex = sink.encoding.lineFiles.contains(.index)
-        return (ownIndex ? [] : [index]) + (ddm == nil ? [] : [ClosingFile("assets.live", live.text)]) + [manifest]
+        return (ownIndex ? [] : [index]) + (ddm == nil ? [] : [live.closingFile()]) + [manifest]
     }
 
     /// DDM: every asset a live set names (tonight's devices', and those carried from the previous
@@ -268,10 +268,14 @@ struct Generation {
             }
         }
         names.sort(by: AssetName.precedes)
-        var live = LiveAssets()
-        live.names.reserveCapacity(names.count)
-        for n in names where n != live.names.last { live.names.append(n) }
-        return live
+        // Each once, in place (a second array of them was the size of the first, at the peak).
+        var kept = 0
+        for i in names.indices where kept == 0 || names[i] != names[kept - 1] {
+            names[kept] = names[i]
+            kept += 1
+        }
+        names.removeSubrange(kept...)
+        return LiveAssets(names: names)
     }
 }
 
