@@ -117,9 +117,9 @@ public struct UserTableBuilder {
         problems.append(Problem(.groupDN, at: location, "the \(attribute) value \"\(String(decoding: value, as: UTF8.self))\" is not a DN; it is ignored"))
     }
 
-    /// The user's variables the table keeps and the join key into the pool, each value once: `cn` and `ou` are
-    /// usually ranges of the DN, the mail address's parts ranges of it, and a value that feeds
-    /// several variables (the mail address as `userName` and join key) is stored once. No
+    /// The user's variables the table keeps and the join key into the pool, each value once:
+    /// `cn` and `ou` are usually ranges of the DN, the mail address's parts ranges of it, and a
+    /// value that feeds several variables (the mail address as `userName` and join key) is stored once. No
     /// allocation per entry. Nil when the DN does not parse (reported; the entry is skipped), else
     /// whether it was read in one pass (`DistinguishedName.commonNameAndUnit`: written plainly).
     private mutating func addUser(dn: UnsafeBufferPointer<UInt8>, values: [UnsafeBufferPointer<UInt8>?], line: Int?,
