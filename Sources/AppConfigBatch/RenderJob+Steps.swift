@@ -132,13 +132,14 @@ extension RenderJob {
         // Group memberships are read only when an assignment matches on groups.
         let configurations = compiled.all
         sources.attributes.readsGroups = configurations.contains { ($0.assignments + $0.exclusions).contains { $0.conditions.contains { $0.subject == .group } } }
-        // The user table keeps only the variables some program reads or an assignment matches on.
-        sources.attributes.keptVariables = configurations.map(\.userVariables).reduce(Set<UserVariable>() as Set<UserVariable>?) { all, one in one.flatMap { all?.union($0) } }
+        // What any program reads or an assignment matches on (nil: everything, for credentials):
+        // the inventory's columns and the user table's variables kept.
+        let read = configurations.map(\.variablesRead).reduce(Set<Variable>() as Set<Variable>?) { all, one in one.flatMap { all?.union($0) } }
+        sources.attributes.keptVariables = read?.userVariables
         try sources.checkDirectory(warning: observer.warning)
         clock.lap(.since, next: .inventory)
-        let read = configurations.map(\.deviceVariables).reduce(Set<DeviceVariable>() as Set<DeviceVariable>?) { all, one in one.flatMap { all?.union($0) } }
         let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns),
-                                                  deviceVariables: read)
+                                                  deviceVariables: read?.deviceVariables)
         inventory.exportChecks.forEach(observer.warning)
         clock.lap(.inventory, next: .directory)
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)

@@ -35,16 +35,6 @@ extension Configuration {
         return read
     }
 
-    /// The device variables of `variablesRead`: the inventory columns worth keeping.
-    public var deviceVariables: Set<DeviceVariable>? {
-        variablesRead.map { Set($0.compactMap { if case .device(let v) = $0 { v } else { nil } }) }
-    }
-
-    /// The user variables of `variablesRead`: what the user table keeps.
-    public var userVariables: Set<UserVariable>? {
-        variablesRead.map { Set($0.compactMap { if case .user(let v) = $0 { v } else { nil } }) }
-    }
-
     /// The inventory columns assignments and exclusions match on (`device.<Column>`).
     public var matchColumns: [String] {
         (assignments + exclusions).flatMap(\.conditions).compactMap { if case .variable(.deviceAttribute(let c)) = $0.subject { c } else { nil } }

@@ -305,7 +305,7 @@ struct RenderCommandTests {
             defer { chmod(locked, 0o755) }
             if getuid() == 0 {
                 // root writes anywhere: a regular file in the way of the output path makes it unwritable.
-                FileManager.default.createFile(atPath: locked + "/out.generations", contents: Data())
+                #expect(FileManager.default.createFile(atPath: locked + "/out.generations", contents: Data()))
             }
             let r2 = try render(Self.demo + ["--out", locked + "/out"])
             #expect(r2.status == 1)
@@ -313,7 +313,7 @@ struct RenderCommandTests {
                     || r2.stderr.hasPrefix("appconfig: \(locked)/out.generations is not a folder"), "\(r2.stderr)")
             #expect(r2.stderr.split(separator: "\n").count == 1)
             // A missing parent folder is made; a file in its way is one clear line.
-            FileManager.default.createFile(atPath: dir.path + "/file", contents: Data())
+            #expect(FileManager.default.createFile(atPath: dir.path + "/file", contents: Data()))
             let r3 = try render(Self.demo + ["--tar", dir.path + "/file/sub/fleet.tar"])
             #expect(r3.status == 1)
             #expect(r3.stderr.hasPrefix("appconfig: cannot create \(dir.path)/file/sub: "))

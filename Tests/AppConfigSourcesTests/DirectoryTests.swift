@@ -230,7 +230,7 @@ struct DirectoryTests {
         ([], [.dn, .emailAddress, .sAMAccountName, .upn]),
         ([.ou, .displayName], [.dn, .displayName, .emailAddress, .ou, .sAMAccountName, .upn]),
         ([.cn, .emailAddressDomain, .userName, .locale], [.dn, .cn, .emailAddress, .emailAddressDomain, .locale, .sAMAccountName, .userName, .upn]),
-        (Set(UserVariable.allCases), UserVariable.allCases.filter { $0 != .dn }.reduce([.dn]) { $0 + [$1] }),
+        (Set(UserVariable.allCases), [.dn] + UserVariable.allCases.filter { $0 != .dn }),
     ] as [(Set<UserVariable>, [UserVariable])])
     func keptVariables(kept: Set<UserVariable>, columns: [UserVariable]) throws {
         var map = AttributeMap()

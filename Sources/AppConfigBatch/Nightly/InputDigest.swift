@@ -26,7 +26,7 @@ enum InputDigest {
 
     /// A manifest's field: 16 hex digits, or `-`; nil for anything else.
     static func parse(_ field: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64? {
-        if field.elementsEqual([UInt8(ascii: "-")]) { return none }
+        if field.count == 1 && field.first == UInt8(ascii: "-") { return none }
         guard field.count == 16 else { return nil }
         var value: UInt64 = 0
         for c in field {

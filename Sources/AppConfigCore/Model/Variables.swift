@@ -41,3 +41,11 @@ public enum Variable: Hashable, Sendable, CustomStringConvertible {
     /// All 22 names, for messages.
     public static let allNames = UserVariable.allCases.map(\.rawValue) + DeviceVariable.allCases.map(\.rawValue)
 }
+
+extension Set<Variable> {
+    /// The device variables among them (the inventory columns a render keeps).
+    package var deviceVariables: Set<DeviceVariable> { Set<DeviceVariable>(compactMap { if case .device(let v) = $0 { v } else { nil } }) }
+
+    /// The user variables among them (what a render's user table keeps).
+    package var userVariables: Set<UserVariable> { Set<UserVariable>(compactMap { if case .user(let v) = $0 { v } else { nil } }) }
+}

@@ -52,17 +52,15 @@ public struct AttributeMap: Sendable {
 /// a user whatever they read) and `alwaysKept`.
 public struct UserColumns: Sendable, Equatable {
     public let variables: [UserVariable]
-    /// Per `UserVariable.allCases` index: its column, or -1.
-    private let columnOf: [Int]
+    /// Each kept variable's column (looked up per plan, and per user by the join's diagnosis).
+    private let columnOf: [UserVariable: Int]
     /// `dn`: duplicates, groups and messages name users by it; the addresses and account names a
     /// join that finds few users tries instead (`Fleet.joinDiagnosis`).
     public static let alwaysKept: Set<UserVariable> = [.dn, .emailAddress, .upn, .sAMAccountName]
 
     public init(keeping kept: Set<UserVariable>? = nil) {
         variables = [.dn] + UserVariable.allCases.filter { $0 != .dn && (kept?.contains($0) != false || Self.alwaysKept.contains($0)) }
-        var columnOf = [Int](repeating: -1, count: UserVariable.allCases.count)
-        for (c, v) in variables.enumerated() { columnOf[UserVariable.allCases.firstIndex(of: v)!] = c }
-        self.columnOf = columnOf
+        columnOf = Dictionary(uniqueKeysWithValues: variables.enumerated().map { ($1, $0) })
     }
 
     /// Pairs per user: one per variable kept and one for the join key.
@@ -70,10 +68,7 @@ public struct UserColumns: Sendable, Equatable {
     static let dn = 0
     var joinKey: Int { variables.count }
 
-    public func column(of variable: UserVariable) -> Int? {
-        let c = columnOf[UserVariable.allCases.firstIndex(of: variable)!]
-        return c >= 0 ? c : nil
-    }
+    public func column(of variable: UserVariable) -> Int? { columnOf[variable] }
 }
 
 /// Users with their variables resolved once at load, in one byte buffer, and an index from the
