@@ -21,6 +21,8 @@ public enum Disassembler {
 
     static func line(_ i: Instruction, _ p: Program) -> String {
         let name = pad(mnemonic(i.opcode), 13)
+        /// A text operand: its number and its text.
+        func text(_ t: Int) -> String { "t\(t) " + quoted(String(decoding: p.texts[t], as: UTF8.self)) }
         switch i.opcode {
         case .key:
             let k = p.keys[i.operand]
@@ -33,21 +35,21 @@ public enum Disassembler {
         case .stringBegin:
             return name + "d\(i.operand)"
         case .literal:
-            return name + "t\(i.operand) \(quoted(String(decoding: p.texts[i.operand], as: UTF8.self)))"
+            return name + text(i.operand)
         case .variable:
             return name + "s\(i.operand) $(\(p.slots[i.operand]))"
         case .variableOr:
-            let (slot, text) = i.operands
-            return name + "s\(slot) $(\(p.slots[slot])) else t\(text) \(quoted(String(decoding: p.texts[text], as: UTF8.self)))"
+            let (slot, fallback) = i.operands
+            return name + "s\(slot) $(\(p.slots[slot])) else " + text(fallback)
         case .replace:
             let (from, to) = i.operands
-            return name + "t\(from) \(quoted(String(decoding: p.texts[from], as: UTF8.self))) -> t\(to) \(quoted(String(decoding: p.texts[to], as: UTF8.self)))"
+            return name + text(from) + " -> " + text(to)
         case .slice:
             let (start, length) = i.operands
             return name + "\(Instruction.signed(start))" + (length == Instruction.noBound ? "..." : ", \(length)") + " characters"
         case .split:
             let (separator, index) = i.operands
-            return name + "t\(separator) \(quoted(String(decoding: p.texts[separator], as: UTF8.self))) piece \(Instruction.signed(index))"
+            return name + text(separator) + " piece \(Instruction.signed(index))"
         case .lower, .upper, .trim, .urlencode:
             return mnemonic(i.opcode)
         case .checkLength:

@@ -12,6 +12,13 @@ struct FaultsRound3Tests {
 
     func render(_ arguments: [String]) throws -> ProcessResult { try runProcess(Paths.appconfigBinary, Self.job + arguments) }
 
+    /// A first night rendered to `DIR/out`: the output, its generations' folder, the generation.
+    func firstNight(in dir: TemporaryDirectory) throws -> (out: String, root: String, generation: String) {
+        let out = dir.path("out")
+        #expect(try render(["--out", out]).status == 3)
+        return (out, out + ".generations", try #require(GenerationFolder.published(out)))
+    }
+
     /// A root-owned file stands for the victim: a planted symlink must never lead a write to it.
     func victim(in dir: TemporaryDirectory) throws -> String {
         let path = dir.path("victim")
@@ -74,10 +81,8 @@ struct FaultsRound3Tests {
     @Test("--keep prunes by publication order: a generation named by a clock that ran ahead goes first, never last night's")
     func keepBySequence() throws {
         try withTemporaryDirectory { dir in
-            let out = dir.path("out"), root = out + ".generations"
-            #expect(try render(["--out", out]).status == 3)
             // Night 1's generation, as if its clock had read 2099.
-            let first = try #require(GenerationFolder.published(out))
+            let (out, root, first) = try firstNight(in: dir)
             let ahead = root + "/g40999999999999-1"
             try FileManager.default.moveItem(atPath: first, toPath: ahead)
             try FileManager.default.moveItem(atPath: root + "/" + Generations.markerName(of: PathText.name(of: first)),
@@ -97,9 +102,7 @@ struct FaultsRound3Tests {
     @Test("an unfinished generation (its manifest not yet renamed) is not complete: the next run removes it, keeps the good one")
     func unfinishedManifest() throws {
         try withTemporaryDirectory { dir in
-            let out = dir.path("out"), root = out + ".generations"
-            #expect(try render(["--out", out]).status == 3)
-            let good = try #require(GenerationFolder.published(out))
+            let (out, root, good) = try firstNight(in: dir)
             // What a run killed while writing its manifest leaves: a marker, a partial manifest.
             let killed = root + "/g40000000000000-99"
             try FileManager.default.createDirectory(atPath: killed, withIntermediateDirectories: true)

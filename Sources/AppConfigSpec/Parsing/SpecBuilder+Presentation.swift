@@ -23,7 +23,7 @@ extension SpecBuilder {
     struct PresentationContext {
         var keys: [Key]
         var defaultLocale: String
-        var fieldsSeen: [String: Location] = [:]
+        var fieldsSeen = FirstOfEachName()
     }
 
     mutating func parseFieldGroup(_ element: XMLElement, context: inout PresentationContext) -> FieldGroup {
@@ -48,15 +48,15 @@ extension SpecBuilder {
         }
         let key = context.keys.first { $0.name == keyName }
         if element.attribute("keyName") != nil {
+            let first = context.fieldsSeen.earlier(keyName, at: element.location)
             if key == nil {
                 let hint = ContentChecker.suggestion(for: keyName, among: context.keys.map(\.name)).map { "did you mean \"\($0)\"?" }
                 report(.fieldUnknownKey, at: element.attribute("keyName")!.location,
                        "field names key \"\(keyName)\", which the dict does not define", hint: hint)
-            } else if let first = context.fieldsSeen[keyName] {
+            } else if let first {
                 report(.fieldDuplicate, at: element.location,
                        "key \"\(keyName)\" already has a field at line \(first.line)")
             }
-            context.fieldsSeen[keyName] = context.fieldsSeen[keyName] ?? element.location
         }
         if let key, let type {
             checkFieldType(type, key: key, at: element.location)

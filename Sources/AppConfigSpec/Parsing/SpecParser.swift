@@ -136,15 +136,13 @@ struct SpecBuilder {
         let names = KeyType.allCases.map(\.rawValue)
         _ = checker.children(of: dict, names.map { .any($0) }, ordered: false)
         var keys: [Key] = []
-        var seen: [String: Location] = [:]
+        var seen = FirstOfEachName()
         for element in dict.elements {
             guard let type = KeyType(rawValue: element.name) else { continue }  // reported above
             guard let key = parseKey(element, type: type) else { continue }
-            if let first = seen[key.name] {
+            if let first = seen.earlier(key.name, at: key.location) {
                 report(.keyNameDuplicate, at: key.location,
                        "keyName \"\(key.name)\" is already used by the key at line \(first.line)")
-            } else {
-                seen[key.name] = key.location
             }
             keys.append(key)
         }

@@ -156,13 +156,12 @@ public enum AdminValuesReader {
     /// of the form with assignments, and each assignment's.
     static func typedEntries(_ members: [RawValue.Member], spec: Spec, typer: inout ValueTyper) -> [String: AdminValues.Entry] {
         var entries: [String: AdminValues.Entry] = [:]
-        var firstSeen: [String: Location] = [:]
+        var firstSeen = FirstOfEachName()
         for member in members {
-            if let first = firstSeen[member.key] {
+            if let first = firstSeen.earlier(member.key, at: member.keyLocation) {
                 reportDuplicate(member.key, at: member.keyLocation, first: first, log: &typer.log)
                 continue
             }
-            firstSeen[member.key] = member.keyLocation
             guard let key = spec.key(named: member.key) else {
                 let hint = ContentChecker.suggestion(for: member.key, among: spec.keys.map(\.name)).map { "did you mean \"\($0)\"?" }
                 typer.log.report(.valuesUnknownKey, at: member.keyLocation,
@@ -211,13 +210,9 @@ public enum AdminValuesReader {
         let keyLocations = LibPlist.isBinary(bytes) ? [] : xmlPlistKeyLocations(bytes, file: file)
         // libplist keeps the last of two equal keys in an XML dict (binary ones keep both, and
         // `read` reports them): the XML walk finds them here.
-        var seen: [String: Location] = [:]
+        var seen = FirstOfEachName()
         for (key, location) in keyLocations {
-            if let first = seen[key] {
-                reportDuplicate(key, at: location, first: first, log: &log)
-            } else {
-                seen[key] = location
-            }
+            if let first = seen.earlier(key, at: location) { reportDuplicate(key, at: location, first: first, log: &log) }
         }
         return raw(plist, at: start, keyLocations: keyLocations)
     }

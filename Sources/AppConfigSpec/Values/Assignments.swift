@@ -125,20 +125,19 @@ struct AssignmentReader {
             return []
         }
         var assignments: [Assignment] = []
-        var names: [String: Location] = [:]
+        var names = FirstOfEachName()
         for (index, item) in items.enumerated() {
             if index == Assignment.limit {
                 typer.log.report(.assignmentSyntax, at: item.location, "more than \(Assignment.limit) assignments")
                 break
             }
             guard let assignment = assignment(item, number: index + 1) else { continue }
-            if let first = names[assignment.name] {
+            if let first = names.earlier(assignment.name, at: assignment.location) {
                 typer.log.report(.assignmentDuplicateName, at: assignment.location,
                                  "two assignments are named \"\(assignment.name)\"; the first is at line \(first.line)",
                                  hint: "the report counts devices per assignment name: give each its own")
                 continue
             }
-            names[assignment.name] = assignment.location
             assignments.append(assignment)
         }
         return assignments

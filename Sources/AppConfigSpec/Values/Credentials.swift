@@ -147,15 +147,14 @@ struct CredentialReader {
             return []
         }
         var out: [Credential] = []
-        var seen: [String: Location] = [:]
+        var seen = FirstOfEachName()
         for (n, item) in items.enumerated() {
             guard let c = credential(item, number: n + 1) else { continue }
-            if let first = seen[c.identifier] {
+            if let first = seen.earlier(c.identifier, at: c.location) {
                 log.report(.credentialDuplicateIdentifier, at: c.location, "two credentials are named \"\(c.identifier)\"; the first is at line \(first.line)",
                            hint: "the app looks each up by its identifier: give each its own")
                 continue
             }
-            seen[c.identifier] = c.location
             out.append(c)
         }
         return out

@@ -66,6 +66,20 @@ public struct JSONReader {
         return true
     }
 
+    /// Whether another item of an object or array follows (`started`: one was read), past the
+    /// comma and white space before it; false past `close`.
+    private mutating func another(closedBy close: UInt8, started: inout Bool) throws(Failure) -> Bool {
+        skipWhitespace()
+        if peek == close { pos += 1; return false }
+        if started {
+            guard peek == UInt8(ascii: ",") else { throw fail("expected ',' or '\(Character(Unicode.Scalar(close)))'") }
+            pos += 1
+            skipWhitespace()
+        }
+        started = true
+        return true
+    }
+
     private mutating func value(depth: Int) throws(Failure) -> RawValue {
         guard depth < maxDepth else { throw fail("JSON nests deeper than \(maxDepth) levels") }
         let location = here()
@@ -73,11 +87,8 @@ public struct JSONReader {
         switch b {
         case UInt8(ascii: "{"):
             pos += 1
-            var members: [RawValue.Member] = []
-            skipWhitespace()
-            if peek == UInt8(ascii: "}") { pos += 1; return RawValue(.dictionary(members), at: location) }
-            while true {
-                skipWhitespace()
+            var members: [RawValue.Member] = [], started = false
+            while try another(closedBy: UInt8(ascii: "}"), started: &started) {
                 let keyLocation = here()
                 guard peek == UInt8(ascii: "\"") else { throw fail("expected a string key") }
                 let key = try string()
@@ -85,27 +96,13 @@ public struct JSONReader {
                 guard peek == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
                 pos += 1
                 skipWhitespace()
-                let item = try value(depth: depth + 1)
-                members.append(.init(key: key, keyLocation: keyLocation, value: item))
-                skipWhitespace()
-                if peek == UInt8(ascii: ",") { pos += 1; continue }
-                if peek == UInt8(ascii: "}") { pos += 1; break }
-                throw fail("expected ',' or '}'")
+                members.append(.init(key: key, keyLocation: keyLocation, value: try value(depth: depth + 1)))
             }
             return RawValue(.dictionary(members), at: location)
         case UInt8(ascii: "["):
             pos += 1
-            var items: [RawValue] = []
-            skipWhitespace()
-            if peek == UInt8(ascii: "]") { pos += 1; return RawValue(.array(items), at: location) }
-            while true {
-                skipWhitespace()
-                items.append(try value(depth: depth + 1))
-                skipWhitespace()
-                if peek == UInt8(ascii: ",") { pos += 1; continue }
-                if peek == UInt8(ascii: "]") { pos += 1; break }
-                throw fail("expected ',' or ']'")
-            }
+            var items: [RawValue] = [], started = false
+            while try another(closedBy: UInt8(ascii: "]"), started: &started) { items.append(try value(depth: depth + 1)) }
             return RawValue(.array(items), at: location)
         case UInt8(ascii: "\""):
             return RawValue(.string(try string()), at: location)
