@@ -1,0 +1,107 @@
+
+/// Elements borrowed from storage another value owns (a mapped file, a table's pool, the render
+/// buffer, an array for the length of a closure): how keys, values, encoded files and per-device
+/// lists pass between readers, tables and writers instead of pointers. A view never owns or frees
+/// its elements and is valid while its owner keeps them. Reading past its end traps in debug
+/// builds; release builds trust the count, as the loops over every device of a fleet need.
+@frozen
+public struct BufferView<Element>: RandomAccessCollection, @unchecked Sendable {
+    @usableFromInline let elements: UnsafeBufferPointer<Element>
+
+    @inlinable @inline(__always)
+    package init(_ elements: UnsafeBufferPointer<Element>) { self.elements = elements }
+
+    /// No elements.
+    @inlinable package static var empty: BufferView { BufferView(UnsafeBufferPointer(start: nil, count: 0)) }
+
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { elements.count }
+    @inlinable public var count: Int { elements.count }
+    @inlinable public var isEmpty: Bool { elements.isEmpty }
+
+    @inlinable @inline(__always)
+    public subscript(i: Int) -> Element {
+        assert(i >= 0 && i < elements.count, "a read outside the view")
+        return elements[i]
+    }
+
+    /// The elements in `range`, as a view of its own (indexed from 0).
+    @inlinable @inline(__always)
+    package subscript(view range: Range<Int>) -> BufferView {
+        assert(range.lowerBound >= 0 && range.upperBound <= elements.count, "a range outside the view")
+        return BufferView(UnsafeBufferPointer(rebasing: elements[range]))
+    }
+
+    /// The elements from `start` on, as a view of its own.
+    @inlinable @inline(__always)
+    package subscript(view range: PartialRangeFrom<Int>) -> BufferView { self[view: range.lowerBound..<elements.count] }
+
+    @inlinable
+    public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R? {
+        try body(elements)
+    }
+
+    /// The pointer, for the few named types that read at an address (scanners, hashes, syscalls).
+    @inlinable @inline(__always)
+    package func withUnsafeBufferPointer<R, E: Error>(_ body: (UnsafeBufferPointer<Element>) throws(E) -> R) throws(E) -> R {
+        try body(elements)
+    }
+}
+
+/// Bytes borrowed: a key, a value, an encoded file.
+public typealias ByteView = BufferView<UInt8>
+
+extension BufferView where Element == UInt8 {
+    @inlinable @inline(__always)
+    package init(_ bytes: UnsafeRawBufferPointer) { self.init(bytes.assumingMemoryBound(to: UInt8.self)) }
+
+    @usableFromInline var bytes: UnsafeBufferPointer<UInt8> { elements }
+
+    /// The bytes, as raw bytes.
+    @inlinable @inline(__always)
+    package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeRawBufferPointer(bytes))
+    }
+
+    /// Equal bytes; `foldingASCIICase` compares A-Z as a-z.
+    @inlinable @inline(__always)
+    package func equals(_ other: ByteView, foldingASCIICase: Bool = false) -> Bool {
+        bytesEqual(bytes, other.bytes, foldingASCIICase: foldingASCIICase)
+    }
+
+    /// Byte-wise order (memcmp, then length): how device keys sort in archives and manifests.
+    @inlinable @inline(__always)
+    package func precedes(_ other: ByteView) -> Bool { bytesPrecede(bytes, other.bytes) }
+
+    /// Whether these bytes are `text`'s.
+    @inlinable
+    package func equals(_ text: StaticString) -> Bool {
+        equals(ByteView(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)))
+    }
+}
+
+extension Array {
+    /// The array's elements as a view, for the length of `body`.
+    @inlinable @inline(__always)
+    package func withView<R, E: Error>(_ body: (BufferView<Element>) throws(E) -> R) throws(E) -> R {
+        try withUnsafeBufferPointer { b throws(E) in try body(BufferView(b)) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// The bytes of a view appended (one copy).
+    @inlinable @inline(__always)
+    package mutating func append(_ view: ByteView) { append(contentsOf: view.bytes) }
+
+    /// An array of a view's bytes.
+    @inlinable
+    package init(_ view: ByteView) { self.init(view.bytes) }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// The slice's bytes as a view, for the length of `body`.
+    @inlinable @inline(__always)
+    package func withView<R, E: Error>(_ body: (ByteView) throws(E) -> R) throws(E) -> R {
+        try withUnsafeBufferPointer { b throws(E) in try body(ByteView(b)) }
+    }
+}
