@@ -9,22 +9,22 @@ extension BatchRenderer {
         let inventory = fleet.inventory
         let slot = inventory.deviceKeySlot
         typealias Keyed = (prefix: UInt64, row: Int32)
-        func prefix(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        func prefix(_ key: ByteView) -> UInt64 {
             var p: UInt64 = 0
             for i in 0..<8 { p = p << 8 | UInt64(i < key.count ? key[i] : 0) }
             return p
         }
         func precedes(_ a: Keyed, _ b: Keyed) -> Bool {
             if a.prefix != b.prefix { return a.prefix < b.prefix }
-            return bytesPrecede(inventory.value(row: Int(a.row), slot: slot), inventory.value(row: Int(b.row), slot: slot))
+            return inventory.value(row: Int(a.row), slot: slot).precedes(inventory.value(row: Int(b.row), slot: slot))
         }
         let n = rows.count
         let runs = n >= 65_536 ? max(1, options.jobs) : 1
         var keyed = [Keyed](repeating: (0, 0), count: n)
-        keyed.withUnsafeMutableBufferPointer { keyed in
+        keyed.withWorkerSlots { keyed in
             forEachRange(n, parts: runs) { _, range in
                 for i in range { keyed[i] = (prefix(inventory.value(row: Int(rows[i]), slot: slot)), rows[i]) }
-                keyed[range].sort(by: precedes)
+                keyed.sort(range, by: precedes)
             }
         }
         // Runs merged in pairs, one pass per round, until one is left.

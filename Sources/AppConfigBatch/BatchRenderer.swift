@@ -111,8 +111,7 @@ public final class BatchRenderer: @unchecked Sendable {
         let extensionWorkers = (0..<jobs).map { _ in extensions.map { Worker(images: $0.renderer.images, plans: $0.renderer.plans, options: options) } }
         let firstError = Mutex<Problem?>(nil)
         // Each position is written by the worker of its chunk.
-        inputDigests.withUnsafeMutableBufferPointer { inputs in
-        let inputs = WorkerSlots(inputs)
+        inputDigests.withWorkerSlots { inputs in
         assignments.withIndexFields { indexFields in DispatchQueue.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
             while !cancellation.isCancelled {
@@ -127,7 +126,7 @@ public final class BatchRenderer: @unchecked Sendable {
                                                  previousEntry: previousEntries.isEmpty ? -1 : previousEntries[position])
                         if digestsInputs {
                             let digest = inputDigest(device, worker: worker)
-                            inputs.buffer[position] = digest
+                            inputs[position] = digest
                             // Last night's inputs: last night's output, which this night does not write.
                             if let carry, device.previousEntry >= 0, carry.inputs(at: Int(device.previousEntry)) == digest {
                                 digests.set(position, carry.digest(at: Int(device.previousEntry)))
@@ -265,14 +264,14 @@ public final class BatchRenderer: @unchecked Sendable {
     func inputDigest(_ device: DevicePlace, worker: Worker) -> UInt64 {
         fillSlots(row: device.row, variant: device.variant, worker: worker)
         return InputDigest.of(programHash: worker.programHashes[device.variant],
-                              slots: UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[device.variant]]))
+                              slots: BufferView(UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[device.variant]])))
     }
 
     /// Renders one row into the sink and returns its output's digest, or records its failure.
     /// `slotsFilled`: the worker's slots already hold the device's values (`inputDigest`).
     @inline(__always)
     func render(_ device: DevicePlace, worker: Worker, extensionPass: (workers: [Worker], variants: [[UInt16]]),
-                indexFields: UnsafeBufferPointer<UInt8>, slotsFilled: Bool = false, into sink: DeviceSink) throws(Problem) -> SHA256Digest? {
+                indexFields: ByteView, slotsFilled: Bool = false, into sink: DeviceSink) throws(Problem) -> SHA256Digest? {
         let row = device.row
         var problems: [Problem] = []
         guard let bytes = renderPlist(row: row, variant: device.variant, worker: worker, slotsFilled: slotsFilled, problems: &problems) else {
@@ -287,7 +286,7 @@ public final class BatchRenderer: @unchecked Sendable {
             worker.rendered += 1
             return digest
         }
-        return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: extensions.count) { plists throws(Problem) in
+        return try withUnsafeTemporaryAllocation(of: ByteView.self, capacity: extensions.count) { plists throws(Problem) in
             for (i, e) in extensions.enumerated() {
                 let variants = extensionPass.variants[i]
                 var own: [Problem] = []
@@ -295,7 +294,7 @@ public final class BatchRenderer: @unchecked Sendable {
                                                   worker: extensionPass.workers[i], problems: &own) {
                     plists[i] = b
                 } else {
-                    plists[i] = UnsafeRawBufferPointer(start: nil, count: 0)
+                    plists[i] = .empty
                     problems += own.map { p in
                         var p = p
                         p.message = "extension \(e.id): " + p.message
@@ -305,13 +304,13 @@ public final class BatchRenderer: @unchecked Sendable {
             }
             var documents = credentials?.render(row: row, variant: device.variant, problems: &problems) ?? []
             // A secret's bytes are cleared once written, whatever happens.
-            defer { for i in documents.indices { documents[i].document.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } } }
+            defer { for i in documents.indices { documents[i].document.overwriteWithZeros() } }
             guard problems.isEmpty else {
                 worker.failures.append(DeviceFailure(row: row, problems: problems))
                 return nil
             }
-            let digest = try documents.withUnsafeBufferPointer { docs throws(Problem) in
-                var rendered = RenderedDevice(key: key, plist: bytes, extensions: UnsafeBufferPointer(plists), indexFields: indexFields, position: device.position)
+            let digest = try documents.withView { docs throws(Problem) in
+                var rendered = RenderedDevice(key: key, plist: bytes, extensions: BufferView(UnsafeBufferPointer(plists)), indexFields: indexFields, position: device.position)
                 rendered.credentials = docs
                 rendered.variant = device.variant
                 rendered.previousEntry = device.previousEntry
@@ -326,25 +325,25 @@ public final class BatchRenderer: @unchecked Sendable {
     @inline(__always)
     func fillSlots(row: Int, variant: Int, worker: Worker) {
         fleet.forEachValue(row: row, plan: worker.plans[variant]) { slot, bytes in
-            worker.slots[slot] = bytes.map { SlotValue(start: $0.baseAddress, count: $0.count) } ?? .missing
+            worker.slots[slot] = SlotValue(bytes)
         }
     }
 
     /// One device's plist from this renderer's program for its variant, valid until the worker
     /// renders again; nil with its problems added to `problems`.
     @inline(__always)
-    func renderPlist(row: Int, variant: Int, worker: Worker, slotsFilled: Bool = false, problems: inout [Problem]) -> UnsafeRawBufferPointer? {
+    func renderPlist(row: Int, variant: Int, worker: Worker, slotsFilled: Bool = false, problems: inout [Problem]) -> ByteView? {
         if !slotsFilled { fillSlots(row: row, variant: variant, worker: worker) }
         let view = UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[variant]])
         let renderer = worker.renderer(variant)
-        let bytes: UnsafeRawBufferPointer
+        let bytes: ByteView
         do {
-            bytes = try renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
+            bytes = ByteView(try renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) })
         } catch {
             problems += renderer.deviceProblems.map { withoutUser(placed($0, row: row), row: row) }
             return nil
         }
-        if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: view) {
+        if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: BufferView(view)) {
             problems.append(placed(mismatch, row: row))
             return nil
         }

@@ -10,7 +10,7 @@ package enum OutputNames {
     static let maxNameLength = 90
 
     /// FNV-1a 64 of the device key: stable across runs, machines and shard counts.
-    package static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { fnv1a(key) }
+    package static func hash(_ key: ByteView) -> UInt64 { fnv1a(key) }
 
     @inline(__always) private static func isSafe(_ b: UInt8) -> Bool {
         (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
@@ -18,7 +18,7 @@ package enum OutputNames {
 
     /// Runs of safe bytes are appended whole (`appendEscapingRuns`): every device's name is made
     /// two or three times per run (its tar member, its index and manifest lines).
-    static func appendSafeName(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, to out: inout [UInt8]) {
+    static func appendSafeName(_ key: ByteView, hash h: UInt64, to out: inout [UInt8]) {
         let start = out.count
         appendEscapingRuns(key, to: &out, where: { b, i in !isSafe(b) || (i == 0 && b == UInt8(ascii: ".")) }, escape: appendPercentEscaped)
         if out.count - start > maxNameLength {
@@ -35,7 +35,7 @@ package enum OutputNames {
     /// needs no escape (most: serial numbers, UDIDs) is checked eight bytes at a time and the path
     /// made on the stack and appended at once (appended piece by piece, a path cost hundreds of
     /// instructions).
-    package static func appendRelativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
+    package static func appendRelativePath(_ key: ByteView, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
         let h = hash(key)
         guard isOwnName(key) else {
             appendEscapedRelativePath(key, hash: h, extension: ending, to: &out)
@@ -47,22 +47,22 @@ package enum OutputNames {
     /// Whether a key is its own name (`writeSafeRelativePath` takes it): no escape, not too long.
     /// Such a key needs no escape in JSON or in the manifest either.
     @inline(__always)
-    static func isOwnName(_ key: UnsafeBufferPointer<UInt8>) -> Bool { key.count <= maxNameLength && isSafeName(key) }
+    static func isOwnName(_ key: ByteView) -> Bool { key.count <= maxNameLength && isSafeName(key) }
 
     /// `appendRelativePath` through the escaping path, for any key (the tests' reference too).
-    static func appendEscapedRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
+    static func appendEscapedRelativePath(_ key: ByteView, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
         out.append(room: 4) { $0.writeFolder(h) }
         appendSafeName(key, hash: h, to: &out)
-        out.append(contentsOf: UnsafeBufferPointer(start: ending.utf8Start, count: ending.utf8CodeUnitCount))
+        out.append(ending)
     }
 
     /// Whether a key is its own safe name: every byte `isSafe`, the first not `.`. Eight bytes at a
     /// time (the last eight overlapping when the count is not a multiple of eight): each byte's
     /// classes as SWAR range tests, 0x80 marking a byte in range (bytes below 0x80: no carry
     /// crosses a byte).
-    static func isSafeName(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let p = key.baseAddress, key.count > 0 else { return true }
-        if p[0] == UInt8(ascii: ".") { return false }
+    static func isSafeName(_ key: ByteView) -> Bool {
+        guard key.count > 0 else { return true }
+        if key[0] == UInt8(ascii: ".") { return false }
         guard key.count >= 8 else { return key.allSatisfy(isSafe) }
         @inline(__always) func safe(_ w: UInt64) -> Bool {
             let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
@@ -75,14 +75,14 @@ package enum OutputNames {
         }
         var i = 0
         while i + 8 <= key.count {
-            guard safe(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) else { return false }
+            guard safe(key.word(at: i)) else { return false }
             i += 8
         }
-        return i == key.count || safe(UnsafeRawPointer(p + key.count - 8).loadUnaligned(as: UInt64.self))
+        return i == key.count || safe(key.word(at: key.count - 8))
     }
 
     /// The path of a device's plist relative to the output folder (or inside the tar).
-    package static func relativePath(_ key: UnsafeBufferPointer<UInt8>, extension ending: StaticString = ".plist") -> String {
+    package static func relativePath(_ key: ByteView, extension ending: StaticString = ".plist") -> String {
         var out: [UInt8] = []
         appendRelativePath(key, extension: ending, to: &out)
         return String(decoding: out, as: UTF8.self)
@@ -92,7 +92,7 @@ package enum OutputNames {
 extension ByteWriter {
     /// `folder/key.ext` for a key that `OutputNames.isOwnName` (at most `4 + maxNameLength + ext` bytes).
     @inline(__always)
-    mutating func writeSafeRelativePath(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, extension ending: StaticString) {
+    mutating func writeSafeRelativePath(_ key: ByteView, hash h: UInt64, extension ending: StaticString) {
         writeFolder(h)
         write(key)
         write(ending)

@@ -15,7 +15,7 @@ struct Verifier {
     /// it is read as the body of a plist document of its own.
     var fragment = false
 
-    func check(_ bytes: UnsafeRawBufferPointer, slots: UnsafeBufferPointer<SlotValue>) -> Problem? {
+    func check(_ bytes: ByteView, slots: BufferView<SlotValue>) -> Problem? {
         let expected = evaluate(slots)
         let decoded: PlistValue
         do {
@@ -33,13 +33,13 @@ struct Verifier {
     }
 
     /// A dictionary's body in the plist document libplist reads.
-    static func document(around body: UnsafeRawBufferPointer) -> [UInt8] {
+    static func document(around body: ByteView) -> [UInt8] {
         Array(#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>"#.utf8) + body + Array("</dict></plist>".utf8)
     }
 
     /// The device's dictionary: constants as they are, templates joined from the slot values, the
     /// missing-value policies applied; dates as the format and libplist 2.2 carry them.
-    func evaluate(_ slots: UnsafeBufferPointer<SlotValue>) -> PlistValue {
+    func evaluate(_ slots: BufferView<SlotValue>) -> PlistValue {
         var pairs: [(key: String, value: PlistValue)] = []
         keys: for key in program.keys {
             var array: [PlistValue]?
@@ -60,8 +60,8 @@ struct Verifier {
                     part = text.count
                     let fallback = instruction.opcode == .variableOr
                     let v = slots[fallback ? instruction.operands.0 : instruction.operand]
-                    if v.count > 0, let start = v.start {
-                        text += UnsafeBufferPointer(start: start, count: v.count)
+                    if let value = v.view, !value.isEmpty {
+                        text.append(value)
                     } else if fallback {
                         text += program.texts[instruction.operands.1]
                     } else if key.policy == .omit {

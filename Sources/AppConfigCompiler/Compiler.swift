@@ -337,7 +337,7 @@ struct ProgramBuilder {
     static func fingerprint(_ p: Program) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         // Each field ends with a separator byte, so that ["ab", "c"] and ["a", "bc"] differ.
-        func mix(_ bytes: [UInt8]) { h = (bytes + [0xFF]).withUnsafeBufferPointer { fnv1a($0, seed: h) } }
+        func mix(_ bytes: [UInt8]) { h = (bytes + [0xFF]).withView { fnv1a($0, seed: h) } }
         func mix(_ s: String) { mix(Array(s.utf8)) }
         for i in p.instructions { mix(PlistEncoding.bigEndian(i.rawValue, width: 8)) }
         for c in p.constants { mix(c.binary) }

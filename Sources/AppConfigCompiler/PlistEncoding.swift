@@ -78,11 +78,11 @@ public enum PlistEncoding {
 
     /// The text escaped as `XMLEscaping` does, or nil when XML 1.0 cannot carry it.
     public static func xmlEscaped(_ utf8: [UInt8]) -> [UInt8]? {
-        utf8.withUnsafeBufferPointer { text -> [UInt8]? in
+        utf8.withView { text -> [UInt8]? in
             guard XMLEscaping.isCarriable(text) else { return nil }
             var out: [UInt8] = []
             out.reserveCapacity(text.count)
-            XMLEscaping.forEachEscaped(text) { out += $0 }
+            XMLEscaping.forEachEscaped(text) { out.append($0) }
             return out
         }
     }

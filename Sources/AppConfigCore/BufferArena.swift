@@ -13,6 +13,9 @@ package final class BufferArena: @unchecked Sendable {
         return UnsafeMutableBufferPointer(rebasing: b[0..<values.count])
     }
 
+    /// A copy of `values` in the arena, to read (valid while the arena is).
+    package func view<T: BitwiseCopyable>(_ values: [T]) -> BufferView<T> { BufferView(UnsafeBufferPointer(table(values))) }
+
     /// A table of `count` copies of `value`.
     package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: count)

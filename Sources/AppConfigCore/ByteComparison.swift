@@ -19,9 +19,9 @@ package func asciiLowerWord(_ w: UInt64) -> UInt64 {
 
 /// Byte equality; `foldingASCIICase` compares A-Z as a-z.
 @inlinable @inline(__always)
-package func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool = false) -> Bool {
+package func bytesEqual(_ a: ByteView, _ b: ByteView, foldingASCIICase: Bool = false) -> Bool {
     guard a.count == b.count else { return false }
-    guard let pa = a.baseAddress, let pb = b.baseAddress else { return a.count == 0 }
+    guard let pa = a.elements.baseAddress, let pb = b.elements.baseAddress else { return a.count == 0 }
     return foldingASCIICase ? foldedBytesEqual(pa, pb, count: a.count) : memcmp(pa, pb, a.count) == 0
 }
 
@@ -46,13 +46,22 @@ package func foldedBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt
 
 /// Byte-wise order (memcmp, then length): how device keys sort in archives, indexes and manifests.
 @inlinable @inline(__always)
-package func bytesPrecede(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+package func bytesPrecede(_ a: ByteView, _ b: ByteView) -> Bool {
     let n = min(a.count, b.count)
-    if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+    if n > 0, let pa = a.elements.baseAddress, let pb = b.elements.baseAddress {
         let c = memcmp(pa, pb, n)
         if c != 0 { return c < 0 }
     }
     return a.count < b.count
+}
+
+extension BufferView where Element == UInt8 {
+    /// The first `byte` at or after `start` (memchr), nil when there is none.
+    @inlinable
+    package func firstIndex(of byte: UInt8, from start: Int) -> Int? {
+        guard start < count, let base = elements.baseAddress else { return nil }
+        return memchr(base + start, Int32(byte), count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+    }
 }
 
 /// A hex digit's value (either case), nil for any other byte: DN escapes (`\4A`), a manifest's

@@ -58,27 +58,27 @@ package struct ByteKeyTable: @unchecked Sendable {
 
     /// The hash this table files `key` under.
     @inlinable @inline(__always)
-    package func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { Self.hash(key, foldingASCIICase: foldsASCIICase) }
+    package func hash(_ key: ByteView) -> UInt64 { Self.hash(key, foldingASCIICase: foldsASCIICase) }
 
     /// The hash a table files `key` under: `wordHash`, eight bytes at a time (the tables of a run's
     /// users, join keys and DNs, a million keys each; the renderer's constant strings, which it
     /// looks each device's strings up in by the same hash).
     @inlinable @inline(__always)
-    package static func hash(_ key: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
+    package static func hash(_ key: ByteView, foldingASCIICase: Bool) -> UInt64 {
         foldingASCIICase ? foldedWordHash(key) : wordHash(key, foldingASCIICase: false)
     }
 
     /// The id of the key equal to `key` (whose hash is `hash`), or nil.
     @inlinable @inline(__always)
-    package func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package func find(_ key: ByteView, hash: UInt64, keyOf: (Int32) -> ByteView) -> Int32? {
         Self.find(key, hash: hash, in: slots, mask: mask, foldingASCIICase: foldsASCIICase, keyOf: keyOf)
     }
 
     /// `find` on a table's trivial parts: a caller that holds tables in an array reads these
     /// fields of one without copying it (a copy retains its storage around `keyOf`).
     @inlinable @inline(__always)
-    static func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64, in slots: UnsafeMutableBufferPointer<Slot>, mask: Int, foldingASCIICase: Bool,
-                     keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    static func find(_ key: ByteView, hash: UInt64, in slots: UnsafeMutableBufferPointer<Slot>, mask: Int, foldingASCIICase: Bool,
+                     keyOf: (Int32) -> ByteView) -> Int32? {
         var i = Int(truncatingIfNeeded: hash) & mask
         while true {
             let slot = slots[i]
@@ -89,17 +89,17 @@ package struct ByteKeyTable: @unchecked Sendable {
     }
 
     @inlinable
-    package func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package func find(_ key: ByteView, keyOf: (Int32) -> ByteView) -> Int32? {
         find(key, hash: hash(key), keyOf: keyOf)
     }
 
     /// Adds `key` under `id`, unless an equal key is there: then returns that key's id and adds nothing.
-    package mutating func insert(_ key: UnsafeBufferPointer<UInt8>, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package mutating func insert(_ key: ByteView, id: Int32, keyOf: (Int32) -> ByteView) -> Int32? {
         insert(key, hash: hash(key), id: id, keyOf: keyOf)
     }
 
     /// `insert` with the key's hash made beforehand (`hash(key)`: by a parallel scan, say).
-    package mutating func insert(_ key: UnsafeBufferPointer<UInt8>, hash h: UInt64, id: Int32, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package mutating func insert(_ key: ByteView, hash h: UInt64, id: Int32, keyOf: (Int32) -> ByteView) -> Int32? {
         precondition(id >= 0, "ids are not negative")
         makeUnique()
         if (count + 1) * 2 > slots.count { grow() }

@@ -55,6 +55,9 @@ extension BufferView where Element == UInt8 {
     @inlinable @inline(__always)
     package init(_ bytes: UnsafeRawBufferPointer) { self.init(bytes.assumingMemoryBound(to: UInt8.self)) }
 
+    @inlinable @inline(__always)
+    package init(_ bytes: UnsafeMutableBufferPointer<UInt8>) { self.init(UnsafeBufferPointer(bytes)) }
+
     @usableFromInline var bytes: UnsafeBufferPointer<UInt8> { elements }
 
     /// The bytes, as raw bytes.
@@ -66,18 +69,32 @@ extension BufferView where Element == UInt8 {
     /// Equal bytes; `foldingASCIICase` compares A-Z as a-z.
     @inlinable @inline(__always)
     package func equals(_ other: ByteView, foldingASCIICase: Bool = false) -> Bool {
-        bytesEqual(bytes, other.bytes, foldingASCIICase: foldingASCIICase)
+        bytesEqual(self, other, foldingASCIICase: foldingASCIICase)
     }
 
     /// Byte-wise order (memcmp, then length): how device keys sort in archives and manifests.
     @inlinable @inline(__always)
-    package func precedes(_ other: ByteView) -> Bool { bytesPrecede(bytes, other.bytes) }
+    package func precedes(_ other: ByteView) -> Bool { bytesPrecede(self, other) }
+
+    /// The eight bytes at `offset`, as the machine reads a word (little-endian here): how the
+    /// scanners test eight bytes at a time.
+    @inlinable @inline(__always)
+    package func word(at offset: Int) -> UInt64 { loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
+
+    /// A value of `type` from the bytes at `offset` (any alignment).
+    @inlinable @inline(__always)
+    package func loadUnaligned<T: BitwiseCopyable>(fromByteOffset offset: Int, as type: T.Type) -> T {
+        assert(offset >= 0 && offset + MemoryLayout<T>.size <= bytes.count, "a read outside the view")
+        return UnsafeRawPointer(bytes.baseAddress!).loadUnaligned(fromByteOffset: offset, as: type)
+    }
+
+    /// A constant text's bytes.
+    @inlinable @inline(__always)
+    package init(_ text: StaticString) { self.init(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
 
     /// Whether these bytes are `text`'s.
     @inlinable
-    package func equals(_ text: StaticString) -> Bool {
-        equals(ByteView(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)))
-    }
+    package func equals(_ text: StaticString) -> Bool { equals(ByteView(text)) }
 }
 
 extension Array {
@@ -89,6 +106,14 @@ extension Array {
 }
 
 extension Array where Element == UInt8 {
+    /// A constant text's bytes appended.
+    @inlinable @inline(__always)
+    package mutating func append(_ text: StaticString) { append(ByteView(text)) }
+
+    /// Every byte set to zero in place (a secret's bytes, once written).
+    @inlinable
+    package mutating func overwriteWithZeros() { withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+
     /// The bytes of a view appended (one copy).
     @inlinable @inline(__always)
     package mutating func append(_ view: ByteView) { append(contentsOf: view.bytes) }

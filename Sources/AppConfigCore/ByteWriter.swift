@@ -43,6 +43,9 @@
         position += bytes.count
     }
 
+    @inlinable @inline(__always)
+    package mutating func write(_ bytes: ByteView) { bytes.withUnsafeBufferPointer { write($0) } }
+
     /// `value`'s low `width` bytes, most significant first.
     @inlinable @inline(__always)
     package mutating func write(bigEndian value: UInt64, width: Int) {

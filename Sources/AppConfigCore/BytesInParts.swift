@@ -18,21 +18,20 @@ package func forEachRange(_ count: Int, parts: Int = Parallelism.threads, parall
 /// manifest were the job's peak, and as much memory faulted in fresh.
 package func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 16, parts: Int = Parallelism.threads,
                                     make: (Range<Int>, inout [UInt8]) -> Void,
-                                    emit: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
+                                    emit: (ByteView) throws(E) -> Void) throws(E) {
     precondition(round > 0)
     var buffers = [[UInt8]](repeating: [], count: max(1, parts))
     var start = 0
     while start < count {
         let end = min(count, start + round)
-        buffers.withUnsafeMutableBufferPointer { buffers in
-            let slots = WorkerSlots(buffers)
-            for i in buffers.indices { buffers[i].removeAll(keepingCapacity: true) }
-            forEachRange(end - start, parts: buffers.count) { part, range in
-                make((start + range.lowerBound)..<(start + range.upperBound), &slots.buffer[part])
+        for i in buffers.indices { buffers[i].removeAll(keepingCapacity: true) }
+        buffers.withWorkerSlots { slots in
+            forEachRange(end - start, parts: slots.count) { part, range in
+                make((start + range.lowerBound)..<(start + range.upperBound), &slots[part])
             }
         }
         for buffer in buffers where !buffer.isEmpty {
-            try buffer.withUnsafeBufferPointer { b throws(E) in try emit(b) }
+            try buffer.withView { b throws(E) in try emit(b) }
         }
         start = end
     }

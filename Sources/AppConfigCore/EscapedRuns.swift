@@ -2,15 +2,15 @@
 /// runs between them appended whole (one copy each). Every device's name, quoted key and manifest
 /// line goes through it: appended byte by byte they were a large share of a device's instructions.
 @inlinable @inline(__always)
-package func appendEscapingRuns(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8], where needsEscape: (UInt8, Int) -> Bool,
+package func appendEscapingRuns(_ bytes: ByteView, to out: inout [UInt8], where needsEscape: (UInt8, Int) -> Bool,
                                escape: (UInt8, inout [UInt8]) -> Void) {
     var run = 0
     for (i, b) in bytes.enumerated() where needsEscape(b, i) {
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
+        out.append(bytes[view: run..<i])
         escape(b, &out)
         run = i + 1
     }
-    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+    out.append(bytes[view: run...])
 }
 
 /// `%XX`, upper-case hex: how names and manifest keys write a byte they cannot hold.

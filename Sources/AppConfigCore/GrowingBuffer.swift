@@ -53,6 +53,10 @@ import Darwin
         return start
     }
 
+    /// Appends a view's elements; returns where they start.
+    @inlinable @inline(__always) @discardableResult
+    package mutating func append(_ items: BufferView<Element>) -> Int { items.withUnsafeBufferPointer { append($0) } }
+
     @inlinable @inline(__always)
     package mutating func append(_ item: Element) {
         if _count == _capacity { grow(to: _count + 1) }

@@ -2,7 +2,7 @@
 /// stable across runs and machines (output folders and shards depend on that). `foldingASCIICase`
 /// hashes A-Z as a-z, for keys matched case-insensitively.
 @inlinable @inline(__always)
-package func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64 = fnv1aSeed, foldingASCIICase: Bool = false) -> UInt64 {
+package func fnv1a(_ bytes: ByteView, seed: UInt64 = fnv1aSeed, foldingASCIICase: Bool = false) -> UInt64 {
     var h = seed
     for var b in bytes {
         if foldingASCIICase && b >= 0x41 && b <= 0x5A { b |= 0x20 }
@@ -26,26 +26,25 @@ package func fnv1aStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
 /// binary render). Not stable across versions: nothing stored may depend on it. Empty bytes hash
 /// alike whether or not they have an address.
 @inlinable @inline(__always)
-package func wordHash(_ bytes: UnsafeBufferPointer<UInt8>, foldingASCIICase: Bool) -> UInt64 {
+package func wordHash(_ bytes: ByteView, foldingASCIICase: Bool) -> UInt64 {
     @inline(__always) func lowered(_ w: UInt64) -> UInt64 { foldingASCIICase ? asciiLowerWord(w) : w }
     @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
         let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
         return m ^ m >> 31
     }
     var h = UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15
-    guard let p = bytes.baseAddress else { return h }
     var i = 0
     while i + 8 <= bytes.count {
-        h = mix(h, lowered(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)))
+        h = mix(h, lowered(bytes.word(at: i)))
         i += 8
     }
     if i < bytes.count {
         var tail: UInt64 = 0
         if bytes.count >= 8 {
             // The last eight bytes, those already mixed shifted out: the same word as byte by byte.
-            tail = UnsafeRawPointer(p + bytes.count - 8).loadUnaligned(as: UInt64.self) &>> UInt64(8 * (8 - (bytes.count - i)))
+            tail = bytes.word(at: bytes.count - 8) &>> UInt64(8 * (8 - (bytes.count - i)))
         } else {
-            for k in i..<bytes.count { tail |= UInt64(p[k]) << UInt64(8 * (k - i)) }
+            for k in i..<bytes.count { tail |= UInt64(bytes[k]) << UInt64(8 * (k - i)) }
         }
         h = mix(h, lowered(tail))
     }
@@ -54,4 +53,4 @@ package func wordHash(_ bytes: UnsafeBufferPointer<UInt8>, foldingASCIICase: Boo
 
 /// `wordHash` with A-Z taken as a-z: the users' join keys, DNs, the inventory's device keys.
 @inlinable
-package func foldedWordHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 { wordHash(bytes, foldingASCIICase: true) }
+package func foldedWordHash(_ bytes: ByteView) -> UInt64 { wordHash(bytes, foldingASCIICase: true) }

@@ -4,7 +4,7 @@
 @inlinable
 package func appendJSONString<S: Sequence<UInt8>>(_ bytes: S, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
-    if bytes.withContiguousStorageIfAvailable({ appendJSONStringContent($0, to: &out) }) == nil {
+    if bytes.withContiguousStorageIfAvailable({ appendJSONStringContent(ByteView($0), to: &out) }) == nil {
         for b in bytes { appendJSONEscaped(b, to: &out) }
     }
     out.append(UInt8(ascii: "\""))
@@ -13,7 +13,7 @@ package func appendJSONString<S: Sequence<UInt8>>(_ bytes: S, to out: inout [UIn
 /// A string's content from contiguous bytes: the runs that need no escape appended whole (every
 /// index line quotes its device key; an append per byte showed in profiles).
 @usableFromInline
-func appendJSONStringContent(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+func appendJSONStringContent(_ bytes: ByteView, to out: inout [UInt8]) {
     appendEscapingRuns(bytes, to: &out, where: { b, _ in b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") },
                        escape: appendJSONEscaped)
 }

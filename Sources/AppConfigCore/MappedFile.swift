@@ -19,6 +19,8 @@ package final class MappedFile: @unchecked Sendable {
     package let path: String
     /// The file's bytes; valid while this object lives.
     package let bytes: UnsafeMutableBufferPointer<UInt8>
+    /// The same, to read (valid while this object lives and `unmap` is not called).
+    package var view: ByteView { ByteView(UnsafeBufferPointer(bytes)) }
     private let fd: Int32
     private let guardSlot: Int32
     /// At mapping: the size and the times.

@@ -18,7 +18,7 @@ package struct ShardedKeyTable: Sendable {
     /// searched (`find` hashes so); any hash equal for keys the table takes as equal, for one that
     /// only reports `duplicates`. Returns every id whose key an earlier id has, with that id, in id order.
     package init(count: Int, foldingASCIICase: Bool, shares requested: Int = Parallelism.threads,
-                key: (Int32) -> UnsafeBufferPointer<UInt8>, hash: ((Int32) -> UInt64)? = nil) {
+                key: (Int32) -> ByteView, hash: ((Int32) -> UInt64)? = nil) {
         foldsASCIICase = foldingASCIICase
         let shareCount = max(1, min(requested, count / 4096 + 1))
         var hashes = [UInt64](repeating: 0, count: count)
@@ -56,7 +56,7 @@ package struct ShardedKeyTable: Sendable {
 
     /// The id of the key equal to `key`, or nil.
     @inlinable @inline(__always)
-    package func find(_ key: UnsafeBufferPointer<UInt8>, keyOf: (Int32) -> UnsafeBufferPointer<UInt8>) -> Int32? {
+    package func find(_ key: ByteView, keyOf: (Int32) -> ByteView) -> Int32? {
         let h = ByteKeyTable.hash(key, foldingASCIICase: foldsASCIICase)
         // The share's trivial fields only: a copy of it retained its storage around `keyOf`, and
         // the cores looking keys up at once contended for its count.

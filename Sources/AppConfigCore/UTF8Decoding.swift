@@ -1,8 +1,10 @@
 /// The scalar that starts at `p[i]` and its length in bytes, or nil when the bytes there are not
 /// valid UTF-8 (a bad lead or continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or
-/// cut short by `n`). The one decoder behind the XML reader, the render scan and the CSV check.
+/// cut short by the view's end). The one decoder behind the XML reader, the render scan and the
+/// CSV check.
 @inlinable @inline(__always)
-package func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scalar: UInt32, length: Int)? {
+package func decodeUTF8(_ p: ByteView, _ i: Int) -> (scalar: UInt32, length: Int)? {
+    let n = p.count
     let b = p[i]
     if b < 0x80 { return (UInt32(b), 1) }
     let length: Int, minimum: UInt32
@@ -27,28 +29,24 @@ package func decodeUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (scala
 /// are skipped eight bytes at a time, straight to the first byte of a word that is not ASCII
 /// (byte by byte up to it, a name like "Åsa Yılmaz" loaded a word per byte), and an ASCII tail
 /// as the last eight bytes (a short value's tail went byte by byte: ~60 instructions a value).
-package func firstInvalidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
+package func firstInvalidUTF8(_ p: ByteView) -> Int? {
+    let n = p.count
     var i = 0
     while i < n {
         if i + 8 <= n {
-            let high = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080
+            let high = p.word(at: i) & 0x8080_8080_8080_8080
             if high == 0 { i += 8; continue }
             i += high.trailingZeroBitCount / 8  // little-endian: the lowest set bit is the first such byte
-        } else if n >= 8 && UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+        } else if n >= 8 && p.word(at: n - 8) & 0x8080_8080_8080_8080 == 0 {
             return nil  // the last word, over bytes already seen, is ASCII: so is the rest (a value's tail)
         }
         if p[i] < 0x80 { i += 1; continue }
         // Two bytes, C2-DF then a continuation byte, are always valid (U+0080-U+07FF): Latin,
         // Greek and Cyrillic names, most of an inventory's non-ASCII text.
         if p[i] >= 0xC2 && p[i] <= 0xDF && i + 1 < n && p[i + 1] & 0xC0 == 0x80 { i += 2; continue }
-        guard let (_, length) = decodeUTF8(p, i, n) else { return i }
+        guard let (_, length) = decodeUTF8(p, i) else { return i }
         i += length
     }
     return nil
 }
 
-/// `firstInvalidUTF8` of a buffer.
-package func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-    guard let base = bytes.baseAddress else { return nil }
-    return firstInvalidUTF8(base, bytes.count)
-}

@@ -1,7 +1,36 @@
-/// A buffer handed to the workers of one `concurrentPerform`, each touching only its own elements
-/// (its part, its rows): what lets them write results in place, with no lock, while the caller's
-/// `withUnsafeMutableBufferPointer` keeps the storage alive.
-package struct WorkerSlots<T>: @unchecked Sendable {
-    package let buffer: UnsafeMutableBufferPointer<T>
-    package init(_ buffer: UnsafeMutableBufferPointer<T>) { self.buffer = buffer }
+/// Slots handed to the workers of one parallel pass (`forEachRange`, `concurrentPerform`), each
+/// touching only its own (its part, its rows): results are written in place, with no lock, while
+/// the array they are borrowed from (`withWorkerSlots`) is kept alive.
+@usableFromInline package struct WorkerSlots<T>: @unchecked Sendable {
+    @usableFromInline package let buffer: UnsafeMutableBufferPointer<T>
+
+    @inlinable package init(_ buffer: UnsafeMutableBufferPointer<T>) { self.buffer = buffer }
+
+    @inlinable package var count: Int { buffer.count }
+
+    /// Slot `i`, read or changed in place (a worker's own).
+    @inlinable package subscript(i: Int) -> T {
+        unsafeAddress {
+            assert(i >= 0 && i < buffer.count, "a slot outside the buffer")
+            return UnsafePointer(buffer.baseAddress! + i)
+        }
+        nonmutating unsafeMutableAddress {
+            assert(i >= 0 && i < buffer.count, "a slot outside the buffer")
+            return buffer.baseAddress! + i
+        }
+    }
+
+    /// Sorts the slots in `range` (a worker's own run).
+    @inlinable package func sort(_ range: Range<Int>, by areInIncreasingOrder: (T, T) -> Bool) {
+        var run = UnsafeMutableBufferPointer(rebasing: buffer[range])
+        run.sort(by: areInIncreasingOrder)
+    }
+}
+
+extension Array {
+    /// The array's elements as slots for the workers of one parallel pass, for the length of `body`.
+    @inlinable
+    package mutating func withWorkerSlots<R, E: Error>(_ body: (WorkerSlots<Element>) throws(E) -> R) throws(E) -> R {
+        try withUnsafeMutableBufferPointer { b throws(E) in try body(WorkerSlots(b)) }
+    }
 }

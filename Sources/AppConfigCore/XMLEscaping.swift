@@ -16,19 +16,19 @@ package enum XMLEscaping {
 
     /// Appends `text` escaped to `out` through `append`, one byte or one escape at a time.
     @inlinable
-    package static func forEachEscaped(_ text: UnsafeBufferPointer<UInt8>, _ append: (UnsafeBufferPointer<UInt8>) -> Void) {
+    package static func forEachEscaped(_ text: ByteView, _ append: (ByteView) -> Void) {
         var runStart = 0
         for i in 0..<text.count {
             guard let e = escape(text[i]) else { continue }
-            if i > runStart { append(UnsafeBufferPointer(rebasing: text[runStart..<i])) }
-            append(UnsafeBufferPointer(start: e.utf8Start, count: e.utf8CodeUnitCount))
+            if i > runStart { append(text[view: runStart..<i]) }
+            append(ByteView(e))
             runStart = i + 1
         }
-        if text.count > runStart { append(UnsafeBufferPointer(rebasing: text[runStart..<text.count])) }
+        if text.count > runStart { append(text[view: runStart..<text.count]) }
     }
 
     /// Whether XML 1.0 can carry this text: no C0 control other than tab, LF and CR, no U+FFFE or U+FFFF.
-    package static func isCarriable(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isCarriable(_ utf8: ByteView) -> Bool {
         var i = 0
         while i < utf8.count {
             let b = utf8[i]

@@ -43,20 +43,6 @@ extension ProblemCode {
     public static func != (lhs: ProblemCode, rhs: DeviceCode) -> Bool { lhs.rawValue != rhs.rawValue }
 }
 
-/// One variable's value for one device: UTF-8 bytes in the caller's buffers (the inventory and
-/// directory tables), borrowed for the duration of one render. `count < 0` means missing.
-public struct SlotValue {
-    public var start: UnsafePointer<UInt8>?
-    public var count: Int
-
-    public init(start: UnsafePointer<UInt8>?, count: Int) {
-        self.start = start
-        self.count = count
-    }
-
-    public static var missing: SlotValue { SlotValue(start: nil, count: -1) }
-}
-
 public enum OutputFormat: String, SettingChoice {
     case binary, xml
 }

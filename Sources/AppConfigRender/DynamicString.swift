@@ -52,22 +52,22 @@ struct DynamicString {
     /// bytes; FNV-1a fused into this loop was a multiply per byte).
     /// False when not valid UTF-8.
     @inline(__always)
-    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, hashing: Bool, into s: inout DynamicString) -> Bool {
-        if hashing { s.hash = ByteKeyTable.hash(bytes, foldingASCIICase: false) }
-        let n = bytes.count
-        guard n > 0, let p = bytes.baseAddress else {
+    static func scan(_ p: ByteView, hashing: Bool, into s: inout DynamicString) -> Bool {
+        if hashing { s.hash = ByteKeyTable.hash(p, foldingASCIICase: false) }
+        let n = p.count
+        guard n > 0 else {
             s.count = 0; s.utf16Count = 0
             return true
         }
         var i = 0
         var utf16 = 0
         var ascii = true, escape = false, forbidden = false
-        let valid = byteClass.withUnsafeBufferPointer { classes -> Bool in
+        let valid = byteClass.withView { classes -> Bool in
             while i < n {
                 // Eight plain ASCII bytes at a time (no high bit, no control, no `& < >`): most of
                 // a device's text (the byte loop was a large share of an XML render).
                 if i + 8 <= n {
-                    let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                    let w = p.word(at: i)
                     if Self.isPlainASCII(w) {
                         utf16 += 8
                         i += 8
@@ -83,7 +83,7 @@ struct DynamicString {
                 }
                 // A multi-byte character: decode and validate it.
                 ascii = false
-                guard let (scalar, length) = decodeUTF8(p, i, n) else { return false }
+                guard let (scalar, length) = decodeUTF8(p, i) else { return false }
                 if scalar == 0xFFFE || scalar == 0xFFFF { forbidden = true }
                 utf16 += length == 4 ? 2 : 1
                 i += length

@@ -87,7 +87,7 @@ public final class ProgramImage: @unchecked Sendable {
         for set in program.valueSets {
             for v in set.values {
                 members.append(add(v))
-                memberHashes.append(v.withUnsafeBufferPointer { ByteKeyTable.hash($0, foldingASCIICase: false) })
+                memberHashes.append(v.withView { ByteKeyTable.hash($0, foldingASCIICase: false) })
             }
             setStart.append(Int32(members.count))
         }
@@ -101,7 +101,7 @@ public final class ProgramImage: @unchecked Sendable {
         stringClassBytes = arena.table(classBytes)
         var table = ByteKeyTable(capacity: program.constantClassCount)
         for (cls, range) in classBytes.enumerated() where range.count >= 0 {
-            _ = table.insert(Self.bytes(range, in: pool), id: Int32(cls)) { Self.bytes(classBytes[Int($0)], in: pool) }
+            _ = table.insert(ByteView(Self.bytes(range, in: pool)), id: Int32(cls)) { ByteView(Self.bytes(classBytes[Int($0)], in: pool)) }
         }
         stringClasses = table
     }
@@ -109,14 +109,14 @@ public final class ProgramImage: @unchecked Sendable {
     /// The dedup class of the constant string equal to these bytes (whose `ByteKeyTable.hash` is `hash`), or -1.
     @inline(__always)
     func constantStringClass(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
-        stringClasses.find(bytes, hash: hash) { self.bytes(stringClassBytes[Int($0)]) }.map(Int.init) ?? -1
+        stringClasses.find(ByteView(bytes), hash: hash) { ByteView(self.bytes(stringClassBytes[Int($0)])) }.map(Int.init) ?? -1
     }
 
     /// Whether value set `v` holds these bytes (whose `ByteKeyTable.hash` is `hash`).
     @inline(__always)
     func valueSet(_ v: Int, contains bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
         for m in Int(valueSetStart[v])..<Int(valueSetStart[v + 1]) where valueSetHashes[m] == hash {
-            if bytesEqual(self.bytes(valueSetMembers[m]), bytes) { return true }
+            if ByteView(self.bytes(valueSetMembers[m])).equals(ByteView(bytes)) { return true }
         }
         return false
     }

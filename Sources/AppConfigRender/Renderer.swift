@@ -186,7 +186,7 @@ public final class Renderer {
                 }
                 let start = Int(strings[current].start)
                 let bytes = UnsafeBufferPointer(start: state.text.base + start, count: state.text.count - start)
-                if !DynamicString.scan(bytes, hashing: hashStrings, into: &strings[current]) {
+                if !DynamicString.scan(ByteView(bytes), hashing: hashStrings, into: &strings[current]) {
                     fail(deviceError(.invalidUTF8, current, key, value: nil, "the value is not valid UTF-8"))
                 }
             case .checkLength:
@@ -211,7 +211,7 @@ public final class Renderer {
             case .checkValues:
                 let v = instruction.operand
                 let bytes = strings[current].bytes(in: state.text)
-                let hash = hashStrings ? strings[current].hash : ByteKeyTable.hash(bytes, foldingASCIICase: false)
+                let hash = hashStrings ? strings[current].hash : ByteKeyTable.hash(ByteView(bytes), foldingASCIICase: false)
                 if !image.valueSet(v, contains: bytes, hash: hash) {
                     let allowed = program.valueSets[v].display.map { "\"\($0)\"" }.joined(separator: ", ")
                     fail(checkError(.valueNotAllowed, current, key, state.text, "is not one of " + allowed))

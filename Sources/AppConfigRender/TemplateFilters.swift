@@ -80,13 +80,13 @@ extension GrowingStorage where Element == UInt8 {
         guard n > 0, end - start >= n else { return }
         var i = start
         while i + n <= end {
-            if base[i] == old[0] && bytesEqual(UnsafeBufferPointer(start: base + i, count: n), old) { break }
+            if base[i] == old[0] && ByteView(UnsafeBufferPointer(start: base + i, count: n)).equals(ByteView(old)) { break }
             i += 1
         }
         guard i + n <= end else { return }  // no occurrence: nothing moves
         var read = start
         while read < end {
-            if read + n <= end && base[read] == old[0] && bytesEqual(UnsafeBufferPointer(start: base + read, count: n), old) {
+            if read + n <= end && base[read] == old[0] && ByteView(UnsafeBufferPointer(start: base + read, count: n)).equals(ByteView(old)) {
                 append(new)
                 read += n
             } else {
@@ -131,7 +131,7 @@ extension GrowingStorage where Element == UInt8 {
         var cuts: [Int] = []  // the byte offset of each separator, in order
         var i = start
         while n > 0 && i + n <= count {
-            if base[i] == separator[0] && bytesEqual(UnsafeBufferPointer(start: base + i, count: n), separator) {
+            if base[i] == separator[0] && ByteView(UnsafeBufferPointer(start: base + i, count: n)).equals(ByteView(separator)) {
                 cuts.append(i)
                 i += n
             } else {

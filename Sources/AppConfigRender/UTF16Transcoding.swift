@@ -4,7 +4,7 @@ extension ByteWriter {
     /// Transcodes validated UTF-8 to UTF-16 big-endian (surrogate pairs above U+FFFF), as binary
     /// plists store strings that are not ASCII.
     @inline(__always)
-    mutating func writeUTF16BigEndian(_ bytes: UnsafeBufferPointer<UInt8>) {
+    mutating func writeUTF16BigEndian(_ bytes: ByteView) {
         var i = 0
         let n = bytes.count
         @inline(__always) func put(_ unit: UInt32, _ w: inout ByteWriter) {

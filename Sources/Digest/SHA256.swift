@@ -42,17 +42,26 @@ public struct SHA256Digest: Hashable, Sendable {
         (a, b, c, d) = words
     }
 
+    package init(of bytes: ByteView) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
+
+    /// The digest's 32 bytes, in order.
+    package var bytes: [UInt8] { withUnsafeBytes(of: self) { Array($0) } }
+
+    /// A digest from the 32 bytes a digest's memory holds (`withUnsafeBytes(of:)` wrote them).
+    package init(storedBytes v: ByteView) {
+        precondition(v.count == 32, "a digest is 32 bytes")
+        (a, b, c, d) = (v.word(at: 0), v.word(at: 8), v.word(at: 16), v.word(at: 24))
+    }
     package init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
     /// Parses 64 hex digits (either case) from a buffer, eight at a time: every device line of a
     /// manifest has one, and a digit at a time it was the largest part of reading one. Nil for
     /// anything else.
     @inlinable
-    package init?(hex: UnsafeBufferPointer<UInt8>) {
-        guard hex.count == 64, let p = hex.baseAddress else { return nil }
+    package init?(hex: ByteView) {
+        guard hex.count == 64 else { return nil }
         @inline(__always) func word(_ k: Int) -> UInt64? {
-            guard let low = SHA256Digest.hexBytes(UnsafeRawPointer(p + 16 * k).loadUnaligned(as: UInt64.self)),
-                  let high = SHA256Digest.hexBytes(UnsafeRawPointer(p + 16 * k + 8).loadUnaligned(as: UInt64.self)) else { return nil }
+            guard let low = SHA256Digest.hexBytes(hex.word(at: 16 * k)), let high = SHA256Digest.hexBytes(hex.word(at: 16 * k + 8)) else { return nil }
             // Byte order as the digest's bytes: byte j of the word is digest byte 8k + j.
             return UInt64(low) | UInt64(high) << 32
         }
@@ -118,6 +127,8 @@ extension SHA256 {
         package func update(_ bytes: UnsafeRawBufferPointer) {
             EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
         }
+
+        package func update(_ bytes: ByteView) { bytes.withUnsafeBytes { update($0) } }
 
         public func finish() -> SHA256Digest {
             var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)

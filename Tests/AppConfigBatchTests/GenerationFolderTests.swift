@@ -19,7 +19,7 @@ struct GenerationFolderTests {
                 DispatchQueue.concurrentPerform(iterations: 64) { i in
                     let bytes: [UInt8] = [1, 2, 3]
                     do {
-                        try bytes.withUnsafeBytes { try folder.write($0, to: "\(i % 4)ab/device\(i).plist") }
+                        try folder.write(bytes, to: "\(i % 4)ab/device\(i).plist")
                     } catch {
                         failures.withLock { $0 += 1 }
                     }

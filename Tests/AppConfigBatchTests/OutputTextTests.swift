@@ -25,8 +25,8 @@ struct OutputTextTests {
     ])
     func safeName(key: String, name: String) {
         let bytes = Array(key.utf8)
-        let path = bytes.withUnsafeBufferPointer { OutputNames.relativePath($0) }
-        let folder = bytes.withUnsafeBufferPointer { OutputNames.hash($0) } % UInt64(OutputNames.folderCount)
+        let path = bytes.withView { OutputNames.relativePath($0) }
+        let folder = bytes.withView { OutputNames.hash($0) } % UInt64(OutputNames.folderCount)
         #expect(path == String(format: "%03x/", folder) + name + ".plist")
     }
 
@@ -35,7 +35,7 @@ struct OutputTextTests {
         var random = SplitMix64(seed: 15)
         // Every byte around the safe classes' edges, and some far from them.
         let alphabet: [UInt8] = Array(0x2B...0x3B) + Array(0x3F...0x5C) + Array(0x5E...0x7B) + [0x00, 0x20, 0x7F, 0x80, 0xC3, 0xFF]
-        let safe = alphabet.filter { OutputNames.isSafeName([$0].withUnsafeBufferPointer { $0 }) && $0 != UInt8(ascii: ".") }
+        let safe = alphabet.filter { OutputNames.isSafeName([$0].withView { $0 }) && $0 != UInt8(ascii: ".") }
         var took = 0
         for n in 0..<20_000 {
             let length = Int.random(in: 0...95, using: &random)
@@ -44,7 +44,7 @@ struct OutputTextTests {
             if n % 2 == 1, length > 0 { key[Int.random(in: 0..<length, using: &random)] = alphabet.randomElement(using: &random)! }
             if n % 7 == 0, length > 0 { key[0] = UInt8(ascii: ".") }
             var fast: [UInt8] = [7], reference: [UInt8] = [7]
-            key.withUnsafeBufferPointer { k in
+            key.withView { k in
                 if k.count <= 90 && OutputNames.isSafeName(k) { took += 1 }
                 OutputNames.appendRelativePath(k, to: &fast)
                 OutputNames.appendEscapedRelativePath(k, hash: OutputNames.hash(k), extension: ".plist", to: &reference)
@@ -58,7 +58,7 @@ struct OutputTextTests {
     func linesAtOnce() {
         var random = SplitMix64(seed: 16)
         let alphabet: [UInt8] = Array(0x20...0x7F) + [0x00, 0x09, 0x0A, 0x80, 0xC3, 0xFF]
-        let safe = alphabet.filter { OutputNames.isSafeName([$0].withUnsafeBufferPointer { $0 }) && $0 != UInt8(ascii: ".") }
+        let safe = alphabet.filter { OutputNames.isSafeName([$0].withView { $0 }) && $0 != UInt8(ascii: ".") }
         let fieldsChoices = [[UInt8](), Array(#","assignments":["sales","everyone"]"#.utf8)]
         var took = 0
         for n in 0..<20_000 {
@@ -68,8 +68,8 @@ struct OutputTextTests {
             let digest = SHA256Digest(a: random.next(), b: random.next(), c: random.next(), d: random.next())
             let fields = fieldsChoices[n % 2]
             var fast: [UInt8] = [7], reference: [UInt8] = [7], fastManifest: [UInt8] = [7], referenceManifest: [UInt8] = [7]
-            key.withUnsafeBufferPointer { k in
-                fields.withUnsafeBufferPointer { f in
+            key.withView { k in
+                fields.withView { f in
                     if OutputNames.isOwnName(k) { took += 1 }
                     Generation.appendIndexLine(key: k, extension: ".plist", digest: digest, fields: f, to: &fast)
                     Generation.appendIndexLineByPieces(key: k, extension: ".plist", digest: digest, fields: f, to: &reference)
@@ -89,8 +89,8 @@ struct OutputTextTests {
     func longName() {
         for key in [String(repeating: "a", count: 100), String(repeating: "/", count: 40)] {
             let bytes = Array(key.utf8)
-            let name = String(bytes.withUnsafeBufferPointer { OutputNames.relativePath($0) }.dropFirst(4).dropLast(6))
-            let suffix = String(bytes.withUnsafeBufferPointer { OutputNames.hash($0) }, radix: 16)
+            let name = String(bytes.withView { OutputNames.relativePath($0) }.dropFirst(4).dropLast(6))
+            let suffix = String(bytes.withView { OutputNames.hash($0) }, radix: 16)
             let encoded = key.first == "a" ? key : String(repeating: "%2F", count: 40)
             #expect(name == encoded.prefix(89 - suffix.count) + "~" + suffix)
             #expect(name.utf8.count == 90)
@@ -102,14 +102,14 @@ struct OutputTextTests {
         let key = Array("a b%\tc\u{7F}é.".utf8)
         let digest = SHA256Digest(of: key)
         var line: [UInt8] = []
-        key.withUnsafeBufferPointer { Manifest.appendLine(key: $0, extension: ".plist", digest: digest, inputs: 0x00ff_1234_abcd_0001, to: &line) }
-        let path = key.withUnsafeBufferPointer { OutputNames.relativePath($0) }
+        key.withView { Manifest.appendLine(key: $0, extension: ".plist", digest: digest, inputs: 0x00ff_1234_abcd_0001, to: &line) }
+        let path = key.withView { OutputNames.relativePath($0) }
         #expect(String(decoding: line, as: UTF8.self) == digest.hex + "\t" + path + "\ta%20b%25%09c%7Fé.\t00ff1234abcd0001\n")
         // As the one line of a version 3 manifest: the key and both digests read back.
         let body = line
         let file = Manifest.headerText([("program", "x")]) + body + Manifest.trailer(count: 1, digest: SHA256Digest(of: body))
         let manifest = try Manifest.parse(file, file: "m.tsv")
-        #expect(key.withUnsafeBufferPointer { k in manifest.entryIndices(count: 1) { _ in k } } == [0])
+        #expect(key.withView { k in manifest.entryIndices(count: 1) { _ in k } } == [0])
         #expect(manifest.digest(at: 0) == digest && manifest.inputs(at: 0) == 0x00ff_1234_abcd_0001)
         #expect(String(decoding: file.prefix(21), as: UTF8.self) == "appconfig-manifest 3\n")
     }
@@ -122,19 +122,17 @@ struct OutputTextTests {
         // Keys from one space, so that some queries are in the manifest and some not; sorted by bytes.
         func keys(_ n: Int) -> [[UInt8]] {
             Set((0..<n).map { _ in "D\(random.next() % UInt64(2 * max(manifestKeys, queries, 1)))" }).map { Array($0.utf8) }
-                .sorted { a, b in a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in bytesPrecede(a, b) } } }
+                .sorted { a, b in a.withView { a in b.withView { b in bytesPrecede(a, b) } } }
         }
         let listed = keys(manifestKeys), asked = keys(queries)
         var body: [UInt8] = []
-        for k in listed { k.withUnsafeBufferPointer { Manifest.appendLine(key: $0, extension: ".plist", digest: SHA256Digest(of: k), inputs: 1, to: &body) } }
+        for k in listed { k.withView { Manifest.appendLine(key: $0, extension: ".plist", digest: SHA256Digest(of: k), inputs: 1, to: &body) } }
         let file = Manifest.headerText([("program", "x")]) + body + Manifest.trailer(count: listed.count, digest: SHA256Digest(of: body))
         let manifest = try Manifest.parse(file, file: "m.tsv")
         let place = Dictionary(uniqueKeysWithValues: listed.enumerated().map { ($1, Int32($0)) })
         // The asked keys back to back, as a render's rows lie in its inventory.
         let text = asked.flatMap { $0 }, starts = asked.reduce(into: [0]) { $0.append($0.last! + $1.count) }
-        let found = text.withUnsafeBufferPointer { t in
-            manifest.entryIndices(count: asked.count) { i in UnsafeBufferPointer(rebasing: t[starts[i]..<starts[i + 1]]) }
-        }
+        let found = text.withView { t in manifest.entryIndices(count: asked.count) { i in t[view: starts[i]..<starts[i + 1]] } }
         #expect(found == asked.map { place[$0] ?? -1 })
         #expect(found.filter { $0 >= 0 }.count > 0 || manifestKeys == 0 || queries == 0)
     }
@@ -145,7 +143,7 @@ struct OutputTextTests {
         for n in 0..<2000 {
             let digest = SHA256Digest(of: (0..<(n % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
             for text in [digest.hex, digest.hex.uppercased()] {
-                #expect(Array(text.utf8).withUnsafeBufferPointer { SHA256Digest(hex: $0) } == digest)
+                #expect(Array(text.utf8).withView { SHA256Digest(hex: $0) } == digest)
             }
         }
         let good = Array(SHA256Digest(of: Array("abc".utf8)).hex.utf8)
@@ -153,10 +151,10 @@ struct OutputTextTests {
             for at in [0, 1, 7, 8, 15, 16, 31, 32, 62, 63] {
                 var text = good
                 text[at] = bad
-                #expect(text.withUnsafeBufferPointer { SHA256Digest(hex: $0) } == nil, "byte \(bad) at \(at)")
+                #expect(text.withView { SHA256Digest(hex: $0) } == nil, "byte \(bad) at \(at)")
             }
         }
-        #expect(Array(good.dropLast()).withUnsafeBufferPointer { SHA256Digest(hex: $0) } == nil)
+        #expect(Array(good.dropLast()).withView { SHA256Digest(hex: $0) } == nil)
     }
 
     @Test("input digest fields: 16 hex digits or -, nothing else", arguments: [
@@ -165,7 +163,7 @@ struct OutputTextTests {
     ] as [(String, UInt64?)])
     func inputDigestField(_ text: String, _ value: UInt64?) {
         let bytes = Array(text.utf8)
-        #expect(bytes.withUnsafeBufferPointer { InputDigest.parse($0[...]) } == value)
+        #expect(bytes.withView { InputDigest.parse($0) } == value)
         if let value {
             #expect(String(decoding: [UInt8](room: 16) { $0.write(inputDigest: value) }, as: UTF8.self) == text)
         }

@@ -165,8 +165,7 @@ struct RenderJobTests {
             #expect(summary.failures.flatMap(\.problems).map { "\($0.location.device ?? "") \($0.location.key ?? "")" }
                     == ["FIXTURE-UDID-FXTRM0000004 domain", "FIXTURE-UDID-FXTRM0000004 mail"])
             let plist = try LibPlist.decode(try readFileBytes(dir.path("out") + "/" + {
-                var k = "FIXTURE-UDID-FXTRM0000001"
-                return k.withUTF8 { OutputNames.relativePath($0) }
+                return Array("FIXTURE-UDID-FXTRM0000001".utf8).withView { OutputNames.relativePath($0) }
             }()))
             #expect(plist["mail"] == .string("user1@example.org") && plist["domain"] == .string("example.org") && plist["serial"] == .string("FXTRM0000001"))
         }
@@ -187,8 +186,7 @@ struct RenderJobTests {
             _ = try job.run()
             // The demo's first device: an iPhone 15, IMEI 350171420821790.
             let plist = try LibPlist.decode(try readFileBytes(dir.path("out") + "/" + {
-                var k = "A8B14A37-9FAD6EA111EF0B59"
-                return k.withUTF8 { OutputNames.relativePath($0) }
+                return Array("A8B14A37-9FAD6EA111EF0B59".utf8).withView { OutputNames.relativePath($0) }
             }()))
             #expect(plist["region"] == .string("IMEI 350171420821790"))
         }
@@ -218,15 +216,15 @@ struct VerifierTests {
             try slots.withUnsafeBufferPointer { slots in
                 var bytes = Array(try renderer.render(slots))
                 let verifier = Verifier(program: program, format: .xml)
-                #expect(bytes.withUnsafeBytes { verifier.check($0, slots: slots) } == nil)
+                #expect(bytes.withView { verifier.check($0, slots: BufferView(slots)) } == nil)
                 // "Jane" becomes "Jame" in the written file.
                 let at = try #require(bytes.firstRange(of: Array("Jane".utf8))).lowerBound
                 bytes[at + 2] = UInt8(ascii: "m")
-                let wrong = try #require(bytes.withUnsafeBytes { verifier.check($0, slots: slots) })
+                let wrong = try #require(bytes.withView { verifier.check($0, slots: BufferView(slots)) })
                 #expect(wrong.code == DeviceCode.verifyMismatch)
                 #expect(wrong.location.key == "name")
                 #expect(wrong.message == "libplist reads Optional(LibPlist.PlistValue.string(\"Jame\")), expected string(\"Jane\")")
-                let garbage = try #require([UInt8]("not a plist".utf8).withUnsafeBytes { verifier.check($0, slots: slots) })
+                let garbage = try #require([UInt8]("not a plist".utf8).withView { verifier.check($0, slots: BufferView(slots)) })
                 #expect(garbage.code == DeviceCode.verifyMismatch)
                 #expect(garbage.message.hasPrefix("libplist cannot read the rendered plist"))
             }
@@ -245,10 +243,10 @@ struct VerifierTests {
                 var bytes = Array(try renderer.render(slots))
                 #expect(!bytes.starts(with: Array("<?xml".utf8)))
                 let verifier = Verifier(program: program, format: .xml, fragment: true)
-                #expect(bytes.withUnsafeBytes { verifier.check($0, slots: slots) } == nil)
+                #expect(bytes.withView { verifier.check($0, slots: BufferView(slots)) } == nil)
                 let at = try #require(bytes.firstRange(of: Array("Jane".utf8))).lowerBound
                 bytes[at + 2] = UInt8(ascii: "m")
-                let wrong = try #require(bytes.withUnsafeBytes { verifier.check($0, slots: slots) })
+                let wrong = try #require(bytes.withView { verifier.check($0, slots: BufferView(slots)) })
                 #expect(wrong.code == DeviceCode.verifyMismatch && wrong.location.key == "name")
             }
         }
@@ -273,7 +271,7 @@ struct VerifierTests {
                     let bytes = Array(try renderer.render(slots))
                     #expect(try LibPlist.decode(bytes)["u"] == .string("sales-%C3%BCnit/X É/nit/Sales"))
                     let verifier = Verifier(program: program, format: format)
-                    #expect(bytes.withUnsafeBytes { verifier.check($0, slots: slots) } == nil)
+                    #expect(bytes.withView { verifier.check($0, slots: BufferView(slots)) } == nil)
                 }
             }
         }

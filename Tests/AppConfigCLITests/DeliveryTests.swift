@@ -52,8 +52,8 @@ struct DeliveryTests {
             for line in manifest.prefix(50) {
                 let fields = line.split(separator: "\t").map(String.init)
                 let asset = try Data(contentsOf: URL(fileURLWithPath: out + "/" + fields[1]))
-                var key = fields[2]
-                let plainBytes = try Data(contentsOf: URL(fileURLWithPath: plain + "/" + key.withUTF8 { OutputNames.relativePath($0) }))
+                let key = fields[2]
+                let plainBytes = try Data(contentsOf: URL(fileURLWithPath: plain + "/" + Array(key.utf8).withView { OutputNames.relativePath($0) }))
                 #expect(try LibPlist.decode(Array(asset)) == LibPlist.decode(Array(plainBytes)))
             }
             for output in [out, tar] {

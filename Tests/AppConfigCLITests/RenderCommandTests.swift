@@ -21,8 +21,7 @@ struct RenderCommandTests {
     }
 
     func relative(_ key: String) -> String {
-        var k = key
-        return k.withUTF8 { OutputNames.relativePath($0) }
+        return Array(key.utf8).withView { OutputNames.relativePath($0) }
     }
 
     /// The first device of the demo inventory, as its CSV row and its LDIF entry say.
@@ -204,8 +203,7 @@ struct RenderCommandTests {
                 let shard = dir.path("shard\(i)")
                 let r = try render(Self.demo + ["--out", shard, "--shard", "\(i)/3"])
                 let shardFails = failing.contains { key in
-                    var k = key
-                    return k.withUTF8 { Shard(index: i, count: 3).contains(hash: OutputNames.hash($0)) }
+                    return Array(key.utf8).withView { Shard(index: i, count: 3).contains(hash: OutputNames.hash($0)) }
                 }
                 #expect(r.status == (shardFails ? 3 : 0))
                 let part = try files(shard)

@@ -72,8 +72,8 @@ struct BytesInRoundsTests {
         var largest = 0
         bytesInRounds(count: count, round: round, parts: parts, make: { range, out in
             for i in range { line(i, into: &out) }
-        }, emit: { (piece: UnsafeBufferPointer<UInt8>) in
-            got += piece
+        }, emit: { (piece: ByteView) in
+            got.append(piece)
             largest = max(largest, piece.count)
         })
         #expect(got == expected)
@@ -88,7 +88,7 @@ struct BytesInRoundsTests {
             try bytesInRounds(count: 100, round: 10, parts: 2, make: { range, out in
                 if range.lowerBound % 10 == 0 { rounds += 1 }
                 out += [1]
-            }, emit: { (_: UnsafeBufferPointer<UInt8>) throws(Stop) in
+            }, emit: { (_: ByteView) throws(Stop) in
                 emitted += 1
                 if emitted == 3 { throw Stop() }
             })

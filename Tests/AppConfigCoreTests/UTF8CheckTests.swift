@@ -7,10 +7,10 @@ import Testing
 struct UTF8CheckTests {
     /// The check one scalar at a time, with no word steps: the oracle.
     static func byScalars(_ bytes: [UInt8]) -> Int? {
-        bytes.withUnsafeBufferPointer { b in
+        bytes.withView { b in
             var i = 0
             while i < b.count {
-                guard let (_, length) = decodeUTF8(b.baseAddress!, i, b.count) else { return i }
+                guard let (_, length) = decodeUTF8(b, i) else { return i }
                 i += length
             }
             return nil
@@ -27,7 +27,7 @@ struct UTF8CheckTests {
         (Array("x".utf8) + [0xED, 0xA0, 0x80] + Array("more ASCII text".utf8), 1),  // a surrogate
     ] as [([UInt8], Int?)])
     func offsets(bytes: [UInt8], expected: Int?) {
-        #expect(bytes.withUnsafeBufferPointer { firstInvalidUTF8($0) } == expected)
+        #expect(bytes.withView { firstInvalidUTF8($0) } == expected)
     }
 
     /// Bad bytes at every place of values of 0 to 40 bytes (in the words, in the tail, the last):
@@ -40,7 +40,7 @@ struct UTF8CheckTests {
                 for b in bad {
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     bytes.insert(contentsOf: b, at: position)
-                    #expect(bytes.withUnsafeBufferPointer { firstInvalidUTF8($0) } == Self.byScalars(bytes), "\(bytes)")
+                    #expect(bytes.withView { firstInvalidUTF8($0) } == Self.byScalars(bytes), "\(bytes)")
                 }
             }
         }
@@ -52,7 +52,7 @@ struct UTF8CheckTests {
                 let piece = Int.random(in: 0..<20, using: &random) == 0 ? bad.randomElement(using: &random)! : pieces[Int.random(in: 0..<6, using: &random)]
                 bytes += piece
             }
-            #expect(bytes.withUnsafeBufferPointer { firstInvalidUTF8($0) } == Self.byScalars(bytes), "\(bytes)")
+            #expect(bytes.withView { firstInvalidUTF8($0) } == Self.byScalars(bytes), "\(bytes)")
         }
     }
 }

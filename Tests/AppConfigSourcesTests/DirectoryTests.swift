@@ -110,8 +110,8 @@ struct DirectoryTests {
         for usual in ["CN=Dolores Doe 2,OU=North,OU=Field Service,OU=Americas,DC=corp,DC=example", "cn=x,ou=R&D,dc=y",
                       "UID=jdoe,OU=People,DC=x", "CN=Zoë Müller-Lüdenscheidt,OU=Équipe=1,O=x"] {
             let dn = Array(usual.utf8)
-            let plain = try #require(dn.withUnsafeBufferPointer(DistinguishedName.plainCommonNameAndUnit), "\(usual)")
-            let walked = try dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
+            let plain = try #require(dn.withView { DistinguishedName.plainCommonNameAndUnit(in: $0) }, "\(usual)")
+            let walked = try dn.withView { v throws(DistinguishedName.ParseError) in try DistinguishedName.walkedCommonNameAndUnit(in: v) }
             #expect(pieces(plain, dn) == pieces(walked, dn))
         }
         // Random DNs of the bytes that matter: every one read in one pass matches the walk, and is
@@ -128,9 +128,9 @@ struct DirectoryTests {
                 for _ in 0..<Int(generator.next() % 6) { dn.append(alphabet[Int(generator.next() % UInt64(alphabet.count))]) }
                 for _ in 0..<Int(generator.next() % 8) { dn.append(UInt8(ascii: "a")) }
             }
-            guard let plain = dn.withUnsafeBufferPointer(DistinguishedName.plainCommonNameAndUnit) else { continue }
+            guard let plain = dn.withView({ DistinguishedName.plainCommonNameAndUnit(in: $0) }) else { continue }
             taken += 1
-            let walked = try? dn.withUnsafeBufferPointer(DistinguishedName.walkedCommonNameAndUnit)
+            let walked = try? dn.withView { v throws(DistinguishedName.ParseError) in try DistinguishedName.walkedCommonNameAndUnit(in: v) }
             #expect(walked.map { pieces($0, dn) } == pieces(plain, dn), "\(dn)")
             #expect(countsPlain(dn) == dn.withUnsafeBufferPointer(GroupBuilder.isPlain), "\(dn)")
             if dn.withUnsafeBufferPointer(GroupBuilder.isPlain) { plainForGroups += 1 }

@@ -94,9 +94,9 @@ final class ValueTests: @unchecked Sendable {
     static let contains = UInt8(Assignment.Condition.Test.allCases.firstIndex(of: .contains)!)
 
     @inline(__always)
-    private func equalsCandidate(_ t: Int, _ value: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func equalsCandidate(_ t: Int, _ value: ByteView) -> Bool {
         for c in firstCandidate[t]..<firstCandidate[t + 1]
-        where bytesEqual(UnsafeBufferPointer(rebasing: pool[candidateStart[c]..<candidateStart[c + 1]]), value, foldingASCIICase: true) {
+        where ByteView(UnsafeBufferPointer(rebasing: pool[candidateStart[c]..<candidateStart[c + 1]])).equals(value, foldingASCIICase: true) {
             return true
         }
         return false
@@ -104,7 +104,7 @@ final class ValueTests: @unchecked Sendable {
 
     /// Whether test t holds for a value (nil: missing, which only `not` accepts).
     @inline(__always)
-    func holds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>?, scratch: Pattern.Scratch) -> Bool {
+    func holds(_ t: Int, _ value: ByteView?, scratch: Pattern.Scratch) -> Bool {
         let kind = kind[t]
         guard let value else { return kind == Self.not }
         if kind == Self.equals { return equalsCandidate(t, value) }
@@ -112,12 +112,12 @@ final class ValueTests: @unchecked Sendable {
         if kind == Self.contains { return listHolds(t, value) }
         // `matches`: the caller's match data (one per worker: made per value, it was an
         // allocation per device and test).
-        return patterns[t].contains { $0.search(value, scratch: scratch) == .match }
+        return value.withUnsafeBufferPointer { value in patterns[t].contains { $0.search(value, scratch: scratch) == .match } }
     }
 
     /// `contains`: one of the value's items (cut at `,` `;` CR LF, trimmed of spaces and tabs)
     /// equals a candidate.
-    private func listHolds(_ t: Int, _ value: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func listHolds(_ t: Int, _ value: ByteView) -> Bool {
         func separator(_ b: UInt8) -> Bool { b == UInt8(ascii: ",") || b == UInt8(ascii: ";") || b == 0x0A || b == 0x0D }
         var start = 0
         while start <= value.count {
@@ -126,7 +126,7 @@ final class ValueTests: @unchecked Sendable {
             var lo = start, hi = end
             while lo < hi && (value[lo] == 0x20 || value[lo] == 0x09) { lo += 1 }
             while hi > lo && (value[hi - 1] == 0x20 || value[hi - 1] == 0x09) { hi -= 1 }
-            if hi > lo && equalsCandidate(t, UnsafeBufferPointer(rebasing: value[lo..<hi])) { return true }
+            if hi > lo && equalsCandidate(t, value[view: lo..<hi]) { return true }
             start = end + 1
         }
         return false
@@ -135,7 +135,7 @@ final class ValueTests: @unchecked Sendable {
     /// `set` without the assignments of the tests that fail; `value(v)` reads variable v (nil:
     /// missing). Tests of assignments already out of `set` are skipped.
     @inline(__always)
-    func filter(_ set: UInt64, scratch: Pattern.Scratch, value: (Int) -> UnsafeBufferPointer<UInt8>?) -> UInt64 {
+    func filter(_ set: UInt64, scratch: Pattern.Scratch, value: (Int) -> ByteView?) -> UInt64 {
         var set = set
         for t in 0..<variable.count where set & assignment[t] != 0 && !holds(t, value(variable[t]), scratch: scratch) { set &= ~assignment[t] }
         return set
@@ -262,14 +262,14 @@ struct Matcher: @unchecked Sendable {
     @inline(__always)
     func prefetchPasses(ofRow row: Int) {
         guard let user = fleet.user(ofRow: row) else { return }
-        userPasses.withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + user) }
+        userPasses.prefetch(at: user)
     }
 
     /// The set of assignments a row matches. `values`: room for the row's variables, reused.
     /// Row by row: down one column at a time (each test a pass over a block of rows), it did
     /// fewer instructions and took longer, waiting for each row's bytes once per test.
     @inline(__always)
-    func set(ofRow row: Int, values: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>?>, patternScratch: Pattern.Scratch) -> UInt64 {
+    func set(ofRow row: Int, values: WorkerSlots<ByteView?>, patternScratch: Pattern.Scratch) -> UInt64 {
         let set = fleet.user(ofRow: row).map { userPasses[$0] } ?? withoutUser
         guard set != 0, !rowTests.isEmpty else { return set }
         fleet.forEachValue(row: row, plan: plan) { slot, bytes in values[slot] = bytes }

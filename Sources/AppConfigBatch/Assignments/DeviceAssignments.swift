@@ -72,16 +72,15 @@ public struct DeviceAssignments: Sendable {
         // Each row's set, rows split across the cores; then each distinct set numbered in row order.
         var setOfRow = [UInt64](repeating: 0, count: fleet.deviceCount)
         let chunk = 65_536
-        setOfRow.withUnsafeMutableBufferPointer { buffer in
-            let sets = WorkerSlots(buffer)
+        setOfRow.withWorkerSlots { sets in
             DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
-                var scratch = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: matcher.plan.variables.count)
+                var scratch = [ByteView?](repeating: nil, count: matcher.plan.variables.count)
                 let patternScratch = Pattern.Scratch()  // one match data per worker, for `matches`
-                scratch.withUnsafeMutableBufferPointer { scratch in
+                scratch.withWorkerSlots { scratch in
                     let rows = (c * chunk)..<min((c + 1) * chunk, fleet.deviceCount)
                     for row in rows {
                         if row + 16 < rows.upperBound { matcher.prefetchPasses(ofRow: row + 16) }
-                        sets.buffer[row] = matcher.set(ofRow: row, values: scratch, patternScratch: patternScratch)
+                        sets[row] = matcher.set(ofRow: row, values: scratch, patternScratch: patternScratch)
                     }
                 }
             }
@@ -140,23 +139,20 @@ public struct DeviceAssignments: Sendable {
     /// takes them, on every core (an array per variant was retained and released per device by
     /// both cores, which contended for its count).
     struct IndexFields: @unchecked Sendable {  // read-only views, valid in `withIndexFields`
-        fileprivate let bytes: UnsafeBufferPointer<UInt8>
-        fileprivate let ranges: UnsafeBufferPointer<Range<Int>>
+        fileprivate let bytes: ByteView
+        fileprivate let ranges: BufferView<Range<Int>>
 
         @inline(__always)
-        subscript(variant: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[ranges[variant]]) }
+        subscript(variant: Int) -> ByteView { bytes[view: ranges[variant]] }
 
         /// The longest variant's fields.
         var maxCount: Int { ranges.lazy.map(\.count).max() ?? 0 }
     }
 
     func withIndexFields<R, E: Error>(_ body: (IndexFields) throws(E) -> R) throws(E) -> R {
-        let result: Result<R, E> = indexFieldBytes.withUnsafeBufferPointer { bytes in
-            indexFieldRanges.withUnsafeBufferPointer { ranges in
-                do throws(E) { return .success(try body(IndexFields(bytes: bytes, ranges: ranges))) } catch { return .failure(error) }
-            }
+        try indexFieldBytes.withView { bytes throws(E) in
+            try indexFieldRanges.withView { ranges throws(E) in try body(IndexFields(bytes: bytes, ranges: ranges)) }
         }
-        return try result.get()
     }
 
     /// Devices per assignment, from the devices' variants (`BatchResult.variants`: read in order,

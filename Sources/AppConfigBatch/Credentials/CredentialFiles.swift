@@ -5,7 +5,7 @@ import CCrypto
 /// parse as X.509, PEM or DER. The pointers stay inside these functions.
 enum CredentialFiles {
     /// Why the PKCS#12 bytes do not open with `password`, or nil when they do.
-    static func identityProblem(_ bytes: [UInt8], password: UnsafeBufferPointer<UInt8>) -> String? {
+    static func identityProblem(_ bytes: [UInt8], password: [UInt8]) -> String? {
         bytes.withUnsafeBufferPointer { b -> String? in
             var p: UnsafePointer<UInt8>? = b.baseAddress
             guard let p12 = d2i_PKCS12(nil, &p, b.count) else { return "not a PKCS#12 file" }

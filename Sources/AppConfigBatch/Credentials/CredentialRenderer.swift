@@ -94,7 +94,7 @@ final class CredentialRenderer: @unchecked Sendable {
                 if context.problems.isEmpty {
                     out.append(RenderedCredential(kind: c.kind, document: json, contentType: "application/json", holdsSecret: c.holdsSecret))
                 } else {
-                    json.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+                    json.overwriteWithZeros()
                 }
             }
             problems += context.problems
@@ -156,7 +156,7 @@ final class CredentialRenderer: @unchecked Sendable {
             return out
         }
 
-        mutating func secret(_ name: String, field: String) -> UnsafeBufferPointer<UInt8>? {
+        mutating func secret(_ name: String, field: String) -> ByteView? {
             guard let secrets else { return nil }
             let keyVariable = secrets.keyVariable(of: name)
             let key = keyVariable.flatMap { values[$0] }
@@ -180,10 +180,10 @@ final class CredentialRenderer: @unchecked Sendable {
         mutating func checkIdentity() {
             guard let bytes = identityFile, let password = identityPassword else { return }
             defer {
-                identityPassword?.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
-                identityFile?.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+                identityPassword?.overwriteWithZeros()
+                identityFile?.overwriteWithZeros()
             }
-            if let why = password.withUnsafeBufferPointer({ CredentialFiles.identityProblem(bytes, password: $0) }) {
+            if let why = CredentialFiles.identityProblem(bytes, password: password) {
                 fail(.credentialFile, "Identity", "\(lastPath) cannot be used: \(why)")
             }
         }
@@ -216,7 +216,7 @@ final class CredentialRenderer: @unchecked Sendable {
                 out.append(UInt8(ascii: "\""))
                 out += Data(bytes).base64EncodedString().utf8
                 out.append(UInt8(ascii: "\""))
-                bytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+                bytes.overwriteWithZeros()
             case .array(let items):
                 out.append(UInt8(ascii: "["))
                 for (i, item) in items.enumerated() {

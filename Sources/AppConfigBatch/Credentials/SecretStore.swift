@@ -87,10 +87,10 @@ public final class SecretStore: @unchecked Sendable {
 
     /// The secret's bytes for a device whose key variable is `key` (ignored for a single value);
     /// nil when a per-user file has no value for it. Valid until `clear`.
-    func value(_ name: String, key: String?) -> UnsafeBufferPointer<UInt8>? {
+    func value(_ name: String, key: String?) -> ByteView? {
         switch values[name] {
-        case .single(let b)?: return UnsafeBufferPointer(b)
-        case .keyed(_, let table)?: return key.flatMap { table[$0] }.map { UnsafeBufferPointer($0) }
+        case .single(let b)?: return ByteView(b)
+        case .keyed(_, let table)?: return key.flatMap { table[$0] }.map { ByteView($0) }
         case nil: return nil
         }
     }

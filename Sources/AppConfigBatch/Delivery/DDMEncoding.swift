@@ -48,7 +48,7 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
         for (i, a) in d.assets.enumerated() {
             // Asset `i`'s bytes: the app's plist, an extension's, a credential document.
             let secret = a.credential?.secret == true
-            func share(_ bytes: UnsafeRawBufferPointer) throws(Problem) {
+            func share(_ bytes: ByteView) throws(Problem) {
                 try files.shared(a.data, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, bytes: bytes, secret: secret,
                                  line: separate ? nil : { self.builder.appendAssetDeclaration(a, to: &$0) })
             }
@@ -57,12 +57,12 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
             } else if i <= device.extensions.count {
                 try share(device.extensions[i - 1])
             } else {
-                try device.credentials[i - 1 - device.extensions.count].document.withBytes { b throws(Problem) in try share(b) }
+                try device.credentials[i - 1 - device.extensions.count].document.withView { b throws(Problem) in try share(b) }
             }
             if separate {
                 text.removeAll(keepingCapacity: true)
                 builder.appendAssetDeclaration(a, to: &text)
-                try text.withBytes { b throws(Problem) in
+                try text.withView { b throws(Problem) in
                     try files.shared(a.name, path: { $0 += DeclarationBuilder.declarationPath(of: a).utf8 }, bytes: b)
                 }
             }
@@ -71,13 +71,13 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
             func file(_ path: String, _ make: (inout [UInt8]) -> Void) throws(Problem) {
                 text.removeAll(keepingCapacity: true)
                 make(&text)
-                try text.withBytes { b throws(Problem) in try files.file(path: { $0 += path.utf8 }, bytes: b) }
+                try text.withView { b throws(Problem) in try files.file(path: { $0 += path.utf8 }, bytes: b) }
             }
             try file(DeclarationBuilder.declarationPath(DeclarationBuilder.configurationPrefix, d.identity)) { builder.appendConfiguration(d, to: &$0) }
             try file(DeclarationBuilder.declarationPath(DeclarationBuilder.activationPrefix, d.identity)) { builder.appendActivation(d, to: &$0) }
             text.removeAll(keepingCapacity: true)
-            builder.appendSet(key: device.key, d, path: false, indexFields: UnsafeBufferPointer(start: nil, count: 0), to: &text)
-            try text.withBytes { b throws(Problem) in
+            builder.appendSet(key: device.key, d, path: false, indexFields: .empty, to: &text)
+            try text.withView { b throws(Problem) in
                 try files.file(path: { OutputNames.appendRelativePath(device.key, extension: ".json", to: &$0) }, bytes: b)
             }
         } else {
@@ -93,7 +93,7 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
     /// A device gone from the fleet (`--remove-missing`): its set is written empty.
     var writesRemovalFiles: Bool { layout == .files }
 
-    func removal(of key: UnsafeBufferPointer<UInt8>) -> (file: [UInt8]?, indexLine: [UInt8]?) {
+    func removal(of key: ByteView) -> (file: [UInt8]?, indexLine: [UInt8]?) {
         var line: [UInt8] = []
         DeclarationBuilder.appendEmptySet(key: key, path: layout == .files, to: &line)
         guard layout == .files else { return (nil, line) }

@@ -1,3 +1,4 @@
+import AppConfigCore
 import AppConfigSpec
 import Digest
 
@@ -102,7 +103,7 @@ extension DeclarationBuilder {
     }
 
     /// `{"device":KEY,"declarations":[activation, configuration, assets…]`: a set's opening.
-    func appendSetOpening(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, to out: inout [UInt8]) {
+    func appendSetOpening(key: ByteView, _ d: DeviceDeclarations, to out: inout [UInt8]) {
         JSONText.append(#"{"device":"#, to: &out)
         JSONText.appendString(key, to: &out)
         JSONText.append(#","declarations":[""#, to: &out)
@@ -118,7 +119,7 @@ extension DeclarationBuilder {
 
     /// The device's line of `index.jsonl` (its set, the set file's path in the files layout, its
     /// digest, the assignments' fields), or with `indexFields` nil its set file.
-    func appendSet(key: UnsafeBufferPointer<UInt8>, _ d: DeviceDeclarations, path: Bool, indexFields: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    func appendSet(key: ByteView, _ d: DeviceDeclarations, path: Bool, indexFields: ByteView, to out: inout [UInt8]) {
         appendSetOpening(key: key, d, to: &out)
         if path {
             JSONText.append(#","path":""#, to: &out)
@@ -134,7 +135,7 @@ extension DeclarationBuilder {
 
     /// The set of a device gone from the fleet (`--remove-missing`): empty, so the server removes
     /// the app's declarations from it, and the device the app.
-    static func appendEmptySet(key: UnsafeBufferPointer<UInt8>, path: Bool, to out: inout [UInt8]) {
+    static func appendEmptySet(key: ByteView, path: Bool, to out: inout [UInt8]) {
         JSONText.append(#"{"device":"#, to: &out)
         JSONText.appendString(key, to: &out)
         JSONText.append(#","declarations":[]"#, to: &out)

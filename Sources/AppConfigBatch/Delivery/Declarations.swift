@@ -1,3 +1,4 @@
+import AppConfigCore
 import AppConfigSpec
 import Digest
 
@@ -193,8 +194,8 @@ struct DeclarationBuilder: Sendable {
     }
 
     /// The device's assets, identity and digest (nothing written).
-    func build(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>,
-               credentials: UnsafeBufferPointer<RenderedCredential> = UnsafeBufferPointer(start: nil, count: 0), variant: Int = 0) -> DeviceDeclarations {
+    func build(key: ByteView, plist: ByteView, extensions: BufferView<ByteView>,
+               credentials: BufferView<RenderedCredential> = .empty, variant: Int = 0) -> DeviceDeclarations {
         var assets = [asset(plist)]
         for e in extensions { assets.append(asset(e)) }
         for c in credentials { assets.append(credentialAsset(c)) }
@@ -208,8 +209,8 @@ struct DeclarationBuilder: Sendable {
         payload.removeAll(keepingCapacity: true)
         appendActivationPayload(d, to: &payload)
         d.activationToken = SHA256Digest(of: payload)
-        var parts = [d.identity, d.configurationToken, d.activationToken] + assets.map(\.name)
-        d.digest = parts.withUnsafeMutableBytes { SHA256Digest(of: UnsafeRawBufferPointer($0)) }
+        let parts = [d.identity, d.configurationToken, d.activationToken] + assets.map(\.name)
+        d.digest = parts.withUnsafeBytes { SHA256Digest(of: $0) }
         return d
     }
 
@@ -223,14 +224,14 @@ struct DeclarationBuilder: Sendable {
         return .init(data: digest, size: c.document.count, credential: info, name: name)
     }
 
-    func asset(_ data: UnsafeRawBufferPointer) -> DeviceDeclarations.Asset {
+    func asset(_ data: ByteView) -> DeviceDeclarations.Asset {
         let digest = SHA256Digest(of: data)
         var pair = (assetContext, digest)
         let name = withUnsafeBytes(of: &pair) { SHA256Digest(of: $0) }
         return .init(data: digest, size: data.count, name: name)
     }
 
-    func identity(_ key: UnsafeBufferPointer<UInt8>) -> SHA256Digest {
+    func identity(_ key: ByteView) -> SHA256Digest {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: identityPrefix.count + key.count) { b in
             _ = b.initialize(fromContentsOf: identityPrefix)
             if key.count > 0 { _ = UnsafeMutableBufferPointer(rebasing: b[identityPrefix.count...]).update(fromContentsOf: key) }

@@ -14,9 +14,8 @@ package enum DeliveryPreview {
         var delivery = delivery
         delivery.layout = .files
         let memory = MemoryFolder()
-        var k = key
-        k.withUTF8 { key in
-            rendered.withUnsafeBytes { plist in
+        Array(key.utf8).withView { key in
+            rendered.withView { plist in
                 var files = DeviceFiles(container: memory, filter: nil)
                 var scratch: [UInt8] = []
                 // A folder in memory takes every file: nothing here can fail.
@@ -31,7 +30,7 @@ package enum DeliveryPreview {
 final class MemoryFolder: OutputContainer, @unchecked Sendable {
     private(set) var files: [(name: String, bytes: [UInt8])] = []
 
-    func place(_ bytes: UnsafeRawBufferPointer, at relative: String, once: Bool, secret: Bool) throws(Problem) {
+    func place(_ bytes: ByteView, at relative: String, once: Bool, secret: Bool) throws(Problem) {
         if once && files.contains(where: { $0.name == relative }) { return }
         files.append((relative, Array(bytes)))
     }

@@ -21,7 +21,7 @@ protocol DeviceEncoding: Sendable {
 
     /// What removes the configuration of a device gone from the fleet (`--remove-missing`): a
     /// file at its path and a line of `index.jsonl`, where the delivery has them.
-    func removal(of key: UnsafeBufferPointer<UInt8>) -> (file: [UInt8]?, indexLine: [UInt8]?)
+    func removal(of key: ByteView) -> (file: [UInt8]?, indexLine: [UInt8]?)
 
     /// Whether `removal(of:)` gives a file (`changes.jsonl` then names it).
     var writesRemovalFiles: Bool { get }
@@ -33,7 +33,7 @@ protocol DeviceEncoding: Sendable {
 extension DeviceEncoding {
     var pathExtension: StaticString { ".plist" }
     var lineFiles: [LineKind] { [] }
-    func removal(of key: UnsafeBufferPointer<UInt8>) -> (file: [UInt8]?, indexLine: [UInt8]?) { (nil, nil) }
+    func removal(of key: ByteView) -> (file: [UInt8]?, indexLine: [UInt8]?) { (nil, nil) }
     var writesRemovalFiles: Bool { false }
     var holdsSecrets: Bool { false }
 }
@@ -68,14 +68,14 @@ extension MDMCommand: DeviceEncoding {
         encode(key: device.key, plist: device.plist, into: &scratch)
         let digest = SHA256Digest(of: scratch)
         if files.writes(device, digest) {
-            try scratch.withBytes { b throws(Problem) in
+            try scratch.withView { b throws(Problem) in
                 try files.file(path: { OutputNames.appendRelativePath(device.key, to: &$0) }, bytes: b)
             }
         }
         return digest
     }
 
-    func removal(of key: UnsafeBufferPointer<UInt8>) -> (file: [UInt8]?, indexLine: [UInt8]?) { (removal(key: key), nil) }
+    func removal(of key: ByteView) -> (file: [UInt8]?, indexLine: [UInt8]?) { (removal(key: key), nil) }
     var writesRemovalFiles: Bool { true }
 }
 

@@ -75,7 +75,7 @@ package struct MDMCommand: Sendable {
         self.tail = tail
     }
 
-    package func encode(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+    package func encode(key: ByteView, plist: ByteView, into out: inout [UInt8]) {
         let start = out.count
         out += head
         out.append(contentsOf: plist)
@@ -87,12 +87,12 @@ package struct MDMCommand: Sendable {
 
     /// What `--remove-missing` sends a device gone from the fleet: for `Settings` the command that
     /// removes the app's configuration; for `InstallApplication`, `RemoveApplication`.
-    package func removal(key: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package func removal(key: ByteView) -> [UInt8]? {
         kind == .settings ? Self.removal(bundleID: bundleID, key: key, nonce: nonce) : Self.removeApplication(bundleID: bundleID, key: key, nonce: nonce)
     }
 
     /// `RemoveApplication` for the app: the app and its data leave the device.
-    static func removeApplication(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
+    static func removeApplication(bundleID: String, key: ByteView, nonce: [UInt8]? = nil) -> [UInt8] {
         fixedCommand(key: key, nonce: nonce, """
             \t\t<key>Identifier</key>
             \t\t<string>\(escaped(bundleID))</string>
@@ -103,7 +103,7 @@ package struct MDMCommand: Sendable {
     }
 
     /// A `Settings` command that removes the app's configuration (the item without `Configuration`).
-    package static func removal(bundleID: String, key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
+    package static func removal(bundleID: String, key: ByteView, nonce: [UInt8]? = nil) -> [UInt8] {
         fixedCommand(key: key, nonce: nonce, """
             \t\t<key>RequestType</key>
             \t\t<string>Settings</string>
@@ -121,7 +121,7 @@ package struct MDMCommand: Sendable {
     }
 
     /// A command whose `Command` dictionary holds `lines` (each line feed-ended), with its CommandUUID.
-    private static func fixedCommand(key: UnsafeBufferPointer<UInt8>, nonce: [UInt8]?, _ lines: String) -> [UInt8] {
+    private static func fixedCommand(key: ByteView, nonce: [UInt8]?, _ lines: String) -> [UInt8] {
         var out = Array(documentStart.utf8)
         out += Array("\t<key>Command</key>\n\t<dict>\n".utf8)
         out += Array(lines.utf8)
@@ -142,7 +142,7 @@ package struct MDMCommand: Sendable {
     /// An RFC 9562 version 8 UUID (uppercase, as MDM servers write them) from SHA-256 of the device
     /// key, a zero byte and the command's text before its UUID; with a nonce, a zero byte and the
     /// nonce after it (the same command with another nonce has another UUID).
-    static func commandUUID(key: UnsafeBufferPointer<UInt8>, command: ArraySlice<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
+    static func commandUUID(key: ByteView, command: ArraySlice<UInt8>, nonce: [UInt8]? = nil) -> [UInt8] {
         var input = Array(key)
         input.append(0)
         input += command
@@ -150,8 +150,7 @@ package struct MDMCommand: Sendable {
             input.append(0)
             input += nonce
         }
-        var d = [UInt8](repeating: 0, count: SHA256.byteCount)
-        input.withUnsafeBytes { b in d.withUnsafeMutableBufferPointer { SHA256.digest(b, into: $0.baseAddress!) } }
+        var d = SHA256Digest(of: input).bytes
         d[6] = (d[6] & 0x0F) | 0x80  // version 8
         d[8] = (d[8] & 0x3F) | 0x80  // variant 10
         let hex = Array("0123456789ABCDEF".utf8)
@@ -166,7 +165,7 @@ package struct MDMCommand: Sendable {
 
     static func escaped(_ s: String) -> String {
         var out: [UInt8] = []
-        Array(s.utf8).withUnsafeBufferPointer { XMLEscaping.forEachEscaped($0) { out += $0 } }
+        Array(s.utf8).withView { XMLEscaping.forEachEscaped($0) { out.append($0) } }
         return String(decoding: out, as: UTF8.self)
     }
 }

@@ -36,7 +36,7 @@ extension ShardMerge {
             declarations = output.file("declarations.jsonl")
             try splitIndex()
             var start = 0
-            declarations.withUnsafeBufferPointer { b in
+            declarations.withView { b in
                 for (i, c) in b.enumerated() where c == 0x0A {
                     declarationLines.append(start)
                     start = i + 1
@@ -50,7 +50,7 @@ extension ShardMerge {
         /// Appends the device key of the JSON string literal at `start` (its opening quote) and
         /// returns where the literal ends. Most keys need no escape and are their bytes; a key
         /// with one (a quote, a backslash, a control character) is read by the values' JSON reader.
-        static func appendKey(literalAt start: Int, of b: UnsafeBufferPointer<UInt8>, to keys: inout [UInt8]) -> Int? {
+        static func appendKey(literalAt start: Int, of b: ByteView, to keys: inout [UInt8]) -> Int? {
             guard start < b.count, b[start] == UInt8(ascii: "\"") else { return nil }
             var i = start + 1, escaped = false
             while i < b.count && b[i] != UInt8(ascii: "\"") {
@@ -59,7 +59,7 @@ extension ShardMerge {
             }
             guard i < b.count else { return nil }
             guard escaped else {
-                keys += b[(start + 1)..<i]
+                keys.append(b[view: (start + 1)..<i])
                 return i + 1
             }
             guard case .string(let key)? = try? JSONReader.document(Array(b[start...i]), file: "index.jsonl").kind else { return nil }
@@ -73,13 +73,13 @@ extension ShardMerge {
             let pathField = Array(#","path":""#.utf8)
             var failure: String?
             var lineNumber = 0
-            index.withUnsafeBufferPointer { b in
+            index.withView { b in
                 var start = 0
                 while start < b.count {
                     lineNumber += 1
                     var end = start
                     while end < b.count && b[end] != 0x0A { end += 1 }
-                    let line = UnsafeBufferPointer(rebasing: b[start..<end])
+                    let line = b[view: start..<end]
                     let keyStart = keys.count
                     guard end < b.count, line.starts(with: prefix),
                           let after = Self.appendKey(literalAt: start + prefix.count, of: b, to: &keys) else {
@@ -87,7 +87,7 @@ extension ShardMerge {
                         return
                     }
                     let removed = line.count >= removedEnd.count && line.suffix(removedEnd.count).elementsEqual(removedEnd)
-                    let hasFile = removed && UnsafeBufferPointer(rebasing: b[after..<end]).firstRange(of: pathField) != nil
+                    let hasFile = removed && b[view: after..<end].firstRange(of: pathField) != nil
                     let entry = IndexLine(key: keyStart..<keys.count, line: start..<(end + 1), removed: removed, hasFile: hasFile)
                     if removed {
                         removals.append(entry)

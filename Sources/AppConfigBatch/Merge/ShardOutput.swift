@@ -73,7 +73,7 @@ final class ShardOutput {
             source = open(path, O_RDONLY | O_CLOEXEC)
             var members: [Member] = []
             var names: [String] = []
-            try Self.walk(mapped.bytes, path: path) { (member: Member, name: String, body: UnsafeBufferPointer<UInt8>) throws(Problem) in
+            try Self.walk(mapped.view, path: path) { (member: Member, name: String, body: ByteView) throws(Problem) in
                 if name.contains("/") {
                     guard names.isEmpty else {
                         throw Problem(.mergeInput, at: Location(file: path), "\(path): the member \(name) comes after the closing files: not an archive appconfig wrote")
@@ -114,9 +114,7 @@ final class ShardOutput {
     func file(_ name: String) -> [UInt8] { files[name] ?? [] }
 
     /// Member `m`'s name.
-    func name(of m: Member) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(rebasing: UnsafeBufferPointer(mapping!.bytes)[m.name])
-    }
+    func name(of m: Member) -> ByteView { mapping!.view[view: m.name] }
 
     /// Copies the archive's bytes in `range` (headers, bodies, padding) to `fd`, file to file in
     /// the kernel (`sendfile`), not faulted in through the mapping first.
@@ -128,15 +126,14 @@ final class ShardOutput {
             if n > 0 { left -= n; continue }
             if n < 0 && errno == EINTR { continue }
             // A file system without sendfile between these two: through the mapping.
-            try writeAll(fd, UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(mapping!.bytes)[Int(offset)..<range.upperBound]), path: path)
+            try writeAll(fd, mapping!.view[view: Int(offset)..<range.upperBound], path: path)
             return
         }
     }
 
     /// Walks an archive's ustar headers: each member with its name and body. Only what appconfig
     /// writes is taken (regular files, names of at most 100 bytes, two zero blocks at the end).
-    private static func walk(_ b: UnsafeMutableBufferPointer<UInt8>, path: String,
-                             _ body: (Member, String, UnsafeBufferPointer<UInt8>) throws(Problem) -> Void) throws(Problem) {
+    private static func walk(_ b: ByteView, path: String, _ body: (Member, String, ByteView) throws(Problem) -> Void) throws(Problem) {
         let block = Tar.blockSize
         var offset = 0
         func fail(_ why: String) -> Problem {
@@ -144,7 +141,7 @@ final class ShardOutput {
         }
         while true {
             guard offset + block <= b.count else { throw fail("it ends without its two zero blocks") }
-            let header = UnsafeBufferPointer(rebasing: b[offset..<(offset + block)])
+            let header = b[view: offset..<(offset + block)]
             if header.allSatisfy({ $0 == 0 }) {
                 guard offset + 2 * block <= b.count, b[(offset + block)..<(offset + 2 * block)].allSatisfy({ $0 == 0 }) else { throw fail("a lone zero block") }
                 return
@@ -158,7 +155,7 @@ final class ShardOutput {
             let length = block + size + Tar.padding(for: size)
             guard offset + length <= b.count else { throw fail("a member longer than the archive") }
             let name = String(decoding: header[0..<nameLength], as: UTF8.self)
-            let bodyBytes = UnsafeBufferPointer(rebasing: b[(offset + block)..<(offset + block + size)])
+            let bodyBytes = b[view: (offset + block)..<(offset + block + size)]
             try body(Member(offset: offset, length: length, name: offset..<(offset + nameLength)), name, bodyBytes)
             offset += length
         }

@@ -50,10 +50,10 @@ struct ChangeSet {
     init(previous: Manifest, fleet: Fleet, order: [Int32], digests: [SHA256Digest?], removeMissing: Bool = false,
          removalExtension: StaticString? = nil) {
         let inventory = fleet.inventory
-        func key(_ row: Int32) -> UnsafeBufferPointer<UInt8> { inventory.value(row: Int(row), slot: inventory.deviceKeySlot) }
+        func key(_ row: Int32) -> ByteView { inventory.value(row: Int(row), slot: inventory.deviceKeySlot) }
         var entries: [Entry] = []
         var i = 0
-        func note(_ k: UnsafeBufferPointer<UInt8>, _ kind: Entry.Kind, missing: (before: Int, previous: Int)? = nil) {
+        func note(_ k: ByteView, _ kind: Entry.Kind, missing: (before: Int, previous: Int)? = nil) {
             entries.append(Entry(key: Array(k), kind: kind, missing: missing))
         }
         previous.forEachEntry { index, old, oldDigest in
@@ -109,7 +109,7 @@ struct ChangeSet {
             JSONText.append("\"", to: &lines)
             if let removalExtension, e.kind == .removed {
                 JSONText.append(#","path":""#, to: &lines)
-                e.key.withUnsafeBufferPointer { OutputNames.appendRelativePath($0, extension: removalExtension, to: &lines) }
+                e.key.withView { OutputNames.appendRelativePath($0, extension: removalExtension, to: &lines) }
                 JSONText.append("\"", to: &lines)
             }
             if let from = e.from {

@@ -42,16 +42,16 @@ struct Generation {
 
     /// Hands `body` the entries and the device keys, as views read with no reference counting.
     /// Starting to read the keys ahead is `prefetchKeys`.
-    private func withKeys<R>(_ entries: [Entry], _ body: (UnsafeBufferPointer<Entry>, InventoryTable.Column) -> R) -> R {
+    private func withKeys<R>(_ entries: [Entry], _ body: (BufferView<Entry>, InventoryTable.Column) -> R) -> R {
         let inventory = fleet.inventory
-        return inventory.withColumn(inventory.deviceKeySlot) { keys in entries.withUnsafeBufferPointer { body($0, keys) } }
+        return inventory.withColumn(inventory.deviceKeySlot) { keys in entries.withView { body($0, keys) } }
     }
 
     /// Starts reading the keys of the entries after `i`: 8 places ahead its range, 4 ahead its bytes.
     /// In key order the rows are scattered over the inventory: each key read was a cache and TLB
     /// miss, most of the time that made the index and the manifest.
     @inline(__always)
-    private func prefetchKeys(after i: Int, in entries: UnsafeBufferPointer<Entry>, _ keys: InventoryTable.Column) {
+    private func prefetchKeys(after i: Int, in entries: BufferView<Entry>, _ keys: InventoryTable.Column) {
         // A device missing tonight (row -1) has no key in the inventory.
         if i + 8 < entries.count, entries[i + 8].row >= 0 { keys.prefetchRange(row: Int(entries[i + 8].row)) }
         if i + 4 < entries.count, entries[i + 4].row >= 0 { keys.prefetchValue(row: Int(entries[i + 4].row)) }
@@ -133,7 +133,7 @@ struct Generation {
     func writeRemovals() throws(Problem) {
         guard policy.removeMissing, let changes else { return }
         for key in changes.removedKeys {
-            try key.withUnsafeBufferPointer { k throws(Problem) in try sink.addRemoved(key: k) }
+            try key.withView { k throws(Problem) in try sink.addRemoved(key: k) }
         }
     }
 
@@ -203,7 +203,7 @@ struct Generation {
                     JSONText.append(#"{"device":"#, to: &lines)
                     JSONText.appendString(key, to: &lines)
                     JSONText.append(#","path":""#, to: &lines)
-                    key.withUnsafeBufferPointer { OutputNames.appendRelativePath($0, extension: ending, to: &lines) }
+                    key.withView { OutputNames.appendRelativePath($0, extension: ending, to: &lines) }
                     JSONText.append("\",\"removed\":true}\n", to: &lines)
                 }
                 try ClosingFile.emit(lines, to: emit)
@@ -214,7 +214,7 @@ struct Generation {
             // The device lines, hashed as they go: the trailer's digest (`Manifest.trailer`).
             let hasher = SHA256.Hasher()
             let emit: ClosingFile.Emit = { piece throws(Problem) in
-                hasher.update(UnsafeRawBufferPointer(piece))
+                hasher.update(piece)
                 try write(piece)
             }
             try bytesInRounds(count: entries.count, make: { range, lines in
@@ -284,8 +284,8 @@ extension Generation {
     /// A key that is its own file name (most) needs no JSON escape either: its line is made on the
     /// stack and appended at once (piece by piece, ten appends a line).
     @inline(__always)
-    static func appendIndexLine(key k: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest,
-                                fields: UnsafeBufferPointer<UInt8>, to index: inout [UInt8]) {
+    static func appendIndexLine(key k: ByteView, extension ending: StaticString, digest: SHA256Digest,
+                                fields: ByteView, to index: inout [UInt8]) {
         if OutputNames.isOwnName(k) {
             index.append(room: 128 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount + fields.count) { line in
                 line.write(#"{"device":""#)
@@ -304,8 +304,8 @@ extension Generation {
     }
 
     /// `appendIndexLine` piece by piece, for any key (the tests' reference too).
-    static func appendIndexLineByPieces(key k: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest,
-                                        fields: UnsafeBufferPointer<UInt8>, to index: inout [UInt8]) {
+    static func appendIndexLineByPieces(key k: ByteView, extension ending: StaticString, digest: SHA256Digest,
+                                        fields: ByteView, to index: inout [UInt8]) {
         JSONText.append(#"{"device":"#, to: &index)
         JSONText.appendString(k, to: &index)
         JSONText.append(#","path":""#, to: &index)
@@ -313,7 +313,7 @@ extension Generation {
         JSONText.append(#"","sha256":""#, to: &index)
         digest.appendHex(to: &index)
         index.append(UInt8(ascii: "\""))
-        index.append(contentsOf: fields)
+        index.append(fields)
         JSONText.append("}\n", to: &index)
     }
 }

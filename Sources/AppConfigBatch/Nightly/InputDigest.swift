@@ -12,20 +12,20 @@ enum InputDigest {
     static let none: UInt64 = 0
 
     @inline(__always)
-    static func of(programHash: UInt64, slots: UnsafeBufferPointer<SlotValue>) -> UInt64 {
+    static func of(programHash: UInt64, slots: BufferView<SlotValue>) -> UInt64 {
         @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
             let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
             return m ^ m >> 29
         }
         var h = mix(0x9E37_79B9_7F4A_7C15, programHash)
         for v in slots {
-            h = mix(h, v.count < 0 ? .max : wordHash(UnsafeBufferPointer(start: v.start, count: v.count), foldingASCIICase: false))
+            h = mix(h, v.view.map { wordHash($0, foldingASCIICase: false) } ?? .max)
         }
         return h == none ? 1 : h
     }
 
     /// A manifest's field: 16 hex digits, or `-`; nil for anything else.
-    static func parse(_ field: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64? {
+    static func parse(_ field: ByteView) -> UInt64? {
         if field.count == 1 && field.first == UInt8(ascii: "-") { return none }
         guard field.count == 16 else { return nil }
         var value: UInt64 = 0

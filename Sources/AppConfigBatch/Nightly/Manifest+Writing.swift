@@ -23,7 +23,7 @@ extension Manifest {
     /// digest. A key that is its own file name (most) needs no escape: its line is made on the
     /// stack and appended at once (piece by piece, six appends a line).
     @inline(__always)
-    static func appendLine(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
+    static func appendLine(key: ByteView, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
         if OutputNames.isOwnName(key) {
             out.append(room: 89 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount) { line in
                 line.write(hex: digest)
@@ -41,7 +41,7 @@ extension Manifest {
     }
 
     /// A line with its path given (DDM: the assets the device's set names).
-    static func appendLine(key: UnsafeBufferPointer<UInt8>, path: some Collection<UInt8>, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
+    static func appendLine(key: ByteView, path: some Collection<UInt8>, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
         digest.appendHex(to: &out)
         out.append(0x09)
         out += path
@@ -53,7 +53,7 @@ extension Manifest {
     }
 
     /// `appendLine` piece by piece, for any key (the tests' reference too).
-    static func appendLineByPieces(key: UnsafeBufferPointer<UInt8>, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
+    static func appendLineByPieces(key: ByteView, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
         var path: [UInt8] = []
         OutputNames.appendRelativePath(key, extension: ending, to: &path)
         appendLine(key: key, path: path, digest: digest, inputs: inputs, to: &out)

@@ -61,10 +61,10 @@ public final class Manifest: @unchecked Sendable {
     /// rows are), the entry with that key or -1: the two lists merged, in a part per core, each
     /// part starting where a binary search puts its first key. What a `--changed-only` night
     /// finds last night's devices with: no table of the entries to build or keep.
-    func entryIndices(count: Int, key: (Int) -> UnsafeBufferPointer<UInt8>) -> [Int32] {
-        keys.withUnsafeBufferPointer { t in
-            entries.withUnsafeBufferPointer { entries in
-                func entryKey(_ e: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: t[entries[e].key]) }
+    func entryIndices(count: Int, key: (Int) -> ByteView) -> [Int32] {
+        keys.withView { t in
+            entries.withView { entries in
+                func entryKey(_ e: Int) -> ByteView { t[view: entries[e].key] }
                 return [Int32](unsafeUninitializedCapacity: count) { out, initialized in
                     let out = WorkerSlots(out)
                     forEachRange(count, parallelFrom: 65_536) { _, range in
@@ -73,13 +73,13 @@ public final class Manifest: @unchecked Sendable {
                         var lo = 0, hi = entries.count
                         while lo < hi {
                             let mid = (lo + hi) / 2
-                            if bytesPrecede(entryKey(mid), key(first)) { lo = mid + 1 } else { hi = mid }
+                            if entryKey(mid).precedes(key(first)) { lo = mid + 1 } else { hi = mid }
                         }
                         var e = lo
                         for i in range {
                             let k = key(i)
-                            while e < entries.count && bytesPrecede(entryKey(e), k) { e += 1 }
-                            out.buffer[i] = e < entries.count && bytesEqual(entryKey(e), k) ? Int32(e) : -1
+                            while e < entries.count && entryKey(e).precedes(k) { e += 1 }
+                            out[i] = e < entries.count && entryKey(e).equals(k) ? Int32(e) : -1
                         }
                     }
                     initialized = count
@@ -89,22 +89,22 @@ public final class Manifest: @unchecked Sendable {
     }
 
     /// Every device: key and digest, in the manifest's order (device-key order).
-    package func forEach(_ body: (UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
-        keys.withUnsafeBufferPointer { t in
-            for e in entries { body(UnsafeBufferPointer(rebasing: t[e.key]), e.digest) }
+    package func forEach(_ body: (ByteView, SHA256Digest) -> Void) {
+        keys.withView { t in
+            for e in entries { body(t[view: e.key], e.digest) }
         }
     }
 
     /// The same with each entry's place in the manifest.
-    func forEachEntry(_ body: (Int, UnsafeBufferPointer<UInt8>, SHA256Digest) -> Void) {
-        keys.withUnsafeBufferPointer { t in
-            for (i, e) in entries.enumerated() { body(i, UnsafeBufferPointer(rebasing: t[e.key]), e.digest) }
+    func forEachEntry(_ body: (Int, ByteView, SHA256Digest) -> Void) {
+        keys.withView { t in
+            for (i, e) in entries.enumerated() { body(i, t[view: e.key], e.digest) }
         }
     }
 
     /// Entry `i`'s key, for as long as `body` runs.
-    func withKey<R>(at i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        keys.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[entries[i].key])) }
+    func withKey<R>(at i: Int, _ body: (ByteView) -> R) -> R {
+        keys.withView { body($0[view: entries[i].key]) }
     }
 
     func digest(at i: Int) -> SHA256Digest { entries[i].digest }
@@ -144,7 +144,7 @@ public final class Manifest: @unchecked Sendable {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 1 << 16)
-        let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let n = Glibc.read(fd, &head, head.count)
         guard n > 0 else { return nil }
         var lines = head[..<n].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[...]
         guard let version = lines.popFirst(), versionLines.contains(String(decoding: version, as: UTF8.self)) else { return nil }
@@ -174,7 +174,7 @@ public final class Manifest: @unchecked Sendable {
         let mapping: MappedFile?
         do { mapping = try MappedFile(file, limit: Int.max) } catch { throw error.problem }
         guard let mapping else { throw refuse("the manifest is empty") }
-        let b = UnsafeBufferPointer(mapping.bytes)
+        let b = mapping.view
         guard b.starts(with: "appconfig-manifest 2\n".utf8) || b.starts(with: "appconfig-manifest 3\n".utf8) else {
             throw refuse("not a version 2 or 3 manifest: it has no end line to check")
         }
@@ -184,28 +184,27 @@ public final class Manifest: @unchecked Sendable {
         guard linesStart > 0, b.last == 0x0A else { throw refuse("the manifest has no end line: it was cut short") }
         var endStart = b.count - 1
         while endStart > linesStart && b[endStart - 1] != 0x0A { endStart -= 1 }
-        guard let (count, digest) = endLine(UnsafeBufferPointer(rebasing: b[endStart..<(b.count - 1)])) else {
+        guard let (count, digest) = endLine(b[view: endStart..<(b.count - 1)]) else {
             throw refuse("the manifest has no end line: it was cut short")
         }
         var lines = 0
-        var p = b.baseAddress! + linesStart
-        let stop = b.baseAddress! + endStart
-        while p < stop, let nl = memchr(p, 0x0A, stop - p) {
+        var at = linesStart
+        while at < endStart, let nl = b.firstIndex(of: 0x0A, from: at), nl < endStart {
             lines += 1
-            p = UnsafePointer(nl.assumingMemoryBound(to: UInt8.self)) + 1
+            at = nl + 1
         }
         guard lines == count else { throw refuse("the end line counts \(count) devices, the manifest lists \(lines): it was cut short or edited") }
-        guard SHA256Digest(of: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[linesStart..<endStart])) == digest else {
+        guard SHA256Digest(of: b[view: linesStart..<endStart]) == digest else {
             throw refuse("the device lines do not match the end line's SHA-256: the manifest was edited or damaged")
         }
     }
 
     /// An end line's count and SHA-256 (`end`, count, digest, tab-separated; no line break), nil
     /// when the line is not one.
-    private static func endLine(_ l: UnsafeBufferPointer<UInt8>) -> (count: Int, digest: SHA256Digest)? {
+    private static func endLine(_ l: ByteView) -> (count: Int, digest: SHA256Digest)? {
         let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
         guard fields.count == 3, fields[0].elementsEqual("end".utf8), let count = Int(String(decoding: fields[1], as: UTF8.self)),
-              let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: fields[2])) else { return nil }
+              let digest = SHA256Digest(hex: l[view: fields[2].startIndex..<fields[2].endIndex]) else { return nil }
         return (count, digest)
     }
 
@@ -237,7 +236,7 @@ public final class Manifest: @unchecked Sendable {
         var failure: String?
         var version = 0
         var linesStart = 0, trailer: (count: Int, digest: SHA256Digest, start: Int)?
-        bytes.withUnsafeBufferPointer { b in
+        bytes.withView { b in
             let n = b.count
             var i = 0
             var inHeader = true
@@ -246,7 +245,7 @@ public final class Manifest: @unchecked Sendable {
                 var end = i
                 while end < n && b[end] != 0x0A { end += 1 }
                 defer { i = end + 1 }
-                let l = UnsafeBufferPointer(rebasing: b[i..<end])
+                let l = b[view: i..<end]
                 if trailer != nil { failure = "a line after the manifest's end line"; return }
                 if inHeader {
                     if line == 1 {
@@ -269,21 +268,21 @@ public final class Manifest: @unchecked Sendable {
                     continue
                 }
                 // SHA256 \t path \t key (version 3: \t input digest)
-                guard l.count > 66, l[64] == 0x09, let digest = SHA256Digest(hex: UnsafeBufferPointer(rebasing: l[0..<64])),
+                guard l.count > 66, l[64] == 0x09, let digest = SHA256Digest(hex: l[view: 0..<64]),
                       let tab = l[65...].firstIndex(of: 0x09) else {
                     failure = "a device line is SHA256, path and key, tab-separated"; return
                 }
                 var keyEnd = l.endIndex, inputs = InputDigest.none
                 if version == 3 {
-                    guard let last = l[(tab + 1)...].lastIndex(of: 0x09), let value = InputDigest.parse(l[(last + 1)...]) else {
+                    guard let last = l[(tab + 1)...].lastIndex(of: 0x09), let value = InputDigest.parse(l[view: (last + 1)...]) else {
                         failure = "a device line is SHA256, path, key and input digest, tab-separated"; return
                     }
                     (keyEnd, inputs) = (last, value)
                 }
                 let keyStart = text.count
-                if tab == 65 || !unescape(l[(tab + 1)..<keyEnd], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
+                if tab == 65 || !unescape(l[view: (tab + 1)..<keyEnd], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
                 if keepsPaths {
-                    paths += l[65..<tab]
+                    paths.append(l[view: 65..<tab])
                     pathRanges.append((paths.count - (tab - 65))..<paths.count)
                 }
                 if text.count > Int(UInt32.max) { failure = "the devices' keys come to more than 4 GiB"; return }
@@ -294,14 +293,14 @@ public final class Manifest: @unchecked Sendable {
             guard let trailer else { failure = "the manifest has no end line: it was cut short"; return }
             if trailer.count != entries.count {
                 failure = "the end line counts \(trailer.count) devices, the manifest lists \(entries.count): it was cut short or edited"
-            } else if SHA256Digest(of: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[linesStart..<trailer.start])) != trailer.digest {
+            } else if SHA256Digest(of: b[view: linesStart..<trailer.start]) != trailer.digest {
                 failure = "the device lines do not match the end line's SHA-256: the manifest was edited or damaged"
             }
         }
         // Changes are found by merging in key order: a manifest out of order is not one appconfig wrote.
         if failure == nil {
-            text.withUnsafeBufferPointer { t in
-                for j in entries.indices.dropFirst() where !bytesPrecede(UnsafeBufferPointer(rebasing: t[entries[j - 1].key]), UnsafeBufferPointer(rebasing: t[entries[j].key])) {
+            text.withView { t in
+                for j in entries.indices.dropFirst() where !t[view: entries[j - 1].key].precedes(t[view: entries[j].key]) {
                     failure = "device lines not in device-key order (or a key twice) at device \(j + 1)"
                     break
                 }
@@ -312,7 +311,7 @@ public final class Manifest: @unchecked Sendable {
         return Manifest(header: header, keys: text, paths: paths, pathRanges: pathRanges, entries: entries)
     }
 
-    private static func unescape(_ s: Slice<UnsafeBufferPointer<UInt8>>, into out: inout [UInt8]) -> Bool {
+    private static func unescape(_ s: ByteView, into out: inout [UInt8]) -> Bool {
         var i = s.startIndex
         while i < s.endIndex {
             if s[i] == UInt8(ascii: "%") {

@@ -71,16 +71,13 @@ package func writeFileAtomically(parts: [[UInt8]], to path: String) throws(Probl
 
 /// Writes all of `bytes` to a descriptor, through partial writes and EINTR. `path` names it in errors.
 func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(Problem) {
-    let result: Problem? = bytes.withUnsafeBytes { b in
-        do throws(Problem) { try writeAll(fd, b, path: path); return nil } catch { return error }
-    }
-    if let result { throw result }
+    try bytes.withView { b throws(Problem) in try writeAll(fd, b, path: path) }
 }
 
-func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(Problem) {
+func writeAll(_ fd: Int32, _ view: ByteView, path: String) throws(Problem) {
     var done = 0
-    while done < bytes.count {
-        let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+    while done < view.count {
+        let n = view.withUnsafeBufferPointer { write(fd, $0.baseAddress! + done, $0.count - done) }
         if n < 0 {
             if errno == EINTR { continue }
             throw Problem(.outputWrite, at: Location(file: path), "cannot write \(path): \(systemError())")
@@ -95,8 +92,10 @@ func systemError() -> String { String(cString: strerror(errno)) }
 /// Writes `pieces` in order with as few system calls as the kernel takes (`writev`, at most 1024
 /// pieces a call: Linux's IOV_MAX), through partial writes and EINTR: a chunk's members are
 /// written where they lie, not copied together first.
-func writeAllGathered(_ fd: Int32, _ pieces: [UnsafeRawBufferPointer], path: String) throws(Problem) {
-    var vectors = pieces.compactMap { p in p.isEmpty ? nil : iovec(iov_base: UnsafeMutableRawPointer(mutating: p.baseAddress), iov_len: p.count) }
+func writeAllGathered(_ fd: Int32, _ pieces: [ByteView], path: String) throws(Problem) {
+    var vectors = pieces.compactMap { p in
+        p.isEmpty ? nil : p.withUnsafeBufferPointer { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+    }
     var first = 0
     while first < vectors.count {
         let count = Int32(min(vectors.count - first, 1024))

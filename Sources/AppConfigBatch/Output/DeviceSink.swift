@@ -75,16 +75,16 @@ public final class DeviceSink: @unchecked Sendable {
 
     /// A device gone since the previous generation (`--remove-missing`): what removes its
     /// configuration, where the delivery has it (an MDM removal command, an empty DDM set).
-    package func addRemoved(key: UnsafeBufferPointer<UInt8>) throws(Problem) {
+    package func addRemoved(key: ByteView) throws(Problem) {
         guard container.writesFiles else { return }
         let removal = encoding.removal(of: key)
         if let file = removal.file {
             let ending = encoding.pathExtension
-            try file.withBytes { bytes throws(Problem) in
+            try file.withView { bytes throws(Problem) in
                 if container.isArchive {
                     var member: [UInt8] = []
-                    Tar.appendMember(to: &member, path: { OutputNames.appendRelativePath(key, extension: ending, to: &$0) }, body: { $0.append(contentsOf: bytes) })
-                    try member.withBytes { m throws(Problem) in try container.writeMembers([m]) }
+                    Tar.appendMember(to: &member, path: { OutputNames.appendRelativePath(key, extension: ending, to: &$0) }, body: { $0.append(bytes) })
+                    try member.withView { m throws(Problem) in try container.writeMembers([m]) }
                 } else {
                     try container.place(bytes, at: OutputNames.relativePath(key, extension: ending), once: false, secret: false)
                 }
@@ -120,21 +120,21 @@ public final class DeviceSink: @unchecked Sendable {
         OrderedChunks(WriterState(devices: devices), clearsChunks: clearsChunks) { state, records throws(Problem) in
             guard !records.isEmpty else { return }
             for k in state.lines.indices {
-                if clearsChunks { state.lines[k].withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+                if clearsChunks { state.lines[k].overwriteWithZeros() }
                 state.lines[k].removeAll(keepingCapacity: true)
             }
-            let failure: Problem? = records.withUnsafeBytes { bytes in
-                var pieces: [UnsafeRawBufferPointer] = []
+            let failure: Problem? = records.withView { bytes in
+                var pieces: [ByteView] = []
                 ChunkRecord.forEach(in: bytes) { kind, key, body in
                     switch kind {
                     case .members: pieces.append(body)
                     case .shared:
                         guard state.seen.insert(key!).inserted else { return }
-                        let n = Int(body.loadUnaligned(as: UInt32.self))
-                        pieces.append(UnsafeRawBufferPointer(rebasing: body[4..<(4 + n)]))
-                        state.lines[Int(LineKind.declarations.rawValue)].append(contentsOf: UnsafeRawBufferPointer(rebasing: body[(4 + n)...]))
-                    case .indexLine: state.lines[Int(LineKind.index.rawValue)].append(contentsOf: body)
-                    case .declarationLine: state.lines[Int(LineKind.declarations.rawValue)].append(contentsOf: body)
+                        let n = Int(body.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+                        pieces.append(body[view: 4..<(4 + n)])
+                        state.lines[Int(LineKind.declarations.rawValue)].append(body[view: (4 + n)...])
+                    case .indexLine: state.lines[Int(LineKind.index.rawValue)].append(body)
+                    case .declarationLine: state.lines[Int(LineKind.declarations.rawValue)].append(body)
                     }
                 }
                 do throws(Problem) { try container.writeMembers(pieces) } catch { return error }
@@ -174,10 +174,10 @@ struct DeviceFiles {
     }
 
     /// A file of the device's own at the path `path` appends.
-    mutating func file(path: (inout [UInt8]) -> Void, bytes: UnsafeRawBufferPointer, secret: Bool = false) throws(Problem) {
+    mutating func file(path: (inout [UInt8]) -> Void, bytes: ByteView, secret: Bool = false) throws(Problem) {
         if container.isArchive {
             ChunkRecord.append(.members, into: &records) { out in
-                Tar.appendMember(to: &out, path: path, body: { $0.append(contentsOf: bytes) }, mode: secret ? Tar.secretMode : nil)
+                Tar.appendMember(to: &out, path: path, body: { $0.append(bytes) }, mode: secret ? Tar.secretMode : nil)
             }
         } else {
             try container.place(bytes, at: Self.text(path), once: false, secret: secret)
@@ -186,7 +186,7 @@ struct DeviceFiles {
 
     /// A content-addressed file (`key` names its content), stored once whoever brings it first,
     /// with its line of `declarations.jsonl` (written with it, once).
-    mutating func shared(_ key: SHA256Digest, path: (inout [UInt8]) -> Void, bytes: UnsafeRawBufferPointer, secret: Bool = false,
+    mutating func shared(_ key: SHA256Digest, path: (inout [UInt8]) -> Void, bytes: ByteView, secret: Bool = false,
                          line: ((inout [UInt8]) -> Void)? = nil) throws(Problem) {
         if !container.isArchive { try container.place(bytes, at: Self.text(path), once: true, secret: secret) }
         let archive = container.isArchive
@@ -194,7 +194,7 @@ struct DeviceFiles {
             // The members' length, the members (none in a folder: written already), the line.
             let lengthAt = out.count
             out += [0, 0, 0, 0]
-            if archive { Tar.appendMember(to: &out, path: path, body: { $0.append(contentsOf: bytes) }, mode: secret ? Tar.secretMode : nil) }
+            if archive { Tar.appendMember(to: &out, path: path, body: { $0.append(bytes) }, mode: secret ? Tar.secretMode : nil) }
             ChunkRecord.patchLength(at: lengthAt, in: &out)
             line?(&out)
         }
@@ -231,19 +231,19 @@ enum ChunkRecord: UInt8 {
         withUnsafeBytes(of: n) { for i in 0..<4 { out[lengthAt + i] = $0[i] } }
     }
 
-    static func forEach(in b: UnsafeRawBufferPointer, _ body: (ChunkRecord, SHA256Digest?, UnsafeRawBufferPointer) -> Void) {
+    static func forEach(in b: ByteView, _ body: (ChunkRecord, SHA256Digest?, ByteView) -> Void) {
         var i = 0
         while i < b.count {
             let kind = ChunkRecord(rawValue: b[i])!
             i += 1
             var key: SHA256Digest?
             if kind == .shared {
-                key = b.loadUnaligned(fromByteOffset: i, as: SHA256Digest.self)
+                key = SHA256Digest(storedBytes: b[view: i..<(i + MemoryLayout<SHA256Digest>.size)])
                 i += MemoryLayout<SHA256Digest>.size
             }
             let n = Int(b.loadUnaligned(fromByteOffset: i, as: UInt32.self))
             i += 4
-            body(kind, key, UnsafeRawBufferPointer(rebasing: b[i..<(i + n)]))
+            body(kind, key, b[view: i..<(i + n)])
             i += n
         }
     }
@@ -254,7 +254,7 @@ enum ChunkRecord: UInt8 {
 /// first was the job's peak in memory. `write` makes the file and calls `emit` with its bytes in order, a piece
 /// at a time; a piece is valid only during its call (its buffer is made again into the next).
 public struct ClosingFile {
-    public typealias Emit = (UnsafeBufferPointer<UInt8>) throws(Problem) -> Void
+    public typealias Emit = (ByteView) throws(Problem) -> Void
     public let name: String
     public let write: (_ emit: Emit) throws(Problem) -> Void
 
@@ -269,33 +269,32 @@ public struct ClosingFile {
 
     /// Hands `bytes` to `emit` as one piece.
     static func emit(_ bytes: [UInt8], to emit: Emit) throws(Problem) {
-        try bytes.withUnsafeBufferPointer { b throws(Problem) in try emit(b) }
+        try bytes.withView { b throws(Problem) in try emit(b) }
     }
 }
 
 /// One rendered device, as the batch renderer hands it to a sink: every buffer is valid only
 /// during the call.
 package struct RenderedDevice {
-    package var key: UnsafeBufferPointer<UInt8>
+    package var key: ByteView
     /// The app's configuration.
-    package var plist: UnsafeRawBufferPointer
+    package var plist: ByteView
     /// Each app extension's configuration, in `ResolvedDelivery.extensions` order (DDM).
-    package var extensions: UnsafeBufferPointer<UnsafeRawBufferPointer>
+    package var extensions: BufferView<ByteView>
     /// JSON members with their leading commas (the assignments that applied): the end of the
     /// device's `index.jsonl` line.
-    package var indexFields: UnsafeBufferPointer<UInt8>
+    package var indexFields: ByteView
     /// The device's place in device-key order (`BatchResult.order`).
     package var position: Int
     /// Its variant (the set of assignments that matched it; 0: none).
     package var variant = 0
     /// Its credential documents (DDM with `credentials`), cleared after the call.
-    package var credentials = UnsafeBufferPointer<RenderedCredential>(start: nil, count: 0)
+    package var credentials = BufferView<RenderedCredential>.empty
     /// Its entry in the `--changed-only` night's previous manifest (`ChangeFilter.previous`), or -1.
     package var previousEntry: Int32 = -1
 
-    package init(key: UnsafeBufferPointer<UInt8>, plist: UnsafeRawBufferPointer,
-                extensions: UnsafeBufferPointer<UnsafeRawBufferPointer> = UnsafeBufferPointer(start: nil, count: 0),
-                indexFields: UnsafeBufferPointer<UInt8> = UnsafeBufferPointer(start: nil, count: 0), position: Int = 0) {
+    package init(key: ByteView, plist: ByteView,
+                extensions: BufferView<ByteView> = .empty, indexFields: ByteView = .empty, position: Int = 0) {
         self.key = key
         self.plist = plist
         self.extensions = extensions

@@ -83,7 +83,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
         ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) } ?? "\(error.localizedDescription)"
     }
 
-    func place(_ bytes: UnsafeRawBufferPointer, at relative: String, once: Bool, secret: Bool) throws(Problem) {
+    func place(_ bytes: ByteView, at relative: String, once: Bool, secret: Bool) throws(Problem) {
         try write(bytes, to: relative, once: once, secret: secret)
     }
 
@@ -92,7 +92,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     /// With `once`, a file that exists already is left as it is (content-addressed files: the same
     /// name holds the same bytes); otherwise two writers of one name are an error.
     /// A `secret` file is its owner's alone (0600, its folder 0700): a credential document.
-    func write(_ bytes: UnsafeRawBufferPointer, to relative: String, once: Bool = false, secret: Bool = false) throws(Problem) {
+    func write(_ bytes: ByteView, to relative: String, once: Bool = false, secret: Bool = false) throws(Problem) {
         let full = generation + "/" + relative
         let mode: mode_t = secret ? 0o600 : 0o644
         var fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
@@ -153,10 +153,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     }
 
     func write(_ bytes: [UInt8], to relative: String, once: Bool = false) throws(Problem) {
-        let failure: Problem? = bytes.withUnsafeBytes { b in
-            do throws(Problem) { try write(b, to: relative, once: once); return nil } catch { return error }
-        }
-        if let failure { throw failure }
+        try bytes.withView { b throws(Problem) in try write(b, to: relative, once: once) }
     }
 
     /// Writes the closing files (the manifest last: it marks the generation complete), switches
@@ -176,7 +173,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
             let fd = try createAppending(name)
             defer { close(fd) }
             let path = generation + "/" + name
-            try file.write { piece throws(Problem) in try writeAll(fd, UnsafeRawBufferPointer(piece), path: path) }
+            try file.write { piece throws(Problem) in try writeAll(fd, piece, path: path) }
             if isManifest {
                 guard appconfig_syncfs(fd) == 0, fsync(fd) == 0, rename(path, generation + "/" + file.name) == 0 else {
                     throw Problem(.outputWrite, at: Location(file: path), "cannot complete \(generation + "/" + file.name): \(systemError())")

@@ -74,7 +74,7 @@ final class OrderedChunks<State: Sendable>: @unchecked Sendable {
             var written: Problem?
             do throws(Problem) { try handle(&state, chunk) } catch { written = error }
             // A chunk that may hold secrets (credential documents) is cleared, not only emptied.
-            if clearsChunks { chunk.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            if clearsChunks { chunk.overwriteWithZeros() }
             chunk.removeAll(keepingCapacity: true)
             condition.lock()
             next += 1

@@ -15,10 +15,10 @@ protocol OutputContainer: AnyObject, Sendable {
 
     /// Writes a file at its relative path now (a folder). `once`: a file there already is left as it
     /// is (content-addressed files hold the same bytes under the same name); `secret`: its owner's alone.
-    func place(_ bytes: UnsafeRawBufferPointer, at relative: String, once: Bool, secret: Bool) throws(Problem)
+    func place(_ bytes: ByteView, at relative: String, once: Bool, secret: Bool) throws(Problem)
 
     /// Writes members made by `Tar.appendMember`, in the order given (an archive).
-    func writeMembers(_ pieces: [UnsafeRawBufferPointer]) throws(Problem)
+    func writeMembers(_ pieces: [ByteView]) throws(Problem)
 
     /// A file of the generation the run appends lines to as chunks are written.
     func lineFile(_ name: String) throws(Problem) -> LineFile
@@ -34,8 +34,8 @@ protocol OutputContainer: AnyObject, Sendable {
 extension OutputContainer {
     var writesFiles: Bool { true }
     var isArchive: Bool { false }
-    func place(_ bytes: UnsafeRawBufferPointer, at relative: String, once: Bool, secret: Bool) throws(Problem) {}
-    func writeMembers(_ pieces: [UnsafeRawBufferPointer]) throws(Problem) {}
+    func place(_ bytes: ByteView, at relative: String, once: Bool, secret: Bool) throws(Problem) {}
+    func writeMembers(_ pieces: [ByteView]) throws(Problem) {}
 }
 
 /// A file of lines written as chunks come (the DDM index and declarations): in a folder, the

@@ -35,7 +35,7 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
 
     var isArchive: Bool { true }
 
-    func writeMembers(_ pieces: [UnsafeRawBufferPointer]) throws(Problem) {
+    func writeMembers(_ pieces: [ByteView]) throws(Problem) {
         try writeAllGathered(descriptor, pieces, path: name)
     }
 

@@ -46,11 +46,6 @@ enum Tar {
         out.append(contentsOf: repeatElement(0, count: padding(for: size)))
     }
 
-    /// A member named `name` holding `bytes`.
-    static func appendMember(named name: String, bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-        appendMember(to: &out, path: { $0 += name.utf8 }, body: { $0.append(contentsOf: bytes) })
-    }
-
     /// Ends an archive: each closing file as a member (made when its turn comes and written piece
     /// by piece as it is made: the index and manifest are a line per device), the trailer; then
     /// an archive written to a file is renamed into place, with its manifest beside it
@@ -79,8 +74,8 @@ enum Tar {
     /// To a descriptor that cannot seek (a pipe) or writes only at its end (`>>`, O_APPEND, where
     /// Linux's `pwrite` appends), the whole body is made first, for the size.
     static func writeMember(_ member: ClosingFile, to fd: Int32, path: String, copy: (fd: Int32, path: String)?) throws(Problem) {
-        func copyOut(_ piece: UnsafeBufferPointer<UInt8>) throws(Problem) {
-            if let copy { try writeAll(copy.fd, UnsafeRawBufferPointer(piece), path: copy.path) }
+        func copyOut(_ piece: ByteView) throws(Problem) {
+            if let copy { try writeAll(copy.fd, piece, path: copy.path) }
         }
         let headerAt = fcntl(fd, F_GETFL) & O_APPEND != 0 ? -1 : lseek(fd, 0, SEEK_CUR)
         var size = 0
@@ -96,7 +91,7 @@ enum Tar {
         } else {
             try writeAll(fd, header(named: member.name, size: 0), path: path)
             try member.write { piece throws(Problem) in
-                try writeAll(fd, UnsafeRawBufferPointer(piece), path: path)
+                try writeAll(fd, piece, path: path)
                 try copyOut(piece)
                 size += piece.count
             }

@@ -51,14 +51,14 @@ public struct DistinguishedName: Sendable, Equatable {
     /// The `cn` (leaf-most CN) and `ou` (OU nearest the domain components) of a DN, as bytes,
     /// without building the whole parsed DN.
     public static func commonNameAndUnit(_ dn: [UInt8]) throws(ParseError) -> (cn: [UInt8]?, ou: [UInt8]?) {
-        let pieces = try dn.withUnsafeBufferPointer { b throws(ParseError) in try commonNameAndUnit(in: b) }
+        let pieces = try dn.withView { b throws(ParseError) in try commonNameAndUnit(in: b) }
         return (pieces.cn?.bytes(in: dn), pieces.ou?.bytes(in: dn))
     }
 
     /// `commonNameAndUnit` for the user table, which derives both for every entry: a value
     /// written without escapes or quotes (most are) is a range of `dn`, with nothing built.
     /// `readInOnePass`: the DN is written plainly (`plainCommonNameAndUnit` read it).
-    package static func commonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
+    package static func commonNameAndUnit(in dn: ByteView) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
         // Bound from the call and returned, not kept: a copy of the optional pieces cost every user.
         if let plain = plainCommonNameAndUnit(in: dn) { return (plain.cn, plain.ou, true) }
         let walked = try walkedCommonNameAndUnit(in: dn)
@@ -69,8 +69,9 @@ public struct DistinguishedName: Sendable, Equatable {
     /// around the separators, no escapes, quotes, `+`, `;` or leading `#`. Read in one pass (the
     /// values' ends eight bytes at a time); nil for any other DN, which `walk` reads (through
     /// `walk`, the DNs were most of reading a directory's users after the lines themselves).
-    static func plainCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) -> (cn: Piece?, ou: Piece?)? {
-        guard let b = dn.baseAddress, dn.count > 0 else { return nil }
+    static func plainCommonNameAndUnit(in dn: ByteView) -> (cn: Piece?, ou: Piece?)? {
+        let b = dn
+        guard dn.count > 0 else { return nil }
         let n = dn.count
         var cn: Range<Int>?, ou: Range<Int>?
         var i = 0
@@ -88,7 +89,7 @@ public struct DistinguishedName: Sendable, Equatable {
                 let t0 = b[type.lowerBound] | 0x20, t1 = b[type.lowerBound + 1] | 0x20
                 let isCN = t0 == UInt8(ascii: "c") && t1 == UInt8(ascii: "n"), isOU = t0 == UInt8(ascii: "o") && t1 == UInt8(ascii: "u")
                 // Every CN and OU value is UTF-8, as `walk` checks each (one that is not: walked, for its error).
-                if (isCN || isOU) && firstInvalidUTF8(UnsafeBufferPointer(rebasing: dn[valueStart..<end])) != nil { return nil }
+                if (isCN || isOU) && firstInvalidUTF8(dn[view: valueStart..<end]) != nil { return nil }
                 if isCN && cn == nil { cn = valueStart..<end }
                 if isOU { ou = valueStart..<end }  // the last OU wins: the one nearest the DCs
             }
@@ -101,7 +102,7 @@ public struct DistinguishedName: Sendable, Equatable {
     }
 
     /// `commonNameAndUnit` through `walk`: any DN RFC 4514 (and older writers) allow.
-    static func walkedCommonNameAndUnit(in dn: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
+    static func walkedCommonNameAndUnit(in dn: ByteView) throws(ParseError) -> (cn: Piece?, ou: Piece?) {
         var cn: Piece?, ou: Piece?
         func isType(_ type: Range<Int>, _ a: UInt8, _ b: UInt8) -> Bool {
             type.count == 2 && dn[type.lowerBound] | 0x20 == a && dn[type.lowerBound + 1] | 0x20 == b
@@ -195,13 +196,13 @@ public struct DistinguishedName: Sendable, Equatable {
         }
         // Plain until the first escape: a range of the input; from an escape on, built.
         let start = i
-        if let stop = s.withContiguousStorageIfAvailable({ plainValueEnd($0, from: start) }) ?? nil {
+        if let stop = s.withContiguousStorageIfAvailable({ plainValueEnd(ByteView($0), from: start) }) ?? nil {
             // No escape before the value ends: its bytes as written, less trailing spaces.
             i = stop
             guard build else { return .range(start..<start) }
             var keep = stop
             while keep > start && s[keep - 1] == 0x20 { keep -= 1 }
-            let invalid = s.withContiguousStorageIfAvailable { firstInvalidUTF8(UnsafeBufferPointer(rebasing: $0[start..<keep])) } ?? nil
+            let invalid = s.withContiguousStorageIfAvailable { firstInvalidUTF8(ByteView($0)[view: start..<keep]) } ?? nil
             guard invalid == nil else { throw ParseError(message: "the value's escapes are not UTF-8", offset: i) }
             return .range(start..<keep)
         }
@@ -239,13 +240,13 @@ public struct DistinguishedName: Sendable, Equatable {
         guard build else { return .range(start..<start) }
         if built {
             out.removeSubrange(keep...)
-            guard out.withUnsafeBufferPointer({ firstInvalidUTF8($0) }) == nil else {
+            guard out.withView({ firstInvalidUTF8($0) }) == nil else {
                 throw ParseError(message: "the value's escapes are not UTF-8", offset: i)
             }
             return .bytes(out)
         }
         let range = start..<max(keep, start)
-        let invalid = s.withContiguousStorageIfAvailable { firstInvalidUTF8(UnsafeBufferPointer(rebasing: $0[range])) } ?? nil
+        let invalid = s.withContiguousStorageIfAvailable { firstInvalidUTF8(ByteView($0)[view: range]) } ?? nil
         guard invalid == nil else { throw ParseError(message: "the value's escapes are not UTF-8", offset: i) }
         return .range(range)
     }
@@ -254,13 +255,13 @@ public struct DistinguishedName: Sendable, Equatable {
     /// (the value is read byte by byte, and built). Eight bytes at a time, the first match the
     /// lowest of the word's "has zero byte" bits (false ones only follow a true one): values read
     /// byte by byte cost every directory read.
-    private static func plainValueEnd(_ s: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    private static func plainValueEnd(_ s: ByteView, from start: Int) -> Int? {
         func zeroBytes(_ v: UInt64) -> UInt64 { (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080 }
-        guard let b = s.baseAddress else { return start }
-        let n = s.count
+        guard !s.isEmpty else { return start }
+        let b = s, n = s.count
         var i = start
         while i + 8 <= n {
-            let w = UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
+            let w = b.word(at: i)
             let stops = zeroBytes(w ^ 0x2C2C_2C2C_2C2C_2C2C) | zeroBytes(w ^ 0x2B2B_2B2B_2B2B_2B2B)
                 | zeroBytes(w ^ 0x3B3B_3B3B_3B3B_3B3B) | zeroBytes(w ^ 0x5C5C_5C5C_5C5C_5C5C)
             if stops != 0 {

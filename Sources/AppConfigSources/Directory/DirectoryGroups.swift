@@ -35,18 +35,14 @@ struct GroupBuilder {
     /// The node of a DN, nil when it is not a DN.
     private mutating func node(_ dn: UnsafeBufferPointer<UInt8>) -> Int32? {
         let hash = Self.spellingHash(dn)
-        let known = spellingPool.withUnsafeBufferPointer { pool in
-            spellings.find(dn, hash: hash) { UnsafeBufferPointer(rebasing: pool[spellingRanges[Int($0)]]) }
-        }
+        let known = spellingPool.withView { pool in spellings.find(ByteView(dn), hash: hash) { pool[view: spellingRanges[Int($0)]] } }
         if let known { return spellingNode[Int(known)] < 0 ? nil : spellingNode[Int(known)] }
         let n = canonicalNode(dn)
         let id = Int32(spellingRanges.count)
         spellingRanges.append(spellingPool.count..<(spellingPool.count + dn.count))
         spellingPool += dn
         spellingNode.append(n ?? -1)
-        _ = spellingPool.withUnsafeBufferPointer { pool in
-            spellings.insert(dn, hash: hash, id: id) { UnsafeBufferPointer(rebasing: pool[spellingRanges[Int($0)]]) }
-        }
+        _ = spellingPool.withView { pool in spellings.insert(ByteView(dn), hash: hash, id: id) { pool[view: spellingRanges[Int($0)]] } }
         return n
     }
 
@@ -55,7 +51,7 @@ struct GroupBuilder {
     /// leads); equal hashes are told apart by the bytes. FNV-1a over every byte of every value
     /// was most of reading the groups.
     static func spellingHash(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        guard dn.count >= 16, let p = dn.baseAddress else { return fnv1a(dn) }
+        guard dn.count >= 16, let p = dn.baseAddress else { return fnv1a(ByteView(dn)) }
         func word(_ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }
         func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
             let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
@@ -234,10 +230,8 @@ struct GroupBuilder {
             let key = canonicalDNs[Int(e.member)]
             listedRanges.append(listedPool.count..<(listedPool.count + key.count))
             listedPool += key
-            let inserted = key.withUnsafeBufferPointer { k in
-                listedPool.withUnsafeBufferPointer { pool in
-                    listed.insert(k, id: Int32(listedNode.count)) { UnsafeBufferPointer(rebasing: pool[listedRanges[Int($0)]]) }
-                }
+            let inserted = key.withView { k in
+                listedPool.withView { pool in listed.insert(k, id: Int32(listedNode.count)) { pool[view: listedRanges[Int($0)]] } }
             }
             if inserted == nil { listedNode.append(e.member) } else { listedRanges.removeLast(); listedPool.removeLast(key.count) }
         }
@@ -245,18 +239,18 @@ struct GroupBuilder {
             // One range of users per core (read-only tables).
             precondition(userDNHash.count == userCount, "a hash per user added")
             userNode = [Int32](repeating: -1, count: userCount)
-            listedPool.withUnsafeBufferPointer { pool in
+            listedPool.withView { pool in
                 userNode.withUnsafeMutableBufferPointer { out in
-                    func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32 {
-                        listed.find(key, hash: hash) { UnsafeBufferPointer(rebasing: pool[listedRanges[Int($0)]]) }.map { listedNode[Int($0)] } ?? -1
+                    func find(_ key: ByteView, hash: UInt64) -> Int32 {
+                        listed.find(key, hash: hash) { pool[view: listedRanges[Int($0)]] }.map { listedNode[Int($0)] } ?? -1
                     }
                     forEachRange(userCount, parallelFrom: 65_536) { _, users in
                         for u in users {
                             let hash = userDNHash[u]
                             if hash != 0 {
-                                out[u] = find(userDN(u), hash: hash)
+                                out[u] = find(ByteView(userDN(u)), hash: hash)
                             } else if let key = Self.canonicalKey(userDN(u)) {
-                                out[u] = key.withUnsafeBufferPointer { find($0, hash: listed.hash($0)) }
+                                out[u] = key.withView { find($0, hash: listed.hash($0)) }
                             }
                         }
                     }

@@ -77,7 +77,7 @@ struct EntryCollector {
             Location(file: file, line: line, dn: dn ? String(decoding: self.dn!, as: UTF8.self) : nil)
         }
         if readsGroups && isGroup && !isPerson {
-            guard firstInvalidUTF8(dn) == nil else {
+            guard firstInvalidUTF8(ByteView(dn)) == nil else {
                 builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
                 return
             }
@@ -85,7 +85,7 @@ struct EntryCollector {
             return
         }
         guard isPerson || !sawObjectClass else { return }
-        guard firstInvalidUTF8(dn) == nil else {
+        guard firstInvalidUTF8(ByteView(dn)) == nil else {
             builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
             return
         }
@@ -169,7 +169,7 @@ struct EntryCollector {
         }
         guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { return }
         if values[i] != nil { return }  // multi-valued: the first value is kept
-        if firstInvalidUTF8(value) != nil {
+        if firstInvalidUTF8(ByteView(value)) != nil {
             problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
             return
         }

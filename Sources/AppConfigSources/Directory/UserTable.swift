@@ -104,7 +104,7 @@ public final class UserTable: @unchecked Sendable {
         count = rangeStorage.buffer.count / (2 * stride)
         var problems = problems
         // The join index, keys folded to lower case, filled on every core.
-        func key(_ u: Int32) -> UnsafeBufferPointer<UInt8> { records.value(Int(u), joinKey) }
+        func key(_ u: Int32) -> ByteView { records.value(Int(u), joinKey) }
         let index = ShardedKeyTable(count: count, foldingASCIICase: true, key: key)
         for (u, first) in index.duplicates {
             func dn(_ user: Int32) -> String { String(decoding: records.value(Int(user), UserColumns.dn), as: UTF8.self) }
@@ -120,13 +120,13 @@ public final class UserTable: @unchecked Sendable {
 
     /// A user variable's value, or nil when the entry has none (or the table does not keep it).
     @inline(__always)
-    package func value(user: Int, _ variable: UserVariable) -> UnsafeBufferPointer<UInt8>? {
+    package func value(user: Int, _ variable: UserVariable) -> ByteView? {
         columns.column(of: variable).flatMap { value(user: user, index: $0) }
     }
 
     /// `value(user:_:)` by the variable's column (`columns.column(of:)`), looked up once per plan.
     @inline(__always)
-    package func value(user: Int, index: Int) -> UnsafeBufferPointer<UInt8>? { records.field(user, index) }
+    package func value(user: Int, index: Int) -> ByteView? { records.field(user, index) }
 
     /// Starts reading a user's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
@@ -143,28 +143,11 @@ public final class UserTable: @unchecked Sendable {
     }
 
     /// The user whose join attribute equals this key (ASCII case-insensitively).
-    package func user(forKey key: UnsafeBufferPointer<UInt8>) -> Int? {
+    package func user(forKey key: ByteView) -> Int? {
         guard !key.isEmpty else { return nil }
         let joinKey = columns.joinKey
         return index.find(key) { u in records.value(Int(u), joinKey) }.map(Int.init)
     }
 
-    public func user(forKey key: String) -> Int? {
-        var k = key
-        return k.withUTF8 { user(forKey: $0) }
-    }
-}
-
-/// Byte arrays (some missing) as buffers into one contiguous copy, for the duration of `body`.
-func withBuffers<R>(_ arrays: [[UInt8]?], _ body: ([UnsafeBufferPointer<UInt8>?]) -> R) -> R {
-    let flat = arrays.flatMap { $0 ?? [] }
-    return flat.withUnsafeBufferPointer { all in
-        var offset = 0
-        let buffers = arrays.map { a -> UnsafeBufferPointer<UInt8>? in
-            guard let a else { return nil }
-            defer { offset += a.count }
-            return UnsafeBufferPointer(rebasing: all[offset..<(offset + a.count)])
-        }
-        return body(buffers)
-    }
+    public func user(forKey key: String) -> Int? { Array(key.utf8).withView { user(forKey: $0) } }
 }

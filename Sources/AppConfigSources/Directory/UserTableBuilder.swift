@@ -126,7 +126,7 @@ public struct UserTableBuilder {
                                   location: @autoclosure () -> Location) -> Bool? {
         let pieces: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?, readInOnePass: Bool)
         do {
-            pieces = try DistinguishedName.commonNameAndUnit(in: dn)
+            pieces = try DistinguishedName.commonNameAndUnit(in: ByteView(dn))
         } catch {
             let text = String(decoding: dn, as: UTF8.self)
             problems.append(Problem(.ldifDN, at: location(), "DN \"\(text)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
@@ -257,7 +257,7 @@ public struct UserTableBuilder {
 
     /// The hash `hasUser(withDN:)` and `indexDN` take, and a case-folding `ByteKeyTable` files a DN
     /// under (the groups' table of listed members is searched with it).
-    static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { ByteKeyTable.hash(dn, foldingASCIICase: true) }
+    static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { ByteKeyTable.hash(ByteView(dn), foldingASCIICase: true) }
 
     /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
     func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool { dnLookup.contains(dn, hash: hash) }
@@ -273,7 +273,7 @@ public struct UserTableBuilder {
         fileprivate let stride: Int
 
         func contains(_ dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
-            index.find(dn, hash: hash) { UserTableBuilder.storedDN(Int($0), pool, ranges, stride) } != nil
+            index.find(ByteView(dn), hash: hash) { ByteView(UserTableBuilder.storedDN(Int($0), pool, ranges, stride)) } != nil
         }
 
         /// Starts reading the slot `contains` looks at first into the cache.
@@ -293,7 +293,7 @@ public struct UserTableBuilder {
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {
         let (pool, ranges, stride) = (pool.buffer, ranges.buffer, stride)
-        _ = dnIndex.insert(Self.storedDN(user, pool, ranges, stride), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges, stride) }
+        _ = dnIndex.insert(ByteView(Self.storedDN(user, pool, ranges, stride)), hash: hash, id: Int32(user)) { ByteView(Self.storedDN(Int($0), pool, ranges, stride)) }
     }
 
     fileprivate static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>, _ stride: Int) -> UnsafeBufferPointer<UInt8> {
@@ -326,5 +326,19 @@ public struct UserTableBuilder {
         let (pool, ranges, stride) = (pool.buffer, ranges.buffer, stride)
         table.groups = groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges, stride) }
         return table
+    }
+}
+
+/// Byte arrays (some missing) as buffers into one contiguous copy, for the duration of `body`.
+func withBuffers<R>(_ arrays: [[UInt8]?], _ body: ([UnsafeBufferPointer<UInt8>?]) -> R) -> R {
+    let flat = arrays.flatMap { $0 ?? [] }
+    return flat.withUnsafeBufferPointer { all in
+        var offset = 0
+        let buffers = arrays.map { a -> UnsafeBufferPointer<UInt8>? in
+            guard let a else { return nil }
+            defer { offset += a.count }
+            return UnsafeBufferPointer(rebasing: all[offset..<(offset + a.count)])
+        }
+        return body(buffers)
     }
 }

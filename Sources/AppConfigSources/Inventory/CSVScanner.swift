@@ -68,7 +68,7 @@ struct CSVScanner {
             break
         }
         position = p
-        if record.error == nil, high != 0, let bad = firstInvalidUTF8(b + start, p - start) {
+        if record.error == nil, high != 0, let bad = firstInvalidUTF8(ByteView(bytes)[view: start..<p]) {
             var badLine = record.line
             for i in start..<(start + bad) where b[i] == 0x0A { badLine += 1 }
             let byte = String(b[start + bad], radix: 16, uppercase: true), recordLine = record.line
@@ -88,7 +88,7 @@ struct CSVScanner {
         var high: Int32 = 0
         let end = appconfig_csv_record(b, bytes.count, position, delimiter, fields.storage, fields.capacity, &count, &lines, &high)
         guard end >= 0 else { return nil }
-        if high != 0 && firstInvalidUTF8(b + position, end - position) != nil { return nil }  // `next` says where
+        if high != 0 && firstInvalidUTF8(ByteView(bytes)[view: position..<end]) != nil { return nil }  // `next` says where
         fields.count = count
         let record = Record(line: line)
         line += lines

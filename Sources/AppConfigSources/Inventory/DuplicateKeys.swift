@@ -10,7 +10,7 @@ struct DuplicateKeys {
     /// Per row, the earlier row with an equal key, or -1 (rows without a key: -1).
     private let first: [Int32]
 
-    init(scans: [RowScan], bytes: UnsafeMutableBufferPointer<UInt8>, width: Int, keySlot: Int,
+    init(scans: [RowScan], bytes: ByteView, width: Int, keySlot: Int,
          cores: Int = Parallelism.threads) {
         var starts = [0]
         for scan in scans { starts.append(starts.last! + scan.rowLines.count) }
@@ -25,9 +25,9 @@ struct DuplicateKeys {
                 hashes[starts[p] + r] = scan.keyHashes[r]
             }
         }
-        let table = keys.withUnsafeBufferPointer { keys in
+        let table = keys.withView { keys in
             ShardedKeyTable(count: total, foldingASCIICase: true, shares: cores,
-                            key: { UnsafeBufferPointer(start: bytes.baseAddress! + Int(keys[2 * Int($0)]), count: Int(keys[2 * Int($0) + 1])) },
+                            key: { bytes[view: Int(keys[2 * Int($0)])..<(Int(keys[2 * Int($0)]) + Int(keys[2 * Int($0) + 1]))] },
                             hash: { hashes[Int($0)] })
         }
         var first = [Int32](repeating: -1, count: total)

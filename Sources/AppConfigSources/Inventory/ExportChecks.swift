@@ -16,7 +16,7 @@ enum ExportChecks {
         /// Whether `v` (not empty) has this shape. Byte loops that allocate nothing: every value of
         /// the checked columns is looked at (a first version that split and filtered arrays per
         /// value took longer than the whole parse).
-        func fits(_ v: UnsafeBufferPointer<UInt8>) -> Bool {
+        func fits(_ v: ByteView) -> Bool {
             switch self {
             case .serialNumber:
                 // Letters, digits and dashes (Apple's 10-12 characters; other vendors' longer).
@@ -110,13 +110,12 @@ enum ExportChecks {
         // Plain values only in the loop: a tuple holding a String was retained and released per
         // value, by both cores on the same objects.
         let slotsOfColumns = columns.map(\.slot), shapes = columns.map(\.shape)
-        tallies.withUnsafeMutableBufferPointer { slots in
-            let slots = WorkerSlots(slots)
+        tallies.withWorkerSlots { slots in
             forEachRange(table.rowCount, parts: parts, parallelFrom: 65_536) { part, range in
                 var filled = [Int](repeating: 0, count: shapes.count), unlike = filled
                 var examples = [[Int]](repeating: [], count: shapes.count)
                 var nonASCIIKeys: [Int] = []
-                slotsOfColumns.withUnsafeBufferPointer { slotOf in shapes.withUnsafeBufferPointer { shapeOf in
+                slotsOfColumns.withView { slotOf in shapes.withView { shapeOf in
                     for row in range {
                         if table.value(row: row, slot: keySlot).contains(where: { $0 >= 0x80 }) { nonASCIIKeys.append(row) }
                         for c in 0..<slotOf.count {
@@ -129,7 +128,7 @@ enum ExportChecks {
                         }
                     }
                 } }
-                slots.buffer[part] = Tally(filled: filled, unlike: unlike, examples: examples, nonASCIIKeys: nonASCIIKeys)
+                slots[part] = Tally(filled: filled, unlike: unlike, examples: examples, nonASCIIKeys: nonASCIIKeys)
             }
         }
         // Device keys that are one name in two Unicode normalizations (`é` as one code point, or as

@@ -87,7 +87,7 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// The value of a kept slot in a row; empty when the field is empty.
     @inline(__always)
-    package func value(row: Int, slot: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
+    package func value(row: Int, slot: Int) -> ByteView { records.value(row, slot) }
 
     /// Starts reading a row's ranges into the cache (`prefetchValue` a few rows later finds them there).
     @inline(__always)
@@ -106,7 +106,7 @@ public final class InventoryTable: @unchecked Sendable {
         fileprivate let slot: Int
 
         @inline(__always)
-        package func value(row: Int) -> UnsafeBufferPointer<UInt8> { records.value(row, slot) }
+        package func value(row: Int) -> ByteView { records.value(row, slot) }
 
         /// Starts reading a row's pair into the cache (`prefetchValue` a few rows later finds it there).
         @inline(__always)
@@ -242,7 +242,7 @@ public final class InventoryTable: @unchecked Sendable {
         // filesystem (macOS's default), so the second is refused like an exact duplicate.
         let width = keptColumns.count * 2
         for i in scans.indices { scans[i].unescapeFields(buffer, keySlot: deviceKeySlot) }
-        let duplicates = DuplicateKeys(scans: scans, bytes: buffer, width: width, keySlot: deviceKeySlot)
+        let duplicates = DuplicateKeys(scans: scans, bytes: ByteView(buffer), width: width, keySlot: deviceKeySlot)
         var lineOffsets = [scanner.line - 1]  // per part, the lines before its first
         for scan in scans { lineOffsets.append(lineOffsets.last! + scan.lines) }
         // Into locals, set once at the end: the properties of a class, changed per row, were
@@ -314,7 +314,7 @@ public final class InventoryTable: @unchecked Sendable {
                         let firstKey = UnsafeBufferPointer(start: base + Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2]),
                                                            count: Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2 + 1]))
                         let firstLine = Int(scans[first.part].rowLines[first.row]) + lineOffsets[first.part]
-                        let message = bytesEqual(firstKey, key)
+                        let message = ByteView(firstKey).equals(ByteView(key))
                             ? "device key \"\(name)\" is also on line \(firstLine); this row is skipped"
                             : "device key \"\(name)\" differs only in case from \"\(String(decoding: firstKey, as: UTF8.self))\" on line \(firstLine) (one file on a case-insensitive filesystem); this row is skipped"
                         problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: name), message))

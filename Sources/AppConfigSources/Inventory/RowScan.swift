@@ -73,12 +73,12 @@ struct RowScan {
         bounds.append(n)
         let count = bounds.count - 1
         var scans = [RowScan](repeating: RowScan(start: 0, end: 0), count: count)
-        scans.withUnsafeMutableBufferPointer { buffer in
-            let (slots, input) = (WorkerSlots(buffer), WorkerSlots(bytes))
+        scans.withWorkerSlots { slots in
+            let input = WorkerSlots(bytes)
             DispatchQueue.concurrentPerform(iterations: count) { [bounds] i in
                 // Part 0 reserves room for every part's rows: the table takes its ranges whole and
                 // appends the others' (room never written is never touched).
-                slots.buffer[i] = scan(input.buffer, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout,
+                slots[i] = scan(input.buffer, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout,
                                        reserving: i == 0 ? n - bounds[0] : bounds[i + 1] - bounds[i])
             }
         }
@@ -144,7 +144,7 @@ struct RowScan {
             }
             part.ranges.append(contentsOf: UnsafeBufferPointer(row))
             part.rowLines.append(UInt32(record.line))
-            part.keyHashes.append(foldedWordHash(UnsafeBufferPointer(start: bytes.baseAddress! + Int(row[layout.keySlot * 2]), count: Int(row[layout.keySlot * 2 + 1]))))
+            part.keyHashes.append(foldedWordHash(ByteView(UnsafeBufferPointer(start: bytes.baseAddress! + Int(row[layout.keySlot * 2]), count: Int(row[layout.keySlot * 2 + 1])))))
             part.events.append(index)
         }
         part.end = scanner.position
@@ -165,7 +165,7 @@ struct RowScan {
             let i = Int(row) * width + Int(slot) * 2
             ranges[i + 1] = UInt32(CSVScanner.unescape(bytes, offset: Int(ranges[i]), rawLength: Int(ranges[i + 1])))
             if Int(slot) == keySlot {
-                keyHashes[Int(row)] = foldedWordHash(UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1])))
+                keyHashes[Int(row)] = foldedWordHash(ByteView(UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))))
             }
         }
         escaped = []

@@ -27,9 +27,9 @@ public final class Fleet: @unchecked Sendable {
             let cores = Parallelism.threads
             var partProblems = [[Problem]](repeating: [], count: cores)
             var partMatched = [Int](repeating: 0, count: cores)
-            userOfRow.withUnsafeMutableBufferPointer { userOfRow in
-                partProblems.withUnsafeMutableBufferPointer { partProblems in
-                    partMatched.withUnsafeMutableBufferPointer { partMatched in
+            userOfRow.withWorkerSlots { userOfRow in
+                partProblems.withWorkerSlots { partProblems in
+                    partMatched.withWorkerSlots { partMatched in
                         forEachRange(inventory.rowCount, parts: cores, parallelFrom: 65_536) { part, rows in
                             for row in rows {
                                 let key = inventory.value(row: row, slot: keySlot)
@@ -60,12 +60,12 @@ public final class Fleet: @unchecked Sendable {
     /// For a key not found that holds non-ASCII letters: whether a user has it in the other Unicode
     /// normalization (`é` as one code point, or as `e` and a combining accent: the same name, other
     /// bytes, as macOS and Windows exports differ). A hint only: keys are compared as bytes.
-    static func normalizationHint(_ key: UnsafeBufferPointer<UInt8>, _ users: UserTable) -> String {
+    static func normalizationHint(_ key: ByteView, _ users: UserTable) -> String {
         guard key.contains(where: { $0 >= 0x80 }) else { return "" }
         let text = String(decoding: key, as: UTF8.self)
         for (form, other) in [("decomposed (NFD)", text.decomposedStringWithCanonicalMapping), ("composed (NFC)", text.precomposedStringWithCanonicalMapping)]
         // Bytes, not `!=`: Swift's String equality is canonical equivalence, which holds here.
-        where !other.utf8.elementsEqual(text.utf8) && Array(other.utf8).withUnsafeBufferPointer({ users.user(forKey: $0) }) != nil {
+        where !other.utf8.elementsEqual(text.utf8) && Array(other.utf8).withView({ users.user(forKey: $0) }) != nil {
             return "; one has it written \(form): the same name in other bytes (export both sides in one normalization)"
         }
         return ""
@@ -122,12 +122,12 @@ public final class Fleet: @unchecked Sendable {
 
         /// The plan's sources in a table of `arena`'s, for a worker that reads a plan per device:
         /// a `SlotPlan` passed per device retained and released its two arrays at each call, and cores retaining one shared array contend for its count.
-        package func ownSources(in arena: BufferArena) -> Sources { Sources(buffer: UnsafeBufferPointer(arena.table(sources))) }
+        package func ownSources(in arena: BufferArena) -> Sources { Sources(buffer: arena.view(sources)) }
 
         /// A plan's sources (`ownSources(in:)`): a view, valid while its arena is, copied and
         /// passed with no reference counting.
         package struct Sources: @unchecked Sendable {
-            let buffer: UnsafeBufferPointer<Source>
+            let buffer: BufferView<Source>
         }
     }
 
@@ -175,18 +175,18 @@ public final class Fleet: @unchecked Sendable {
 
     /// Calls `body(slot, bytes)` for each planned variable of a row; nil bytes = missing.
     @inline(__always)
-    package func forEachValue(row: Int, plan: SlotPlan, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
-        plan.sources.withUnsafeBufferPointer { forEachValue(row: row, sources: $0, body) }
+    package func forEachValue(row: Int, plan: SlotPlan, _ body: (Int, ByteView?) -> Void) {
+        plan.sources.withView { forEachValue(row: row, sources: $0, body) }
     }
 
     /// `forEachValue(row:plan:)` with the plan's own sources (`SlotPlan.ownSources(in:)`).
     @inline(__always)
-    package func forEachValue(row: Int, plan: SlotPlan.Sources, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
+    package func forEachValue(row: Int, plan: SlotPlan.Sources, _ body: (Int, ByteView?) -> Void) {
         forEachValue(row: row, sources: plan.buffer, body)
     }
 
     @inline(__always)
-    private func forEachValue(row: Int, sources: UnsafeBufferPointer<SlotPlan.Source>, _ body: (Int, UnsafeBufferPointer<UInt8>?) -> Void) {
+    private func forEachValue(row: Int, sources: BufferView<SlotPlan.Source>, _ body: (Int, ByteView?) -> Void) {
         let user = userOfRow[row]
         for (slot, source) in sources.enumerated() {
             switch source {
@@ -194,7 +194,7 @@ public final class Fleet: @unchecked Sendable {
             case .addressPart(let c, let local):
                 let address = inventory.value(row: row, slot: c)
                 guard let at = address.lastIndex(of: UInt8(ascii: "@")) else { body(slot, nil); continue }
-                body(slot, local ? UnsafeBufferPointer(rebasing: address[..<at]) : UnsafeBufferPointer(rebasing: address[(at + 1)...]))
+                body(slot, local ? address[view: 0..<at] : address[view: (at + 1)...])
             case .user(let v): body(slot, user >= 0 ? users?.value(user: Int(user), index: v) : nil)
             case .none: body(slot, nil)
             }
@@ -212,7 +212,7 @@ public final class Fleet: @unchecked Sendable {
         switch step {
         case 0:
             inventory.prefetchRanges(row: row)
-            userOfRow.withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + row) }
+            userOfRow.prefetch(at: row)
         case 1:
             // The users through optional chaining: `if let users` retained and released the table.
             for source in sources {

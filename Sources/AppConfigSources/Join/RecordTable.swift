@@ -21,17 +21,15 @@ public struct RecordTable: @unchecked Sendable {
 
     /// A field's bytes, nil when the record lacks it.
     @inline(__always)
-    func field(_ record: Int, _ field: Int) -> UnsafeBufferPointer<UInt8>? {
+    func field(_ record: Int, _ field: Int) -> ByteView? {
         let i = (record * width + field) * 2
         guard pairs[i + 1] != Self.absent else { return nil }
-        return UnsafeBufferPointer(start: bytes.map { $0 + Int(pairs[i]) }, count: Int(pairs[i + 1]))
+        return ByteView(UnsafeBufferPointer(start: bytes.map { $0 + Int(pairs[i]) }, count: Int(pairs[i + 1])))
     }
 
     /// A field's bytes, empty when the record lacks it.
     @inline(__always)
-    func value(_ record: Int, _ field: Int) -> UnsafeBufferPointer<UInt8> {
-        self.field(record, field) ?? UnsafeBufferPointer(start: nil, count: 0)
-    }
+    func value(_ record: Int, _ field: Int) -> ByteView { self.field(record, field) ?? .empty }
 
     /// Starts reading a record's pairs into the cache (`prefetchValue` a few records later finds them there).
     @inline(__always)
@@ -60,12 +58,11 @@ public struct RecordTable: @unchecked Sendable {
         let parts = records >= 65_536 ? Parallelism.threads : 1
         // Each part's bytes, then where each part starts.
         var starts = [Int](repeating: 0, count: parts + 1)
-        starts.withUnsafeMutableBufferPointer { starts in
-            let slots = WorkerSlots(starts)
+        starts.withWorkerSlots { slots in
             forEachRange(records, parts: parts) { part, range in
                 var sum = 0
                 for i in range where pairs[2 * i + 1] != Self.absent { sum += Int(pairs[2 * i + 1]) }
-                slots.buffer[part + 1] = sum
+                slots[part + 1] = sum
             }
         }
         for p in 0..<parts { starts[p + 1] += starts[p] }
@@ -84,4 +81,11 @@ public struct RecordTable: @unchecked Sendable {
         }
         return RecordTable(pairs: UnsafeBufferPointer(moved), bytes: UnsafePointer(pool.baseAddress), width: width)
     }
+}
+
+extension Array {
+    /// Starts reading element `i` into the cache (a hint: nothing is read now), for a loop that
+    /// will read it some iterations later.
+    @inline(__always)
+    package func prefetch(at i: Int) { withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + i) } }
 }

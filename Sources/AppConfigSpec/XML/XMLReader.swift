@@ -132,11 +132,10 @@ public struct XMLReader {
     /// XML 1.0 forbids is reported where it stands, so nothing downstream sees a broken string.
     private mutating func validateCharacters() throws(Failure) {
         let n = bytes.count
-        let found: (offset: Int, scalar: UInt32?)? = bytes.withUnsafeBufferPointer { buffer in
-            guard let p = buffer.baseAddress else { return nil }
+        let found: (offset: Int, scalar: UInt32?)? = bytes.withView { p in
             var i = 0
             while i < n {
-                guard let (scalar, length) = decodeUTF8(p, i, n) else { return (i, nil) }
+                guard let (scalar, length) = decodeUTF8(p, i) else { return (i, nil) }
                 if !Self.isXMLChar(scalar) { return (i, scalar) }
                 i += length
             }
