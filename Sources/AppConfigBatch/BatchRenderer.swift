@@ -86,8 +86,13 @@ public final class BatchRenderer: @unchecked Sendable {
     /// manifest (made with this run's render settings, the one the sink's `--changed-only` filter
     /// compares with, if it has one) whose devices with tonight's input digest are not rendered:
     /// their output digest is taken from it (a `--changed-only` night, which does not write
-    /// unchanged devices).
-    public func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation(), carrying previous: Manifest? = nil) throws(Problem) -> BatchResult {
+    /// unchanged devices). `comparedWith`: the previous generation's manifest a night compares
+    /// with (the carried one, if any): each device's entry in it is found by one merge in key
+    /// order (`BatchResult.previousEntries`), and then its keys are let go but for the entries no
+    /// device of tonight's has (`Manifest.releaseKeys(matchedBy:)`: the others' are tonight's keys,
+    /// in the inventory; at 10M devices they were a quarter of a gigabyte held to the end).
+    public func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation(), carrying previous: Manifest? = nil,
+                    comparedWith night: Manifest? = nil) throws(Problem) -> BatchResult {
         let start = monotonicSeconds()
         // Key order for every sink: archives need it, and the index and manifest are in it.
         let rows = rowsInKeyOrder()
@@ -99,8 +104,10 @@ public final class BatchRenderer: @unchecked Sendable {
         // Each device's entry in last night's manifest, found by one merge in key order.
         let compared = sink.changedOnlyManifest
         precondition(previous == nil || compared == nil || previous === compared, "the manifest carried is the one the sink compares with")
+        precondition(night == nil || [previous, compared].allSatisfy { $0 == nil || $0 === night }, "one previous manifest a night")
         let keySlot = fleet.inventory.deviceKeySlot
-        let previousEntries = (compared ?? carry).map { m in m.entryIndices(count: rows.count) { fleet.inventory.value(row: Int(rows[$0]), slot: keySlot) } } ?? []
+        let previousEntries = (night ?? compared ?? carry).map { m in m.entryIndices(count: rows.count) { fleet.inventory.value(row: Int(rows[$0]), slot: keySlot) } } ?? []
+        night?.releaseKeys(matchedBy: previousEntries)
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))
@@ -164,6 +171,7 @@ public final class BatchRenderer: @unchecked Sendable {
         result.inputDigests = inputDigests
         result.failures.sort { $0.row < $1.row }
         result.order = rows
+        result.previousEntries = previousEntries
         result.digests = digests.values()
         result.variants = variants
         result.seconds = monotonicSeconds() - start

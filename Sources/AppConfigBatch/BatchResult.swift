@@ -47,6 +47,9 @@ public struct BatchResult: Sendable {
     public var order: [Int32] = []
     /// By position in `order`: the SHA-256 of the device's output, nil when it failed.
     public var digests: [SHA256Digest?] = []
+    /// By position in `order`: the device's entry in the previous manifest the night compared with
+    /// (`BatchRenderer.run(comparedWith:)`), or -1; empty when there was none.
+    public var previousEntries: [Int32] = []
     /// By position in `order`: the device's variant (`DeviceAssignments`); empty without assignments.
     public var variants: [UInt16] = []
     /// By position in `order`: the digest of the device's inputs (`InputDigest`); empty when they

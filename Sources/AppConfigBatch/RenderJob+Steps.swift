@@ -196,7 +196,7 @@ extension RenderJob {
         observer.renderStarted(renderer)
         let result: BatchResult
         do {
-            result = try renderer.run(into: sink, cancellation: cancellation, carrying: carryingManifest(previous, compiled))
+            result = try renderer.run(into: sink, cancellation: cancellation, carrying: carryingManifest(previous, compiled), comparedWith: previous)
             observer.renderFinished()
             // What was rendered from a mapped inventory that changed since is not published.
             if let change = fleet.inventory.change() { throw change }

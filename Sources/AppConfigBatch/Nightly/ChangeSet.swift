@@ -43,42 +43,49 @@ struct ChangeSet {
     var missing: [(before: Int, previous: Int)] = []
 
     /// `order` is the shard's rows in device-key order and `digests` their outputs' digests (nil:
-    /// failed). The previous manifest is in the same order, so the two are merged in one pass, with
-    /// no table (faster than a hash look-up per device).
+    /// failed). `matched`: by position, the device's entry in the previous manifest or -1
+    /// (`BatchResult.previousEntries`; empty: found here). Both lists are in key order, so they
+    /// are walked together once; only the keys of the entries no device matched are read (the
+    /// manifest may have let the others go).
     /// `removalExtension`: the ending of the removal file written for each removed device (nil:
     /// none is written), named on its `changes.jsonl` line as `path`.
-    init(previous: Manifest, fleet: Fleet, order: [Int32], digests: [SHA256Digest?], removeMissing: Bool = false,
+    init(previous: Manifest, fleet: Fleet, order: [Int32], digests: [SHA256Digest?], matched: [Int32] = [], removeMissing: Bool = false,
          removalExtension: StaticString? = nil) {
         let inventory = fleet.inventory
         func key(_ row: Int32) -> ByteView { inventory.value(row: Int(row), slot: inventory.deviceKeySlot) }
+        let matched = matched.isEmpty && !order.isEmpty ? previous.entryIndices(count: order.count) { key(order[$0]) } : matched
         var entries: [Entry] = []
-        var i = 0
         func note(_ k: ByteView, _ kind: Entry.Kind, missing: (before: Int, previous: Int)? = nil) {
             entries.append(Entry(key: Array(k), kind: kind, missing: missing))
         }
-        previous.forEachEntry { index, old, oldDigest in
-            // Tonight's devices before this one in key order were not in the previous generation.
-            while i < order.count && bytesPrecede(key(order[i]), old) {
-                if digests[i] != nil { note(key(order[i]), .added); changedRows.insert(order[i]) }
-                i += 1
-            }
-            if i < order.count && bytesEqual(key(order[i]), old) {
+        /// Tonight's device at position `i`, which the previous generation lacks.
+        func added(_ i: Int) {
+            if digests[i] != nil { note(key(order[i]), .added); changedRows.insert(order[i]) }
+        }
+        var i = 0
+        // The next position matched to an entry (every entry before its entry is walked first).
+        var next = 0
+        while next < order.count && matched[next] < 0 { next += 1 }
+        for index in 0..<previous.count {
+            if next < order.count && Int(matched[next]) == index {
+                // Tonight's devices before this one were not in the previous generation.
+                while i < next { added(i); i += 1 }
                 if let digest = digests[i] {
-                    if digest == oldDigest { counts.unchanged += 1 } else { note(old, .changed); changedRows.insert(order[i]) }
+                    if digest == previous.digest(at: index) { counts.unchanged += 1 } else { note(key(order[i]), .changed); changedRows.insert(order[i]) }
                 } else {
                     carried[i] = index
                 }
                 i += 1
-            } else if removeMissing {
-                note(old, .removed)
-            } else {
-                note(old, .missing, missing: (i, index))
+                next += 1
+                while next < order.count && matched[next] < 0 { next += 1 }
+                continue
+            }
+            previous.withKey(at: index) { old in
+                while i < order.count && key(order[i]).precedes(old) { added(i); i += 1 }
+                if removeMissing { note(old, .removed) } else { note(old, .missing, missing: (i, index)) }
             }
         }
-        while i < order.count {
-            if digests[i] != nil { note(key(order[i]), .added); changedRows.insert(order[i]) }
-            i += 1
-        }
+        while i < order.count { added(i); i += 1 }
         // A key gone and one added that are equal but for ASCII case are one device re-keyed by its
         // export: the added entry says so (written under the new key), the gone one is dropped
         // (neither removed nor carried as missing).

@@ -35,7 +35,8 @@ struct Generation {
         self.result = result
         self.previous = previous
         self.sink = sink
-        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, removeMissing: policy.removeMissing,
+        changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, matched: result.previousEntries,
+                                           removeMissing: policy.removeMissing,
                                            removalExtension: sink.writesRemovalFiles ? sink.pathExtension : nil) }
         entries = Self.entries(result, changes, previous)
     }

@@ -25,9 +25,9 @@ public final class Manifest: @unchecked Sendable {
     /// The devices' keys, back to back; each entry's key is a range of it. (Paths are checked
     /// when read, and kept only when asked for: a device's path follows from its key, but for DDM
     /// it names the assets its set names.)
-    private let keys: [UInt8]
+    private var keys: [UInt8]
     private let paths: [UInt8]
-    private let entries: [Entry]
+    private var entries: [Entry]
     /// Per entry its path in `paths`: empty unless paths are kept.
     private let pathRanges: [Range<Int>]
 
@@ -37,7 +37,7 @@ public final class Manifest: @unchecked Sendable {
         var digest: SHA256Digest
         /// The digest of the device's inputs (`InputDigest.none`: not known).
         var inputs: UInt64
-        let keyStart: UInt32, keyCount: UInt32
+        var keyStart: UInt32, keyCount: UInt32
 
         init(key: Range<Int>, digest: SHA256Digest, inputs: UInt64 = InputDigest.none) {
             (self.digest, self.inputs) = (digest, inputs)
@@ -45,6 +45,29 @@ public final class Manifest: @unchecked Sendable {
         }
 
         var key: Range<Int> { Int(keyStart)..<(Int(keyStart) + Int(keyCount)) }
+
+        /// Whether the key is kept (`releaseKeys(matchedBy:)` lets the others go).
+        var hasKey: Bool { keyStart != .max }
+    }
+
+    /// Lets go of the keys of the entries `matched` names (by tonight's positions, from
+    /// `entryIndices`): tonight's devices have those keys in the inventory. The others' (the
+    /// devices tonight lacks, which the new manifest and `changes.jsonl` still name) are kept.
+    /// Once, before anything reads a key it lets go (`withKey(at:)` refuses one).
+    func releaseKeys(matchedBy matched: [Int32]) {
+        var isMatched = [Bool](repeating: false, count: entries.count)
+        for e in matched where e >= 0 { isMatched[Int(e)] = true }
+        var kept: [UInt8] = []
+        for i in entries.indices where entries[i].hasKey {
+            if isMatched[i] {
+                (entries[i].keyStart, entries[i].keyCount) = (.max, 0)
+            } else {
+                let key = entries[i].key
+                entries[i].keyStart = UInt32(kept.count)
+                kept += keys[key]
+            }
+        }
+        keys = kept
     }
 
     public var count: Int { entries.count }
@@ -62,7 +85,8 @@ public final class Manifest: @unchecked Sendable {
     /// part starting where a binary search puts its first key. What a `--changed-only` night
     /// finds last night's devices with: no table of the entries to build or keep.
     func entryIndices(count: Int, key: (Int) -> ByteView) -> [Int32] {
-        keys.withView { t in
+        precondition(entries.allSatisfy(\.hasKey), "the keys are whole")
+        return keys.withView { t in
             entries.withView { entries in
                 func entryKey(_ e: Int) -> ByteView { t[view: entries[e].key] }
                 return [Int32](unsafeUninitializedCapacity: count) { out, initialized in
@@ -90,21 +114,16 @@ public final class Manifest: @unchecked Sendable {
 
     /// Every device: key and digest, in the manifest's order (device-key order).
     package func forEach(_ body: (ByteView, SHA256Digest) -> Void) {
+        precondition(entries.allSatisfy(\.hasKey), "the keys are whole")
         keys.withView { t in
             for e in entries { body(t[view: e.key], e.digest) }
         }
     }
 
-    /// The same with each entry's place in the manifest.
-    func forEachEntry(_ body: (Int, ByteView, SHA256Digest) -> Void) {
-        keys.withView { t in
-            for (i, e) in entries.enumerated() { body(i, t[view: e.key], e.digest) }
-        }
-    }
-
     /// Entry `i`'s key, for as long as `body` runs.
     func withKey<R>(at i: Int, _ body: (ByteView) -> R) -> R {
-        keys.withView { body($0[view: entries[i].key]) }
+        precondition(entries[i].hasKey, "a key let go (releaseKeys)")
+        return keys.withView { body($0[view: entries[i].key]) }
     }
 
     func digest(at i: Int) -> SHA256Digest { entries[i].digest }
