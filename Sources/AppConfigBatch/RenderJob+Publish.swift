@@ -103,8 +103,9 @@ extension RenderJob {
             try generation.writeRemovals()
             var live = LiveAssets()
             if sink.encoding is DDMEncoding {
+                let written = try sink.takeSharedWritten()
                 live = generation.liveAssets()
-                summary.assetsNotLinked = try sink.link(live, from: previousFolder)
+                summary.assetsNotLinked = try sink.link(live, written: written, from: previousFolder)
             }
             let kept = try generation.linkCarriedFiles(from: previousFolder)
             summary.keptNotLinked = kept.notLinked

@@ -119,12 +119,12 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
 }
 
 extension DeviceSink {
-    /// A DDM folder generation: hard-links each live asset it did not write from `previousFolder`'s
-    /// `assets/` (linked, not copied: the same file). Returns how many it could not (no previous
-    /// folder, or not there); 0 for a tar, which holds what tonight wrote (`assets.live` lists all).
-    func link(_ live: LiveAssets, from previousFolder: String?) throws(Problem) -> Int {
+    /// A DDM folder generation: hard-links each live asset it did not write (`written`:
+    /// `takeSharedWritten()`) from `previousFolder`'s `assets/` (linked, not copied: the same
+    /// file). Returns how many it could not (no previous folder, or not there); 0 for a tar, which
+    /// holds what tonight wrote (`assets.live` lists all).
+    func link(_ live: LiveAssets, written: Set<SHA256Digest>, from previousFolder: String?) throws(Problem) -> Int {
         guard let folder = container as? GenerationFolder else { return 0 }
-        let written = try sharedWritten()
         var notLinked = 0
         for name in live.names where !written.contains(name.digest) {
             var path: [UInt8] = []
