@@ -33,6 +33,10 @@ import Darwin
     /// Frees the memory; called once by the owner.
     @usableFromInline package func free() { releaseBlock(_base) }
 
+    /// The elements at `start..<start + count`, to read (valid until the storage grows or goes).
+    @inlinable @inline(__always)
+    package func view(start: Int, count: Int) -> BufferView<Element> { BufferView(UnsafeBufferPointer(start: _base + start, count: count)) }
+
     /// The elements written so far.
     @inlinable package var buffer: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: _base, count: _count) }
 

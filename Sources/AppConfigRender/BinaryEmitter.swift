@@ -151,7 +151,7 @@ final class BinaryEmitter {
         if constant >= 0 { return constant }
         for i in 0..<assignedBefore {
             let other = Int(dynamicClass[i])
-            if device.strings[other].hash == hash && ByteView(device.bytes(of: other)).equals(ByteView(bytes)) {
+            if device.strings[other].hash == hash && device.bytes(of: other).equals(bytes) {
                 return image.program.constantClassCount + other
             }
         }
@@ -201,7 +201,7 @@ final class BinaryEmitter {
             w.write(bytes)
         } else {
             w.writeSizeHeader(token: 0x60, count: Int(s.utf16Count))
-            w.writeUTF16BigEndian(ByteView(bytes))
+            w.writeUTF16BigEndian(bytes)
         }
     }
 

@@ -20,9 +20,7 @@ struct DynamicString {
     init(start: Int32 = 0) { self.start = start }
 
     @inline(__always)
-    func bytes(in text: GrowingStorage<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: text.base + Int(start), count: Int(count))
-    }
+    func bytes(in text: GrowingStorage<UInt8>) -> ByteView { text.view(start: Int(start), count: Int(count)) }
 
     /// What a byte needs beyond being copied: 0 plain ASCII; 1 XML escape (`& < > \r`); 2 a control
     /// XML 1.0 forbids; 3 the lead or continuation byte of a multi-byte character.

@@ -108,15 +108,15 @@ public final class ProgramImage: @unchecked Sendable {
 
     /// The dedup class of the constant string equal to these bytes (whose `ByteKeyTable.hash` is `hash`), or -1.
     @inline(__always)
-    func constantStringClass(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int {
-        stringClasses.find(ByteView(bytes), hash: hash) { ByteView(self.bytes(stringClassBytes[Int($0)])) }.map(Int.init) ?? -1
+    func constantStringClass(_ bytes: ByteView, hash: UInt64) -> Int {
+        stringClasses.find(bytes, hash: hash) { ByteView(self.bytes(stringClassBytes[Int($0)])) }.map(Int.init) ?? -1
     }
 
     /// Whether value set `v` holds these bytes (whose `ByteKeyTable.hash` is `hash`).
     @inline(__always)
-    func valueSet(_ v: Int, contains bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
+    func valueSet(_ v: Int, contains bytes: ByteView, hash: UInt64) -> Bool {
         for m in Int(valueSetStart[v])..<Int(valueSetStart[v + 1]) where valueSetHashes[m] == hash {
-            if ByteView(self.bytes(valueSetMembers[m])).equals(ByteView(bytes)) { return true }
+            if ByteView(self.bytes(valueSetMembers[m])).equals(bytes) { return true }
         }
         return false
     }

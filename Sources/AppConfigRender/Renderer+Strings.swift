@@ -15,17 +15,10 @@ extension Renderer {
                 ranges.append((0, -1))
             }
         }
-        let result: Result<[UInt8], Problem> = storage.withUnsafeBufferPointer { bytes in
-            // An empty string has no bytes (count 0: "empty"); a missing one has count -1.
-            let slots = ranges.map { r in SlotValue(start: r.1 > 0 ? bytes.baseAddress! + r.0 : nil, count: r.1) }
-            return slots.withUnsafeBufferPointer { slotBuffer in
-                do throws(Problem) {
-                    return .success(Array(try render(slotBuffer, source: source)))
-                } catch {
-                    return .failure(error)
-                }
-            }
+        return try storage.withView { bytes throws(Problem) in
+            // A missing value has count -1.
+            let slots = ranges.map { r in SlotValue(r.1 < 0 ? nil : bytes[view: r.0..<(r.0 + r.1)]) }
+            return try slots.withView { values throws(Problem) in Array(try render(values, source: source)) }
         }
-        return try result.get()
     }
 }

@@ -67,6 +67,12 @@ public final class Renderer {
         hashStrings = xmlEmitter != nil ? XMLEmitter.needsStringHashes : BinaryEmitter.needsStringHashes
     }
 
+    /// `render(_:source:)` of values in a view, the bytes as one.
+    @inline(__always)
+    package func render(_ values: BufferView<SlotValue>, source: (Variable) -> Location? = { _ in nil }) throws(Problem) -> ByteView {
+        ByteView(try values.withUnsafeBufferPointer { v throws(Problem) in try render(v, source: source) })
+    }
+
     /// Renders one device. The returned bytes live in this renderer's buffer and are valid until
     /// the next call; on error nothing of the device is kept. `source` says where a variable's
     /// value came from (and names the device); it is called only when there is an error to report.
@@ -198,8 +204,8 @@ public final class Renderer {
                 }
             case .checkPattern:
                 let pattern = image.patterns[instruction.operand]
-                let result = pattern._withUnsafeGuaranteedRef {
-                    $0.search(strings[current].bytes(in: state.text), scratch: patternScratch, validatedUTF8: true)
+                let result = pattern._withUnsafeGuaranteedRef { p in
+                    strings[current].bytes(in: state.text).withUnsafeBufferPointer { p.search($0, scratch: patternScratch, validatedUTF8: true) }
                 }
                 switch result {
                 case .match: break
@@ -211,7 +217,7 @@ public final class Renderer {
             case .checkValues:
                 let v = instruction.operand
                 let bytes = strings[current].bytes(in: state.text)
-                let hash = hashStrings ? strings[current].hash : ByteKeyTable.hash(ByteView(bytes), foldingASCIICase: false)
+                let hash = hashStrings ? strings[current].hash : ByteKeyTable.hash(bytes, foldingASCIICase: false)
                 if !image.valueSet(v, contains: bytes, hash: hash) {
                     let allowed = program.valueSets[v].display.map { "\"\($0)\"" }.joined(separator: ", ")
                     fail(checkError(.valueNotAllowed, current, key, state.text, "is not one of " + allowed))
@@ -265,5 +271,5 @@ struct ResolvedDevice {
     }
 
     @inline(__always)
-    func bytes(of d: Int) -> UnsafeBufferPointer<UInt8> { strings[d].bytes(in: text) }
+    func bytes(of d: Int) -> ByteView { strings[d].bytes(in: text) }
 }

@@ -107,7 +107,7 @@ final class XMLEmitter {
                     }
                     let bytes = device.bytes(of: d)
                     if device.strings[d].needsEscape {
-                        XMLEscaping.forEachEscaped(ByteView(bytes)) { output.append($0) }
+                        XMLEscaping.forEachEscaped(bytes) { output.append($0) }
                     } else {
                         output.append(bytes)
                     }

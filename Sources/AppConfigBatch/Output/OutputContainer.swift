@@ -76,9 +76,9 @@ final class LineFile: @unchecked Sendable {
     /// so nothing planted under a predictable name is opened.
     static func scratch(_ name: String, in folder: String, shownAs path: String) throws(Problem) -> LineFile {
         var template = Array((folder + "/.appconfig-scratch-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let fd = mkstemp(&template)
         guard fd >= 0 else { throw Problem(.outputWrite, at: Location(file: folder), "cannot create a temporary file in \(folder): \(systemError())") }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        _ = unlink(template)
         return LineFile(name: name, path: path, descriptor: fd)
     }
 }
