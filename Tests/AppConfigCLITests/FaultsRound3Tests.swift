@@ -19,6 +19,15 @@ struct FaultsRound3Tests {
         return (out, out + ".generations", try #require(GenerationFolder.published(out)))
     }
 
+    /// Renames a published generation (and its marker) in `root` and points `out` at it anew.
+    func rename(_ generation: String, to name: String, in root: String, publishedAt out: String) throws {
+        let files = FileManager.default
+        try files.moveItem(atPath: generation, toPath: root + "/" + name)
+        try files.moveItem(atPath: root + "/" + Generations.markerName(of: PathText.name(of: generation)), toPath: root + "/" + Generations.markerName(of: name))
+        try files.removeItem(atPath: out)
+        try files.createSymbolicLink(atPath: out, withDestinationPath: PathText.name(of: root) + "/" + name)
+    }
+
     /// A root-owned file stands for the victim: a planted symlink must never lead a write to it.
     func victim(in dir: TemporaryDirectory) throws -> String {
         let path = dir.path("victim")
@@ -83,12 +92,7 @@ struct FaultsRound3Tests {
         try withTemporaryDirectory { dir in
             // Night 1's generation, as if its clock had read 2099.
             let (out, root, first) = try firstNight(in: dir)
-            let ahead = root + "/g40999999999999-1"
-            try FileManager.default.moveItem(atPath: first, toPath: ahead)
-            try FileManager.default.moveItem(atPath: root + "/" + Generations.markerName(of: PathText.name(of: first)),
-                                             toPath: root + "/" + Generations.markerName(of: "g40999999999999-1"))
-            try FileManager.default.removeItem(atPath: out)
-            try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "out.generations/g40999999999999-1")
+            try rename(first, to: "g40999999999999-1", in: root, publishedAt: out)
             #expect(try render(["--out", out, "--rerender"]).status == 3)
             let second = try #require(GenerationFolder.published(out))
             #expect(try render(["--out", out, "--rerender"]).status == 3)

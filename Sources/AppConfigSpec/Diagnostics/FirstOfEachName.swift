@@ -11,4 +11,19 @@ struct FirstOfEachName {
         seen[name] = location
         return nil
     }
+
+    /// A list's items read in order (`read`: the item and its number from 1; nil when it reported
+    /// why not), the first of each name kept (`name`: an item's name and where it stands), each
+    /// later one handed to `duplicate` with where the first stands.
+    static func firsts<T>(of items: some Sequence<RawValue>, read: (RawValue, Int) -> T?, name: (T) -> (String, Location),
+                          duplicate: (T, Location) -> Void) -> [T] {
+        var seen = FirstOfEachName()
+        var kept: [T] = []
+        for (n, item) in items.enumerated() {
+            guard let t = read(item, n + 1) else { continue }
+            let (key, location) = name(t)
+            if let first = seen.earlier(key, at: location) { duplicate(t, first) } else { kept.append(t) }
+        }
+        return kept
+    }
 }

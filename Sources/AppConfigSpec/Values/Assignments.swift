@@ -124,21 +124,13 @@ struct AssignmentReader {
             typer.log.report(.assignmentSyntax, at: raw.location, "\"assignments\" is a list of assignments, not \(raw.typeName)")
             return []
         }
-        var assignments: [Assignment] = []
-        var names = FirstOfEachName()
-        for (index, item) in items.enumerated() {
-            if index == Assignment.limit {
-                typer.log.report(.assignmentSyntax, at: item.location, "more than \(Assignment.limit) assignments")
-                break
-            }
-            guard let assignment = assignment(item, number: index + 1) else { continue }
-            if let first = names.earlier(assignment.name, at: assignment.location) {
-                typer.log.report(.assignmentDuplicateName, at: assignment.location,
-                                 "two assignments are named \"\(assignment.name)\"; the first is at line \(first.line)",
-                                 hint: "the report counts devices per assignment name: give each its own")
-                continue
-            }
-            assignments.append(assignment)
+        let assignments = FirstOfEachName.firsts(of: items.prefix(Assignment.limit), read: { assignment($0, number: $1) },
+                                                 name: { ($0.name, $0.location) }) { a, first in
+            typer.log.report(.assignmentDuplicateName, at: a.location, "two assignments are named \"\(a.name)\"; the first is at line \(first.line)",
+                             hint: "the report counts devices per assignment name: give each its own")
+        }
+        if items.count > Assignment.limit {
+            typer.log.report(.assignmentSyntax, at: items[Assignment.limit].location, "more than \(Assignment.limit) assignments")
         }
         return assignments
     }

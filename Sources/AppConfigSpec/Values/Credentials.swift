@@ -146,18 +146,10 @@ struct CredentialReader {
             log.report(.credentialSyntax, at: raw.location, "\"credentials\" is a list of credentials, not \(raw.typeName)")
             return []
         }
-        var out: [Credential] = []
-        var seen = FirstOfEachName()
-        for (n, item) in items.enumerated() {
-            guard let c = credential(item, number: n + 1) else { continue }
-            if let first = seen.earlier(c.identifier, at: c.location) {
-                log.report(.credentialDuplicateIdentifier, at: c.location, "two credentials are named \"\(c.identifier)\"; the first is at line \(first.line)",
-                           hint: "the app looks each up by its identifier: give each its own")
-                continue
-            }
-            out.append(c)
+        return FirstOfEachName.firsts(of: items, read: { credential($0, number: $1) }, name: { ($0.identifier, $0.location) }) { c, first in
+            log.report(.credentialDuplicateIdentifier, at: c.location, "two credentials are named \"\(c.identifier)\"; the first is at line \(first.line)",
+                       hint: "the app looks each up by its identifier: give each its own")
         }
-        return out
     }
 
     private mutating func credential(_ raw: RawValue, number: Int) -> Credential? {
