@@ -85,7 +85,7 @@ extension BufferView where Element == UInt8 {
     @inlinable @inline(__always)
     package func loadUnaligned<T: BitwiseCopyable>(fromByteOffset offset: Int, as type: T.Type) -> T {
         assert(offset >= 0 && offset + MemoryLayout<T>.size <= bytes.count, "a read outside the view")
-        return UnsafeRawPointer(bytes.baseAddress!).loadUnaligned(fromByteOffset: offset, as: type)
+        return UnsafeRawPointer(bytes.baseAddress.unsafelyUnwrapped).loadUnaligned(fromByteOffset: offset, as: type)
     }
 
     /// A constant text's bytes.
