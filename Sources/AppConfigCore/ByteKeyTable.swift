@@ -83,7 +83,7 @@ package struct ByteKeyTable: @unchecked Sendable {
         while true {
             let slot = slots[i]
             if slot.id < 0 { return nil }
-            if slot.hash == hash && bytesEqual(keyOf(slot.id), key, foldingASCIICase: foldingASCIICase) { return slot.id }
+            if slot.hash == hash && keyOf(slot.id).equals(key, foldingASCIICase: foldingASCIICase) { return slot.id }
             i = (i + 1) & mask
         }
     }
@@ -105,7 +105,7 @@ package struct ByteKeyTable: @unchecked Sendable {
         if (count + 1) * 2 > slots.count { grow() }
         var i = Int(truncatingIfNeeded: h) & mask
         while slots[i].id >= 0 {
-            if slots[i].hash == h && bytesEqual(keyOf(slots[i].id), key, foldingASCIICase: foldsASCIICase) { return slots[i].id }
+            if slots[i].hash == h && keyOf(slots[i].id).equals(key, foldingASCIICase: foldsASCIICase) { return slots[i].id }
             i = (i + 1) & mask
         }
         slots[i] = Slot(hash: h, id: id)

@@ -58,12 +58,10 @@ extension BufferView where Element == UInt8 {
     @inlinable @inline(__always)
     package init(_ bytes: UnsafeMutableBufferPointer<UInt8>) { self.init(UnsafeBufferPointer(bytes)) }
 
-    @usableFromInline var bytes: UnsafeBufferPointer<UInt8> { elements }
-
     /// The bytes, as raw bytes.
     @inlinable @inline(__always)
     package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(UnsafeRawBufferPointer(bytes))
+        try body(UnsafeRawBufferPointer(elements))
     }
 
     /// Equal bytes; `foldingASCIICase` compares A-Z as a-z.
@@ -84,8 +82,8 @@ extension BufferView where Element == UInt8 {
     /// A value of `type` from the bytes at `offset` (any alignment).
     @inlinable @inline(__always)
     package func loadUnaligned<T: BitwiseCopyable>(fromByteOffset offset: Int, as type: T.Type) -> T {
-        assert(offset >= 0 && offset + MemoryLayout<T>.size <= bytes.count, "a read outside the view")
-        return UnsafeRawPointer(bytes.baseAddress.unsafelyUnwrapped).loadUnaligned(fromByteOffset: offset, as: type)
+        assert(offset >= 0 && offset + MemoryLayout<T>.size <= elements.count, "a read outside the view")
+        return UnsafeRawPointer(elements.baseAddress.unsafelyUnwrapped).loadUnaligned(fromByteOffset: offset, as: type)
     }
 
     /// A constant text's bytes.
@@ -116,17 +114,9 @@ extension Array where Element == UInt8 {
 
     /// The bytes of a view appended (one copy).
     @inlinable @inline(__always)
-    package mutating func append(_ view: ByteView) { append(contentsOf: view.bytes) }
+    package mutating func append(_ view: ByteView) { append(contentsOf: view.elements) }
 
     /// An array of a view's bytes.
     @inlinable
-    package init(_ view: ByteView) { self.init(view.bytes) }
-}
-
-extension ArraySlice where Element == UInt8 {
-    /// The slice's bytes as a view, for the length of `body`.
-    @inlinable @inline(__always)
-    package func withView<R, E: Error>(_ body: (ByteView) throws(E) -> R) throws(E) -> R {
-        try withUnsafeBufferPointer { b throws(E) in try body(ByteView(b)) }
-    }
+    package init(_ view: ByteView) { self.init(view.elements) }
 }

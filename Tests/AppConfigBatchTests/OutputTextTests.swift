@@ -122,7 +122,7 @@ struct OutputTextTests {
         // Keys from one space, so that some queries are in the manifest and some not; sorted by bytes.
         func keys(_ n: Int) -> [[UInt8]] {
             Set((0..<n).map { _ in "D\(random.next() % UInt64(2 * max(manifestKeys, queries, 1)))" }).map { Array($0.utf8) }
-                .sorted { a, b in a.withView { a in b.withView { b in bytesPrecede(a, b) } } }
+                .sorted { a, b in a.withView { a in b.withView { b in a.precedes(b) } } }
         }
         let listed = keys(manifestKeys), asked = keys(queries)
         var body: [UInt8] = []

@@ -166,7 +166,7 @@ struct FoldedEqualityTests {
     func fixed(_ a: String, _ b: String, _ equal: Bool) {
         let (x, y) = (Array(a.utf8), Array(b.utf8))
         #expect(Self.byteByByte(x, y) == equal)
-        x.withView { x in y.withView { y in #expect(bytesEqual(x, y, foldingASCIICase: true) == equal) } }
+        x.withView { x in y.withView { y in #expect(x.equals(y, foldingASCIICase: true) == equal) } }
     }
 
     @Test("20,000 random pairs of 0 to 40 bytes agree with the byte-by-byte definition; half of them equal when folded")
@@ -184,7 +184,7 @@ struct FoldedEqualityTests {
             if n > 0 && Bool.random(using: &random) { b[Int.random(in: 0..<n, using: &random)] = alphabet.randomElement(using: &random)! }
             let expected = Self.byteByByte(a, b)
             if expected { equalCount += 1 }
-            a.withView { x in b.withView { y in #expect(bytesEqual(x, y, foldingASCIICase: true) == expected, "\(a) \(b)") } }
+            a.withView { x in b.withView { y in #expect(x.equals(y, foldingASCIICase: true) == expected, "\(a) \(b)") } }
         }
         #expect(equalCount > 8_000 && equalCount < 14_000)
     }

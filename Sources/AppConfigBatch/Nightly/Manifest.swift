@@ -112,14 +112,6 @@ public final class Manifest: @unchecked Sendable {
         }
     }
 
-    /// Every device: key and digest, in the manifest's order (device-key order).
-    package func forEach(_ body: (ByteView, SHA256Digest) -> Void) {
-        precondition(entries.allSatisfy(\.hasKey), "the keys are whole")
-        keys.withView { t in
-            for e in entries { body(t[view: e.key], e.digest) }
-        }
-    }
-
     /// Entry `i`'s key, for as long as `body` runs.
     func withKey<R>(at i: Int, _ body: (ByteView) -> R) -> R {
         precondition(entries[i].hasKey, "a key let go (releaseKeys)")
