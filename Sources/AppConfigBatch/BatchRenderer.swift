@@ -172,7 +172,7 @@ public final class BatchRenderer: @unchecked Sendable {
         result.failures.sort { $0.row < $1.row }
         result.order = rows
         result.previousEntries = previousEntries
-        result.digests = digests.values()
+        result.digests = digests
         result.variants = variants
         result.seconds = monotonicSeconds() - start
         result.interrupted = cancellation.isCancelled

@@ -46,7 +46,7 @@ public struct BatchResult: Sendable {
     /// The shard's rows in device-key order (the order they were rendered in).
     public var order: [Int32] = []
     /// By position in `order`: the SHA-256 of the device's output, nil when it failed.
-    public var digests: [SHA256Digest?] = []
+    package var digests = DigestSlots(count: 0)
     /// By position in `order`: the device's entry in the previous manifest the night compared with
     /// (`BatchRenderer.run(comparedWith:)`), or -1; empty when there was none.
     public var previousEntries: [Int32] = []

@@ -108,7 +108,7 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
         for (i, slots) in assetsByPosition.enumerated() {
             if i > 0 { out.append(UInt8(ascii: " ")) }
             out += "assets/".utf8
-            slots[position].appendHex(to: &out)
+            slots.digest(at: position).appendHex(to: &out)
             out += ".plist".utf8
         }
         credentialAssets?.forEach(position) { name in

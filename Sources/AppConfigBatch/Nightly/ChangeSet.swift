@@ -49,7 +49,7 @@ struct ChangeSet {
     /// manifest may have let the others go).
     /// `removalExtension`: the ending of the removal file written for each removed device (nil:
     /// none is written), named on its `changes.jsonl` line as `path`.
-    init(previous: Manifest, fleet: Fleet, order: [Int32], digests: [SHA256Digest?], matched: [Int32] = [], removeMissing: Bool = false,
+    init(previous: Manifest, fleet: Fleet, order: [Int32], digests: DigestSlots, matched: [Int32] = [], removeMissing: Bool = false,
          removalExtension: StaticString? = nil) {
         let inventory = fleet.inventory
         func key(_ row: Int32) -> ByteView { inventory.value(row: Int(row), slot: inventory.deviceKeySlot) }

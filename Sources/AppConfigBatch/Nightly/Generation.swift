@@ -264,7 +264,7 @@ struct Generation {
                     if let name = AssetName(path: path) { names.append(name) }
                 }
             } else {
-                for slots in ddm.assetsByPosition { names.append(AssetName(digest: slots[Int(e.source)], form: 0)) }
+                for slots in ddm.assetsByPosition { names.append(AssetName(digest: slots.digest(at: Int(e.source)), form: 0)) }
                 ddm.credentialAssets?.forEach(Int(e.source)) { names.append($0) }
             }
         }
