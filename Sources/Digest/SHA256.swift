@@ -44,6 +44,9 @@ public struct SHA256Digest: Hashable, Sendable {
 
     package init(of bytes: ByteView) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
+    /// The digest's first 16 bytes as one number: a key for sets of many digests.
+    package var firstHalf: UInt128 { UInt128(a) | UInt128(b) << 64 }
+
     /// The digest's 32 bytes, in order.
     package var bytes: [UInt8] { withUnsafeBytes(of: self) { Array($0) } }
 

@@ -123,10 +123,10 @@ extension DeviceSink {
     /// `takeSharedWritten()`) from `previousFolder`'s `assets/` (linked, not copied: the same
     /// file). Returns how many it could not (no previous folder, or not there); 0 for a tar, which
     /// holds what tonight wrote (`assets.live` lists all).
-    func link(_ live: LiveAssets, written: Set<SHA256Digest>, from previousFolder: String?) throws(Problem) -> Int {
+    func link(_ live: LiveAssets, written: Set<UInt128>, from previousFolder: String?) throws(Problem) -> Int {
         guard let folder = container as? GenerationFolder else { return 0 }
         var notLinked = 0
-        for name in live.names where !written.contains(name.digest) {
+        for name in live.names where !written.contains(name.digest.firstHalf) {
             var path: [UInt8] = []
             name.appendPath(to: &path)
             let relative = String(decoding: path, as: UTF8.self)
