@@ -28,6 +28,15 @@ struct DirectoryTests {
         #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.canonicalKey).map { String(decoding: $0, as: UTF8.self) } == canonical)
     }
 
+    @Test("a group DN the parser refuses is no group key, plain or not: bytes that are not UTF-8, an empty type, an empty RDN", arguments: [
+        Array("CN=".utf8) + [0xC3] + Array(",DC=x".utf8), Array("CN=a,DC=".utf8) + [0xFF], Array("CN=x\\,".utf8) + [0xC3, 0x28],
+        Array("=x,DC=y".utf8), Array("CN=x,".utf8), Array("CN=x,,DC=y".utf8),
+    ])
+    func refusedGroupDN(dn: [UInt8]) {
+        #expect((try? DistinguishedName.canonical(dn)) == nil, "\(dn)")
+        #expect(dn.withUnsafeBufferPointer(GroupBuilder.canonicalKey) == nil, "\(dn)")
+    }
+
     /// What `isPlain` says of a DN the parser reads, from the parser: its canonical spelling is its
     /// bytes lowercased. (Of the others it says nothing: a directory's DNs are parsed when read.)
     static func parsedAndCanonicalIsLowercased(_ dn: [UInt8]) -> Bool? {

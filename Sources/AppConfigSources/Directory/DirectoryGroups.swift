@@ -76,8 +76,10 @@ struct GroupBuilder {
 
     static func canonicalKey(_ dn: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         if isPlain(dn) {
-            // Still checked as a DN: each RDN needs a type, `=` and a value.
-            if (try? DistinguishedName.scan(Array(dn), wants: { _ in false }, visit: { _, _, _ in })) == nil { return nil }
+            // Still checked as a DN: each RDN needs a type, `=` and a value, and its bytes are UTF-8
+            // (a `memberOf` value is not checked when read, as the variables' values are).
+            guard firstInvalidUTF8(ByteView(dn)) == nil,
+                  (try? DistinguishedName.scan(Array(dn), wants: { _ in false }, visit: { _, _, _ in })) != nil else { return nil }
             return dn.map(asciiLower)
         }
         return try? DistinguishedName.canonical(Array(dn))
