@@ -43,6 +43,7 @@ public struct SHA256Digest: Hashable, Sendable {
     }
 
     package init(of bytes: ByteView) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
+    package init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
     /// The digest's first 16 bytes as one number: a key for sets of many digests.
     package var firstHalf: UInt128 { UInt128(a) | UInt128(b) << 64 }
@@ -55,7 +56,6 @@ public struct SHA256Digest: Hashable, Sendable {
         precondition(v.count == 32, "a digest is 32 bytes")
         (a, b, c, d) = (v.word(at: 0), v.word(at: 8), v.word(at: 16), v.word(at: 24))
     }
-    package init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
     /// Parses 64 hex digits (either case) from a buffer, eight at a time: every device line of a
     /// manifest has one, and a digit at a time it was the largest part of reading one. Nil for

@@ -29,11 +29,15 @@ struct DirectoryTests {
     }
 
     @Test("a group DN the parser refuses is no group key, plain or not: bytes that are not UTF-8, an empty type, an empty RDN", arguments: [
-        Array("CN=".utf8) + [0xC3] + Array(",DC=x".utf8), Array("CN=a,DC=".utf8) + [0xFF], Array("CN=x\\,".utf8) + [0xC3, 0x28],
-        Array("=x,DC=y".utf8), Array("CN=x,".utf8), Array("CN=x,,DC=y".utf8),
-    ])
-    func refusedGroupDN(dn: [UInt8]) {
-        #expect((try? DistinguishedName.canonical(dn)) == nil, "\(dn)")
+        (Array("CN=".utf8) + [0xC3] + Array(",DC=x".utf8), "the value's escapes are not UTF-8", 4),
+        (Array("CN=a,DC=".utf8) + [0xFF], "the value's escapes are not UTF-8", 9),
+        (Array("CN=x\\,".utf8) + [0xC3, 0x28], "the value's escapes are not UTF-8", 8),
+        (Array("=x,DC=y".utf8), "expected an attribute type and '='", 0),
+        (Array("CN=x,".utf8), "expected an attribute type and '='", 5),
+        (Array("CN=x,,DC=y".utf8), "expected an attribute type and '='", 5),
+    ] as [([UInt8], String, Int)])
+    func refusedGroupDN(dn: [UInt8], message: String, offset: Int) {
+        #expect(throws: DistinguishedName.ParseError(message: message, offset: offset)) { try DistinguishedName.canonical(dn) }
         #expect(dn.withUnsafeBufferPointer(GroupBuilder.canonicalKey) == nil, "\(dn)")
     }
 

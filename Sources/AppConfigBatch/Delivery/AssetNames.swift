@@ -31,7 +31,7 @@ struct AssetName: Hashable {
         let secret = text.hasPrefix("secret-assets/")
         guard secret || text.hasPrefix("assets/") else { return nil }
         let rest = Array(text.utf8.dropFirst(secret ? 14 : 7))
-        guard rest.count > 64, let d = Array(rest.prefix(64)).withView(SHA256Digest.init(hex:)),
+        guard rest.count > 64, let d = rest.withView({ SHA256Digest(hex: $0[view: 0..<64]) }),
               let ending = Self.endings.firstIndex(of: String(decoding: rest.dropFirst(64), as: UTF8.self)) else { return nil }
         if secret && ending == 0 { return nil }
         digest = d

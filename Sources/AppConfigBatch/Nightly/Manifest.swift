@@ -82,8 +82,8 @@ public final class Manifest: @unchecked Sendable {
 
     /// For each of `count` keys in device-key order (`key(i)`, strictly ascending, as a render's
     /// rows are), the entry with that key or -1: the two lists merged, in a part per core, each
-    /// part starting where a binary search puts its first key. What a `--changed-only` night
-    /// finds last night's devices with: no table of the entries to build or keep.
+    /// part starting where a binary search puts its first key. What a night finds last night's
+    /// devices with: no table of the entries to build or keep.
     func entryIndices(count: Int, key: (Int) -> ByteView) -> [Int32] {
         precondition(entries.allSatisfy(\.hasKey), "the keys are whole")
         return keys.withView { t in

@@ -301,7 +301,8 @@ package struct RenderedDevice {
     package var variant = 0
     /// Its credential documents (DDM with `credentials`), cleared after the call.
     package var credentials = BufferView<RenderedCredential>.empty
-    /// Its entry in the `--changed-only` night's previous manifest (`ChangeFilter.previous`), or -1.
+    /// Its entry in the previous manifest the night compares with (`BatchResult.previousEntries`;
+    /// the one a `--changed-only` filter reads), or -1.
     package var previousEntry: Int32 = -1
 
     package init(key: ByteView, plist: ByteView,
