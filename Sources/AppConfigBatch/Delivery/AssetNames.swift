@@ -88,21 +88,3 @@ final class AssetNameSlots: @unchecked Sendable {
 
     deinit { slots.deallocate() }
 }
-
-/// The assets a generation's live sets name, each once, in the order of their paths.
-struct LiveAssets {
-    var names: [AssetName] = []
-
-    /// `assets.live`: a line per live asset, made in rounds on every core as it is written (made
-    /// whole, its text was as large as the fleet's asset paths, at the run's peak).
-    func closingFile(named name: String = "assets.live") -> ClosingFile {
-        ClosingFile(name: name) { emit throws(Problem) in
-            try bytesInRounds(count: names.count, make: { range, out in
-                for n in names[range] {
-                    n.appendPath(to: &out)
-                    out.append(0x0A)
-                }
-            }, emit: emit)
-        }
-    }
-}

@@ -126,13 +126,14 @@ extension DeviceSink {
     func link(_ live: LiveAssets, written: Set<UInt128>, from previousFolder: String?) throws(Problem) -> Int {
         guard let folder = container as? GenerationFolder else { return 0 }
         var notLinked = 0
-        for name in live.names where !written.contains(name.digest.firstHalf) {
+        try live.forEach { name throws(Problem) in
+            if written.contains(name.digest.firstHalf) { return }
             var path: [UInt8] = []
             name.appendPath(to: &path)
             let relative = String(decoding: path, as: UTF8.self)
             guard let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative, secret: relative.hasPrefix("secret-assets/")) else {
                 notLinked += 1
-                continue
+                return
             }
         }
         return notLinked

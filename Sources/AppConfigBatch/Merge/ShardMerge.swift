@@ -263,7 +263,7 @@ public struct ShardMerge {
                 for input in inputs {
                     for line in input.output.file(name).split(separator: 0x0A) { if let n = AssetName(path: line) { names.insert(n) } }
                 }
-                return LiveAssets(names: names.sorted(by: AssetName.precedes)).closingFile(named: name)
+                return LiveAssets(others: Array(names)).closingFile(named: name)
             default:
                 return ClosingFile(name: Manifest.fileName) { write throws(Problem) in
                     let header = inputs[0].output.manifest.header.map { ($0.name, $0.name == "shard" ? Shard.whole.description : $0.value) }

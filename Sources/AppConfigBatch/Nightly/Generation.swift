@@ -256,27 +256,20 @@ struct Generation {
     /// generation), once each: what an asset store must keep serving.
     func liveAssets() -> LiveAssets {
         guard let ddm = sink.encoding as? DDMEncoding, sink.container.writesFiles else { return LiveAssets() }
-        var names: [AssetName] = []
-        names.reserveCapacity(entries.count * (ddm.assetsByPosition.count + (ddm.credentialAssets?.perDevice ?? 0)))
+        let slots = ddm.assetsByPosition
+        var live = LiveAssets(digests: slots, reservingRendered: entries.reduce(0) { $0 + ($1.carried ? 0 : slots.count) })
         for e in entries {
             if e.carried {
                 for path in previous!.path(at: Int(e.source)).split(separator: UInt8(ascii: " ")) {
-                    if let name = AssetName(path: path) { names.append(name) }
+                    if let name = AssetName(path: path) { live.addOther(name) }
                 }
             } else {
-                for slots in ddm.assetsByPosition { names.append(AssetName(digest: slots.digest(at: Int(e.source)), form: 0)) }
-                ddm.credentialAssets?.forEach(Int(e.source)) { names.append($0) }
+                for k in slots.indices { live.addRendered(position: Int(e.source), slots: k) }
+                ddm.credentialAssets?.forEach(Int(e.source)) { live.addOther($0) }
             }
         }
-        names.sort(by: AssetName.precedes)
-        // Each once, in place (a second array of them was the size of the first, at the peak).
-        var kept = 0
-        for i in names.indices where kept == 0 || names[i] != names[kept - 1] {
-            names[kept] = names[i]
-            kept += 1
-        }
-        names.removeSubrange(kept...)
-        return LiveAssets(names: names)
+        live.sortKeepingEachOnce()
+        return live
     }
 }
 
