@@ -52,7 +52,7 @@ let package = Package(
         /// SHA-256 through OpenSSL's libcrypto: content-addressed delivery assets and declaration tokens.
         .target(name: "Digest", dependencies: ["AppConfigCore", "CCrypto"]),
         /// PCRE2 patterns: compiled once, matched by the spec linter and the VM.
-        .target(name: "AppConfigPattern", dependencies: ["CPCRE2"]),
+        .target(name: "AppConfigPattern", dependencies: ["AppConfigCore", "CPCRE2"]),
         /// Sixteen bytes at a time (SSE2) for the CSV scanner's hot loop.
         .target(name: "CByteScan"),
         /// Pages of a mapped file cut off under it read as zeros and are counted (no SIGBUS).
@@ -64,7 +64,7 @@ let package = Package(
         /// What every module shares, with no dependencies but its C guard of mapped files: Problem,
         /// Location, Variable, DistinguishedName, ExitStatus, Parallelism, the C library (once); FNV-1a,
         /// byte comparison, UTF-8, file reading and mapping, the byte-key table, XML and JSON escaping.
-        .target(name: "AppConfigCore", dependencies: ["CMappedFile"]),
+        .target(name: "AppConfigCore", dependencies: ["CByteScan", "CMappedFile"]),
         /// XML -> Spec model, every rule of the AppConfig reference, admin values.
         .target(name: "AppConfigSpec", dependencies: ["AppConfigCore", "AppConfigPattern", "LibPlist"]),
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.

@@ -201,7 +201,10 @@ public final class BatchRenderer: @unchecked Sendable {
         private let scratch: RenderScratch
         @exclusivity(unchecked) private var renderers: [Renderer?]
         @exclusivity(unchecked) private var verifiers: [Verifier?]
-        let slots: UnsafeMutableBufferPointer<SlotValue>
+        /// The device's values for its variant's program, filled before each render.
+        let slots: WorkerSlots<SlotValue>
+        /// The device's extensions' plists, each render's (`extensions.count`).
+        @exclusivity(unchecked) var extensionPlists: [ByteView] = []
         @exclusivity(unchecked) var chunk = ChunkBuffers()
         @exclusivity(unchecked) var failures: [DeviceFailure] = []
         @exclusivity(unchecked) var rendered = 0
@@ -222,8 +225,7 @@ public final class BatchRenderer: @unchecked Sendable {
             scratch = RenderScratch(for: images.map(\.program))
             renderers = Array(repeating: nil, count: images.count)
             verifiers = Array(repeating: nil, count: images.count)
-            slots = .allocate(capacity: max(images.map(\.slotCount).max() ?? 0, 1))
-            slots.initialize(repeating: .missing)
+            slots = WorkerSlots(arena.table(count: max(images.map(\.slotCount).max() ?? 0, 1), repeating: .missing))
         }
 
         @inline(__always)
@@ -239,8 +241,6 @@ public final class BatchRenderer: @unchecked Sendable {
         }
 
         func verifier(_ variant: Int) -> Verifier? { verifiers[variant] }
-
-        deinit { slots.deallocate() }
     }
 
     /// Starts the reads of the devices a few positions after `position` (`Fleet.prefetch`): 12
@@ -272,7 +272,7 @@ public final class BatchRenderer: @unchecked Sendable {
     func inputDigest(_ device: DevicePlace, worker: Worker) -> UInt64 {
         fillSlots(row: device.row, variant: device.variant, worker: worker)
         return InputDigest.of(programHash: worker.programHashes[device.variant],
-                              slots: BufferView(UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[device.variant]])))
+                              slots: worker.slots.view(prefix: worker.slotCounts[device.variant]))
     }
 
     /// Renders one row into the sink and returns its output's digest, or records its failure.
@@ -294,39 +294,38 @@ public final class BatchRenderer: @unchecked Sendable {
             worker.rendered += 1
             return digest
         }
-        return try withUnsafeTemporaryAllocation(of: ByteView.self, capacity: extensions.count) { plists throws(Problem) in
-            for (i, e) in extensions.enumerated() {
-                let variants = extensionPass.variants[i]
-                var own: [Problem] = []
-                if let b = e.renderer.renderPlist(row: row, variant: variants.isEmpty ? 0 : Int(variants[device.position]),
-                                                  worker: extensionPass.workers[i], problems: &own) {
-                    plists[i] = b
-                } else {
-                    plists[i] = .empty
-                    problems += own.map { p in
-                        var p = p
-                        p.message = "extension \(e.id): " + p.message
-                        return p
-                    }
+        if worker.extensionPlists.count != extensions.count { worker.extensionPlists = Array(repeating: .empty, count: extensions.count) }
+        for (i, e) in extensions.enumerated() {
+            let variants = extensionPass.variants[i]
+            var own: [Problem] = []
+            if let b = e.renderer.renderPlist(row: row, variant: variants.isEmpty ? 0 : Int(variants[device.position]),
+                                              worker: extensionPass.workers[i], problems: &own) {
+                worker.extensionPlists[i] = b
+            } else {
+                worker.extensionPlists[i] = .empty
+                problems += own.map { p in
+                    var p = p
+                    p.message = "extension \(e.id): " + p.message
+                    return p
                 }
             }
-            var documents = credentials?.render(row: row, variant: device.variant, problems: &problems) ?? []
-            // A secret's bytes are cleared once written, whatever happens.
-            defer { for i in documents.indices { documents[i].document.overwriteWithZeros() } }
-            guard problems.isEmpty else {
-                worker.failures.append(DeviceFailure(row: row, problems: problems))
-                return nil
-            }
-            let digest = try documents.withView { docs throws(Problem) in
-                var rendered = RenderedDevice(key: key, plist: bytes, extensions: BufferView(UnsafeBufferPointer(plists)), indexFields: indexFields, position: device.position)
-                rendered.credentials = docs
-                rendered.variant = device.variant
-                rendered.previousEntry = device.previousEntry
-                return try sink.add(rendered, to: &worker.chunk)
-            }
-            worker.rendered += 1
-            return digest
         }
+        var documents = credentials?.render(row: row, variant: device.variant, problems: &problems) ?? []
+        // A secret's bytes are cleared once written, whatever happens.
+        defer { for i in documents.indices { documents[i].document.overwriteWithZeros() } }
+        guard problems.isEmpty else {
+            worker.failures.append(DeviceFailure(row: row, problems: problems))
+            return nil
+        }
+        let digest = try documents.withView { docs throws(Problem) in try worker.extensionPlists.withView { plists throws(Problem) in
+            var rendered = RenderedDevice(key: key, plist: bytes, extensions: plists, indexFields: indexFields, position: device.position)
+            rendered.credentials = docs
+            rendered.variant = device.variant
+            rendered.previousEntry = device.previousEntry
+            return try sink.add(rendered, to: &worker.chunk)
+        } }
+        worker.rendered += 1
+        return digest
     }
 
     /// The worker's slots filled with the device's values for its variant's program.
@@ -342,16 +341,16 @@ public final class BatchRenderer: @unchecked Sendable {
     @inline(__always)
     func renderPlist(row: Int, variant: Int, worker: Worker, slotsFilled: Bool = false, problems: inout [Problem]) -> ByteView? {
         if !slotsFilled { fillSlots(row: row, variant: variant, worker: worker) }
-        let view = UnsafeBufferPointer(rebasing: worker.slots[0..<worker.slotCounts[variant]])
+        let view = worker.slots.view(prefix: worker.slotCounts[variant])
         let renderer = worker.renderer(variant)
         let bytes: ByteView
         do {
-            bytes = ByteView(try renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) })
+            bytes = try renderer.render(view) { [fleet] v in fleet.source(of: v, row: row) }
         } catch {
             problems += renderer.deviceProblems.map { withoutUser(placed($0, row: row), row: row) }
             return nil
         }
-        if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: BufferView(view)) {
+        if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: view) {
             problems.append(placed(mismatch, row: row))
             return nil
         }

@@ -12,16 +12,15 @@ import Synchronization
 /// set (a device that failed). Kept as it is for the publish: made into an array of optionals it
 /// was 40 bytes a device more, made while these 33 were still held.
 package final class DigestSlots: RandomAccessCollection, @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<SHA256Digest>
-    private let present: UnsafeMutableBufferPointer<Bool>
+    private let arena = BufferArena()
+    private let slots: WorkerSlots<SHA256Digest>
+    private let present: WorkerSlots<Bool>
     package let count: Int
 
     init(count: Int) {
         self.count = count
-        slots = .allocate(capacity: Swift.max(count, 1))
-        present = .allocate(capacity: Swift.max(count, 1))
-        present.initialize(repeating: false)
-        slots.initialize(repeating: SHA256Digest(a: 0, b: 0, c: 0, d: 0))
+        slots = arena.slots(count: count, repeating: SHA256Digest(a: 0, b: 0, c: 0, d: 0))
+        present = arena.slots(count: count, repeating: false)
     }
 
     @inline(__always)
@@ -36,9 +35,4 @@ package final class DigestSlots: RandomAccessCollection, @unchecked Sendable {
     package var startIndex: Int { 0 }
     package var endIndex: Int { count }
     package subscript(position: Int) -> SHA256Digest? { present[position] ? slots[position] : nil }
-
-    deinit {
-        slots.deallocate()
-        present.deallocate()
-    }
 }

@@ -23,6 +23,11 @@ package final class BufferArena: @unchecked Sendable {
         return UnsafeMutableBufferPointer(rebasing: b[0..<count])
     }
 
+    /// A table of `count` copies of `value`, as slots for the workers that fill it in place.
+    package func slots<T: BitwiseCopyable>(count: Int, repeating value: T) -> WorkerSlots<T> {
+        WorkerSlots(table(count: count, repeating: value))
+    }
+
     /// Takes ownership of a buffer made with `allocate` (freed with the arena). An owner that adopts
     /// its buffer first thing frees it even when its initializer throws half way.
     package func adopt<T>(_ buffer: UnsafeMutableBufferPointer<T>) {

@@ -1,3 +1,5 @@
+import CByteScan
+
 
 /// Elements borrowed from storage another value owns (a mapped file, a table's pool, the render
 /// buffer, an array for the length of a closure): how keys, values, encoded files and per-device
@@ -95,7 +97,18 @@ extension BufferView where Element == UInt8 {
     package func equals(_ text: StaticString) -> Bool { equals(ByteView(text)) }
 }
 
+extension BufferView {
+    /// Starts reading element `i` into the cache (a hint: nothing is read now), for a loop that
+    /// will read it some iterations later.
+    @inlinable @inline(__always)
+    package func prefetch(at i: Int) { if let base = elements.baseAddress { appconfig_prefetch(base + i) } }
+}
+
 extension Array {
+    /// Starts reading element `i` into the cache (see `BufferView.prefetch(at:)`).
+    @inlinable @inline(__always)
+    package func prefetch(at i: Int) { withView { $0.prefetch(at: i) } }
+
     /// The array's elements as a view, for the length of `body`.
     @inlinable @inline(__always)
     package func withView<R, E: Error>(_ body: (BufferView<Element>) throws(E) -> R) throws(E) -> R {

@@ -37,6 +37,9 @@ import Darwin
     @inlinable @inline(__always)
     package func view(start: Int, count: Int) -> BufferView<Element> { BufferView(UnsafeBufferPointer(start: _base + start, count: count)) }
 
+    /// The elements written so far, to read (valid until the storage grows or goes).
+    @inlinable package var view: BufferView<Element> { view(start: 0, count: _count) }
+
     /// The elements written so far.
     @inlinable package var buffer: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: _base, count: _count) }
 
@@ -44,6 +47,26 @@ import Darwin
     package subscript(i: Int) -> Element {
         precondition(i >= 0 && i < _count, "index \(i) out of 0..<\(_count)")
         return _base[i]
+    }
+
+    /// Element `i`, read or changed in place; checked in debug builds only (the render loop's
+    /// template filters, which keep their indices within `count`).
+    @inlinable package subscript(at i: Int) -> Element {
+        @inline(__always) get {
+            assert(i >= 0 && i < _count, "index \(i) out of 0..<\(_count)")
+            return _base[i]
+        }
+        @inline(__always) nonmutating set {
+            assert(i >= 0 && i < _count, "index \(i) out of 0..<\(_count)")
+            _base[i] = newValue
+        }
+    }
+
+    /// Moves the `count` elements at `source` to `target` (the two may overlap).
+    @inlinable @inline(__always)
+    package func move(from source: Int, to target: Int, count: Int) {
+        assert(source >= 0 && target >= 0 && source + count <= _count && target + count <= _count)
+        (_base + target).update(from: _base + source, count: count)
     }
 
     /// Appends `items`; returns where they start.
@@ -122,6 +145,7 @@ private func releaseBlock(_ p: UnsafeMutableRawPointer) { free(p) }
     @inlinable package var count: Int { storage.count }
     @inlinable package var capacity: Int { storage.capacity }
     @inlinable package var buffer: UnsafeBufferPointer<Element> { storage.buffer }
+    @inlinable package var view: BufferView<Element> { storage.view }
     @inlinable package subscript(i: Int) -> Element { storage[i] }
     @inlinable @inline(__always) @discardableResult
     package func append(_ items: UnsafeBufferPointer<Element>) -> Int { storage.append(items) }

@@ -20,6 +20,20 @@
         }
     }
 
+    /// The first `count` slots, read as a view (while no worker changes them).
+    @inlinable package func view(prefix count: Int) -> BufferView<T> {
+        BufferView(UnsafeBufferPointer(rebasing: buffer[0..<count]))
+    }
+
+    /// `source` copied into the slots from `offset` on (a worker's own).
+    @inlinable package func copy(_ source: BufferView<T>, to offset: Int) {
+        assert(offset >= 0 && offset + source.count <= buffer.count, "slots outside the buffer")
+        source.withUnsafeBufferPointer { s in
+            guard let from = s.baseAddress, s.count > 0 else { return }
+            (buffer.baseAddress! + offset).update(from: from, count: s.count)
+        }
+    }
+
     /// Sorts the slots in `range` (a worker's own run).
     @inlinable package func sort(_ range: Range<Int>, by areInIncreasingOrder: (T, T) -> Bool) {
         var run = UnsafeMutableBufferPointer(rebasing: buffer[range])

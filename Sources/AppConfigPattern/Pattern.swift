@@ -1,3 +1,4 @@
+import AppConfigCore
 import CPCRE2
 
 /// A constraint `pattern`, compiled once by PCRE2 (UTF mode, JIT where the platform has it) and
@@ -89,6 +90,12 @@ public final class Pattern: @unchecked Sendable {
         if rc >= 0 { return .match }
         if rc == PCRE2_ERROR_NOMATCH { return .noMatch }
         return .failed(Self.message(for: rc))
+    }
+
+    /// `search` of the bytes a view borrows.
+    @inline(__always)
+    package func search(_ subject: ByteView, scratch: Scratch, validatedUTF8: Bool = false) -> MatchResult {
+        subject.withUnsafeBufferPointer { search($0, scratch: scratch, validatedUTF8: validatedUTF8) }
     }
 
     /// Convenience for checks outside the hot path (lint, tests).

@@ -101,7 +101,7 @@ public final class ProgramImage: @unchecked Sendable {
         stringClassBytes = arena.table(classBytes)
         var table = ByteKeyTable(capacity: program.constantClassCount)
         for (cls, range) in classBytes.enumerated() where range.count >= 0 {
-            _ = table.insert(ByteView(Self.bytes(range, in: pool)), id: Int32(cls)) { ByteView(Self.bytes(classBytes[Int($0)], in: pool)) }
+            _ = table.insert(Self.bytes(range, in: pool), id: Int32(cls)) { Self.bytes(classBytes[Int($0)], in: pool) }
         }
         stringClasses = table
     }
@@ -109,23 +109,23 @@ public final class ProgramImage: @unchecked Sendable {
     /// The dedup class of the constant string equal to these bytes (whose `ByteKeyTable.hash` is `hash`), or -1.
     @inline(__always)
     func constantStringClass(_ bytes: ByteView, hash: UInt64) -> Int {
-        stringClasses.find(bytes, hash: hash) { ByteView(self.bytes(stringClassBytes[Int($0)])) }.map(Int.init) ?? -1
+        stringClasses.find(bytes, hash: hash) { self.bytes(stringClassBytes[Int($0)]) }.map(Int.init) ?? -1
     }
 
     /// Whether value set `v` holds these bytes (whose `ByteKeyTable.hash` is `hash`).
     @inline(__always)
     func valueSet(_ v: Int, contains bytes: ByteView, hash: UInt64) -> Bool {
         for m in Int(valueSetStart[v])..<Int(valueSetStart[v + 1]) where valueSetHashes[m] == hash {
-            if ByteView(self.bytes(valueSetMembers[m])).equals(bytes) { return true }
+            if self.bytes(valueSetMembers[m]).equals(bytes) { return true }
         }
         return false
     }
 
     @inline(__always)
-    func bytes(_ r: PoolRange) -> UnsafeBufferPointer<UInt8> { Self.bytes(r, in: pool) }
+    func bytes(_ r: PoolRange) -> ByteView { Self.bytes(r, in: pool) }
 
     @inline(__always)
-    private static func bytes(_ r: PoolRange, in pool: UnsafeMutableBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: pool.baseAddress! + Int(r.start), count: Int(r.count))
+    private static func bytes(_ r: PoolRange, in pool: UnsafeMutableBufferPointer<UInt8>) -> ByteView {
+        ByteView(UnsafeBufferPointer(start: pool.baseAddress! + Int(r.start), count: Int(r.count)))
     }
 }

@@ -205,7 +205,7 @@ public final class Renderer {
             case .checkPattern:
                 let pattern = image.patterns[instruction.operand]
                 let result = pattern._withUnsafeGuaranteedRef { p in
-                    strings[current].bytes(in: state.text).withUnsafeBufferPointer { p.search($0, scratch: patternScratch, validatedUTF8: true) }
+                    p.search(strings[current].bytes(in: state.text), scratch: patternScratch, validatedUTF8: true)
                 }
                 switch result {
                 case .match: break

@@ -9,22 +9,22 @@ extension GrowingStorage where Element == UInt8 {
     @inline(__always)
     private func hasNonASCII(from start: Int) -> Bool {
         var i = start
-        while i < count { if base[i] >= 0x80 { return true }; i += 1 }
+        while i < count { if self[at: i] >= 0x80 { return true }; i += 1 }
         return false
     }
 
     mutating func lowercase(from start: Int) {
         guard !hasNonASCII(from: start) else { return recase(from: start) { $0.lowercased() } }
-        for i in start..<count where base[i] >= 0x41 && base[i] <= 0x5A { base[i] |= 0x20 }
+        for i in start..<count where self[at: i] >= 0x41 && self[at: i] <= 0x5A { self[at: i] |= 0x20 }
     }
 
     mutating func uppercase(from start: Int) {
         guard !hasNonASCII(from: start) else { return recase(from: start) { $0.uppercased() } }
-        for i in start..<count where base[i] >= 0x61 && base[i] <= 0x7A { base[i] &= ~0x20 }
+        for i in start..<count where self[at: i] >= 0x61 && self[at: i] <= 0x7A { self[at: i] &= ~0x20 }
     }
 
     private mutating func recase(from start: Int, _ transform: (String) -> String) {
-        let text = transform(String(decoding: UnsafeBufferPointer(start: base + start, count: count - start), as: UTF8.self))
+        let text = transform(String(decoding: view(start: start, count: count - start), as: UTF8.self))
         truncate(to: start)
         var t = text
         t.withUTF8 { _ = append($0) }
@@ -36,10 +36,9 @@ extension GrowingStorage where Element == UInt8 {
 
     mutating func trim(from start: Int) {
         var lo = start, hi = count
-        while lo < hi && Self.isSpace(base[lo]) { lo += 1 }
-        while hi > lo && Self.isSpace(base[hi - 1]) { hi -= 1 }
-        if lo > start { (base + start).update(from: base + lo, count: hi - lo) }
-        truncate(to: start + (hi - lo))
+        while lo < hi && Self.isSpace(self[at: lo]) { lo += 1 }
+        while hi > lo && Self.isSpace(self[at: hi - 1]) { hi -= 1 }
+        keep(from: start, lo, hi)
     }
 
     @inline(__always)
@@ -51,7 +50,7 @@ extension GrowingStorage where Element == UInt8 {
     /// RFC 3986 percent-encoding, filled from the back so that nothing is copied twice.
     mutating func percentEncode(from start: Int) {
         var escaped = 0
-        for i in start..<count where !Self.isUnreserved(base[i]) { escaped += 1 }
+        for i in start..<count where !Self.isUnreserved(self[at: i]) { escaped += 1 }
         guard escaped > 0 else { return }
         let oldEnd = count
         _ = extend(by: 2 * escaped)
@@ -60,48 +59,48 @@ extension GrowingStorage where Element == UInt8 {
         var read = oldEnd
         while read > start {
             read -= 1
-            let b = base[read]
+            let b = self[at: read]
             if Self.isUnreserved(b) {
                 write -= 1
-                base[write] = b
+                self[at: write] = b
             } else {
                 write -= 3
-                base[write] = 0x25
-                base[write + 1] = hex.utf8Start[Int(b >> 4)]
-                base[write + 2] = hex.utf8Start[Int(b & 0x0F)]
+                self[at: write] = 0x25
+                self[at: write + 1] = hex.utf8Start[Int(b >> 4)]
+                self[at: write + 2] = hex.utf8Start[Int(b & 0x0F)]
             }
         }
     }
 
     /// Every occurrence of `old` (not empty) replaced by `new`, left to right. The result is built
     /// past the end of the buffer, then moved down over the original.
-    mutating func replace(from start: Int, _ old: UnsafeBufferPointer<UInt8>, with new: UnsafeBufferPointer<UInt8>) {
+    mutating func replace(from start: Int, _ old: ByteView, with new: ByteView) {
         let end = count, n = old.count
         guard n > 0, end - start >= n else { return }
         var i = start
         while i + n <= end {
-            if base[i] == old[0] && ByteView(UnsafeBufferPointer(start: base + i, count: n)).equals(ByteView(old)) { break }
+            if self[at: i] == old[0] && view(start: i, count: n).equals(old) { break }
             i += 1
         }
         guard i + n <= end else { return }  // no occurrence: nothing moves
         var read = start
         while read < end {
-            if read + n <= end && base[read] == old[0] && ByteView(UnsafeBufferPointer(start: base + read, count: n)).equals(ByteView(old)) {
+            if read + n <= end && self[at: read] == old[0] && view(start: read, count: n).equals(old) {
                 append(new)
                 read += n
             } else {
-                append(base[read])
+                append(self[at: read])
                 read += 1
             }
         }
         let length = count - end
-        (base + start).update(from: base + end, count: length)
+        move(from: end, to: start, count: length)
         truncate(to: start + length)
     }
 
     /// `text[from..<count]` becomes `text[lo..<hi]` (of the same bytes): moved down, nothing copied twice.
     private mutating func keep(from start: Int, _ lo: Int, _ hi: Int) {
-        if lo > start { (base + start).update(from: base + lo, count: hi - lo) }
+        if lo > start { move(from: lo, to: start, count: hi - lo) }
         truncate(to: start + (hi - lo))
     }
 
@@ -110,12 +109,12 @@ extension GrowingStorage where Element == UInt8 {
     @inline(never)  // rare filters stay out of the VM loop (inlined, they slowed every device)
     mutating func slice(from start: Int, start first: Int, length: Int?) {
         var scalars = 0
-        for i in start..<count where base[i] & 0xC0 != 0x80 { scalars += 1 }
+        for i in start..<count where self[at: i] & 0xC0 != 0x80 { scalars += 1 }
         let lo = first >= 0 ? min(first, scalars) : max(0, scalars + first)
         let hi = length.map { min(scalars, lo + $0) } ?? scalars
         // Byte offsets of scalars lo and hi.
         var scalar = 0, loByte = count, hiByte = count
-        for i in start..<count where base[i] & 0xC0 != 0x80 {
+        for i in start..<count where self[at: i] & 0xC0 != 0x80 {
             if scalar == lo { loByte = i }
             if scalar == hi { hiByte = i; break }
             scalar += 1
@@ -126,12 +125,12 @@ extension GrowingStorage where Element == UInt8 {
     /// `split`: the `index`-th piece (negative: from the end) of the value cut at each
     /// `separator` (not empty); empty when there is no such piece.
     @inline(never)
-    mutating func piece(from start: Int, separator: UnsafeBufferPointer<UInt8>, index: Int) {
+    mutating func piece(from start: Int, separator: ByteView, index: Int) {
         let n = separator.count
         var cuts: [Int] = []  // the byte offset of each separator, in order
         var i = start
         while n > 0 && i + n <= count {
-            if base[i] == separator[0] && ByteView(UnsafeBufferPointer(start: base + i, count: n)).equals(ByteView(separator)) {
+            if self[at: i] == separator[0] && view(start: i, count: n).equals(separator) {
                 cuts.append(i)
                 i += n
             } else {

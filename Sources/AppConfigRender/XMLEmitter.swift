@@ -17,14 +17,14 @@ final class XMLEmitter {
     /// present key, its runs copied and its strings escaped between them: the instructions that
     /// build strings are not walked again per device (`Render.oneDevice.xml` measures it).
     private let arena = BufferArena()
-    private let runBytes: UnsafeMutableBufferPointer<UInt8>
+    private let runBytes: ByteView
     /// Per segment: its fixed bytes (a range of `runBytes`) and what follows them: a dynamic
     /// string (>= 0), nothing (`Self.nothing`), or a constant XML cannot carry (`Self.forbidden`,
     /// an error when the key is present).
-    private let segmentRun: UnsafeMutableBufferPointer<PoolRange>
-    private let segmentThen: UnsafeMutableBufferPointer<Int32>
+    private let segmentRun: BufferView<PoolRange>
+    private let segmentThen: BufferView<Int32>
     /// Key k's segments: `keySegments[k] ..< keySegments[k + 1]`.
-    private let keySegments: UnsafeMutableBufferPointer<Int32>
+    private let keySegments: BufferView<Int32>
     private static let nothing: Int32 = -1
     private static let forbidden: Int32 = -2
 
@@ -84,21 +84,20 @@ final class XMLEmitter {
             end(then: Self.nothing)
             starts.append(Int32(runs.count))
         }
-        runBytes = arena.table(bytes)
-        segmentRun = arena.table(runs)
-        segmentThen = arena.table(then)
-        keySegments = arena.table(starts)
+        runBytes = arena.view(bytes)
+        segmentRun = arena.view(runs)
+        segmentThen = arena.view(then)
+        keySegments = arena.view(starts)
     }
 
     /// Nil when written; an error when a value holds a character XML 1.0 cannot carry.
     func emit(_ device: ResolvedDevice, into output: inout GrowingStorage<UInt8>) -> Problem? {
         if nesting == 0 { output.append(PlistEncoding.xmlHeader) }
-        let pool = runBytes.baseAddress!
         for k in device.presentKeys {
             let key = Int(k)
             for s in Int(keySegments[key])..<Int(keySegments[key + 1]) {
                 let run = segmentRun[s]
-                output.append(UnsafeBufferPointer(start: pool + Int(run.start), count: Int(run.count)))
+                output.append(runBytes[view: Int(run.start)..<Int(run.start + run.count)])
                 let d = Int(segmentThen[s])
                 if d >= 0 {
                     if device.strings[d].hasXMLForbidden {

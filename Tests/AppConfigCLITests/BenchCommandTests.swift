@@ -37,8 +37,9 @@ struct BenchCommandTests {
         for format in [OutputFormat.binary, .xml] {
             let renderer = Renderer(image: ProgramImage(program), format: format)
             var failures: [String] = []
+            var slots = [SlotValue](repeating: .missing, count: fleet.slotCount)
             for i in 0..<fleet.count {
-                do { _ = try fleet.withDevice(i) { try renderer.render($0) } } catch { failures.append("device \(i): \(error)") }
+                do { _ = try fleet.withDevice(i, into: &slots) { v throws(Problem) in try renderer.render(v) } } catch { failures.append("device \(i): \(error)") }
             }
             #expect(failures.isEmpty, "\(format): \(failures.prefix(3))")
         }

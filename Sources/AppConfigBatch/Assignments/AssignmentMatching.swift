@@ -56,14 +56,14 @@ final class ValueTests: @unchecked Sendable {
     private let arena = BufferArena()
     /// Per test: the assignment it belongs to (its bit) and the variable it reads (an index the
     /// caller gives meaning to); its candidates are `firstCandidate[t]..<firstCandidate[t + 1]`.
-    private let assignment: UnsafeMutableBufferPointer<UInt64>
-    private let variable: UnsafeMutableBufferPointer<Int>
-    private let firstCandidate: UnsafeMutableBufferPointer<Int>
+    private let assignment: BufferView<UInt64>
+    private let variable: BufferView<Int>
+    private let firstCandidate: BufferView<Int>
     /// Per test: its kind (`Assignment.Condition.Test`, by position in `allCases`).
-    private let kind: UnsafeMutableBufferPointer<UInt8>
+    private let kind: BufferView<UInt8>
     /// Candidate c's bytes are `pool[candidateStart[c]..<candidateStart[c + 1]]`.
-    private let candidateStart: UnsafeMutableBufferPointer<Int>
-    private let pool: UnsafeMutableBufferPointer<UInt8>
+    private let candidateStart: BufferView<Int>
+    private let pool: BufferView<UInt8>
     /// Per test, its compiled expressions (`matches` only; empty otherwise).
     private let patterns: [[Pattern]]
 
@@ -78,12 +78,12 @@ final class ValueTests: @unchecked Sendable {
             }
             firstCandidate.append(candidateStart.count - 1)
         }
-        assignment = arena.table(tests.map { 1 << UInt64($0.assignment) })
-        variable = arena.table(tests.map(\.variable))
-        kind = arena.table(tests.map { UInt8(Assignment.Condition.Test.allCases.firstIndex(of: $0.condition.test)!) })
-        self.firstCandidate = arena.table(firstCandidate)
-        self.candidateStart = arena.table(candidateStart)
-        self.pool = arena.table(pool)
+        assignment = arena.view(tests.map { 1 << UInt64($0.assignment) })
+        variable = arena.view(tests.map(\.variable))
+        kind = arena.view(tests.map { UInt8(Assignment.Condition.Test.allCases.firstIndex(of: $0.condition.test)!) })
+        self.firstCandidate = arena.view(firstCandidate)
+        self.candidateStart = arena.view(candidateStart)
+        self.pool = arena.view(pool)
         patterns = tests.map(\.condition.patterns)
     }
 
@@ -96,7 +96,7 @@ final class ValueTests: @unchecked Sendable {
     @inline(__always)
     private func equalsCandidate(_ t: Int, _ value: ByteView) -> Bool {
         for c in firstCandidate[t]..<firstCandidate[t + 1]
-        where ByteView(UnsafeBufferPointer(rebasing: pool[candidateStart[c]..<candidateStart[c + 1]])).equals(value, foldingASCIICase: true) {
+        where pool[view: candidateStart[c]..<candidateStart[c + 1]].equals(value, foldingASCIICase: true) {
             return true
         }
         return false
@@ -112,7 +112,7 @@ final class ValueTests: @unchecked Sendable {
         if kind == Self.contains { return listHolds(t, value) }
         // `matches`: the caller's match data (one per worker: made per value, it was an
         // allocation per device and test).
-        return value.withUnsafeBufferPointer { value in patterns[t].contains { $0.search(value, scratch: scratch) == .match } }
+        return patterns[t].contains { $0.search(value, scratch: scratch) == .match }
     }
 
     /// `contains`: one of the value's items (cut at `,` `;` CR LF, trimmed of spaces and tabs)

@@ -57,7 +57,8 @@ struct AssetName: Hashable {
 /// Up to `perDevice` asset names per device position (its credential documents), written by the
 /// worker of the position's chunk (disjoint positions), read after the workers are joined.
 final class AssetNameSlots: @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<AssetName>
+    private let arena = BufferArena()
+    private let slots: WorkerSlots<AssetName>
     let positions: Int
     let perDevice: Int
     /// A slot no document fills.
@@ -66,8 +67,7 @@ final class AssetNameSlots: @unchecked Sendable {
     init(positions: Int, perDevice: Int) {
         self.positions = positions
         self.perDevice = perDevice
-        slots = .allocate(capacity: max(positions * perDevice, 1))
-        slots.initialize(repeating: Self.empty)
+        slots = arena.slots(count: positions * perDevice, repeating: Self.empty)
     }
 
     /// Room for the most credentials a device can have (a variant's and the extensions'), or nil.
@@ -85,6 +85,4 @@ final class AssetNameSlots: @unchecked Sendable {
             body(name)
         }
     }
-
-    deinit { slots.deallocate() }
 }

@@ -232,10 +232,6 @@ struct DeclarationBuilder: Sendable {
     }
 
     func identity(_ key: ByteView) -> SHA256Digest {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: identityPrefix.count + key.count) { b in
-            _ = b.initialize(fromContentsOf: identityPrefix)
-            if key.count > 0 { _ = UnsafeMutableBufferPointer(rebasing: b[identityPrefix.count...]).update(fromContentsOf: key) }
-            return SHA256Digest(of: UnsafeRawBufferPointer(b))
-        }
+        identityPrefix.withView { SHA256Digest(of: $0, then: key) }
     }
 }

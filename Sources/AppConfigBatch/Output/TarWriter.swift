@@ -7,16 +7,16 @@ enum Tar {
     static let blockSize = 512
 
     /// The fixed part of every header: mode, owner, mtime, type and magic (all members share them).
-    /// In a buffer allocated once for the process, like a C constant: appended for every member on
-    /// every core, an array was retained and released each time, the cores contending for its count.
-    nonisolated(unsafe) private static let template: UnsafeBufferPointer<UInt8> = {
-        let h = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: blockSize)
-        h.initialize(repeating: 0)
-        func put(_ text: String, _ offset: Int) { for (i, b) in text.utf8.enumerated() { h[offset + i] = b } }
+    /// In an arena kept for the process, like a C constant: appended for every member on every
+    /// core, an array was retained and released each time, the cores contending for its count.
+    private static let templateStorage = BufferArena()
+    private static let template: ByteView = {
+        var h = [UInt8](repeating: 0, count: blockSize)
+        func put(_ text: String, _ offset: Int) { h.replaceSubrange(offset..<(offset + text.utf8.count), with: text.utf8) }
         put("0000644", 100); put("0000000", 108); put("0000000", 116); put("00000000000", 136)
         h[156] = UInt8(ascii: "0")
         put("ustar", 257); put("00", 263)
-        return UnsafeBufferPointer(h)
+        return templateStorage.view(h)
     }()
 
     /// Appends one member: its header, its body, the padding to the next block. `path` appends the
@@ -29,14 +29,14 @@ enum Tar {
     @inline(__always)
     static func appendMember(to out: inout [UInt8], path: (inout [UInt8]) -> Void, body: (inout [UInt8]) -> Void, mode: StaticString? = nil) {
         let start = out.count
-        out.append(contentsOf: template)
+        out.append(template)
         if let mode {
-            out.withUnsafeMutableBufferPointer { b in for i in 0..<7 { b[start + 100 + i] = mode.utf8Start[i] } }
+            out.withWorkerSlots { b in for i in 0..<7 { b[start + 100 + i] = mode.utf8Start[i] } }
         }
         path(&out)
         let n = out.count - start - blockSize
         precondition(n <= 100, "tar member name too long")
-        out.withUnsafeMutableBufferPointer { b in
+        out.withWorkerSlots { b in
             for i in 0..<n { b[start + i] = b[start + blockSize + i] }
         }
         out.removeLast(n)
@@ -125,7 +125,7 @@ enum Tar {
     private static func seal(at start: Int, size: Int, in out: inout [UInt8]) {
         writeOctal(size, width: 11, at: start + 124, in: &out)
         var sum = templateSum
-        out.withUnsafeBufferPointer { b in
+        out.withView { b in
             for i in 0..<100 {
                 let c = b[start + i]
                 if c == 0 { break }

@@ -38,11 +38,12 @@ struct BenchCommand: ParsableCommand {
             var failures = 0
             var firstFailure: String?
             // Warm up: buffers reach their size, caches fill.
-            for i in 0..<min(1000, fleet.count) { _ = try? fleet.withDevice(i) { try renderer.render($0) } }
+            var slots = [SlotValue](repeating: .missing, count: fleet.slotCount)
+            for i in 0..<min(1000, fleet.count) { _ = try? fleet.withDevice(i, into: &slots) { v throws(Problem) in try renderer.render(v) } }
             let start = monotonicSeconds()
             for i in 0..<devices {
                 do {
-                    bytes &+= try fleet.withDevice(i % fleet.count) { try renderer.render($0).count }
+                    bytes &+= try fleet.withDevice(i % fleet.count, into: &slots) { v throws(Problem) in try renderer.render(v).count }
                 } catch {
                     failures += 1
                     if firstFailure == nil { firstFailure = "\(error)" }
@@ -108,14 +109,15 @@ struct SyntheticFleet {
         }
     }
 
-    func withDevice<R>(_ i: Int, _ body: (UnsafeBufferPointer<SlotValue>) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBufferPointer { base in
-            try withUnsafeTemporaryAllocation(of: SlotValue.self, capacity: max(slotCount, 1)) { slots in
+    /// Device `i`'s values laid into `slots` (room for `slotCount`), handed to `body` as a view.
+    func withDevice<R, E: Error>(_ i: Int, into slots: inout [SlotValue], _ body: (BufferView<SlotValue>) throws(E) -> R) throws(E) -> R {
+        try slots.withWorkerSlots { slots throws(E) in
+            try bytes.withView { base throws(E) in
                 for s in 0..<slotCount {
                     let (start, length) = ranges[i * slotCount + s]
-                    slots[s] = SlotValue(start: base.baseAddress! + start, count: length)
+                    slots[s] = SlotValue(base[view: start..<(start + length)])
                 }
-                return try body(UnsafeBufferPointer(start: slots.baseAddress, count: slotCount))
+                return try body(slots.view(prefix: slotCount))
             }
         }
     }

@@ -99,7 +99,7 @@ public final class UserTable: @unchecked Sendable {
         let stride = columns.stride, joinKey = columns.joinKey
         self.storage = storage
         self.rangeStorage = rangeStorage
-        let records = RecordTable(pairs: rangeStorage.buffer, bytes: storage.buffer.baseAddress, width: stride)
+        let records = RecordTable(pairs: rangeStorage.view, bytes: storage.view, width: stride)
         self.records = records
         count = rangeStorage.buffer.count / (2 * stride)
         var problems = problems

@@ -342,10 +342,10 @@ public final class InventoryTable: @unchecked Sendable {
             // A mapped file's kept values copied out with their pairs, and its pages (most of them
             // columns no program reads) let go.
             let (arena, columns) = (owner, keptColumns.count)
-            records = ranges.withUnsafeBufferPointer { RecordTable(pairs: $0, bytes: bytes.baseAddress, width: columns).compacted(in: arena) }
+            records = ranges.withView { RecordTable(pairs: $0, bytes: ByteView(bytes), width: columns).compacted(in: arena) }
             mapping?.unmap()
         } else {
-            records = RecordTable(pairs: UnsafeBufferPointer(owner.table(ranges)), bytes: bytes.baseAddress, width: keptColumns.count)
+            records = RecordTable(pairs: owner.view(ranges), bytes: ByteView(bytes), width: keptColumns.count)
         }
         self.lines = lines
         self.rowCount = rowCount

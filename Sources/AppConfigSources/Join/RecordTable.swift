@@ -1,5 +1,4 @@
 import AppConfigCore
-import CByteScan
 
 /// Records of `width` fields over one buffer of bytes, each field an (offset, length) pair of
 /// `UInt32`: the inventory's rows (their kept columns) and the directory's users (their variables
@@ -8,12 +7,12 @@ import CByteScan
 /// the table that owns the pairs and the bytes keeps them alive.
 public struct RecordTable: @unchecked Sendable {
     public static let absent = UInt32.max
-    let pairs: UnsafeBufferPointer<UInt32>
-    /// Nil only for a table of no bytes (whose records are all empty, or that has none).
-    let bytes: UnsafePointer<UInt8>?
+    let pairs: BufferView<UInt32>
+    /// Every record's bytes (empty for a table of no bytes).
+    let bytes: ByteView
     let width: Int
 
-    init(pairs: UnsafeBufferPointer<UInt32>, bytes: UnsafePointer<UInt8>?, width: Int) {
+    init(pairs: BufferView<UInt32>, bytes: ByteView, width: Int) {
         self.pairs = pairs
         self.bytes = bytes
         self.width = width
@@ -24,7 +23,8 @@ public struct RecordTable: @unchecked Sendable {
     func field(_ record: Int, _ field: Int) -> ByteView? {
         let i = (record * width + field) * 2
         guard pairs[i + 1] != Self.absent else { return nil }
-        return ByteView(UnsafeBufferPointer(start: bytes.map { $0 + Int(pairs[i]) }, count: Int(pairs[i + 1])))
+        let start = Int(pairs[i])
+        return bytes[view: start..<(start + Int(pairs[i + 1]))]
     }
 
     /// A field's bytes, empty when the record lacks it.
@@ -35,19 +35,19 @@ public struct RecordTable: @unchecked Sendable {
     @inline(__always)
     func prefetchPairs(_ record: Int) {
         let first = record * width * 2
-        appconfig_prefetch(pairs.baseAddress! + first)
-        appconfig_prefetch(pairs.baseAddress! + first + width * 2 - 1)
+        pairs.prefetch(at: first)
+        pairs.prefetch(at: first + width * 2 - 1)
     }
 
     /// Starts reading one field's pair into the cache.
     @inline(__always)
-    func prefetchPair(_ record: Int, _ field: Int) { appconfig_prefetch(pairs.baseAddress! + (record * width + field) * 2) }
+    func prefetchPair(_ record: Int, _ field: Int) { pairs.prefetch(at: (record * width + field) * 2) }
 
     /// Starts reading a field's first bytes into the cache (its pair is read now: see `prefetchPairs`).
     @inline(__always)
     func prefetchValue(_ record: Int, _ field: Int) {
         let i = (record * width + field) * 2
-        if pairs[i + 1] != Self.absent, let bytes { appconfig_prefetch(bytes + Int(pairs[i])) }
+        if pairs[i + 1] != Self.absent { bytes.prefetch(at: Int(pairs[i])) }
     }
 
     /// The same records with their bytes copied back to back into `arena`, in record order: a
@@ -66,26 +66,19 @@ public struct RecordTable: @unchecked Sendable {
             }
         }
         for p in 0..<parts { starts[p + 1] += starts[p] }
-        let pool = arena.table(count: starts[parts], repeating: UInt8(0))
-        let moved = arena.table(count: pairs.count, repeating: UInt32(0))
+        let pool = arena.slots(count: starts[parts], repeating: UInt8(0))
+        let moved = arena.slots(count: pairs.count, repeating: UInt32(0))
         forEachRange(records, parts: parts) { part, range in
             var at = starts[part]
             for i in range {
                 let length = pairs[2 * i + 1]
                 moved[2 * i + 1] = length
-                guard length != Self.absent, length > 0, let bytes else { continue }
+                guard length != Self.absent, length > 0 else { continue }
                 moved[2 * i] = UInt32(at)
-                (pool.baseAddress! + at).update(from: bytes + Int(pairs[2 * i]), count: Int(length))
+                pool.copy(bytes[view: Int(pairs[2 * i])..<(Int(pairs[2 * i]) + Int(length))], to: at)
                 at += Int(length)
             }
         }
-        return RecordTable(pairs: UnsafeBufferPointer(moved), bytes: UnsafePointer(pool.baseAddress), width: width)
+        return RecordTable(pairs: moved.view(prefix: moved.count), bytes: pool.view(prefix: pool.count), width: width)
     }
-}
-
-extension Array {
-    /// Starts reading element `i` into the cache (a hint: nothing is read now), for a loop that
-    /// will read it some iterations later.
-    @inline(__always)
-    package func prefetch(at i: Int) { withUnsafeBufferPointer { appconfig_prefetch($0.baseAddress! + i) } }
 }
