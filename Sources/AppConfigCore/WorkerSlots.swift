@@ -34,6 +34,9 @@
         }
     }
 
+    /// Every slot set to `value`.
+    @inlinable package func fill(with value: T) { buffer.update(repeating: value) }
+
     /// Sorts the slots in `range` (a worker's own run).
     @inlinable package func sort(_ range: Range<Int>, by areInIncreasingOrder: (T, T) -> Bool) {
         var run = UnsafeMutableBufferPointer(rebasing: buffer[range])

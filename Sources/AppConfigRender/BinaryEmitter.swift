@@ -11,15 +11,15 @@ final class BinaryEmitter {
     static let needsStringHashes = true
     // Numbering scratch (`RenderScratch`): per instruction its object's index; per dedup class a
     // stamp (the device's generation) and an index; per object its kind, argument, offset.
-    private let refAt: UnsafeMutableBufferPointer<Int32>
-    private let classStamp: UnsafeMutableBufferPointer<UInt32>
-    private let classIndex: UnsafeMutableBufferPointer<Int32>
-    fileprivate let dynamicClass: UnsafeMutableBufferPointer<Int32>
-    fileprivate let objectKind: UnsafeMutableBufferPointer<UInt8>
-    fileprivate let objectArgument: UnsafeMutableBufferPointer<Int32>
-    fileprivate let objectOffset: UnsafeMutableBufferPointer<Int>
+    private let refAt: WorkerSlots<Int32>
+    private let classStamp: WorkerSlots<UInt32>
+    private let classIndex: WorkerSlots<Int32>
+    fileprivate let dynamicClass: WorkerSlots<Int32>
+    fileprivate let objectKind: WorkerSlots<UInt8>
+    fileprivate let objectArgument: WorkerSlots<Int32>
+    fileprivate let objectOffset: WorkerSlots<Int>
     /// This device's stamp: bumped per device, so no table is cleared between devices.
-    private let generation: UnsafeMutablePointer<UInt32>
+    private let generation: WorkerSlots<UInt32>
     /// The layout of the common device, made from the first one met (nil until then).
     /// An emitter is one worker's: its properties read and written per device are not checked for
     /// exclusive access at run time (`@exclusivity(unchecked)`; each check cost more than the
@@ -49,10 +49,10 @@ final class BinaryEmitter {
             fixedLayoutDevices &+= 1
             return
         }
-        generation.pointee &+= 1
-        if generation.pointee == 0 {  // wrapped: stamps from 2^32 devices ago could collide
-            classStamp.update(repeating: 0)
-            generation.pointee = 1
+        generation[0] &+= 1
+        if generation[0] == 0 {  // wrapped: stamps from 2^32 devices ago could collide
+            classStamp.fill(with: 0)
+            generation[0] = 1
         }
         let (objects, fixedBytes, references, distinct) = number(device)
         if usesFixedLayout && layout == nil && distinct && device.presentKeys.count == image.program.keys.count {
@@ -77,7 +77,7 @@ final class BinaryEmitter {
     /// Numbers the objects (the keys, then each value depth-first), adding up their sizes as it
     /// goes: bytes known now, plus references whose width is known only from the final count.
     private func number(_ device: ResolvedDevice) -> (objects: Int, fixedBytes: Int, references: Int, distinct: Bool) {
-        let stamp = generation.pointee
+        let stamp = generation[0]
         let presentCount = device.presentKeys.count
         var objects = 1
         objectKind[0] = ObjectKind.root.rawValue
@@ -163,7 +163,7 @@ final class BinaryEmitter {
         switch objectKind[o] {
         case ObjectKind.constant.rawValue:
             let range = image.constantBinary[argument]
-            w.write(UnsafeBufferPointer(start: image.pool.baseAddress! + Int(range.start), count: Int(range.count)))
+            w.write(image.bytes(range))
         case ObjectKind.dynamic.rawValue:
             Self.writeString(argument, of: device, &w)
         case ObjectKind.array.rawValue:

@@ -16,33 +16,33 @@ struct PoolRange {
 public final class ProgramImage: @unchecked Sendable {
     public let program: Program
     private let arena = BufferArena()
-    let instructions: UnsafeMutableBufferPointer<UInt64>
+    let instructions: BufferView<UInt64>
     /// Every pre-encoded byte string: texts, constants (XML and binary), key lines, constant
     /// strings, value set members.
-    let pool: UnsafeMutableBufferPointer<UInt8>
-    let texts: UnsafeMutableBufferPointer<PoolRange>
-    let constantXML: UnsafeMutableBufferPointer<PoolRange>
-    let constantBinary: UnsafeMutableBufferPointer<PoolRange>
-    let constantClass: UnsafeMutableBufferPointer<Int32>
-    let keyXML: UnsafeMutableBufferPointer<PoolRange>
-    let keyNameConstant: UnsafeMutableBufferPointer<Int32>
-    let keyPolicy: UnsafeMutableBufferPointer<MissingValuePolicy>
-    let keyStart: UnsafeMutableBufferPointer<Int32>
-    let keyEnd: UnsafeMutableBufferPointer<Int32>
+    let pool: BufferView<UInt8>
+    let texts: BufferView<PoolRange>
+    let constantXML: BufferView<PoolRange>
+    let constantBinary: BufferView<PoolRange>
+    let constantClass: BufferView<Int32>
+    let keyXML: BufferView<PoolRange>
+    let keyNameConstant: BufferView<Int32>
+    let keyPolicy: BufferView<MissingValuePolicy>
+    let keyStart: BufferView<Int32>
+    let keyEnd: BufferView<Int32>
     /// Item addresses of all arrays, back to back; `arrayItems[arrayStart[a] ..< + count]`.
-    let arrayItems: UnsafeMutableBufferPointer<Int32>
-    let arrayStart: UnsafeMutableBufferPointer<Int32>
+    let arrayItems: BufferView<Int32>
+    let arrayStart: BufferView<Int32>
     /// Constant strings by content, filed by dedup class: a resolved string equal to one shares its
     /// class (plistlib stores equal strings once). `stringClassBytes[class]` is the string.
     let stringClasses: ByteKeyTable
-    let stringClassBytes: UnsafeMutableBufferPointer<PoolRange>
+    let stringClassBytes: BufferView<PoolRange>
     /// Value set v's members are `valueSetMembers[valueSetStart[v] ..< valueSetStart[v + 1]]`,
     /// each with its FNV-1a hash: membership compares hashes first, bytes only on a hash match.
-    let valueSetStart: UnsafeMutableBufferPointer<Int32>
-    let valueSetMembers: UnsafeMutableBufferPointer<PoolRange>
-    let valueSetHashes: UnsafeMutableBufferPointer<UInt64>
+    let valueSetStart: BufferView<Int32>
+    let valueSetMembers: BufferView<PoolRange>
+    let valueSetHashes: BufferView<UInt64>
     /// The patterns, unretained: the program holds them for the image's lifetime.
-    let patterns: UnsafeMutableBufferPointer<Unmanaged<Pattern>>
+    let patterns: BufferView<Unmanaged<Pattern>>
 
     /// Stored: each render checks it, and reading it through the program cost a call per device.
     public let slotCount: Int
@@ -56,24 +56,24 @@ public final class ProgramImage: @unchecked Sendable {
             defer { poolBytes += bytes }
             return PoolRange(start: Int32(poolBytes.count), count: Int32(bytes.count))
         }
-        instructions = arena.table(program.instructions.map(\.rawValue))
-        texts = arena.table(program.texts.map { add($0) })
-        constantXML = arena.table(program.constants.map { add($0.xml) })
-        constantBinary = arena.table(program.constants.map { add($0.binary) })
-        constantClass = arena.table(program.constants.map { Int32($0.dedupClass) })
-        keyXML = arena.table(program.keys.map { add($0.xmlLine) })
-        keyNameConstant = arena.table(program.keys.map { Int32($0.nameConstant) })
-        keyPolicy = arena.table(program.keys.map(\.policy))
-        keyStart = arena.table(program.keys.map { Int32($0.startAddress) })
-        keyEnd = arena.table(program.keys.map { Int32($0.endAddress) })
+        instructions = arena.view(program.instructions.map(\.rawValue))
+        texts = arena.view(program.texts.map { add($0) })
+        constantXML = arena.view(program.constants.map { add($0.xml) })
+        constantBinary = arena.view(program.constants.map { add($0.binary) })
+        constantClass = arena.view(program.constants.map { Int32($0.dedupClass) })
+        keyXML = arena.view(program.keys.map { add($0.xmlLine) })
+        keyNameConstant = arena.view(program.keys.map { Int32($0.nameConstant) })
+        keyPolicy = arena.view(program.keys.map(\.policy))
+        keyStart = arena.view(program.keys.map { Int32($0.startAddress) })
+        keyEnd = arena.view(program.keys.map { Int32($0.endAddress) })
         var starts: [Int32] = []
         var items: [Int32] = []
         for a in program.arrays {
             starts.append(Int32(items.count))
             items += a.map(Int32.init)
         }
-        arrayItems = arena.table(items)
-        arrayStart = arena.table(starts)
+        arrayItems = arena.view(items)
+        arrayStart = arena.view(starts)
 
         var classBytes = [PoolRange](repeating: .none, count: program.constantClassCount)
         for c in program.constants {
@@ -91,14 +91,14 @@ public final class ProgramImage: @unchecked Sendable {
             }
             setStart.append(Int32(members.count))
         }
-        valueSetStart = arena.table(setStart)
-        valueSetMembers = arena.table(members)
-        valueSetHashes = arena.table(memberHashes)
-        patterns = arena.table(program.patterns.map { Unmanaged.passUnretained($0) })
-        let pool = arena.table(poolBytes)
+        valueSetStart = arena.view(setStart)
+        valueSetMembers = arena.view(members)
+        valueSetHashes = arena.view(memberHashes)
+        patterns = arena.view(program.patterns.map { Unmanaged.passUnretained($0) })
+        let pool = arena.view(poolBytes)
         self.pool = pool
 
-        stringClassBytes = arena.table(classBytes)
+        stringClassBytes = arena.view(classBytes)
         var table = ByteKeyTable(capacity: program.constantClassCount)
         for (cls, range) in classBytes.enumerated() where range.count >= 0 {
             _ = table.insert(Self.bytes(range, in: pool), id: Int32(cls)) { Self.bytes(classBytes[Int($0)], in: pool) }
@@ -125,7 +125,7 @@ public final class ProgramImage: @unchecked Sendable {
     func bytes(_ r: PoolRange) -> ByteView { Self.bytes(r, in: pool) }
 
     @inline(__always)
-    private static func bytes(_ r: PoolRange, in pool: UnsafeMutableBufferPointer<UInt8>) -> ByteView {
-        ByteView(UnsafeBufferPointer(start: pool.baseAddress! + Int(r.start), count: Int(r.count)))
+    private static func bytes(_ r: PoolRange, in pool: ByteView) -> ByteView {
+        pool[view: Int(r.start)..<Int(r.start + r.count)]
     }
 }

@@ -12,40 +12,40 @@ public final class RenderScratch {
     /// The output and the dynamic strings' bytes (`Renderer.State`), moved out for each device.
     @exclusivity(unchecked) var state = Renderer.State(output: GrowingStorage(capacity: 4096), text: GrowingStorage(capacity: 1024))
     /// Per dynamic string of the current device: where its bytes are and what the scan found.
-    let strings: UnsafeMutableBufferPointer<DynamicString>
+    let strings: WorkerSlots<DynamicString>
     /// The keys present for the current device, in plist order.
-    let presentKeys: UnsafeMutableBufferPointer<Int32>
+    let presentKeys: WorkerSlots<Int32>
     let pattern = Pattern.Scratch()
     /// The binary emitter's numbering tables: per instruction its object's index; per dedup class a
     /// stamp (the device's generation) and an index; per object its kind, argument and offset. The
     /// generation is bumped per device by whichever renderer renders it, so a stamp left by another
     /// program's device is never current.
-    let refAt: UnsafeMutableBufferPointer<Int32>
-    let classStamp: UnsafeMutableBufferPointer<UInt32>
-    let classIndex: UnsafeMutableBufferPointer<Int32>
-    let dynamicClass: UnsafeMutableBufferPointer<Int32>
-    let objectKind: UnsafeMutableBufferPointer<UInt8>
-    let objectArgument: UnsafeMutableBufferPointer<Int32>
-    let objectOffset: UnsafeMutableBufferPointer<Int>
-    let generation: UnsafeMutablePointer<UInt32>
+    let refAt: WorkerSlots<Int32>
+    let classStamp: WorkerSlots<UInt32>
+    let classIndex: WorkerSlots<Int32>
+    let dynamicClass: WorkerSlots<Int32>
+    let objectKind: WorkerSlots<UInt8>
+    let objectArgument: WorkerSlots<Int32>
+    let objectOffset: WorkerSlots<Int>
+    let generation: WorkerSlots<UInt32>
 
     /// Room for a device of any of `programs`.
     public init(for programs: [Program]) {
         func most(_ size: (Program) -> Int) -> Int { programs.lazy.map(size).max() ?? 0 }
         let dynamicStrings = most(\.dynamicStringCount)
-        strings = arena.table(count: dynamicStrings, repeating: DynamicString())
-        presentKeys = arena.table(count: most(\.keys.count), repeating: 0)
-        refAt = arena.table(count: most(\.instructions.count), repeating: 0)
+        strings = arena.slots(count: dynamicStrings, repeating: DynamicString())
+        presentKeys = arena.slots(count: most(\.keys.count), repeating: 0)
+        refAt = arena.slots(count: most(\.instructions.count), repeating: 0)
         let classes = most { $0.constantClassCount + $0.dynamicStringCount }
-        classStamp = arena.table(count: classes, repeating: 0)
-        classIndex = arena.table(count: classes, repeating: 0)
-        dynamicClass = arena.table(count: dynamicStrings, repeating: 0)
+        classStamp = arena.slots(count: classes, repeating: 0)
+        classIndex = arena.slots(count: classes, repeating: 0)
+        dynamicClass = arena.slots(count: dynamicStrings, repeating: 0)
         // At most one object per instruction, plus the root.
         let objects = most(\.instructions.count) + 1
-        objectKind = arena.table(count: objects, repeating: 0)
-        objectArgument = arena.table(count: objects, repeating: 0)
-        objectOffset = arena.table(count: objects, repeating: 0)
-        generation = arena.table(count: 1, repeating: UInt32(0)).baseAddress!
+        objectKind = arena.slots(count: objects, repeating: 0)
+        objectArgument = arena.slots(count: objects, repeating: 0)
+        objectOffset = arena.slots(count: objects, repeating: 0)
+        generation = arena.slots(count: 1, repeating: UInt32(0))
     }
 
     /// Whether a device of `program` fits.

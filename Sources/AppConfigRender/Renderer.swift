@@ -29,9 +29,9 @@ public final class Renderer {
     /// is checked whole, so that one run names all that is wrong with it. `render` throws the first.
     @exclusivity(unchecked) public private(set) var deviceProblems: [Problem] = []
     /// Per dynamic string of the current device: where its bytes are and what the scan found.
-    let strings: UnsafeMutableBufferPointer<DynamicString>
+    let strings: WorkerSlots<DynamicString>
     /// The keys present for the current device, in plist order (omitted keys are left out).
-    let presentKeys: UnsafeMutableBufferPointer<Int32>
+    let presentKeys: WorkerSlots<Int32>
     /// The format's writer, chosen once (one of the two is set); the VM does not depend on it.
     /// Two `let`s of final classes rather than an enum: no reference counting per device.
     private let xmlEmitter: XMLEmitter?
@@ -260,12 +260,12 @@ extension Problem {
 
 /// What the VM leaves an emitter: the present keys in order and the resolved, scanned strings.
 struct ResolvedDevice {
-    let presentKeys: UnsafeBufferPointer<Int32>
-    let strings: UnsafeMutableBufferPointer<DynamicString>
+    let presentKeys: BufferView<Int32>
+    let strings: WorkerSlots<DynamicString>
     let text: GrowingStorage<UInt8>
 
-    init(presentKeys: UnsafeMutableBufferPointer<Int32>, strings: UnsafeMutableBufferPointer<DynamicString>, state: Renderer.State) {
-        self.presentKeys = UnsafeBufferPointer(rebasing: presentKeys[0..<state.presentCount])
+    init(presentKeys: WorkerSlots<Int32>, strings: WorkerSlots<DynamicString>, state: Renderer.State) {
+        self.presentKeys = presentKeys.view(prefix: state.presentCount)
         self.strings = strings
         text = state.text
     }
