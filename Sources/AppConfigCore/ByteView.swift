@@ -1,6 +1,5 @@
 import CByteScan
 
-
 /// Elements borrowed from storage another value owns (a mapped file, a table's pool, the render
 /// buffer, an array for the length of a closure): how keys, values, encoded files and per-device
 /// lists pass between readers, tables and writers instead of pointers. A view never owns or frees

@@ -1,6 +1,7 @@
 /// Slots handed to the workers of one parallel pass (`forEachRange`, `concurrentPerform`), each
 /// touching only its own (its part, its rows): results are written in place, with no lock, while
-/// the array they are borrowed from (`withWorkerSlots`) is kept alive.
+/// the array or arena they are borrowed from (`withWorkerSlots`, `BufferArena.slots`) is kept
+/// alive. Also one worker's own tables written in place (a renderer's scratch, a tar header).
 @usableFromInline package struct WorkerSlots<T>: @unchecked Sendable {
     @usableFromInline package let buffer: UnsafeMutableBufferPointer<T>
 
