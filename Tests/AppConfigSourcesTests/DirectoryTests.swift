@@ -29,9 +29,11 @@ struct DirectoryTests {
     }
 
     @Test("a group DN the parser refuses is no group key, plain or not: bytes that are not UTF-8, an empty type, an empty RDN", arguments: [
-        (Array("CN=".utf8) + [0xC3] + Array(",DC=x".utf8), "the value's escapes are not UTF-8", 4),
-        (Array("CN=a,DC=".utf8) + [0xFF], "the value's escapes are not UTF-8", 9),
-        (Array("CN=x\\,".utf8) + [0xC3, 0x28], "the value's escapes are not UTF-8", 8),
+        (Array("CN=".utf8) + [0xC3] + Array(",DC=x".utf8), "the value is not UTF-8", 3),
+        (Array("CN=a,DC=".utf8) + [0xFF], "the value is not UTF-8", 8),
+        (Array("CN=ab".utf8) + [0xE9] + Array("cd,DC=x".utf8), "the value is not UTF-8", 5),
+        (Array("CN=x\\,".utf8) + [0xC3, 0x28], "the value, its escapes decoded, is not UTF-8", 8),
+        (Array("CN=x\\C3\\28".utf8), "the value, its escapes decoded, is not UTF-8", 10),
         (Array("=x,DC=y".utf8), "expected an attribute type and '='", 0),
         (Array("CN=x,".utf8), "expected an attribute type and '='", 5),
         (Array("CN=x,,DC=y".utf8), "expected an attribute type and '='", 5),

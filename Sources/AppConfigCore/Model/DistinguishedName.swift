@@ -203,7 +203,7 @@ public struct DistinguishedName: Sendable, Equatable {
             var keep = stop
             while keep > start && s[keep - 1] == 0x20 { keep -= 1 }
             let invalid = s.withContiguousStorageIfAvailable { firstInvalidUTF8(ByteView($0)[view: start..<keep]) } ?? nil
-            guard invalid == nil else { throw ParseError(message: "the value's escapes are not UTF-8", offset: i) }
+            if let invalid { throw ParseError(message: "the value is not UTF-8", offset: start + invalid) }
             return .range(start..<keep)
         }
         var built = false
@@ -241,13 +241,13 @@ public struct DistinguishedName: Sendable, Equatable {
         if built {
             out.removeSubrange(keep...)
             guard out.withView({ firstInvalidUTF8($0) }) == nil else {
-                throw ParseError(message: "the value's escapes are not UTF-8", offset: i)
+                throw ParseError(message: "the value, its escapes decoded, is not UTF-8", offset: i)
             }
             return .bytes(out)
         }
         let range = start..<max(keep, start)
         let invalid = s.withContiguousStorageIfAvailable { firstInvalidUTF8(ByteView($0)[view: range]) } ?? nil
-        guard invalid == nil else { throw ParseError(message: "the value's escapes are not UTF-8", offset: i) }
+        if let invalid { throw ParseError(message: "the value is not UTF-8", offset: range.lowerBound + invalid) }
         return .range(range)
     }
 
