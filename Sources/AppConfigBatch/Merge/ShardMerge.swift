@@ -259,11 +259,12 @@ public struct ShardMerge {
                     }, emit)
                 }
             case "assets.live":
-                var names = Set<AssetName>()
+                // Repeats across shards are dropped by `LiveAssets`, which sorts and keeps each once.
+                var names: [AssetName] = []
                 for input in inputs {
-                    for line in input.output.file(name).split(separator: 0x0A) { if let n = AssetName(path: line) { names.insert(n) } }
+                    for line in input.output.file(name).split(separator: 0x0A) { if let n = AssetName(path: line) { names.append(n) } }
                 }
-                return LiveAssets(others: Array(names)).closingFile(named: name)
+                return LiveAssets(others: names).closingFile(named: name)
             default:
                 return ClosingFile(name: Manifest.fileName) { write throws(Problem) in
                     let header = inputs[0].output.manifest.header.map { ($0.name, $0.name == "shard" ? Shard.whole.description : $0.value) }
