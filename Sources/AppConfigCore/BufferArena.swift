@@ -1,31 +1,42 @@
 /// One owner for a set of raw tables of plain values: each is allocated through the arena and all
 /// are freed together when the arena goes. The program image and each renderer keep their hot-loop
 /// tables here, as flat buffers (no Swift array retain/release or nested bounds checks per access).
+/// Inlinable, so that filling a table is specialized to its type (generic, it copied each value
+/// through the type's value witness).
 package final class BufferArena: @unchecked Sendable {
-    private var blocks: [UnsafeMutableRawPointer] = []
+    @usableFromInline var blocks: [UnsafeMutableRawPointer] = []
 
     package init() {}
 
     /// A table holding a copy of `values` (at least one element, so the base address is never nil).
-    package func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+    @inlinable package func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: values.count)
         _ = b.initialize(from: values)
         return UnsafeMutableBufferPointer(rebasing: b[0..<values.count])
     }
 
     /// A copy of `values` in the arena, to read (valid while the arena is).
-    package func view<T: BitwiseCopyable>(_ values: [T]) -> BufferView<T> { BufferView(UnsafeBufferPointer(table(values))) }
+    @inlinable package func view<T: BitwiseCopyable>(_ values: [T]) -> BufferView<T> { BufferView(UnsafeBufferPointer(table(values))) }
 
     /// A table of `count` copies of `value`.
-    package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
+    @inlinable package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: count)
         b.initialize(repeating: value)
         return UnsafeMutableBufferPointer(rebasing: b[0..<count])
     }
 
     /// A table of `count` copies of `value`, as slots for the workers that fill it in place.
-    package func slots<T: BitwiseCopyable>(count: Int, repeating value: T) -> WorkerSlots<T> {
+    @inlinable package func slots<T: BitwiseCopyable>(count: Int, repeating value: T) -> WorkerSlots<T> {
         WorkerSlots(table(count: count, repeating: value))
+    }
+
+    /// A copy of `values`, as slots to change in place (an inventory's bytes, unescaped in place).
+    @inlinable package func slots<T: BitwiseCopyable>(copying values: [T]) -> WorkerSlots<T> { WorkerSlots(table(values)) }
+
+    /// `count` slots whose values the caller writes before anything reads them (a file read into
+    /// memory: pages never written are never touched).
+    @inlinable package func slots<T: BitwiseCopyable>(uninitialized count: Int, of _: T.Type = T.self) -> WorkerSlots<T> {
+        WorkerSlots(UnsafeMutableBufferPointer(rebasing: allocate(T.self, count: count)[0..<count]))
     }
 
     /// Takes ownership of a buffer made with `allocate` (freed with the arena). An owner that adopts
@@ -34,7 +45,7 @@ package final class BufferArena: @unchecked Sendable {
         if let base = buffer.baseAddress { blocks.append(UnsafeMutableRawPointer(base)) }
     }
 
-    private func allocate<T>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {
+    @usableFromInline func allocate<T>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {
         let b = UnsafeMutableBufferPointer<T>.allocate(capacity: max(count, 1))
         blocks.append(UnsafeMutableRawPointer(b.baseAddress!))
         return b

@@ -22,26 +22,27 @@ package func asciiLowerWord(_ w: UInt64) -> UInt64 {
 package func bytesEqual(_ a: ByteView, _ b: ByteView, foldingASCIICase: Bool = false) -> Bool {
     guard a.count == b.count else { return false }
     guard let pa = a.elements.baseAddress, let pb = b.elements.baseAddress else { return a.count == 0 }
-    return foldingASCIICase ? foldedBytesEqual(pa, pb, count: a.count) : memcmp(pa, pb, a.count) == 0
+    return foldingASCIICase ? foldedBytesEqual(a, b) : memcmp(pa, pb, a.count) == 0
 }
 
-/// `count` bytes equal with A-Z taken as a-z, eight at a time (the last eight overlapping the
-/// ones before when the count is not a multiple of eight). Byte by byte it cost what the callers
-/// do most: the join's user keys, the inventory's duplicate check, assignments' matches.
+/// Two views of one length equal with A-Z taken as a-z, eight bytes at a time (the last eight
+/// overlapping the ones before when the count is not a multiple of eight). Byte by byte it cost
+/// what the callers do most: the join's user keys, the inventory's duplicate check, assignments'
+/// matches.
 @inlinable @inline(__always)
-package func foldedBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
-    @inline(__always) func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }
+package func foldedBytesEqual(_ a: ByteView, _ b: ByteView) -> Bool {
     @inline(__always) func same(_ x: UInt64, _ y: UInt64) -> Bool { x == y || asciiLowerWord(x) == asciiLowerWord(y) }
+    let count = a.count
     guard count >= 8 else {
         for i in 0..<count where a[i] != b[i] && asciiLower(a[i]) != asciiLower(b[i]) { return false }
         return true
     }
     var i = 0
     while i + 8 <= count {
-        guard same(word(a, i), word(b, i)) else { return false }
+        guard same(a.word(at: i), b.word(at: i)) else { return false }
         i += 8
     }
-    return i == count || same(word(a, count - 8), word(b, count - 8))
+    return i == count || same(a.word(at: count - 8), b.word(at: count - 8))
 }
 
 /// Byte-wise order (memcmp, then length): how device keys sort in archives, indexes and manifests.
@@ -60,7 +61,7 @@ extension BufferView where Element == UInt8 {
     @inlinable
     package func firstIndex(of byte: UInt8, from start: Int) -> Int? {
         guard start < count, let base = elements.baseAddress else { return nil }
-        return memchr(base + start, Int32(byte), count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+        return memchr(base + start, Int32(byte), count - start).map { Int(bitPattern: $0) - Int(bitPattern: base) }
     }
 }
 

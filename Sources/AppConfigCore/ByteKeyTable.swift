@@ -7,35 +7,34 @@
 package struct ByteKeyTable: @unchecked Sendable {
     /// A slot: the key's hash and the caller's id (-1 when empty), side by side so that a probe is
     /// one cache line (separate arrays were two cache misses per key).
-    @usableFromInline struct Slot: Sendable {
+    @usableFromInline struct Slot: Sendable, BitwiseCopyable {
         @usableFromInline var hash: UInt64
         @usableFromInline var id: Int32
         @usableFromInline static let empty = Slot(hash: 0, id: -1)
         @usableFromInline init(hash: UInt64, id: Int32) { (self.hash, self.id) = (hash, id) }
     }
 
-    /// The slots, in a buffer its `SlotStorage` owns. Lookups read them through this trivial
-    /// view: slots in an array were retained and released around each lookup's `keyOf` call, and
+    /// The slots, in a buffer its `SlotStorage` owns. Lookups read them through these trivial
+    /// slots: slots in an array were retained and released around each lookup's `keyOf` call, and
     /// cores looking keys up in one table at once contended for the array's count.
-    @usableFromInline var slots: UnsafeMutableBufferPointer<Slot>
+    @usableFromInline var slots: WorkerSlots<Slot>
     private var storage: SlotStorage
     @usableFromInline var mask: Int
     package private(set) var count = 0
+    /// Slots the table has (it grows by doubling them).
+    package var slotCount: Int { mask + 1 }
     /// A-Z and a-z are the same key (directory join keys).
     package let foldsASCIICase: Bool
 
     /// Owns the slots' buffer; a table copied shares it until one of the copies changes.
     private final class SlotStorage {
-        let slots: UnsafeMutableBufferPointer<Slot>
-        init(count: Int) {
-            slots = .allocate(capacity: count)
-            slots.initialize(repeating: .empty)
+        private let owner = BufferArena()
+        let slots: WorkerSlots<Slot>
+        init(count: Int) { slots = owner.slots(count: count, repeating: .empty) }
+        init(copying other: WorkerSlots<Slot>) {
+            slots = owner.slots(count: other.count, repeating: .empty)
+            slots.copy(other.view, to: 0)
         }
-        init(copying other: UnsafeMutableBufferPointer<Slot>) {
-            slots = .allocate(capacity: other.count)
-            _ = slots.initialize(from: other)
-        }
-        deinit { slots.deallocate() }
     }
 
     /// Room for `capacity` keys before the first growth.
@@ -77,7 +76,7 @@ package struct ByteKeyTable: @unchecked Sendable {
     /// `find` on a table's trivial parts: a caller that holds tables in an array reads these
     /// fields of one without copying it (a copy retains its storage around `keyOf`).
     @inlinable @inline(__always)
-    static func find(_ key: ByteView, hash: UInt64, in slots: UnsafeMutableBufferPointer<Slot>, mask: Int, foldingASCIICase: Bool,
+    static func find(_ key: ByteView, hash: UInt64, in slots: WorkerSlots<Slot>, mask: Int, foldingASCIICase: Bool,
                      keyOf: (Int32) -> ByteView) -> Int32? {
         var i = Int(truncatingIfNeeded: hash) & mask
         while true {
@@ -113,11 +112,10 @@ package struct ByteKeyTable: @unchecked Sendable {
         return nil
     }
 
-    /// Where the probe for `hash` starts: for a prefetch hint, read well before the look-up.
+    /// Starts reading the slot where the probe for `hash` starts into the cache: a hint, given well
+    /// before the look-up.
     @inlinable @inline(__always)
-    package func slotAddress(forHash hash: UInt64) -> UnsafeRawPointer {
-        UnsafeRawPointer(slots.baseAddress! + (Int(truncatingIfNeeded: hash) & mask))
-    }
+    package func prefetch(hash: UInt64) { slots.view.prefetch(at: Int(truncatingIfNeeded: hash) & mask) }
 
     /// Room for `keys` keys in all without growing: the table moved once now instead of at each
     /// doubling (a reader that can tell how many keys are coming; each move reinserted every key,
@@ -135,7 +133,7 @@ package struct ByteKeyTable: @unchecked Sendable {
         storage = SlotStorage(count: size ?? old.slots.count * 2)
         slots = storage.slots
         mask = slots.count - 1
-        for slot in old.slots where slot.id >= 0 {
+        for slot in old.slots.view where slot.id >= 0 {
             var i = Int(truncatingIfNeeded: slot.hash) & mask
             while slots[i].id >= 0 { i = (i + 1) & mask }
             slots[i] = slot

@@ -1,5 +1,3 @@
-import CByteScan
-
 /// Elements borrowed from storage another value owns (a mapped file, a table's pool, the render
 /// buffer, an array for the length of a closure): how keys, values, encoded files and per-device
 /// lists pass between readers, tables and writers instead of pointers. A view never owns or frees
@@ -11,6 +9,11 @@ public struct BufferView<Element>: RandomAccessCollection, @unchecked Sendable {
 
     @inlinable @inline(__always)
     package init(_ elements: UnsafeBufferPointer<Element>) { self.elements = elements }
+
+    /// A view of elements an embedder keeps alive for as long as the view is used: the one door
+    /// from pointers into the engine's API (`Renderer.render` takes views of `SlotValue`s).
+    @inlinable @inline(__always)
+    public init(unsafeElements elements: UnsafeBufferPointer<Element>) { self.elements = elements }
 
     /// No elements.
     @inlinable package static var empty: BufferView { BufferView(UnsafeBufferPointer(start: nil, count: 0)) }
@@ -31,6 +34,12 @@ public struct BufferView<Element>: RandomAccessCollection, @unchecked Sendable {
     package subscript(view range: Range<Int>) -> BufferView {
         assert(range.lowerBound >= 0 && range.upperBound <= elements.count, "a range outside the view")
         return BufferView(UnsafeBufferPointer(rebasing: elements[range]))
+    }
+
+    /// Whether the two views are the same elements of the same storage (not only equal ones).
+    @inlinable @inline(__always)
+    package func isSame(as other: BufferView) -> Bool {
+        elements.baseAddress == other.elements.baseAddress && elements.count == other.elements.count
     }
 
     /// The elements from `start` on, as a view of its own.
@@ -96,13 +105,6 @@ extension BufferView where Element == UInt8 {
     package func equals(_ text: StaticString) -> Bool { equals(ByteView(text)) }
 }
 
-extension BufferView {
-    /// Starts reading element `i` into the cache (a hint: nothing is read now), for a loop that
-    /// will read it some iterations later.
-    @inlinable @inline(__always)
-    package func prefetch(at i: Int) { if let base = elements.baseAddress { appconfig_prefetch(base + i) } }
-}
-
 extension Array {
     /// Starts reading element `i` into the cache (see `BufferView.prefetch(at:)`).
     @inlinable @inline(__always)
@@ -110,7 +112,7 @@ extension Array {
 
     /// The array's elements as a view, for the length of `body`.
     @inlinable @inline(__always)
-    package func withView<R, E: Error>(_ body: (BufferView<Element>) throws(E) -> R) throws(E) -> R {
+    public func withView<R, E: Error>(_ body: (BufferView<Element>) throws(E) -> R) throws(E) -> R {
         try withUnsafeBufferPointer { b throws(E) in try body(BufferView(b)) }
     }
 }

@@ -46,7 +46,7 @@ package final class PartedFile: Sendable {
     package var partCount: Int { bounds.count - 1 }
     package var size: Int { file.size }
 
-    package init(_ path: String, parts: Int, limit: Int = 1 << 30, splitPoint: (UnsafeBufferPointer<UInt8>) -> Int?) throws(FileReadError) {
+    package init(_ path: String, parts: Int, limit: Int = 1 << 30, splitPoint: (ByteView) -> Int?) throws(FileReadError) {
         let file = try OpenFile(path, limit: limit)
         var window = [UInt8](repeating: 0, count: 1 << 16)
         bounds = partBounds(size: file.size, parts: parts) { start in
@@ -54,7 +54,7 @@ package final class PartedFile: Sendable {
             while offset < file.size {
                 let n = window.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress, $0.count, off_t(offset)) }
                 guard n > 0 else { return nil }
-                if let i = window.withUnsafeBufferPointer({ splitPoint(UnsafeBufferPointer(rebasing: $0[0..<n])) }) { return offset + i }
+                if let i = window.withView({ splitPoint($0[view: 0..<n]) }) { return offset + i }
                 offset += max(n - 2, 1)  // a separator may straddle two windows
             }
             return nil
@@ -68,8 +68,8 @@ package final class PartedFile: Sendable {
     /// ends in it (`lastRecordEnd`, nil: none does yet, and the window grows), and what follows is
     /// carried to the front of the next. `body` gets each window (its bytes may be changed in
     /// place) and whether it is the part's last; it returns false to stop.
-    package func readWindows(part: Int, window: Int = 8 << 20, lastRecordEnd: (UnsafeBufferPointer<UInt8>) -> Int?,
-                            _ body: (UnsafeMutableBufferPointer<UInt8>, Bool) -> Bool) throws(FileReadError) {
+    package func readWindows(part: Int, window: Int = 8 << 20, lastRecordEnd: (ByteView) -> Int?,
+                            _ body: (MutableByteView, Bool) -> Bool) throws(FileReadError) {
         var offset = bounds[part]
         let end = bounds[part + 1]
         var buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(min(window, end - offset), 1))
@@ -81,10 +81,10 @@ package final class PartedFile: Sendable {
             let filled = carried + n
             let last = offset >= end || n == 0  // n == 0: the file shrank while it was read
             if last {
-                _ = body(UnsafeMutableBufferPointer(rebasing: buffer[0..<filled]), true)
+                _ = body(WorkerSlots(UnsafeMutableBufferPointer(rebasing: buffer[0..<filled])), true)
                 return
             }
-            guard let cut = lastRecordEnd(UnsafeBufferPointer(rebasing: buffer[0..<filled])), cut > 0 else {
+            guard let cut = lastRecordEnd(ByteView(UnsafeBufferPointer(rebasing: buffer[0..<filled]))), cut > 0 else {
                 if filled == buffer.count {
                     // A record longer than the window: a window twice as large, with what was read.
                     let bigger = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
@@ -95,7 +95,7 @@ package final class PartedFile: Sendable {
                 carried = filled
                 continue
             }
-            guard body(UnsafeMutableBufferPointer(rebasing: buffer[0..<cut]), false) else { return }
+            guard body(WorkerSlots(UnsafeMutableBufferPointer(rebasing: buffer[0..<cut])), false) else { return }
             carried = filled - cut
             if carried > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + cut, carried) }
         }
@@ -185,13 +185,13 @@ struct OpenFile: Sendable {
     }
 }
 
-/// Reads a whole file into a new buffer of exactly its size (one allocation, no copy); the caller
-/// owns the buffer and deallocates it. A large file is read in parts, one per core (the kernel's
-/// copy and the first touch of each page are most of a read's time, and they go in parallel).
-package func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(FileReadError) -> UnsafeMutableBufferPointer<UInt8> {
+/// Reads a whole file into a new buffer of exactly its size (one allocation, no copy), owned by
+/// `owner`, to change in place. A large file is read in parts, one per core (the kernel's copy and
+/// the first touch of each page are most of a read's time, and they go in parallel).
+package func readFile(_ path: String, into owner: BufferArena, limit: Int = 1 << 30) throws(FileReadError) -> MutableByteView {
     let file = try OpenFile(path, limit: limit)
     defer { close(file.fd) }
-    let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(file.size, 1))
+    let buffer = owner.slots(uninitialized: file.size, of: UInt8.self).buffer
     let parts = file.size >= 8 << 20 ? Parallelism.threads : 1
     var filled = [Int](repeating: 0, count: parts)
     var failures = [FileReadError?](repeating: nil, count: parts)
@@ -206,15 +206,12 @@ package func readFileIntoBuffer(_ path: String, limit: Int = 1 << 30) throws(Fil
             }
         }
     }
-    if let failure = failures.lazy.compactMap({ $0 }).first {
-        buffer.deallocate()
-        throw failure
-    }
+    if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
     // A file that shrank while it was read: what was read before the first short part.
     var size = 0
     for i in 0..<parts {
         size += filled[i]
         if filled[i] < file.size * (i + 1) / parts - file.size * i / parts { break }
     }
-    return UnsafeMutableBufferPointer(rebasing: buffer[0..<size])
+    return WorkerSlots(UnsafeMutableBufferPointer(rebasing: buffer[0..<size]))
 }

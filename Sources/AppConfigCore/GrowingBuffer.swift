@@ -92,14 +92,14 @@ import Darwin
     }
 
     /// Makes room for `n` more elements and counts them as written; the caller writes every one of
-    /// them at the pointer returned, from as many threads as it likes, before anything reads them
-    /// or appends. A large copy into fresh pages (which the kernel clears first, one at a time) goes
+    /// the slots returned, from as many threads as it likes, before anything reads them or
+    /// appends. A large copy into fresh pages (which the kernel clears first, one at a time) goes
     /// as fast as the cores that share it.
-    @inlinable
-    package mutating func extend(by n: Int) -> UnsafeMutablePointer<Element> {
+    @inlinable @discardableResult
+    package mutating func extend(by n: Int) -> WorkerSlots<Element> {
         reserve(n)
         defer { _count += n }
-        return _base + _count
+        return WorkerSlots(UnsafeMutableBufferPointer(start: _base + _count, count: n))
     }
 
     /// Room for `n` more elements ahead.
@@ -150,7 +150,9 @@ private func releaseBlock(_ p: UnsafeMutableRawPointer) { free(p) }
     @inlinable @inline(__always) @discardableResult
     package func append(_ items: UnsafeBufferPointer<Element>) -> Int { storage.append(items) }
     @inlinable @inline(__always) package func append(_ item: Element) { storage.append(item) }
-    @inlinable package func extend(by n: Int) -> UnsafeMutablePointer<Element> { storage.extend(by: n) }
+    @inlinable @inline(__always) @discardableResult
+    package func append(_ items: BufferView<Element>) -> Int { storage.append(items) }
+    @inlinable package func extend(by n: Int) -> WorkerSlots<Element> { storage.extend(by: n) }
     @inlinable package func reserve(_ n: Int) { storage.reserve(n) }
     @inlinable package func truncate(to n: Int) { storage.truncate(to: n) }
 }

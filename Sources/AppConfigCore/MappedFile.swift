@@ -17,10 +17,11 @@ import Darwin
 /// usually written) is no change: the mapping keeps the old file.
 package final class MappedFile: @unchecked Sendable {
     package let path: String
-    /// The file's bytes; valid while this object lives.
-    package let bytes: UnsafeMutableBufferPointer<UInt8>
-    /// The same, to read (valid while this object lives and `unmap` is not called).
-    package var view: ByteView { ByteView(UnsafeBufferPointer(bytes)) }
+    /// The file's bytes (mapped privately: changing them changes no file), valid while this
+    /// object lives and `unmap` is not called.
+    package let bytes: MutableByteView
+    /// The same, to read.
+    package var view: ByteView { bytes.view }
     private let fd: Int32
     private let guardSlot: Int32
     /// At mapping: the size and the times.
@@ -49,7 +50,7 @@ package final class MappedFile: @unchecked Sendable {
         self.path = path
         fd = file.fd
         guardSlot = slot
-        bytes = UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: file.size)
+        bytes = WorkerSlots(UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: file.size))
         mapped = (file.size, Times(info))
     }
 
@@ -61,7 +62,7 @@ package final class MappedFile: @unchecked Sendable {
         faultsWhileMapped = appconfig_map_guard_faults(guardSlot)
         // The guard goes with the pages: another mapping may take these addresses.
         appconfig_map_guard_remove(guardSlot)
-        munmap(bytes.baseAddress, bytes.count)
+        munmap(bytes.buffer.baseAddress, bytes.count)
     }
 
     /// Why what was read from the mapping cannot be trusted, or nil: the file was cut shorter
@@ -101,7 +102,7 @@ package final class MappedFile: @unchecked Sendable {
     deinit {
         if faultsWhileMapped == nil {
             appconfig_map_guard_remove(guardSlot)
-            munmap(bytes.baseAddress, bytes.count)
+            munmap(bytes.buffer.baseAddress, bytes.count)
         }
         close(fd)
     }

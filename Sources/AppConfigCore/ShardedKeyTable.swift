@@ -22,7 +22,7 @@ package struct ShardedKeyTable: Sendable {
         foldsASCIICase = foldingASCIICase
         let shareCount = max(1, min(requested, count / 4096 + 1))
         var hashes = [UInt64](repeating: 0, count: count)
-        hashes.withUnsafeMutableBufferPointer { hashes in
+        hashes.withWorkerSlots { hashes in
             forEachRange(count, parts: shareCount) { _, range in
                 for id in range { hashes[id] = hash?(Int32(id)) ?? ByteKeyTable.hash(key(Int32(id)), foldingASCIICase: foldingASCIICase) }
             }
@@ -31,18 +31,17 @@ package struct ShardedKeyTable: Sendable {
         nonisolated(unsafe) let key = key
         var tables = [ByteKeyTable](repeating: ByteKeyTable(capacity: 0), count: shareCount)
         var found = [[(id: Int32, first: Int32)]](repeating: [], count: shareCount)
-        hashes.withUnsafeBufferPointer { hashes in
-            tables.withUnsafeMutableBufferPointer { tables in
-                found.withUnsafeMutableBufferPointer { found in
-                    let (hashes, tables, found) = (WorkerSlots(UnsafeMutableBufferPointer(mutating: hashes)), WorkerSlots(tables), WorkerSlots(found))
+        hashes.withView { hashes in
+            tables.withWorkerSlots { tables in
+                found.withWorkerSlots { found in
                     DispatchQueue.concurrentPerform(iterations: shareCount) { share in
                         var table = ByteKeyTable(capacity: count / shareCount + 16, foldingASCIICase: foldingASCIICase)
-                        for id in 0..<count where Self.share(hashes.buffer[id], of: shareCount) == share {
+                        for id in 0..<count where Self.share(hashes[id], of: shareCount) == share {
                             let k = key(Int32(id))
                             guard !k.isEmpty else { continue }
-                            if let first = table.insert(k, hash: hashes.buffer[id], id: Int32(id), keyOf: key) { found.buffer[share].append((Int32(id), first)) }
+                            if let first = table.insert(k, hash: hashes[id], id: Int32(id), keyOf: key) { found[share].append((Int32(id), first)) }
                         }
-                        tables.buffer[share] = table
+                        tables[share] = table
                     }
                 }
             }

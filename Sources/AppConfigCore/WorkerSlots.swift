@@ -1,7 +1,8 @@
-/// Slots handed to the workers of one parallel pass (`forEachRange`, `concurrentPerform`), each
-/// touching only its own (its part, its rows): results are written in place, with no lock, while
-/// the array or arena they are borrowed from (`withWorkerSlots`, `BufferArena.slots`) is kept
-/// alive. Also one worker's own tables written in place (a renderer's scratch, a tar header).
+/// Elements borrowed to be changed in place, while the array, arena or file they are borrowed
+/// from (`withWorkerSlots`, `BufferArena.slots`, `MappedFile.bytes`) is kept alive: slots handed
+/// to the workers of one parallel pass (`forEachRange`, `concurrentPerform`), each touching only
+/// its own (its part, its rows), with no lock; one worker's own tables (a renderer's scratch, a tar
+/// header); a file's bytes decoded in place by its reader (`MutableByteView`).
 @usableFromInline package struct WorkerSlots<T>: @unchecked Sendable {
     @usableFromInline package let buffer: UnsafeMutableBufferPointer<T>
 
@@ -9,16 +10,39 @@
 
     @inlinable package var count: Int { buffer.count }
 
-    /// Slot `i`, read or changed in place (a worker's own).
+    /// Slot `i`, read or changed in place (a worker's own). Checked in debug builds only, as a
+    /// view is.
     @inlinable package subscript(i: Int) -> T {
-        unsafeAddress {
+        @inline(__always) unsafeAddress {
             assert(i >= 0 && i < buffer.count, "a slot outside the buffer")
-            return UnsafePointer(buffer.baseAddress! + i)
+            return UnsafePointer(buffer.baseAddress.unsafelyUnwrapped + i)
         }
-        nonmutating unsafeMutableAddress {
+        @inline(__always) nonmutating unsafeMutableAddress {
             assert(i >= 0 && i < buffer.count, "a slot outside the buffer")
-            return buffer.baseAddress! + i
+            return buffer.baseAddress.unsafelyUnwrapped + i
         }
+    }
+
+    /// The slots in `range`, as slots of their own (indexed from 0).
+    @inlinable @inline(__always)
+    package subscript(slots range: Range<Int>) -> WorkerSlots {
+        assert(range.lowerBound >= 0 && range.upperBound <= buffer.count, "slots outside the buffer")
+        return WorkerSlots(UnsafeMutableBufferPointer(rebasing: buffer[range]))
+    }
+
+    /// The slots from `start` on, as slots of their own.
+    @inlinable @inline(__always)
+    package subscript(slots range: PartialRangeFrom<Int>) -> WorkerSlots { self[slots: range.lowerBound..<buffer.count] }
+
+    /// Every slot, read as a view (while no worker changes them).
+    @inlinable package var view: BufferView<T> { BufferView(UnsafeBufferPointer(buffer)) }
+
+    /// Moves the `count` slots at `source` to `target` (the two may overlap).
+    @inlinable @inline(__always)
+    package func move(from source: Int, to target: Int, count: Int) {
+        assert(source >= 0 && target >= 0 && source + count <= buffer.count && target + count <= buffer.count, "slots outside the buffer")
+        guard count > 0 else { return }
+        (buffer.baseAddress.unsafelyUnwrapped + target).update(from: buffer.baseAddress.unsafelyUnwrapped + source, count: count)
     }
 
     /// The first `count` slots, read as a view (while no worker changes them).
@@ -42,6 +66,20 @@
     @inlinable package func sort(_ range: Range<Int>, by areInIncreasingOrder: (T, T) -> Bool) {
         var run = UnsafeMutableBufferPointer(rebasing: buffer[range])
         run.sort(by: areInIncreasingOrder)
+    }
+}
+
+/// Bytes a reader decodes in place (a CSV field's doubled quotes, an LDIF line's folds, base64):
+/// they only ever shrink, so every value stays a range of the file's own bytes.
+package typealias MutableByteView = WorkerSlots<UInt8>
+
+/// `count` slots set to `value`, for the length of `body` (on the stack when they are few): a
+/// worker's row before it joins a table.
+@inlinable
+package func withTemporarySlots<T: BitwiseCopyable, R>(count: Int, repeating value: T, _ body: (WorkerSlots<T>) throws -> R) rethrows -> R {
+    try withUnsafeTemporaryAllocation(of: T.self, capacity: count) { b in
+        b.initialize(repeating: value)
+        return try body(WorkerSlots(b))
     }
 }
 

@@ -78,7 +78,7 @@ public final class Pattern: @unchecked Sendable {
 
     /// Searches UTF-8 bytes (not NUL-terminated) for the pattern. With `validatedUTF8` the caller
     /// promises valid UTF-8 and PCRE2 skips its own check (and takes its JIT fast path).
-    package func search(_ subject: UnsafeBufferPointer<UInt8>, scratch: Scratch, validatedUTF8: Bool = false) -> MatchResult {
+    private func search(_ subject: UnsafeBufferPointer<UInt8>, scratch: Scratch, validatedUTF8: Bool) -> MatchResult {
         // An empty buffer may have a nil base address; PCRE2 wants a pointer either way.
         let rc: Int32 = withUnsafePointer(to: 0 as UInt8) { empty in
             let base = subject.baseAddress ?? empty
@@ -102,7 +102,7 @@ public final class Pattern: @unchecked Sendable {
     public func search(_ subject: String) -> MatchResult {
         var copy = subject
         let scratch = Scratch()
-        return copy.withUTF8 { search($0, scratch: scratch) }
+        return copy.withUTF8 { search($0, scratch: scratch, validatedUTF8: false) }
     }
 
     static func message(for code: Int32) -> String {

@@ -309,11 +309,11 @@ private final class FixedLayout {
         let total = offsetTableOffset + objects * offsetSize + 32
         output.append(count: total) { w in
             w.write("bplist00")
-            segmentBytes.withUnsafeBufferPointer { segments in
+            segmentBytes.withView { segments in
                 // `w` passed, not captured: a captured variable is checked for exclusive access at
                 // run time at each use.
                 func copySegment(_ i: Int, _ w: inout ByteWriter) {
-                    w.write(UnsafeBufferPointer(rebasing: segments[segmentStart[i]..<segmentStart[i + 1]]))
+                    w.write(segments[view: segmentStart[i]..<segmentStart[i + 1]])
                 }
                 for (i, d) in strings.enumerated() {
                     copySegment(i, &w)

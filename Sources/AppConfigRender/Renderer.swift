@@ -67,19 +67,13 @@ public final class Renderer {
         hashStrings = xmlEmitter != nil ? XMLEmitter.needsStringHashes : BinaryEmitter.needsStringHashes
     }
 
-    /// `render(_:source:)` of values in a view, the bytes as one.
-    @inline(__always)
-    package func render(_ values: BufferView<SlotValue>, source: (Variable) -> Location? = { _ in nil }) throws(Problem) -> ByteView {
-        ByteView(try values.withUnsafeBufferPointer { v throws(Problem) in try render(v, source: source) })
-    }
-
     /// Renders one device. The returned bytes live in this renderer's buffer and are valid until
     /// the next call; on error nothing of the device is kept. `source` says where a variable's
     /// value came from (and names the device); it is called only when there is an error to report.
     /// Performance-critical: the fleet's hot loop.
     @inline(never)
-    public func render(_ values: UnsafeBufferPointer<SlotValue>,
-                       source: (Variable) -> Location? = { _ in nil }) throws(Problem) -> UnsafeRawBufferPointer {
+    public func render(_ values: BufferView<SlotValue>,
+                       source: (Variable) -> Location? = { _ in nil }) throws(Problem) -> ByteView {
         precondition(values.count == image.slotCount, "a device row needs one value per slot")
         var state = scratch.state
         defer { scratch.state = state }
@@ -104,7 +98,7 @@ public final class Renderer {
             }
             throw deviceProblems[0]
         }
-        return UnsafeRawBufferPointer(state.output.buffer)
+        return state.output.view
     }
 
     // MARK: The VM: resolve variables, build dynamic strings, run the checks
@@ -112,7 +106,7 @@ public final class Renderer {
     /// Runs the program over one device. A problem is recorded and the VM goes on: a string
     /// that failed skips its remaining checks, a key with a failed string is left out, and every
     /// other string and key is still resolved, so that every problem of the device is found.
-    private func resolve(_ values: UnsafeBufferPointer<SlotValue>, _ state: inout State, problems: inout [Problem]) {
+    private func resolve(_ values: BufferView<SlotValue>, _ state: inout State, problems: inout [Problem]) {
         state.text.truncate(to: 0)
         state.presentCount = 0
         let code = image.instructions
@@ -165,8 +159,8 @@ public final class Renderer {
                 if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
                 part = state.text.count
                 let value = values[slot]
-                if value.count > 0, let start = value.start {
-                    state.text.append(UnsafeBufferPointer(start: start, count: value.count))
+                if !value.bytes.isEmpty {
+                    state.text.append(value.bytes)
                 } else if fallback {
                     state.text.append(image.bytes(image.texts[instruction.operands.1]))
                 } else {
@@ -174,7 +168,7 @@ public final class Renderer {
                     case .fail:
                         // Recorded; the string goes on, so that its other missing variables are named too.
                         problems.append(Problem(.missingVariable, at: Location(key: program.keys[key].name),
-                                                "$(\(program.slots[slot])) is \(value.count == 0 ? "empty" : "missing") for this device",
+                                                "$(\(program.slots[slot])) is \(value.isMissing ? "missing" : "empty") for this device",
                                                 variable: program.slots[slot]))
                         keyFailed = true
                         stringFailed = true
@@ -191,8 +185,7 @@ public final class Renderer {
                     break
                 }
                 let start = Int(strings[current].start)
-                let bytes = UnsafeBufferPointer(start: state.text.base + start, count: state.text.count - start)
-                if !DynamicString.scan(ByteView(bytes), hashing: hashStrings, into: &strings[current]) {
+                if !DynamicString.scan(state.text.view(start: start, count: state.text.count - start), hashing: hashStrings, into: &strings[current]) {
                     fail(deviceError(.invalidUTF8, current, key, value: nil, "the value is not valid UTF-8"))
                 }
             case .checkLength:

@@ -211,20 +211,20 @@ struct VerifierTests {
         let program = try Self.nameProgram()
         let renderer = Renderer(image: ProgramImage(program), format: .xml)
         let value = Array("Jane".utf8)
-        try value.withUnsafeBufferPointer { v in
-            let slots = [SlotValue(start: v.baseAddress, count: v.count)]
-            try slots.withUnsafeBufferPointer { slots in
+        try value.withView { v in
+            let slots = [SlotValue(v)]
+            try slots.withView { slots in
                 var bytes = Array(try renderer.render(slots))
                 let verifier = Verifier(program: program, format: .xml)
-                #expect(bytes.withView { verifier.check($0, slots: BufferView(slots)) } == nil)
+                #expect(bytes.withView { verifier.check($0, slots: slots) } == nil)
                 // "Jane" becomes "Jame" in the written file.
                 let at = try #require(bytes.firstRange(of: Array("Jane".utf8))).lowerBound
                 bytes[at + 2] = UInt8(ascii: "m")
-                let wrong = try #require(bytes.withView { verifier.check($0, slots: BufferView(slots)) })
+                let wrong = try #require(bytes.withView { verifier.check($0, slots: slots) })
                 #expect(wrong.code == DeviceCode.verifyMismatch)
                 #expect(wrong.location.key == "name")
                 #expect(wrong.message == "libplist reads Optional(LibPlist.PlistValue.string(\"Jame\")), expected string(\"Jane\")")
-                let garbage = try #require([UInt8]("not a plist".utf8).withView { verifier.check($0, slots: BufferView(slots)) })
+                let garbage = try #require([UInt8]("not a plist".utf8).withView { verifier.check($0, slots: slots) })
                 #expect(garbage.code == DeviceCode.verifyMismatch)
                 #expect(garbage.message.hasPrefix("libplist cannot read the rendered plist"))
             }
@@ -237,16 +237,16 @@ struct VerifierTests {
         // As mdm-settings renders it: the dictionary's body, four tabs deep.
         let renderer = Renderer(image: ProgramImage(program), format: .xml, xmlNesting: 4)
         let value = Array("Jane".utf8)
-        try value.withUnsafeBufferPointer { v in
-            let slots = [SlotValue(start: v.baseAddress, count: v.count)]
-            try slots.withUnsafeBufferPointer { slots in
+        try value.withView { v in
+            let slots = [SlotValue(v)]
+            try slots.withView { slots in
                 var bytes = Array(try renderer.render(slots))
                 #expect(!bytes.starts(with: Array("<?xml".utf8)))
                 let verifier = Verifier(program: program, format: .xml, fragment: true)
-                #expect(bytes.withView { verifier.check($0, slots: BufferView(slots)) } == nil)
+                #expect(bytes.withView { verifier.check($0, slots: slots) } == nil)
                 let at = try #require(bytes.firstRange(of: Array("Jane".utf8))).lowerBound
                 bytes[at + 2] = UInt8(ascii: "m")
-                let wrong = try #require(bytes.withView { verifier.check($0, slots: BufferView(slots)) })
+                let wrong = try #require(bytes.withView { verifier.check($0, slots: slots) })
                 #expect(wrong.code == DeviceCode.verifyMismatch && wrong.location.key == "name")
             }
         }
@@ -264,14 +264,14 @@ struct VerifierTests {
         for format in OutputFormat.allCases {
             let renderer = Renderer(image: ProgramImage(program), format: format)
             let ou = Array("  Sales Ünit ".utf8)
-            try ou.withUnsafeBufferPointer { v in
+            try ou.withView { v in
                 // $(ou) present, $(cn) missing: the default, then upper.
-                let slots = program.slots.map { $0 == .user(.ou) ? SlotValue(start: v.baseAddress, count: v.count) : SlotValue.missing }
-                try slots.withUnsafeBufferPointer { slots in
+                let slots = program.slots.map { $0 == .user(.ou) ? SlotValue(v) : SlotValue.missing }
+                try slots.withView { slots in
                     let bytes = Array(try renderer.render(slots))
                     #expect(try LibPlist.decode(bytes)["u"] == .string("sales-%C3%BCnit/X É/nit/Sales"))
                     let verifier = Verifier(program: program, format: format)
-                    #expect(bytes.withView { verifier.check($0, slots: BufferView(slots)) } == nil)
+                    #expect(bytes.withView { verifier.check($0, slots: slots) } == nil)
                 }
             }
         }

@@ -147,15 +147,13 @@ struct RenderErrorTests {
         let renderer = Renderer(image: ProgramImage(program), format: .binary)
         var storage: [[UInt8]] = program.slots.map { Array((Self.good[$0] ?? "").utf8) }
         storage[program.slots.firstIndex(of: .user(.displayName))!] = [0x68, 0xC3, 0x28]
-        let pointers = storage.map { bytes -> UnsafeMutablePointer<UInt8> in
-            let p = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count)
-            p.initialize(from: bytes, count: bytes.count)
-            return p
-        }
-        defer { pointers.forEach { $0.deallocate() } }
-        let slots = zip(pointers, storage).map { SlotValue(start: UnsafePointer($0.0), count: $0.1.count) }
+        let joined = storage.flatMap { $0 }
+        let starts = storage.reduce(into: [0]) { $0.append($0.last! + $1.count) }
         #expect {
-            try slots.withUnsafeBufferPointer { try renderer.render($0) }
+            try joined.withView { bytes in
+                let slots = storage.indices.map { SlotValue(bytes[view: starts[$0]..<starts[$0 + 1]]) }
+                return try slots.withView { try renderer.render($0) }
+            }
         } throws: { ($0 as? Problem)?.code.as(DeviceCode.self) == .invalidUTF8 && ($0 as? Problem)?.location.key == "note" }
     }
 

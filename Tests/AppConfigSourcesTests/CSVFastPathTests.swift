@@ -1,3 +1,4 @@
+import AppConfigCore
 @testable import AppConfigSources
 import AppConfigSpec
 import TestSupport
@@ -19,9 +20,9 @@ struct CSVFastPathTests {
     /// Every record of `text`, each through the C scanner when `fast` and it takes it.
     static func records(_ text: [UInt8], fast: Bool, delimiter: UInt8 = UInt8(ascii: ",")) -> (reads: [Read], taken: Int) {
         var bytes = text
-        return bytes.withUnsafeMutableBufferPointer { buffer in
+        return bytes.withWorkerSlots { buffer in
             var scanner = CSVScanner(bytes: buffer, delimiter: delimiter, unescapes: false)
-            var fields = FieldBuffer(capacity: 4)  // small: records with more fields go to `next`, which grows it
+            var fields = CSVFieldBuffer(capacity: 4)  // small: records with more fields go to `next`, which grows it
             var reads: [Read] = []
             var taken = 0
             while scanner.position < buffer.count {

@@ -1,5 +1,4 @@
 @testable import AppConfigCore
-import CByteScan
 @testable import AppConfigSources
 @testable import AppConfigSpec
 import Foundation
@@ -24,8 +23,8 @@ struct DirectoryTests {
     ])
     func canonicalDN(dn: String, canonical: String, plain: Bool) throws {
         #expect(String(decoding: try DistinguishedName.canonical(Array(dn.utf8)), as: UTF8.self) == canonical)
-        #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.isPlain) == plain)
-        #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.canonicalKey).map { String(decoding: $0, as: UTF8.self) } == canonical)
+        #expect(Array(dn.utf8).withView(GroupBuilder.isPlain) == plain)
+        #expect(Array(dn.utf8).withView(GroupBuilder.canonicalKey).map { String(decoding: $0, as: UTF8.self) } == canonical)
     }
 
     @Test("a group DN the parser refuses is no group key, plain or not: bytes that are not UTF-8, an empty type, an empty RDN", arguments: [
@@ -40,7 +39,7 @@ struct DirectoryTests {
     ] as [([UInt8], String, Int)])
     func refusedGroupDN(dn: [UInt8], message: String, offset: Int) {
         #expect(throws: DistinguishedName.ParseError(message: message, offset: offset)) { try DistinguishedName.canonical(dn) }
-        #expect(dn.withUnsafeBufferPointer(GroupBuilder.canonicalKey) == nil, "\(dn)")
+        #expect(dn.withView(GroupBuilder.canonicalKey) == nil, "\(dn)")
     }
 
     /// What `isPlain` says of a DN the parser reads, from the parser: its canonical spelling is its
@@ -59,7 +58,7 @@ struct DirectoryTests {
         ("CN=x\\2C y,DC=x", false), ("CN=1234567\\+,DC=x", true), ("CN=a+UID=b,DC=x", false), ("CN=\"a\",DC=x", false),
     ])
     func isPlainAgreesWithTheParser(dn: String, plain: Bool) {
-        #expect(Array(dn.utf8).withUnsafeBufferPointer(GroupBuilder.isPlain) == plain, "\(dn)")
+        #expect(Array(dn.utf8).withView(GroupBuilder.isPlain) == plain, "\(dn)")
         if plain { #expect(Self.parsedAndCanonicalIsLowercased(Array(dn.utf8)) == true, "\(dn)") }
     }
 
@@ -78,7 +77,7 @@ struct DirectoryTests {
             if generator.next() % 2 == 0, dn.count > 4 { dn.replaceSubrange(0..<3, with: Array("CN=".utf8)) }
             guard let lowercased = Self.parsedAndCanonicalIsLowercased(dn) else { continue }
             parsed += 1
-            guard dn.withUnsafeBufferPointer(GroupBuilder.isPlain) else { continue }
+            guard dn.withView(GroupBuilder.isPlain) else { continue }
             plain += 1
             #expect(lowercased, "\(String(decoding: dn, as: UTF8.self))")
         }
@@ -114,7 +113,7 @@ struct DirectoryTests {
     }
 
     /// The C check the groups make of a DN read in one pass (`appconfig_dn_counts_plain`).
-    func countsPlain(_ dn: [UInt8]) -> Bool { dn.withUnsafeBufferPointer { appconfig_dn_counts_plain($0.baseAddress, $0.count) != 0 } }
+    func countsPlain(_ dn: [UInt8]) -> Bool { dn.withView { $0.isPlainDNOfCounts } }
 
     /// The one-pass reading of plain DNs gives what `walk` gives, for every DN it takes (it leaves
     /// the others to `walk`), and takes the usual ones.
@@ -147,8 +146,8 @@ struct DirectoryTests {
             taken += 1
             let walked = try? dn.withView { v throws(DistinguishedName.ParseError) in try DistinguishedName.walkedCommonNameAndUnit(in: v) }
             #expect(walked.map { pieces($0, dn) } == pieces(plain, dn), "\(dn)")
-            #expect(countsPlain(dn) == dn.withUnsafeBufferPointer(GroupBuilder.isPlain), "\(dn)")
-            if dn.withUnsafeBufferPointer(GroupBuilder.isPlain) { plainForGroups += 1 }
+            #expect(countsPlain(dn) == dn.withView(GroupBuilder.isPlain), "\(dn)")
+            if dn.withView(GroupBuilder.isPlain) { plainForGroups += 1 }
         }
         // 300 RDNs of sixteen bytes: every `,` in one lane of the C check's counters, past what a
         // byte counts (255), the `=`s in three lanes.
@@ -156,7 +155,7 @@ struct DirectoryTests {
         for (dn, plain) in [(long, true), (long + "=", false), ("a" + long, true)] {
             let bytes = Array(dn.utf8)
             #expect(countsPlain(bytes) == plain)
-            #expect(bytes.withUnsafeBufferPointer(GroupBuilder.isPlain) == plain)
+            #expect(bytes.withView(GroupBuilder.isPlain) == plain)
         }
         #expect(plainForGroups > 1_000 && plainForGroups < taken)
         #expect(taken > 5_000)
@@ -523,7 +522,7 @@ struct Base64Tests {
 
     static func decode(_ text: [UInt8]) -> [UInt8]? {
         var copy = text
-        return copy.withUnsafeMutableBufferPointer { Base64.decodeInPlace($0).map(Array.init) }
+        return copy.withWorkerSlots { Base64.decodeInPlace($0).map { Array($0.view) } }
     }
 
     @Test("exact bytes, with white space anywhere, padding, and what is refused", arguments: [

@@ -32,7 +32,7 @@ struct MappedFileTests {
     func bytesAreTheFile(size: Int) throws {
         let bytes = Self.randomBytes(size)
         try Self.withMapped(bytes) { _, mapped throws in
-            #expect(Array(mapped.bytes) == bytes)
+            #expect(Array(mapped.view) == bytes)
             #expect(mapped.change() == nil)
         }
     }
@@ -130,7 +130,7 @@ struct MappedFileTests {
             let other = path + ".new"
             try Data([1, 2, 3]).write(to: URL(fileURLWithPath: other))
             #expect(rename(other, path) == 0)
-            #expect(Array(mapped.bytes) == bytes)
+            #expect(Array(mapped.view) == bytes)
             #expect(mapped.change() == nil)
         }
     }

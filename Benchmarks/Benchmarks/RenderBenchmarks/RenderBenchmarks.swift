@@ -49,12 +49,14 @@ final class Devices: @unchecked Sendable {
         storage = .allocate(capacity: bytes.count)
         _ = storage.initialize(from: bytes)
         slots = .allocate(capacity: ranges.count)
-        for (i, r) in ranges.enumerated() { slots[i] = SlotValue(start: UnsafePointer(storage.baseAddress! + r.0), count: r.1) }
+        for (i, r) in ranges.enumerated() {
+            slots[i] = SlotValue(ByteView(unsafeElements: UnsafeBufferPointer(rebasing: storage[r.0..<(r.0 + r.1)])))
+        }
         self.values = values
     }
 
-    func device(_ i: Int) -> UnsafeBufferPointer<SlotValue> {
-        UnsafeBufferPointer(start: slots.baseAddress! + i * image.slotCount, count: image.slotCount)
+    func device(_ i: Int) -> BufferView<SlotValue> {
+        BufferView(unsafeElements: UnsafeBufferPointer(rebasing: slots[(i * image.slotCount)..<((i + 1) * image.slotCount)]))
     }
 }
 

@@ -50,11 +50,13 @@ public struct SecretSource: Sendable, Equatable {
 /// `{"key": "sAMAccountName", "values": {"jdoe": "…"}}`.
 public final class SecretStore: @unchecked Sendable {
     enum Value {
-        case single(UnsafeMutableBufferPointer<UInt8>)
-        case keyed(Variable, [String: UnsafeMutableBufferPointer<UInt8>])
+        case single(MutableByteView)
+        case keyed(Variable, [String: MutableByteView])
     }
 
     private(set) var values: [String: Value] = [:]
+    /// Holds every value's bytes.
+    private var owner = BufferArena()
 
     public init() {}
 
@@ -68,11 +70,11 @@ public final class SecretStore: @unchecked Sendable {
                 guard let text = environment[variable] else {
                     throw Problem(.secretSource, "--secret \(source.name): the environment has no \(variable)")
                 }
-                values[source.name] = .single(Self.own(Array(text.utf8)))
+                values[source.name] = .single(owner.slots(copying: Array(text.utf8)))
             case .file(let path):
-                values[source.name] = try Self.readFile(path, name: source.name)
+                values[source.name] = try Self.readFile(path, name: source.name, into: owner)
             case .command(let command):
-                values[source.name] = .single(Self.own(try Self.run(command, name: source.name)))
+                values[source.name] = .single(owner.slots(copying: try Self.run(command, name: source.name)))
             }
         }
     }
@@ -89,53 +91,44 @@ public final class SecretStore: @unchecked Sendable {
     /// nil when a per-user file has no value for it. Valid until `clear`.
     func value(_ name: String, key: String?) -> ByteView? {
         switch values[name] {
-        case .single(let b)?: return ByteView(b)
-        case .keyed(_, let table)?: return key.flatMap { table[$0] }.map { ByteView($0) }
+        case .single(let b)?: return b.view
+        case .keyed(_, let table)?: return key.flatMap { table[$0] }.map(\.view)
         case nil: return nil
         }
     }
 
     /// Overwrites every secret's bytes with zeros and frees them.
     public func clear() {
-        func wipe(_ b: UnsafeMutableBufferPointer<UInt8>) {
-            b.update(repeating: 0)
-            b.deallocate()
-        }
         for value in values.values {
             switch value {
-            case .single(let b): wipe(b)
-            case .keyed(_, let table): table.values.forEach(wipe)
+            case .single(let b): b.fill(with: 0)
+            case .keyed(_, let table): for b in table.values { b.fill(with: 0) }
             }
         }
         values = [:]
+        owner = BufferArena()
     }
 
     deinit { clear() }
 
-    /// A copy in a buffer of the store's own (cleared by `clear`).
-    private static func own(_ bytes: [UInt8]) -> UnsafeMutableBufferPointer<UInt8> {
-        let b = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
-        _ = b.initialize(from: bytes)
-        return UnsafeMutableBufferPointer(rebasing: b[0..<bytes.count])
-    }
-
-    private static func readFile(_ path: String, name: String) throws(Problem) -> Value {
+    /// The secret of a file, copied into `owner`.
+    private static func readFile(_ path: String, name: String, into owner: BufferArena) throws(Problem) -> Value {
         var bytes: [UInt8]
         do { bytes = try readFileBytes(path, limit: 64 << 20) } catch {
             throw Problem(.secretSource, at: Location(file: path), "--secret \(name): cannot read \(path): \(error.reason)")
         }
         defer { for i in bytes.indices { bytes[i] = 0 } }
         let lower = path.lowercased()
-        if lower.hasSuffix(".csv") { return try keyedCSV(bytes, path: path, name: name) }
-        if lower.hasSuffix(".json") { return try keyedJSON(bytes, path: path, name: name) }
+        if lower.hasSuffix(".csv") { return try keyedCSV(bytes, path: path, name: name, into: owner) }
+        if lower.hasSuffix(".json") { return try keyedJSON(bytes, path: path, name: name, into: owner) }
         var value = bytes
         if value.last == 0x0A { value.removeLast() }
         if value.last == 0x0D { value.removeLast() }
-        return .single(own(value))
+        return .single(owner.slots(copying: value))
     }
 
     /// `VARIABLE,value` rows under a header naming the variable.
-    private static func keyedCSV(_ bytes: [UInt8], path: String, name: String) throws(Problem) -> Value {
+    private static func keyedCSV(_ bytes: [UInt8], path: String, name: String, into owner: BufferArena) throws(Problem) -> Value {
         let text = String(decoding: bytes, as: UTF8.self)
         var lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\r")) }
         guard !lines.isEmpty else { throw Problem(.secretSource, at: Location(file: path), "--secret \(name): \(path) is empty") }
@@ -143,7 +136,7 @@ public final class SecretStore: @unchecked Sendable {
         guard header.count == 2, let variable = variable(named: header[0]) else {
             throw Problem(.secretSource, at: Location(file: path, line: 1), "--secret \(name): \(path) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by")
         }
-        var table: [String: UnsafeMutableBufferPointer<UInt8>] = [:]
+        var table: [String: MutableByteView] = [:]
         for (n, line) in lines.enumerated() {
             guard let comma = line.firstIndex(of: ",") else {
                 // The line is not shown: it may hold a value.
@@ -153,21 +146,21 @@ public final class SecretStore: @unchecked Sendable {
             guard table[key] == nil else {
                 throw Problem(.secretSource, at: Location(file: path, line: n + 2), "--secret \(name): \(path) gives \(header[0]) \"\(Problem.printable(key))\" twice")
             }
-            table[key] = own(Array(line[line.index(after: comma)...].utf8))
+            table[key] = owner.slots(copying: Array(line[line.index(after: comma)...].utf8))
         }
         return .keyed(variable, table)
     }
 
     /// `{"key": VARIABLE, "values": {KEY: value, ...}}`.
-    private static func keyedJSON(_ bytes: [UInt8], path: String, name: String) throws(Problem) -> Value {
+    private static func keyedJSON(_ bytes: [UInt8], path: String, name: String, into owner: BufferArena) throws(Problem) -> Value {
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], let key = object["key"] as? String,
               let variable = variable(named: key), let entries = object["values"] as? [String: Any] else {
             throw Problem(.secretSource, at: Location(file: path), "--secret \(name): \(path) holds {\"key\": VARIABLE, \"values\": {KEY: value, ...}}")
         }
-        var table: [String: UnsafeMutableBufferPointer<UInt8>] = [:]
+        var table: [String: MutableByteView] = [:]
         for (k, v) in entries {
             guard let s = v as? String else { throw Problem(.secretSource, at: Location(file: path), "--secret \(name): the value for \"\(Problem.printable(k))\" in \(path) is not a string") }
-            table[k] = own(Array(s.utf8))
+            table[k] = owner.slots(copying: Array(s.utf8))
         }
         return .keyed(variable, table)
     }

@@ -1,6 +1,5 @@
 import AppConfigCore
 import AppConfigSpec
-import CByteScan
 
 /// Collects the directory's group memberships while entries are read: each user's `memberOf`
 /// values (Active Directory lists direct groups only), and each group entry's `member` /
@@ -33,16 +32,16 @@ struct GroupBuilder {
     private var spellingNode: [Int32] = []
 
     /// The node of a DN, nil when it is not a DN.
-    private mutating func node(_ dn: UnsafeBufferPointer<UInt8>) -> Int32? {
+    private mutating func node(_ dn: ByteView) -> Int32? {
         let hash = Self.spellingHash(dn)
-        let known = spellingPool.withView { pool in spellings.find(ByteView(dn), hash: hash) { pool[view: spellingRanges[Int($0)]] } }
+        let known = spellingPool.withView { pool in spellings.find(dn, hash: hash) { pool[view: spellingRanges[Int($0)]] } }
         if let known { return spellingNode[Int(known)] < 0 ? nil : spellingNode[Int(known)] }
         let n = canonicalNode(dn)
         let id = Int32(spellingRanges.count)
         spellingRanges.append(spellingPool.count..<(spellingPool.count + dn.count))
-        spellingPool += dn
+        spellingPool.append(dn)
         spellingNode.append(n ?? -1)
-        _ = spellingPool.withView { pool in spellings.insert(ByteView(dn), hash: hash, id: id) { pool[view: spellingRanges[Int($0)]] } }
+        _ = spellingPool.withView { pool in spellings.insert(dn, hash: hash, id: id) { pool[view: spellingRanges[Int($0)]] } }
         return n
     }
 
@@ -50,9 +49,9 @@ struct GroupBuilder {
     /// last eight), mixed. The few group DNs that `memberOf` values name differ there (their CN
     /// leads); equal hashes are told apart by the bytes. FNV-1a over every byte of every value
     /// was most of reading the groups.
-    static func spellingHash(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        guard dn.count >= 16, let p = dn.baseAddress else { return fnv1a(ByteView(dn)) }
-        func word(_ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }
+    static func spellingHash(_ dn: ByteView) -> UInt64 {
+        guard dn.count >= 16 else { return fnv1a(dn) }
+        func word(_ at: Int) -> UInt64 { dn.word(at: at) }
         func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
             let m = (h ^ w) &* 0xBF58_476D_1CE4_E5B9
             return m ^ m >> 31
@@ -61,7 +60,7 @@ struct GroupBuilder {
     }
 
     /// The node of a DN by its canonical spelling, made when first met.
-    private mutating func canonicalNode(_ dn: UnsafeBufferPointer<UInt8>) -> Int32? {
+    private mutating func canonicalNode(_ dn: ByteView) -> Int32? {
         guard let key = Self.canonicalKey(dn) else { return nil }
         if let n = nodes[key] { return n }
         let n = Int32(canonicalDNs.count)
@@ -74,11 +73,11 @@ struct GroupBuilder {
     /// The canonical spelling. Most DNs are written without escapes or spaces around separators:
     /// for those it is the lowercased bytes (after a check that they are a DN).
 
-    static func canonicalKey(_ dn: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    static func canonicalKey(_ dn: ByteView) -> [UInt8]? {
         if isPlain(dn) {
             // Still checked as a DN: each RDN needs a type, `=` and a value, and its bytes are UTF-8
             // (a `memberOf` value is not checked when read, as the variables' values are).
-            guard firstInvalidUTF8(ByteView(dn)) == nil,
+            guard firstInvalidUTF8(dn) == nil,
                   (try? DistinguishedName.scan(Array(dn), wants: { _ in false }, visit: { _, _, _ in })) != nil else { return nil }
             return dn.map(asciiLower)
         }
@@ -93,8 +92,9 @@ struct GroupBuilder {
     /// Only the bytes below 0x40 and `\` can make a DN not plain; the others are passed over eight
     /// at a time and the state kept between the ones looked at is what the byte before each says
     /// (read from the DN). Byte by byte it cost every user of a directory whose groups are read.
-    static func isPlain(_ dn: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let b = dn.baseAddress, dn.count > 0, b[0] != 0x20 else { return false }
+    static func isPlain(_ dn: ByteView) -> Bool {
+        let b = dn
+        guard dn.count > 0, b[0] != 0x20 else { return false }
         let n = dn.count
         var sawEquals = false, anyEquals = false
         /// The byte a `\` escapes: checked when the backslash is met, not a separator.
@@ -128,7 +128,7 @@ struct GroupBuilder {
         }
         var i = 0
         while i + 8 <= n {
-            let w = UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self)
+            let w = b.word(at: i)
             // 0x80 in each byte below 0x40 (bits 7 and 6 clear), and in each `\` (exact: no carries).
             let low = ~(w | w << 1) & 0x8080_8080_8080_8080
             let x = w ^ 0x5C5C_5C5C_5C5C_5C5C
@@ -150,11 +150,10 @@ struct GroupBuilder {
     /// its DN when the caller made it (else made here). Values that are not DNs are returned for
     /// the caller to report.
     /// `readInOnePass`: the user table read the DN's cn and ou in one pass (it is written plainly).
-    mutating func addUser(dn: UnsafeBufferPointer<UInt8>, dnHash: UInt64?, readInOnePass: Bool,
-                          memberOf: [UnsafeBufferPointer<UInt8>]) -> [UnsafeBufferPointer<UInt8>] {
-        let plain = readInOnePass ? appconfig_dn_counts_plain(dn.baseAddress, dn.count) != 0 : Self.isPlain(dn)
+    mutating func addUser(dn: ByteView, dnHash: UInt64?, readInOnePass: Bool, memberOf: [ByteView]) -> [ByteView] {
+        let plain = readInOnePass ? dn.isPlainDNOfCounts : Self.isPlain(dn)
         userDNHash.append(plain ? dnHash ?? UserTableBuilder.hashDN(dn) : 0)
-        var invalid: [UnsafeBufferPointer<UInt8>] = []
+        var invalid: [ByteView] = []
         for value in memberOf {
             guard let g = node(value) else { invalid.append(value); continue }
             isGroup[Int(g)] = true
@@ -165,11 +164,11 @@ struct GroupBuilder {
     }
 
     /// A group entry: its members (users or groups, by DN) and the groups it is itself a member of.
-    mutating func addGroup(dn: UnsafeBufferPointer<UInt8>, members: [UnsafeBufferPointer<UInt8>], memberOf: [UnsafeBufferPointer<UInt8>]) -> [UnsafeBufferPointer<UInt8>] {
+    mutating func addGroup(dn: ByteView, members: [ByteView], memberOf: [ByteView]) -> [ByteView] {
         guard let g = node(dn) else { return [dn] }
         groupEntries += 1
         isGroup[Int(g)] = true
-        var invalid: [UnsafeBufferPointer<UInt8>] = []
+        var invalid: [ByteView] = []
         for value in members {
             if let m = node(value) { edges.append((m, g)) } else { invalid.append(value) }
         }
@@ -208,7 +207,7 @@ struct GroupBuilder {
     }
 
     /// `userDN(u)`: each user's DN as stored, to find the users that group entries list by DN.
-    func finish(userCount: Int, userDN: (Int) -> UnsafeBufferPointer<UInt8>) -> DirectoryGroups {
+    func finish(userCount: Int, userDN: (Int) -> ByteView) -> DirectoryGroups {
         // Members of each group: a CSR list from the (member, group) pairs.
         var start = [Int32](repeating: 0, count: canonicalDNs.count + 1)
         for e in edges { start[Int(e.group) + 1] += 1 }
@@ -242,7 +241,7 @@ struct GroupBuilder {
             precondition(userDNHash.count == userCount, "a hash per user added")
             userNode = [Int32](repeating: -1, count: userCount)
             listedPool.withView { pool in
-                userNode.withUnsafeMutableBufferPointer { out in
+                userNode.withWorkerSlots { out in
                     func find(_ key: ByteView, hash: UInt64) -> Int32 {
                         listed.find(key, hash: hash) { pool[view: listedRanges[Int($0)]] }.map { listedNode[Int($0)] } ?? -1
                     }
@@ -250,7 +249,7 @@ struct GroupBuilder {
                         for u in users {
                             let hash = userDNHash[u]
                             if hash != 0 {
-                                out[u] = find(ByteView(userDN(u)), hash: hash)
+                                out[u] = find(userDN(u), hash: hash)
                             } else if let key = Self.canonicalKey(userDN(u)) {
                                 out[u] = key.withView { find($0, hash: listed.hash($0)) }
                             }
@@ -299,7 +298,7 @@ public final class DirectoryGroups: Sendable {
     /// group whose leaf RDN is `cn=` that name (ASCII case-insensitively).
     public func groups(named name: String) -> [Int32] {
         if Assignment.isGroupDN(name) {
-            return Array(name.utf8).withUnsafeBufferPointer(GroupBuilder.canonicalKey).flatMap { nodes[$0] }.map { [$0] } ?? []
+            return Array(name.utf8).withView(GroupBuilder.canonicalKey).flatMap { nodes[$0] }.map { [$0] } ?? []
         }
         let wanted = name.utf8.map(asciiLower)
         return (0..<Int32(canonicalDNs.count)).filter { n in

@@ -11,19 +11,19 @@ struct EntryCollector {
     let wanted: [[UInt8]]
 
     var entryLine = 0
-    var dn: UnsafeBufferPointer<UInt8>?
+    var dn: ByteView?
     /// `UserTableBuilder.hashDN(dn)`, made when the `dn:` line is read: the DN index's slot for
     /// it is fetched into the cache then, while the entry's other lines are read, and found there
     /// when the entry ends (the duplicate check's look-up was a cache miss per user).
     var dnHash: UInt64 = 0
     /// Kept from entry to entry (emptied, never freed).
-    var values: [UnsafeBufferPointer<UInt8>?]
+    var values: [ByteView?]
     var rejected = false
     var sawObjectClass = false, isPerson = false, isGroup = false
     /// Group memberships, when the map reads groups: every `memberOf`, and a group's members.
     let readsGroups: Bool
-    var memberOf: [UnsafeBufferPointer<UInt8>] = []
-    var members: [UnsafeBufferPointer<UInt8>] = []
+    var memberOf: [ByteView] = []
+    var members: [ByteView] = []
     /// Before the first record: a `version:` line may stand here.
     var first = true
     /// Entries seen (`dn:` lines), people or not.
@@ -41,14 +41,14 @@ struct EntryCollector {
         self.file = String(decoding: Array(file.utf8), as: UTF8.self)
         wanted = builder.attributeOrder.map { Array($0.utf8) }
         readsGroups = map.readsGroups
-        values = [UnsafeBufferPointer<UInt8>?](repeating: nil, count: wanted.count)
+        values = [ByteView?](repeating: nil, count: wanted.count)
     }
 
     /// Reads a window's lines (`lines`: the physical lines before it, then after it); the entry
     /// being read ends with the window when it is the `last`. In place, in one call per window (a
     /// call per line through the workers' buffer copied the whole collector each time). False
     /// when the reading must stop.
-    mutating func read(_ window: UnsafeMutableBufferPointer<UInt8>, lines: inout Int, skipping: Int, last: Bool) -> Bool {
+    mutating func read(_ window: MutableByteView, lines: inout Int, skipping: Int, last: Bool) -> Bool {
         var reader = LogicalLines(bytes: window)
         reader.line = lines
         reader.position = skipping
@@ -77,7 +77,7 @@ struct EntryCollector {
             Location(file: file, line: line, dn: dn ? String(decoding: self.dn!, as: UTF8.self) : nil)
         }
         if readsGroups && isGroup && !isPerson {
-            guard firstInvalidUTF8(ByteView(dn)) == nil else {
+            guard firstInvalidUTF8(dn) == nil else {
                 builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
                 return
             }
@@ -85,7 +85,7 @@ struct EntryCollector {
             return
         }
         guard isPerson || !sawObjectClass else { return }
-        guard firstInvalidUTF8(ByteView(dn)) == nil else {
+        guard firstInvalidUTF8(dn) == nil else {
             builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
             return
         }
@@ -109,15 +109,15 @@ struct EntryCollector {
 
     /// One logical line (folded lines joined) numbered as in the file; base64 values are decoded
     /// in its place.
-    mutating func take(_ line: UnsafeMutableBufferPointer<UInt8>, _ number: Int) {
-        if line.isEmpty { finishEntry(); return }
+    mutating func take(_ line: MutableByteView, _ number: Int) {
+        if line.count == 0 { finishEntry(); return }
         if line[0] == UInt8(ascii: "#") { return }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+        guard let colon = line.view.firstIndex(of: UInt8(ascii: ":"), from: 0) else {
             problem(.ldifSyntax, number, "expected \"attribute: value\"")
             return
         }
-        let name = UnsafeBufferPointer(rebasing: line[..<colon])
-        guard let value = value(UnsafeMutableBufferPointer(rebasing: line[(colon + 1)...]), of: name, number) else { return }
+        let name = line.view[view: 0..<colon]
+        guard let value = value(line[slots: (colon + 1)...], of: name, number) else { return }
         if first && equalsLower(name, "version") {
             first = false
             if !value.elementsEqual("1".utf8) {
@@ -162,14 +162,14 @@ struct EntryCollector {
             return
         }
         // Attribute options (";lang-de", ";binary") do not change which attribute it is.
-        let attribute = UnsafeBufferPointer(rebasing: name[..<(name.firstIndex(of: UInt8(ascii: ";")) ?? name.count)])
+        let attribute = name[view: 0..<(name.firstIndex(of: UInt8(ascii: ";")) ?? name.count)]
         if readsGroups {
             if equalsLower(attribute, "memberof") { memberOf.append(value); return }
             if equalsLower(attribute, "member") || equalsLower(attribute, "uniquemember") { members.append(value); return }
         }
         guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { return }
         if values[i] != nil { return }  // multi-valued: the first value is kept
-        if firstInvalidUTF8(ByteView(value)) != nil {
+        if firstInvalidUTF8(value) != nil {
             problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
             return
         }
@@ -177,21 +177,21 @@ struct EntryCollector {
     }
 
     /// The value after the colon: ": text", ":: base64" (decoded in place) or ":< URL" (refused: nil).
-    mutating func value(_ rest: UnsafeMutableBufferPointer<UInt8>, of name: UnsafeBufferPointer<UInt8>, _ number: Int) -> UnsafeBufferPointer<UInt8>? {
-        if rest.first == UInt8(ascii: ":") {
-            let text = UnsafeMutableBufferPointer(rebasing: rest[1...])
-            let skip = text.firstIndex { $0 != 0x20 } ?? text.count
-            guard let d = Base64.decodeInPlace(UnsafeMutableBufferPointer(rebasing: text[skip...])) else {
+    mutating func value(_ rest: MutableByteView, of name: ByteView, _ number: Int) -> ByteView? {
+        let first = rest.count > 0 ? rest[0] : nil
+        if first == UInt8(ascii: ":") {
+            let text = rest[slots: 1...]
+            let skip = text.view.firstIndex { $0 != 0x20 } ?? text.count
+            guard let d = Base64.decodeInPlace(text[slots: skip...]) else {
                 problem(.ldifBase64, number, "the base64 value of \(String(decoding: name, as: UTF8.self)) is not valid base64")
                 return nil
             }
-            return UnsafeBufferPointer(d)
+            return d.view
         }
-        if rest.first == UInt8(ascii: "<") {
+        if first == UInt8(ascii: "<") {
             problem(.ldifURLValue, number, "\(String(decoding: name, as: UTF8.self)) takes its value from a URL (\":<\"), which is not supported")
             return nil
         }
-        let skip = rest.firstIndex { $0 != 0x20 } ?? rest.count
-        return UnsafeBufferPointer(rebasing: rest[skip...])
+        return rest.view[view: (rest.view.firstIndex { $0 != 0x20 } ?? rest.count)...]
     }
 }

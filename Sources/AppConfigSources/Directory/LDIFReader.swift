@@ -44,21 +44,20 @@ public enum LDIFReader {
     /// `read`, with the users' values held to `poolLimit` bytes (tests: the 4 GiB refusal, small).
     static func read(_ bytes: [UInt8], file: String, map: AttributeMap, parts: Int, poolLimit: Int) throws(Problem) -> UserTable {
         let bounds = partBounds(size: bytes.count, parts: parts) { from in
-            bytes.withUnsafeBufferPointer { entryEnd(in: UnsafeBufferPointer(rebasing: $0[from...])) }.map { from + $0 }
+            bytes.withView { entryEnd(in: $0[view: from...]) }.map { from + $0 }
         }
         var arrays = zip(bounds, bounds.dropFirst()).map { Array(bytes[$0..<$1]) }
         let sizes = arrays.map(\.count)
-        return try arrays.withUnsafeMutableBufferPointer { arrays throws(Problem) in
-            let parts = WorkerSlots(arrays)
-            return try read(partSizes: sizes, file: file, map: map, poolLimit: poolLimit) { part, take in
-                _ = parts.buffer[part].withUnsafeMutableBufferPointer { take($0, true) }
+        return try arrays.withWorkerSlots { parts throws(Problem) in
+            try read(partSizes: sizes, file: file, map: map, poolLimit: poolLimit) { part, take in
+                _ = parts[part].withWorkerSlots { take($0, true) }
             }
         }
     }
 
     /// Where the last entry that ends in `bytes` ends: just past a blank line's newline, where
     /// the next line is there to see and does not continue it (a window is cut there).
-    static func lastEntryEnd(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    static func lastEntryEnd(in bytes: ByteView) -> Int? {
         var j = bytes.count - 2
         while j >= 1 {
             if bytes[j] == 0x0A && bytes[j + 1] != 0x20 && (bytes[j - 1] == 0x0A || (j >= 2 && bytes[j - 1] == 0x0D && bytes[j - 2] == 0x0A)) {
@@ -72,7 +71,7 @@ public enum LDIFReader {
     /// Where the first entry that ends in `bytes` ends: just past the newline before a blank line
     /// that no continued line (one starting with a space) follows, after a `dn:` line (so the part
     /// before holds an entry, and a `version:` line can only be in the first).
-    static func entryEnd(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    static func entryEnd(in bytes: ByteView) -> Int? {
         var i = 0
         var sawDN = false
         while i + 1 < bytes.count {
@@ -95,7 +94,7 @@ public enum LDIFReader {
     /// `take` the part's bytes, in windows that end where an entry does (the last may end anywhere);
     /// `take` reads them in place and returns false when the reading must stop.
     static func read(partSizes: [Int], file: String, map: AttributeMap, poolLimit: Int = UserTableBuilder.poolLimit,
-                     feed: (Int, (UnsafeMutableBufferPointer<UInt8>, Bool) -> Bool) throws(FileReadError) -> Void) throws(Problem) -> UserTable {
+                     feed: (Int, (MutableByteView, Bool) -> Bool) throws(FileReadError) -> Void) throws(Problem) -> UserTable {
         let partCount = partSizes.count
         var collectors = (0..<partCount).map { i in
             var c = EntryCollector(file: file, map: map)
@@ -109,10 +108,9 @@ public enum LDIFReader {
         var failures = [FileReadError?](repeating: nil, count: partCount)
         // Called for each part on its own core; each touches only its part's slots.
         nonisolated(unsafe) let feed = feed
-        collectors.withUnsafeMutableBufferPointer { collectors in
-            lineCounts.withUnsafeMutableBufferPointer { counts in
-                failures.withUnsafeMutableBufferPointer { failures in
-                    let (collectors, counts, failures) = (WorkerSlots(collectors), WorkerSlots(counts), WorkerSlots(failures))
+        collectors.withWorkerSlots { collectors in
+            lineCounts.withWorkerSlots { counts in
+                failures.withWorkerSlots { failures in
                     DispatchQueue.concurrentPerform(iterations: partCount) { i in
                         var physicalLines = 0
                         var atStart = true
@@ -120,21 +118,21 @@ public enum LDIFReader {
                             // Folded lines and base64 values are undone in place (both only shrink),
                             // so every line and value is a range of the window: no copy, no allocation.
                             try feed(i) { window, last in
-                                let bom = i == 0 && atStart && window.starts(with: [0xEF, 0xBB, 0xBF])  // a UTF-8 byte order mark
+                                let bom = i == 0 && atStart && window.view.starts(with: [0xEF, 0xBB, 0xBF])  // a UTF-8 byte order mark
                                 let first = atStart
                                 atStart = false
-                                let more = collectors.buffer[i].read(window, lines: &physicalLines, skipping: bom ? 3 : 0, last: last)
+                                let more = collectors[i].read(window, lines: &physicalLines, skipping: bom ? 3 : 0, last: last)
                                 // The part's users, told from its first window: the DN index sized once.
                                 if first && !last && window.count > 0 {
-                                    let users = collectors.buffer[i].builder.count * partSizes[i] / window.count
-                                    collectors.buffer[i].builder.reserveUsers(users + users / 8)
+                                    let users = collectors[i].builder.count * partSizes[i] / window.count
+                                    collectors[i].builder.reserveUsers(users + users / 8)
                                 }
                                 return more
                             }
                         } catch {
-                            failures.buffer[i] = error
+                            failures[i] = error
                         }
-                        counts.buffer[i] = physicalLines
+                        counts[i] = physicalLines
                     }
                 }
             }
@@ -179,19 +177,18 @@ extension LDIFReader {
         guard collectors.count > 1 else { return repeated }
         let cores = Parallelism.threads
         let tasks = (1..<collectors.count).flatMap { part in (0..<cores).map { (part, $0) } }
-        collectors.withUnsafeBufferPointer { collectors in
-            repeated.withUnsafeMutableBufferPointer { repeated in
-                let (parts, flags) = (WorkerSlots(UnsafeMutableBufferPointer(mutating: collectors)), WorkerSlots(repeated))
+        collectors.withView { parts in
+            repeated.withWorkerSlots { flags in
                 DispatchQueue.concurrentPerform(iterations: tasks.count) { t in
                     let (part, share) = tasks[t]
                     // Taken once per task: read through the buffer per user, each was a copy.
-                    let mine = parts.buffer[part].builder
-                    let earlier = (0..<part).map { parts.buffer[$0].builder.dnLookup }
-                    flags.buffer[part].withUnsafeMutableBufferPointer { flags in
+                    let mine = parts[part].builder
+                    let earlier = (0..<part).map { parts[$0].builder.dnLookup }
+                    flags[part].withWorkerSlots { flags in
                         // In blocks: the block's hashes made and their slots fetched into the
                         // cache, then looked up (one at a time, each look-up was a cache miss).
                         let users = (mine.count * share / cores)..<(mine.count * (share + 1) / cores)
-                        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 32) { hashes in
+                        withTemporarySlots(count: 32, repeating: UInt64(0)) { hashes in
                             for block in stride(from: users.lowerBound, to: users.upperBound, by: hashes.count) {
                                 let end = min(block + hashes.count, users.upperBound)
                                 for u in block..<end {

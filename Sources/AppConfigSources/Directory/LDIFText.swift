@@ -4,14 +4,14 @@ import Foundation
 
 /// Bytes equal to a lowercase ASCII word, ignoring ASCII case.
 @inline(__always)
-func equalsLower(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+func equalsLower(_ bytes: ByteView, _ word: StaticString) -> Bool {
     guard bytes.count == word.utf8CodeUnitCount else { return false }
-    let w = word.utf8Start
+    let w = ByteView(word)
     for i in 0..<bytes.count where asciiLower(bytes[i]) != w[i] { return false }
     return true
 }
 
-func equalsLowerBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: [UInt8]) -> Bool {
+func equalsLowerBytes(_ bytes: ByteView, _ lower: [UInt8]) -> Bool {
     guard bytes.count == lower.count else { return false }
     for i in 0..<bytes.count where asciiLower(bytes[i]) != lower[i] { return false }
     return true
@@ -21,14 +21,14 @@ func equalsLowerBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: [UInt8]) -> 
 /// CRLF or LF, each with the number of its first physical line. A folded line is joined in place:
 /// each continuation is copied down over the line break and the fold's space before it.
 struct LogicalLines {
-    let bytes: UnsafeMutableBufferPointer<UInt8>
+    let bytes: MutableByteView
     var position = 0
     /// Physical lines read so far.
     var line = 0
 
-    init(bytes: UnsafeMutableBufferPointer<UInt8>) { self.bytes = bytes }
+    init(bytes: MutableByteView) { self.bytes = bytes }
 
-    mutating func next() -> (UnsafeMutableBufferPointer<UInt8>, Int)? {
+    mutating func next() -> (MutableByteView, Int)? {
         guard position < bytes.count else { return nil }
         let first = physical()
         let number = line
@@ -36,23 +36,17 @@ struct LogicalLines {
         while position < bytes.count && bytes[position] == 0x20 {
             position += 1  // the fold's space
             let more = physical()
-            if more.lowerBound != end {
-                memmove(bytes.baseAddress! + end, bytes.baseAddress! + more.lowerBound, more.count)
-            }
+            if more.lowerBound != end { bytes.move(from: more.lowerBound, to: end, count: more.count) }
             end += more.count
         }
-        return (UnsafeMutableBufferPointer(rebasing: bytes[first.lowerBound..<end]), number)
+        return (bytes[slots: first.lowerBound..<end], number)
     }
 
     private mutating func physical() -> Range<Int> {
         line += 1
         let start = position
         // memchr: the generic search went a byte at a time (every byte of the file passes here).
-        if start < bytes.count, let newline = memchr(bytes.baseAddress! + start, 0x0A, bytes.count - start) {
-            position = bytes.baseAddress!.distance(to: newline.assumingMemoryBound(to: UInt8.self))
-        } else {
-            position = bytes.count
-        }
+        position = bytes.view.firstIndex(of: 0x0A, from: start) ?? bytes.count
         var stop = position
         if stop > start && bytes[stop - 1] == 0x0D { stop -= 1 }
         if position < bytes.count { position += 1 }
@@ -81,12 +75,12 @@ enum Base64 {
     /// three bytes at once (much of an export is base64 values, and byte by byte through the shared
     /// table they were costly); anything else (white space,
     /// padding, the end) goes byte by byte.
-    static func decodeInPlace(_ text: UnsafeMutableBufferPointer<UInt8>) -> UnsafeMutableBufferPointer<UInt8>? {
-        table.withUnsafeBufferPointer { table in decodeInPlace(text, table: table) }
+    static func decodeInPlace(_ text: MutableByteView) -> MutableByteView? {
+        table.withView { table in decodeInPlace(text, table: table) }
     }
 
     @inline(__always)
-    private static func decodeInPlace(_ text: UnsafeMutableBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>) -> UnsafeMutableBufferPointer<UInt8>? {
+    private static func decodeInPlace(_ text: MutableByteView, table: ByteView) -> MutableByteView? {
         var out = 0
         var buffer: UInt32 = 0
         var bits = 0
@@ -125,6 +119,6 @@ enum Base64 {
             }
         }
         guard padding <= 2, bits < 6 else { return nil }
-        return UnsafeMutableBufferPointer(rebasing: text[0..<out])
+        return text[slots: 0..<out]
     }
 }

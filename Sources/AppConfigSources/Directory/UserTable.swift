@@ -101,7 +101,7 @@ public final class UserTable: @unchecked Sendable {
         self.rangeStorage = rangeStorage
         let records = RecordTable(pairs: rangeStorage.view, bytes: storage.view, width: stride)
         self.records = records
-        count = rangeStorage.buffer.count / (2 * stride)
+        count = rangeStorage.count / (2 * stride)
         var problems = problems
         // The join index, keys folded to lower case, filled on every core.
         func key(_ u: Int32) -> ByteView { records.value(Int(u), joinKey) }

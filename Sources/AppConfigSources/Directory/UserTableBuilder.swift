@@ -1,5 +1,4 @@
 import AppConfigCore
-import CByteScan
 
 /// Collects entries (from LDIF or LDAP pages) into a `UserTable`. `mark`/`rollback` let a retried
 /// LDAP search drop what a failed attempt delivered, so nothing is duplicated or half-taken.
@@ -77,7 +76,7 @@ public struct UserTableBuilder {
         let dnBytes = Array(dn.utf8)
         withBuffers(values) { values in
             withBuffers(memberOf) { memberOf in
-                dnBytes.withUnsafeBufferPointer { dn in
+                dnBytes.withView { dn in
                     addEntry(dn: dn, dnHash: nil, values: values, memberOf: memberOf.map { $0! }, line: nil, location: location())
                 }
             }
@@ -88,7 +87,7 @@ public struct UserTableBuilder {
     /// is copied into the pool (the buffers may go once this returns). `line`: where an LDIF entry
     /// starts. `memberOf`: the user's groups, when the map reads groups. `dnHash`: `hashDN(dn)`,
     /// when the caller made it.
-    mutating func addEntry(dn: UnsafeBufferPointer<UInt8>, dnHash: UInt64?, values: [UnsafeBufferPointer<UInt8>?], memberOf: [UnsafeBufferPointer<UInt8>],
+    mutating func addEntry(dn: ByteView, dnHash: UInt64?, values: [ByteView?], memberOf: [ByteView],
                            line: Int?, location: @autoclosure () -> Location) {
         guard let readInOnePass = addUser(dn: dn, values: values, line: line, location: location()),
               let invalid = groups?.addUser(dn: dn, dnHash: dnHash, readInOnePass: readInOnePass, memberOf: memberOf) else { return }
@@ -100,20 +99,20 @@ public struct UserTableBuilder {
         let dnBytes = Array(dn.utf8)
         withBuffers(members) { members in
             withBuffers(memberOf) { memberOf in
-                dnBytes.withUnsafeBufferPointer { dn in
+                dnBytes.withView { dn in
                     addGroupEntry(dn: dn, members: members.map { $0! }, memberOf: memberOf.map { $0! }, location: location())
                 }
             }
         }
     }
 
-    mutating func addGroupEntry(dn: UnsafeBufferPointer<UInt8>, members: [UnsafeBufferPointer<UInt8>], memberOf: [UnsafeBufferPointer<UInt8>],
+    mutating func addGroupEntry(dn: ByteView, members: [ByteView], memberOf: [ByteView],
                                 location: @autoclosure () -> Location) {
         guard let invalid = groups?.addGroup(dn: dn, members: members, memberOf: memberOf) else { return }
         for value in invalid { reportNotDN(value, "member or memberOf", at: location()) }
     }
 
-    private mutating func reportNotDN(_ value: UnsafeBufferPointer<UInt8>, _ attribute: String, at location: Location) {
+    private mutating func reportNotDN(_ value: ByteView, _ attribute: String, at location: Location) {
         problems.append(Problem(.groupDN, at: location, "the \(attribute) value \"\(String(decoding: value, as: UTF8.self))\" is not a DN; it is ignored"))
     }
 
@@ -122,11 +121,11 @@ public struct UserTableBuilder {
     /// value that feeds several variables (the mail address as `userName` and join key) is stored once. No
     /// allocation per entry. Nil when the DN does not parse (reported; the entry is skipped), else
     /// whether it was read in one pass (`DistinguishedName.commonNameAndUnit`: written plainly).
-    private mutating func addUser(dn: UnsafeBufferPointer<UInt8>, values: [UnsafeBufferPointer<UInt8>?], line: Int?,
+    private mutating func addUser(dn: ByteView, values: [ByteView?], line: Int?,
                                   location: @autoclosure () -> Location) -> Bool? {
         let pieces: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?, readInOnePass: Bool)
         do {
-            pieces = try DistinguishedName.commonNameAndUnit(in: ByteView(dn))
+            pieces = try DistinguishedName.commonNameAndUnit(in: dn)
         } catch {
             let text = String(decoding: dn, as: UTF8.self)
             problems.append(Problem(.ldifDN, at: location(), "DN \"\(text)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
@@ -139,24 +138,23 @@ public struct UserTableBuilder {
         // The pool through a local: reached through `self` (inout), it was retained and released
         // around each of a user's appends.
         let storage = pool
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 2 * stride) { row in
-            row.initialize(repeating: 0)
+        withTemporarySlots(count: 2 * stride, repeating: UInt32(0)) { row in
             // Values stored for this entry, by where they came from: one stored once is found again.
-            var stored: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
-            var storedMore: (UnsafePointer<UInt8>?, Int, UInt32) = (nil, 0, 0)
-            func store(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 {
-                if let base = value.baseAddress {
-                    if stored.0 == base && stored.1 == value.count { return stored.2 }
-                    if storedMore.0 == base && storedMore.1 == value.count { return storedMore.2 }
+            var stored: (ByteView, UInt32) = (.empty, 0)
+            var storedMore: (ByteView, UInt32) = (.empty, 0)
+            func store(_ value: ByteView) -> UInt32 {
+                if !value.isEmpty {
+                    if value.isSame(as: stored.0) { return stored.1 }
+                    if value.isSame(as: storedMore.0) { return storedMore.1 }
                 }
                 let offset = append(value)
-                (storedMore, stored) = (stored, (value.baseAddress, value.count, offset))
+                (storedMore, stored) = (stored, (value, offset))
                 return offset
             }
             // Past 4 GiB the offsets wrap; `checkPool` refuses such a table before it is read.
-            func append(_ value: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(truncatingIfNeeded: storage.append(value)) }
+            func append(_ value: ByteView) -> UInt32 { UInt32(truncatingIfNeeded: storage.append(value)) }
             // `column`: where the value goes in the user's row.
-            func put(_ column: Int, _ value: UnsafeBufferPointer<UInt8>?) {
+            func put(_ column: Int, _ value: ByteView?) {
                 guard let value else { row[2 * column + 1] = .max; return }
                 set(column, store(value), value.count)
             }
@@ -164,7 +162,7 @@ public struct UserTableBuilder {
                 row[2 * column] = offset
                 row[2 * column + 1] = UInt32(count)
             }
-            func attribute(_ variable: Int) -> UnsafeBufferPointer<UInt8>? {
+            func attribute(_ variable: Int) -> ByteView? {
                 for p in positions[variable] { if let v = values[p] { return v } }
                 return nil
             }
@@ -172,8 +170,8 @@ public struct UserTableBuilder {
             func put(_ column: Int, _ piece: DistinguishedName.Piece?) {
                 switch piece {
                 case .range(let r): set(column, dnOffset &+ UInt32(r.lowerBound), r.count)
-                case .bytes(let b): b.withUnsafeBufferPointer { set(column, append($0), $0.count) }  // built: never the same buffer again
-                case nil: put(column, nil as UnsafeBufferPointer<UInt8>?)
+                case .bytes(let b): b.withView { set(column, append($0), $0.count) }  // built: never the same buffer again
+                case nil: put(column, nil as ByteView?)
                 }
             }
             let mail = attribute(Self.emailIndex)
@@ -183,14 +181,14 @@ public struct UserTableBuilder {
                 case .dn: set(i, dnOffset, dn.count)
                 case .cn: if pieces.cn != nil { put(i, pieces.cn) } else { put(i, cnPosition.flatMap { values[$0] }) }
                 case .ou: put(i, pieces.ou)
-                case .emailAddressLocalPart: put(i, at.map { UnsafeBufferPointer(rebasing: mail![..<$0]) })
-                case .emailAddressDomain: put(i, at.map { UnsafeBufferPointer(rebasing: mail![($0 + 1)...]) })
+                case .emailAddressLocalPart: put(i, at.map { mail![view: 0..<$0] })
+                case .emailAddressDomain: put(i, at.map { mail![view: ($0 + 1)...] })
                 case .userName: put(i, attribute(Self.upnIndex) ?? mail)
                 default: put(i, attribute(index))
                 }
             }
             put(columns.joinKey, values[joinPosition])
-            ranges.append(UnsafeBufferPointer(row))
+            ranges.append(row.view)
         }
         return pieces.readInOnePass
     }
@@ -225,8 +223,8 @@ public struct UserTableBuilder {
         // left the others idle.
         let stride = 2 * self.stride
         let base = UInt32(pool.count)
-        let (theirs, into) = (other.ranges.buffer, ranges.extend(by: kept.count * stride))
-        kept.withUnsafeBufferPointer { kept in
+        let (theirs, into) = (other.ranges.view, ranges.extend(by: kept.count * stride))
+        kept.withView { kept in
             forEachRange(kept.count) { _, users in
                 for k in users {
                     let from = kept[k] * stride, to = k * stride
@@ -237,18 +235,16 @@ public struct UserTableBuilder {
                 }
             }
         }
-        let (values, valuesInto) = (other.pool.buffer, pool.extend(by: other.pool.count))
-        forEachRange(values.count) { _, r in
-            (valuesInto + r.lowerBound).update(from: values.baseAddress! + r.lowerBound, count: r.count)
-        }
+        let (values, valuesInto) = (other.pool.view, pool.extend(by: other.pool.count))
+        forEachRange(values.count) { _, r in valuesInto.copy(values[view: r], to: r.lowerBound) }
         if let theirs = other.groups { groups?.append(theirs, keptUsers: kept) }
         // In line order, as one reader reports them.
         self.problems += problems.enumerated().sorted { ($0.element.location.line, $0.offset) < ($1.element.location.line, $1.offset) }.map(\.element)
     }
 
     /// The DN stored for a user added earlier (for duplicate checks).
-    func dn(ofUser u: Int) -> UnsafeBufferPointer<UInt8> {
-        Self.storedDN(u, pool.buffer, ranges.buffer, stride)
+    func dn(ofUser u: Int) -> ByteView {
+        Self.storedDN(u, pool.view, ranges.view, stride)
     }
 
     /// The users' DNs, when they are indexed (an LDIF read refuses a DN seen before): by the hash
@@ -257,10 +253,10 @@ public struct UserTableBuilder {
 
     /// The hash `hasUser(withDN:)` and `indexDN` take, and a case-folding `ByteKeyTable` files a DN
     /// under (the groups' table of listed members is searched with it).
-    static func hashDN(_ dn: UnsafeBufferPointer<UInt8>) -> UInt64 { ByteKeyTable.hash(ByteView(dn), foldingASCIICase: true) }
+    static func hashDN(_ dn: ByteView) -> UInt64 { ByteKeyTable.hash(dn, foldingASCIICase: true) }
 
     /// Whether a user indexed by `indexDN` has this DN (ASCII case-insensitively).
-    func hasUser(withDN dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool { dnLookup.contains(dn, hash: hash) }
+    func hasUser(withDN dn: ByteView, hash: UInt64) -> Bool { dnLookup.contains(dn, hash: hash) }
 
     /// What `hasUser(withDN:hash:)` reads, valid while the builder is: the readers of later parts
     /// look up each of their DNs in the earlier parts'. A copy of it retains one table, where the
@@ -268,37 +264,37 @@ public struct UserTableBuilder {
     /// per lookup in one build and not in another).
     struct DNLookup {
         fileprivate let index: ByteKeyTable
-        fileprivate let pool: UnsafeBufferPointer<UInt8>
-        fileprivate let ranges: UnsafeBufferPointer<UInt32>
+        fileprivate let pool: ByteView
+        fileprivate let ranges: BufferView<UInt32>
         fileprivate let stride: Int
 
-        func contains(_ dn: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Bool {
-            index.find(ByteView(dn), hash: hash) { ByteView(UserTableBuilder.storedDN(Int($0), pool, ranges, stride)) } != nil
+        func contains(_ dn: ByteView, hash: UInt64) -> Bool {
+            index.find(dn, hash: hash) { UserTableBuilder.storedDN(Int($0), pool, ranges, stride) } != nil
         }
 
         /// Starts reading the slot `contains` looks at first into the cache.
         @inline(__always)
-        func prefetch(hash: UInt64) { appconfig_prefetch(index.slotAddress(forHash: hash)) }
+        func prefetch(hash: UInt64) { index.prefetch(hash: hash) }
     }
 
-    var dnLookup: DNLookup { DNLookup(index: dnIndex, pool: pool.buffer, ranges: ranges.buffer, stride: stride) }
+    var dnLookup: DNLookup { DNLookup(index: dnIndex, pool: pool.view, ranges: ranges.view, stride: stride) }
 
     /// Room in the DN index for this many users in all (a reader that can tell).
     mutating func reserveUsers(_ users: Int) { dnIndex.reserve(users) }
 
     /// Starts reading the DN index's slot for a DN of this hash into the cache.
     @inline(__always)
-    func prefetchDN(hash: UInt64) { appconfig_prefetch(dnIndex.slotAddress(forHash: hash)) }
+    func prefetchDN(hash: UInt64) { dnIndex.prefetch(hash: hash) }
 
     /// Indexes a user's DN for `hasUser(withDN:)`.
     mutating func indexDN(ofUser user: Int, hash: UInt64) {
-        let (pool, ranges, stride) = (pool.buffer, ranges.buffer, stride)
-        _ = dnIndex.insert(ByteView(Self.storedDN(user, pool, ranges, stride)), hash: hash, id: Int32(user)) { ByteView(Self.storedDN(Int($0), pool, ranges, stride)) }
+        let (pool, ranges, stride) = (pool.view, ranges.view, stride)
+        _ = dnIndex.insert(Self.storedDN(user, pool, ranges, stride), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges, stride) }
     }
 
-    fileprivate static func storedDN(_ u: Int, _ pool: UnsafeBufferPointer<UInt8>, _ ranges: UnsafeBufferPointer<UInt32>, _ stride: Int) -> UnsafeBufferPointer<UInt8> {
+    fileprivate static func storedDN(_ u: Int, _ pool: ByteView, _ ranges: BufferView<UInt32>, _ stride: Int) -> ByteView {
         let i = (u * stride + UserColumns.dn) * 2
-        return UnsafeBufferPointer(rebasing: pool[Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))])
+        return pool[view: Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }
 
     /// Room for this many bytes of values, ahead (a reader knows its input's size: the pool is
@@ -323,21 +319,21 @@ public struct UserTableBuilder {
         let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
-        let (pool, ranges, stride) = (pool.buffer, ranges.buffer, stride)
+        let (pool, ranges, stride) = (pool.view, ranges.view, stride)
         table.groups = groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges, stride) }
         return table
     }
 }
 
-/// Byte arrays (some missing) as buffers into one contiguous copy, for the duration of `body`.
-func withBuffers<R>(_ arrays: [[UInt8]?], _ body: ([UnsafeBufferPointer<UInt8>?]) -> R) -> R {
+/// Byte arrays (some missing) as views into one contiguous copy, for the duration of `body`.
+func withBuffers<R>(_ arrays: [[UInt8]?], _ body: ([ByteView?]) -> R) -> R {
     let flat = arrays.flatMap { $0 ?? [] }
-    return flat.withUnsafeBufferPointer { all in
+    return flat.withView { all in
         var offset = 0
-        let buffers = arrays.map { a -> UnsafeBufferPointer<UInt8>? in
+        let buffers = arrays.map { a -> ByteView? in
             guard let a else { return nil }
             defer { offset += a.count }
-            return UnsafeBufferPointer(rebasing: all[offset..<(offset + a.count)])
+            return all[view: offset..<(offset + a.count)]
         }
         return body(buffers)
     }

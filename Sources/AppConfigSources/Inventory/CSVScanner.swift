@@ -1,5 +1,4 @@
 import AppConfigCore
-import CByteScan
 
 /// RFC 4180 records from a byte buffer: quoted fields, doubled quotes, CRLF or LF, newlines inside
 /// quotes. A quoted field is unescaped in place (its bytes only ever shrink), so every field is a
@@ -15,13 +14,13 @@ struct CSVScanner {
         var error: (SourceCode, message: (_ lineOffset: Int) -> String)?
     }
 
-    let bytes: UnsafeMutableBufferPointer<UInt8>
+    let bytes: MutableByteView
     let delimiter: UInt8
     let unescapes: Bool
     var position = 0
     var line = 1
 
-    init(bytes: UnsafeMutableBufferPointer<UInt8>, delimiter: UInt8, unescapes: Bool = true) {
+    init(bytes: MutableByteView, delimiter: UInt8, unescapes: Bool = true) {
         self.bytes = bytes
         self.delimiter = delimiter
         self.unescapes = unescapes
@@ -29,11 +28,11 @@ struct CSVScanner {
 
     /// The next record's fields as (offset, length), or nil at the end of the input.
     /// Performance-critical: every byte of the inventory passes through here once.
-    mutating func next(into fields: inout FieldBuffer) -> Record? {
+    mutating func next(into fields: inout CSVFieldBuffer) -> Record? {
         fields.count = 0
         let n = bytes.count
         guard position < n else { return nil }
-        let b = bytes.baseAddress!
+        let b = bytes
         let start = position
         var record = Record(line: line)
         var p = position
@@ -68,7 +67,7 @@ struct CSVScanner {
             break
         }
         position = p
-        if record.error == nil, high != 0, let bad = firstInvalidUTF8(ByteView(bytes)[view: start..<p]) {
+        if record.error == nil, high != 0, let bad = firstInvalidUTF8(bytes.view[view: start..<p]) {
             var badLine = record.line
             for i in start..<(start + bad) where b[i] == 0x0A { badLine += 1 }
             let byte = String(b[start + bad], radix: 16, uppercase: true), recordLine = record.line
@@ -81,15 +80,14 @@ struct CSVScanner {
     /// ~107 instructions here); nil when it needs `next` (a quote problem, more fields than `fields`
     /// holds, text that is not UTF-8) or at the end. Only for a scanner that does not unescape
     /// (fields with doubled quotes come with their length negative, as from `next`).
-    mutating func nextWellFormed(into fields: inout FieldBuffer) -> Record? {
+    mutating func nextWellFormed(into fields: inout CSVFieldBuffer) -> Record? {
         precondition(!unescapes, "the C scanner writes nothing")
-        guard position < bytes.count, let b = bytes.baseAddress else { return nil }
-        var count = 0, lines = 0
+        guard position < bytes.count else { return nil }
+        var lines = 0
         var high: Int32 = 0
-        let end = appconfig_csv_record(b, bytes.count, position, delimiter, fields.storage, fields.capacity, &count, &lines, &high)
+        let end = bytes.csvRecord(at: position, delimiter: delimiter, into: &fields, lines: &lines, high: &high)
         guard end >= 0 else { return nil }
-        if high != 0 && firstInvalidUTF8(ByteView(bytes)[view: position..<end]) != nil { return nil }  // `next` says where
-        fields.count = count
+        if high != 0 && firstInvalidUTF8(bytes.view[view: position..<end]) != nil { return nil }  // `next` says where
         let record = Record(line: line)
         line += lines
         position = end
@@ -101,7 +99,7 @@ struct CSVScanner {
     /// field's offset and length, or nil when the quote is never closed.
     @inline(__always)
     private mutating func scanQuoted(from start: Int, high: inout UInt64) -> (end: Int, offset: Int, length: Int)? {
-        let b = bytes.baseAddress!
+        let b = bytes
         let n = bytes.count
         let quote = UInt8(ascii: "\"")
         var p = start
@@ -128,7 +126,7 @@ struct CSVScanner {
 
     /// A quoted field's text as written (`rawLength` bytes from `offset`) unescaped in place;
     /// returns its length.
-    static func unescape(_ bytes: UnsafeMutableBufferPointer<UInt8>, offset: Int, rawLength: Int) -> Int {
+    static func unescape(_ bytes: MutableByteView, offset: Int, rawLength: Int) -> Int {
         let quote = UInt8(ascii: "\"")
         var p = offset, out = offset
         while p < offset + rawLength {
@@ -144,11 +142,11 @@ struct CSVScanner {
     /// file's last fifteen one by one (eight at a time, SWAR, this was most of the scan).
     @inline(__always)
     private func scanPlain(from start: Int, high: inout UInt64) -> Int {
-        let b = bytes.baseAddress!
+        let b = bytes
         let n = bytes.count
         var p = start
         while p + 16 <= n {
-            let bits = appconfig_csv_stops16(b + p, delimiter)
+            let bits = b.csvStops16(at: p, delimiter: delimiter)
             let stops = bits & 0xFFFF
             if stops != 0 {
                 let k = stops.trailingZeroBitCount
@@ -166,35 +164,4 @@ struct CSVScanner {
         }
         return p
     }
-}
-
-/// A record's fields, (offset, length) pairs in memory owned here and reused record after record.
-struct FieldBuffer: ~Copyable {
-    private(set) var storage: UnsafeMutablePointer<Int>
-    private(set) var capacity: Int
-    var count = 0
-
-    init(capacity: Int = 64) {
-        self.capacity = capacity
-        storage = .allocate(capacity: 2 * capacity)
-    }
-
-    deinit { storage.deallocate() }
-
-    @inline(__always)
-    mutating func append(_ offset: Int, _ length: Int) {
-        if count == capacity {
-            let bigger = UnsafeMutablePointer<Int>.allocate(capacity: 4 * capacity)
-            bigger.update(from: storage, count: 2 * count)
-            storage.deallocate()
-            storage = bigger
-            capacity *= 2
-        }
-        storage[2 * count] = offset
-        storage[2 * count + 1] = length
-        count += 1
-    }
-
-    @inline(__always) func offset(_ i: Int) -> Int { storage[2 * i] }
-    @inline(__always) func length(_ i: Int) -> Int { storage[2 * i + 1] }
 }

@@ -77,7 +77,7 @@ public final class InventoryTable: @unchecked Sendable {
     /// The header folded once, for lookups by column name.
     private let foldedHeader: FoldedHeader
     /// Owns `bytes`: adopted before anything can throw, so a file refused half way is freed too.
-    private let owner = BufferArena()
+    private let owner: BufferArena
     /// The file mapped when it was read: its pages let go once the kept values are copied out,
     /// itself kept to tell whether the file changed since (`change()`).
     private let mapping: MappedFile?
@@ -147,13 +147,14 @@ public final class InventoryTable: @unchecked Sendable {
         let mapping: MappedFile?
         do { mapping = try MappedFile(path, limit: limit) } catch { throw error.problem }
         if let mapping {
-            let table = try InventoryTable(taking: mapping.bytes, mapping: mapping, file: path, options: options)
+            let table = try InventoryTable(taking: mapping.bytes, owner: BufferArena(), mapping: mapping, file: path, options: options)
             if let change = table.change() { throw change }
             return table
         }
-        let buffer: UnsafeMutableBufferPointer<UInt8>
-        do { buffer = try readFileIntoBuffer(path, limit: limit) } catch { throw error.problem }
-        return try InventoryTable(taking: buffer, file: path, options: options)
+        let owner = BufferArena()
+        let buffer: MutableByteView
+        do { buffer = try readFile(path, into: owner, limit: limit) } catch { throw error.problem }
+        return try InventoryTable(taking: buffer, owner: owner, file: path, options: options)
     }
 
     /// Nil, or why the table's values can no longer be trusted: its file, mapped, was cut shorter
@@ -162,20 +163,19 @@ public final class InventoryTable: @unchecked Sendable {
 
     public convenience init(bytes data: [UInt8], file: String, options: InventoryOptions = InventoryOptions()) throws(Problem) {
         guard data.count < Int(UInt32.max) else { throw Problem(InputCode.tooLarge, at: Location(file: file), "\(file) is larger than 4 GiB") }
-        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(data.count, 1))
-        _ = buffer.initialize(from: data)
-        try self.init(taking: UnsafeMutableBufferPointer(rebasing: buffer[0..<data.count]), file: file, options: options)
+        let owner = BufferArena()
+        try self.init(taking: owner.slots(copying: data), owner: owner, file: file, options: options)
     }
 
-    /// Takes ownership of `buffer`: allocated with `allocate` and freed with the table, or the
-    /// bytes of `mapping`, read until the kept values are copied out.
-    init(taking buffer: UnsafeMutableBufferPointer<UInt8>, mapping: MappedFile? = nil, file: String, options: InventoryOptions) throws(Problem) {
+    /// Reads `buffer` in place: the bytes of `mapping`, read until the kept values are copied out
+    /// into `owner`, or bytes `owner` holds, which the table keeps.
+    init(taking buffer: MutableByteView, owner: BufferArena, mapping: MappedFile? = nil, file: String, options: InventoryOptions) throws(Problem) {
         self.mapping = mapping
-        if mapping == nil { owner.adopt(buffer) }
+        self.owner = owner
         self.file = file
         byteCount = buffer.count
-        let bytes = buffer
-        let data = UnsafeBufferPointer(buffer)
+        let bytes = buffer.view
+        let data = bytes
         let start = data.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         delimiter = options.delimiter ?? Self.detectDelimiter(data, from: start)
         delimiterDetected = options.delimiter == nil
@@ -183,7 +183,7 @@ public final class InventoryTable: @unchecked Sendable {
         scanner.position = start
 
         // The header row, after any blank lines.
-        var fields = FieldBuffer()
+        var fields = CSVFieldBuffer()
         var headerRecord = scanner.next(into: &fields)
         while let record = headerRecord, record.error == nil, fields.count == 1, fields.length(0) == 0 {
             headerRecord = scanner.next(into: &fields)
@@ -197,8 +197,7 @@ public final class InventoryTable: @unchecked Sendable {
             throw Problem(.csvTooManyColumns, at: headerLine,
                           "the header has \(fields.count) columns; at most \(Self.maxColumns) are read")
         }
-        let base = bytes.baseAddress!
-        let header = (0..<fields.count).map { ColumnNames.trimmed(String(decoding: UnsafeBufferPointer(start: base + fields.offset($0), count: fields.length($0)), as: UTF8.self)) }
+        let header = (0..<fields.count).map { ColumnNames.trimmed(String(decoding: bytes[view: fields.offset($0)..<(fields.offset($0) + fields.length($0))], as: UTF8.self)) }
         self.header = header
         foldedHeader = FoldedHeader(header)
         var problems: [Problem] = []
@@ -242,7 +241,7 @@ public final class InventoryTable: @unchecked Sendable {
         // filesystem (macOS's default), so the second is refused like an exact duplicate.
         let width = keptColumns.count * 2
         for i in scans.indices { scans[i].unescapeFields(buffer, keySlot: deviceKeySlot) }
-        let duplicates = DuplicateKeys(scans: scans, bytes: ByteView(buffer), width: width, keySlot: deviceKeySlot)
+        let duplicates = DuplicateKeys(scans: scans, bytes: bytes, width: width, keySlot: deviceKeySlot)
         var lineOffsets = [scanner.line - 1]  // per part, the lines before its first
         for scan in scans { lineOffsets.append(lineOffsets.last! + scan.lines) }
         // Into locals, set once at the end: the properties of a class, changed per row, were
@@ -261,6 +260,12 @@ public final class InventoryTable: @unchecked Sendable {
         var deferring = true
         /// A row's ranges, for messages about an earlier row (part 0's: in the table once taken
         /// whole, which leaves `part0` empty).
+        /// A row's device key, from the row's ranges.
+        func deviceKey(_ rowRanges: some RandomAccessCollection<UInt32>) -> ByteView {
+            let at = rowRanges.index(rowRanges.startIndex, offsetBy: deviceKeySlot * 2)
+            let offset = Int(rowRanges[at])
+            return bytes[view: offset..<(offset + Int(rowRanges[rowRanges.index(after: at)]))]
+        }
         func rangesOf(part: Int, row: Int) -> ArraySlice<UInt32> {
             part > 0 ? scans[part].ranges[(row * width)...] : part0.isEmpty ? ranges[(row * width)...] : part0[(row * width)...]
         }
@@ -276,7 +281,7 @@ public final class InventoryTable: @unchecked Sendable {
                 ranges.append(contentsOf: part0[..<(r * width)])
                 deferring = false
             }
-            let stop: Bool = (part == 0 ? part0 : scan.ranges).withUnsafeBufferPointer { partRanges in
+            let stop: Bool = (part == 0 ? part0 : scan.ranges).withView { partRanges in
                 for event in scan.events {
                     if event < 0 {
                         let p = scan.problems[Int(-event - 1)]
@@ -285,10 +290,10 @@ public final class InventoryTable: @unchecked Sendable {
                         continue
                     }
                     let r = Int(event)
-                    let rowRanges = UnsafeBufferPointer(rebasing: partRanges[(r * width)..<((r + 1) * width)])
+                    let rowRanges = partRanges[view: (r * width)..<((r + 1) * width)]
                     let lineNumber = Int(scan.rowLines[r]) + lineOffset
                     var location: Location { Location(file: file, line: lineNumber) }
-                    let key = UnsafeBufferPointer(start: base + Int(rowRanges[deviceKeySlot * 2]), count: Int(rowRanges[deviceKeySlot * 2 + 1]))
+                    let key = deviceKey(rowRanges)
                     if key.isEmpty {
                         stopDeferring(before: r)
                         if rowCount > 0 && identitySlots.allSatisfy({ rowRanges[$0 * 2 + 1] == 0 }) {
@@ -310,11 +315,9 @@ public final class InventoryTable: @unchecked Sendable {
                     if let first = duplicates.earlier(part: part, row: r) {
                         stopDeferring(before: r)
                         let name = String(decoding: key, as: UTF8.self)
-                        let firstRanges = rangesOf(part: first.part, row: first.row)
-                        let firstKey = UnsafeBufferPointer(start: base + Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2]),
-                                                           count: Int(firstRanges[firstRanges.startIndex + deviceKeySlot * 2 + 1]))
+                        let firstKey = deviceKey(rangesOf(part: first.part, row: first.row))
                         let firstLine = Int(scans[first.part].rowLines[first.row]) + lineOffsets[first.part]
-                        let message = ByteView(firstKey).equals(ByteView(key))
+                        let message = firstKey.equals(key)
                             ? "device key \"\(name)\" is also on line \(firstLine); this row is skipped"
                             : "device key \"\(name)\" differs only in case from \"\(String(decoding: firstKey, as: UTF8.self))\" on line \(firstLine) (one file on a case-insensitive filesystem); this row is skipped"
                         problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: name), message))
@@ -342,10 +345,10 @@ public final class InventoryTable: @unchecked Sendable {
             // A mapped file's kept values copied out with their pairs, and its pages (most of them
             // columns no program reads) let go.
             let (arena, columns) = (owner, keptColumns.count)
-            records = ranges.withView { RecordTable(pairs: $0, bytes: ByteView(bytes), width: columns).compacted(in: arena) }
+            records = ranges.withView { RecordTable(pairs: $0, bytes: bytes, width: columns).compacted(in: arena) }
             mapping?.unmap()
         } else {
-            records = RecordTable(pairs: owner.view(ranges), bytes: ByteView(bytes), width: keptColumns.count)
+            records = RecordTable(pairs: owner.view(ranges), bytes: bytes, width: keptColumns.count)
         }
         self.lines = lines
         self.rowCount = rowCount
@@ -363,7 +366,7 @@ public final class InventoryTable: @unchecked Sendable {
     /// Why a device key cannot name a device, nil when it can: one of only spaces names none (and
     /// would be a file of blanks), one with a line break or another control character breaks
     /// every line-based listing (index, manifest, a scheduler's logs).
-    static func unusableKey(_ key: UnsafeBufferPointer<UInt8>) -> String? {
+    static func unusableKey(_ key: ByteView) -> String? {
         var blank = true
         for b in key {
             if b < 0x20 || b == 0x7F { return "holds a control character (\(b == 0x0A ? "a line feed" : b == 0x0D ? "a carriage return" : b == 0x09 ? "a tab" : String(format: "0x%02X", b)))" }
@@ -374,7 +377,7 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// The delimiter of the header line: whichever of `,`, `;` and tab it holds most of outside
     /// quotes (`,` on a tie, and for a header of one column).
-    static func detectDelimiter(_ data: UnsafeBufferPointer<UInt8>, from start: Int) -> UInt8 {
+    static func detectDelimiter(_ data: ByteView, from start: Int) -> UInt8 {
         var counts: [UInt8: Int] = [UInt8(ascii: ","): 0, UInt8(ascii: ";"): 0, 0x09: 0]
         var quoted = false, i = start
         while i < data.count && (data[i] == 0x0A || data[i] == 0x0D) { i += 1 }  // blank lines first

@@ -59,26 +59,25 @@ struct RowScan {
     /// The rows of `bytes[from...]`, in parts for a large file (`always`: whatever its size), each
     /// part checked against the one before it (and scanned again from where that one ended when
     /// they disagree).
-    static func scanInParts(_ bytes: UnsafeMutableBufferPointer<UInt8>, from start: Int, delimiter: UInt8, layout: Layout,
+    static func scanInParts(_ bytes: MutableByteView, from start: Int, delimiter: UInt8, layout: Layout,
                             parts: Int, always: Bool = false) -> [RowScan] {
         let n = bytes.count
         var bounds = [start]
         if n - start >= parallelThreshold || always {
             for k in 1..<max(parts, 1) {
                 let near = max(bounds.last!, start + (n - start) * k / parts)
-                guard let newline = UnsafeBufferPointer(rebasing: bytes[near...]).firstIndex(of: 0x0A), near + newline + 1 < n else { break }
-                bounds.append(near + newline + 1)
+                guard let newline = bytes.view.firstIndex(of: 0x0A, from: near), newline + 1 < n else { break }
+                bounds.append(newline + 1)
             }
         }
         bounds.append(n)
         let count = bounds.count - 1
         var scans = [RowScan](repeating: RowScan(start: 0, end: 0), count: count)
         scans.withWorkerSlots { slots in
-            let input = WorkerSlots(bytes)
             DispatchQueue.concurrentPerform(iterations: count) { [bounds] i in
                 // Part 0 reserves room for every part's rows: the table takes its ranges whole and
                 // appends the others' (room never written is never touched).
-                slots[i] = scan(input.buffer, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout,
+                slots[i] = scan(bytes, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout,
                                        reserving: i == 0 ? n - bounds[0] : bounds[i + 1] - bounds[i])
             }
         }
@@ -94,19 +93,14 @@ struct RowScan {
 
     /// The records that start in `from..<to` (the last may end past `to`), nothing written.
     /// `reserving`: the bytes whose rows `ranges` has room for (the part's own by default).
-    static func scan(_ bytes: UnsafeMutableBufferPointer<UInt8>, from: Int, to: Int, delimiter: UInt8, layout: Layout,
+    static func scan(_ bytes: MutableByteView, from: Int, to: Int, delimiter: UInt8, layout: Layout,
                      reserving: Int? = nil) -> RowScan {
         var part = RowScan(start: from, end: from)
         var scanner = CSVScanner(bytes: bytes, delimiter: delimiter, unescapes: false)
         scanner.position = from
         scanner.line = 1
-        var fields = FieldBuffer()
+        var fields = CSVFieldBuffer()
         let width = layout.keptCount * 2
-        // The row's ranges before they join the part's: appended from an array, each row retained
-        // and released it (reference counting and copying were much of the scan's time).
-        let row = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: width)
-        row.initialize(repeating: 0)
-        defer { row.deallocate() }
         // The kept columns only, as (column, slot): most of a wide export is not read.
         let kept = layout.keptIndex.enumerated().filter { $0.element >= 0 }.map { (column: $0.offset, slot: $0.element) }
         // A row holds at least a delimiter per column: a wide header means few rows. Room for the
@@ -117,35 +111,40 @@ struct RowScan {
         part.rowLines.reserveCapacity(rows(in: to - from))
         part.keyHashes.reserveCapacity(rows(in: to - from))
         part.events.reserveCapacity(rows(in: to - from))
-        while scanner.position < to, let record = scanner.nextWellFormed(into: &fields) ?? scanner.next(into: &fields) {
-            let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
-            if !blank { part.dataRows += 1 }
-            if let (code, message) = record.error {
-                part.problem(code, record.line, message)
-                if layout.strict { part.stopped = true; break }
-                continue
-            }
-            if blank { continue }  // a blank line holds no device
-            guard fields.count == layout.headerCount else {
-                let (count, headerCount) = (fields.count, layout.headerCount)
-                part.problem(.csvFieldCount, record.line) { _ in "the row has \(count) field\(count == 1 ? "" : "s"); the header has \(headerCount)" }
-                if layout.strict { part.stopped = true; break }
-                continue
-            }
-            let index = Int32(part.rowLines.count)
-            for (c, slot) in kept {
-                var length = fields.length(c)
-                if length < 0 {
-                    length = -length - 1
-                    part.escaped.append((index, Int32(slot)))
+        // The row's ranges before they join the part's: appended from an array, each row retained
+        // and released it (reference counting and copying were much of the scan's time).
+        withTemporarySlots(count: width, repeating: UInt32(0)) { row in
+            while scanner.position < to, let record = scanner.nextWellFormed(into: &fields) ?? scanner.next(into: &fields) {
+                let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
+                if !blank { part.dataRows += 1 }
+                if let (code, message) = record.error {
+                    part.problem(code, record.line, message)
+                    if layout.strict { part.stopped = true; break }
+                    continue
                 }
-                row[slot * 2] = UInt32(fields.offset(c))
-                row[slot * 2 + 1] = UInt32(length)
+                if blank { continue }  // a blank line holds no device
+                guard fields.count == layout.headerCount else {
+                    let (count, headerCount) = (fields.count, layout.headerCount)
+                    part.problem(.csvFieldCount, record.line) { _ in "the row has \(count) field\(count == 1 ? "" : "s"); the header has \(headerCount)" }
+                    if layout.strict { part.stopped = true; break }
+                    continue
+                }
+                let index = Int32(part.rowLines.count)
+                for (c, slot) in kept {
+                    var length = fields.length(c)
+                    if length < 0 {
+                        length = -length - 1
+                        part.escaped.append((index, Int32(slot)))
+                    }
+                    row[slot * 2] = UInt32(fields.offset(c))
+                    row[slot * 2 + 1] = UInt32(length)
+                }
+                part.ranges.append(contentsOf: row.view)
+                part.rowLines.append(UInt32(record.line))
+                let key = Int(row[layout.keySlot * 2])
+                part.keyHashes.append(foldedWordHash(bytes.view[view: key..<(key + Int(row[layout.keySlot * 2 + 1]))]))
+                part.events.append(index)
             }
-            part.ranges.append(contentsOf: UnsafeBufferPointer(row))
-            part.rowLines.append(UInt32(record.line))
-            part.keyHashes.append(foldedWordHash(ByteView(UnsafeBufferPointer(start: bytes.baseAddress! + Int(row[layout.keySlot * 2]), count: Int(row[layout.keySlot * 2 + 1])))))
-            part.events.append(index)
         }
         part.end = scanner.position
         part.lines = scanner.line - 1
@@ -159,13 +158,13 @@ struct RowScan {
 
     /// Unescapes the kept fields written with doubled quotes, in place, and sets their lengths
     /// (once the part is known to start where a record does).
-    mutating func unescapeFields(_ bytes: UnsafeMutableBufferPointer<UInt8>, keySlot: Int) {
+    mutating func unescapeFields(_ bytes: MutableByteView, keySlot: Int) {
         let width = ranges.count / max(rowLines.count, 1)
         for (row, slot) in escaped {
             let i = Int(row) * width + Int(slot) * 2
             ranges[i + 1] = UInt32(CSVScanner.unescape(bytes, offset: Int(ranges[i]), rawLength: Int(ranges[i + 1])))
             if Int(slot) == keySlot {
-                keyHashes[Int(row)] = foldedWordHash(ByteView(UnsafeBufferPointer(start: bytes.baseAddress! + Int(ranges[i]), count: Int(ranges[i + 1]))))
+                keyHashes[Int(row)] = foldedWordHash(bytes.view[view: Int(ranges[i])..<Int(ranges[i] + ranges[i + 1])])
             }
         }
         escaped = []
