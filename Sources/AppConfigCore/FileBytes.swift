@@ -46,8 +46,11 @@ package final class PartedFile: Sendable {
     package var partCount: Int { bounds.count - 1 }
     package var size: Int { file.size }
 
-    package init(_ path: String, parts: Int, limit: Int = 1 << 30, splitPoint: (ByteView) -> Int?) throws(FileReadError) {
+    /// `parts(size)`: how many parts a file of `size` bytes is read in (its size as the open file
+    /// has it: a link's target's).
+    package init(_ path: String, parts: (Int) -> Int, limit: Int = 1 << 30, splitPoint: (ByteView) -> Int?) throws(FileReadError) {
         let file = try OpenFile(path, limit: limit)
+        let parts = parts(file.size)
         var window = [UInt8](repeating: 0, count: 1 << 16)
         bounds = partBounds(size: file.size, parts: parts) { start in
             var offset = start

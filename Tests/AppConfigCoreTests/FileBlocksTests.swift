@@ -37,4 +37,33 @@ struct FileBlocksTests {
         #expect(error?.tooLarge == false)
         #expect(!called)
     }
+
+    @Test("a file read in parts through a link: sized by its target, cut at record ends, the parts' windows join to the file",
+          arguments: [false, true])
+    func partedThroughALink(linked: Bool) throws {
+        let bytes = Array((0..<100).map { "record \($0)\n" }.joined().utf8)
+        try withTemporaryDirectory { dir in
+            let target = dir.path("input")
+            try Data(bytes).write(to: URL(fileURLWithPath: target))
+            let path = linked ? dir.path("link") : target
+            if linked { try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target) }
+            var sizeAsked: Int?
+            let file = try PartedFile(path, parts: { size in sizeAsked = size; return size >= 500 ? 3 : 1 }) { window in
+                window.firstIndex(of: 0x0A, from: 0).map { $0 + 1 }
+            }
+            #expect(sizeAsked == bytes.count && file.size == bytes.count)
+            #expect(file.partCount == 3)
+            var joined: [UInt8] = []
+            for part in 0..<file.partCount {
+                #expect(file.bounds[part] == 0 || bytes[file.bounds[part] - 1] == 0x0A)
+                try file.readWindows(part: part, window: 64, lastRecordEnd: { w in
+                    (0..<w.count).last { w[$0] == 0x0A }.map { $0 + 1 }
+                }) { window, _ in
+                    joined += Array(window.view)
+                    return true
+                }
+            }
+            #expect(joined == bytes)
+        }
+    }
 }

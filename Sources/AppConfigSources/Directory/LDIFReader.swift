@@ -16,11 +16,11 @@ public enum LDIFReader {
     /// buffer of its own, each parsed on its own core. `parts` overrides the parts (tests).
     public static func load(_ path: String, map: AttributeMap = AttributeMap(), parts: Int? = nil, window: Int = 8 << 20) throws(Problem) -> UserTable {
         let cores = Parallelism.threads
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let file: PartedFile
         do {
             // Read in windows, never mapped whole: a file of any size (the users' values must fit in 4 GiB).
-            file = try PartedFile(path, parts: parts ?? (size >= parallelThreshold ? cores : 1), limit: Int.max) { entryEnd(in: $0) }
+            // Its size from the open file: a link's own size (FileManager's) read a linked export on one core.
+            file = try PartedFile(path, parts: { size in parts ?? (size >= parallelThreshold ? cores : 1) }, limit: Int.max) { entryEnd(in: $0) }
         } catch {
             throw error.problem
         }
