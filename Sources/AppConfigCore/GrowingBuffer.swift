@@ -115,6 +115,17 @@ import Darwin
         _count = n
     }
 
+    /// Gives the pages wholly inside elements `range` back to the system; what they held is lost
+    /// (zeros if read again), the count is unchanged. For a table moved into another in pieces: the
+    /// two never stand whole at once.
+    package func discardPages(_ range: Range<Int>) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = Int(bitPattern: _base + range.lowerBound), end = Int(bitPattern: _base + range.upperBound)
+        let first = (start + page - 1) / page * page, last = end / page * page
+        guard last > first else { return }
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: first), last - first, MADV_DONTNEED)
+    }
+
     /// Doubles (a run of appends grows it rarely), or exactly what a caller reserved.
     @usableFromInline
     mutating func grow(to needed: Int, exactly: Bool = false) {
@@ -154,5 +165,6 @@ private func releaseBlock(_ p: UnsafeMutableRawPointer) { free(p) }
     package func append(_ items: BufferView<Element>) -> Int { storage.append(items) }
     @inlinable package func extend(by n: Int) -> WorkerSlots<Element> { storage.extend(by: n) }
     @inlinable package func reserve(_ n: Int) { storage.reserve(n) }
+    package func discardPages(_ range: Range<Int>) { storage.discardPages(range) }
     @inlinable package func truncate(to n: Int) { storage.truncate(to: n) }
 }

@@ -21,9 +21,8 @@ package func fnv1aStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
 }
 
 /// A hash of bytes eight at a time, with `foldingASCIICase` A-Z taken as a-z: for tables built and
-/// searched in one run (the inventory's duplicate check: FNV-1a's byte at a time was a tenth of a
-/// one-core parse; the renderer's dedup of a device's strings: its multiply per byte was ~5% of a
-/// binary render). Not stable across versions: nothing stored may depend on it. Empty bytes hash
+/// searched in one run (the inventory's duplicate check, the renderer's dedup of a device's
+/// strings: FNV-1a's multiply per byte showed in both). Not stable across versions: nothing stored may depend on it. Empty bytes hash
 /// alike whether or not they have an address.
 @inlinable @inline(__always)
 package func wordHash(_ bytes: ByteView, foldingASCIICase: Bool) -> UInt64 {

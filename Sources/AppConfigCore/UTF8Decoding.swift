@@ -28,7 +28,7 @@ package func decodeUTF8(_ p: ByteView, _ i: Int) -> (scalar: UInt32, length: Int
 /// The offset of the first byte that does not start a valid UTF-8 sequence, or nil. ASCII runs
 /// are skipped eight bytes at a time, straight to the first byte of a word that is not ASCII
 /// (byte by byte up to it, a name like "Åsa Yılmaz" loaded a word per byte), and an ASCII tail
-/// as the last eight bytes (a short value's tail went byte by byte: ~60 instructions a value).
+/// as the last eight bytes (a short value's tail went byte by byte).
 package func firstInvalidUTF8(_ p: ByteView) -> Int? {
     let n = p.count
     var i = 0

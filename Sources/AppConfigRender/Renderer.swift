@@ -24,7 +24,7 @@ public final class Renderer {
     /// The per-device buffers, the renderer's own or shared with the other renderers of its thread.
     private let scratch: RenderScratch
     /// A renderer is one worker's: the properties used per device are not checked for exclusive
-    /// access at run time (`@exclusivity(unchecked)`: two checks per device, ~240 instructions).
+    /// access at run time (`@exclusivity(unchecked)`: the checks were two runtime calls per device).
     /// Every problem of the last device rendered, in key order (empty when it rendered): a device
     /// is checked whole, so that one run names all that is wrong with it. `render` throws the first.
     @exclusivity(unchecked) public private(set) var deviceProblems: [Problem] = []

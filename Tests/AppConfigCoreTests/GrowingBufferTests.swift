@@ -96,4 +96,25 @@ struct BytesInRoundsTests {
         #expect(emitted == 3)
         #expect(rounds == 2)
     }
+
+    @Test("pages given back read as zeros, only pages wholly inside the range; every other byte and the count kept",
+          arguments: [(100, 5 * 4096 + 7), (0, 40_000), (10, 4000), (4096, 4096)])
+    func discardedPages(from: Int, to: Int) {
+        let buffer = GrowingBuffer<UInt8>(capacity: 1)
+        let count = 48_000
+        for i in 0..<count { buffer.append(UInt8(i % 251 + 1)) }  // never zero
+        buffer.discardPages(from..<to)
+        #expect(buffer.count == count)
+        let bytes = Array(buffer.view)
+        for i in 0..<count where !(from..<to).contains(i) && bytes[i] != UInt8(i % 251 + 1) {
+            Issue.record("byte \(i) outside the range changed")
+            return
+        }
+        // Inside: the original bytes, or zeros in one run of whole pages.
+        let zeros = (from..<to).filter { bytes[$0] == 0 }
+        #expect((from..<to).allSatisfy { bytes[$0] == 0 || bytes[$0] == UInt8($0 % 251 + 1) })
+        #expect(zeros.count % 4096 == 0)
+        if let first = zeros.first { #expect(zeros.last! - first + 1 == zeros.count) }
+        #expect(zeros.count >= (to - from >= 2 * 4096 ? 4096 : 0))
+    }
 }

@@ -431,10 +431,11 @@ struct ParallelLDIFTests {
         return Array(text.utf8)
     }()
 
-    @Test("a file read in parts gives the users, their order, lines and problems that one reader gives", arguments: [2, 3, 7])
-    func partsMatchOneReader(parts: Int) throws {
+    @Test("a file read in parts gives the users, their order, lines and problems that one reader gives; joined in pieces of any size",
+          arguments: [(2, UserTableBuilder.movedPiece), (3, UserTableBuilder.movedPiece), (7, UserTableBuilder.movedPiece), (2, 4096), (3, 1000), (3, 1)])
+    func partsMatchOneReader(parts: Int, piece: Int) throws {
         let one = try LDIFReader.read(Self.ldif, file: "d.ldif", parts: 1)
-        let split = try LDIFReader.read(Self.ldif, file: "d.ldif", parts: parts)
+        let split = try LDIFReader.read(Self.ldif, file: "d.ldif", map: AttributeMap(), parts: parts, poolLimit: UserTableBuilder.poolLimit, movedPiece: piece)
         #expect(one.count == 20_000 - 21 - 13)  // 21 bad base64 values and 13 repeated DNs left out
         #expect(split.count == one.count)
         #expect(split.problems == one.problems)

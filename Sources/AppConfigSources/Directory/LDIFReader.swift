@@ -41,15 +41,17 @@ public enum LDIFReader {
         try read(bytes, file: file, map: map, parts: parts, poolLimit: UserTableBuilder.poolLimit)
     }
 
-    /// `read`, with the users' values held to `poolLimit` bytes (tests: the 4 GiB refusal, small).
-    static func read(_ bytes: [UInt8], file: String, map: AttributeMap, parts: Int, poolLimit: Int) throws(Problem) -> UserTable {
+    /// `read`, with the users' values held to `poolLimit` bytes (tests: the 4 GiB refusal, small)
+    /// and the parts joined `movedPiece` bytes at a time (tests: many pieces).
+    static func read(_ bytes: [UInt8], file: String, map: AttributeMap, parts: Int, poolLimit: Int,
+                     movedPiece: Int = UserTableBuilder.movedPiece) throws(Problem) -> UserTable {
         let bounds = partBounds(size: bytes.count, parts: parts) { from in
             bytes.withView { entryEnd(in: $0[view: from...]) }.map { from + $0 }
         }
         var arrays = zip(bounds, bounds.dropFirst()).map { Array(bytes[$0..<$1]) }
         let sizes = arrays.map(\.count)
         return try arrays.withWorkerSlots { parts throws(Problem) in
-            try read(partSizes: sizes, file: file, map: map, poolLimit: poolLimit) { part, take in
+            try read(partSizes: sizes, file: file, map: map, poolLimit: poolLimit, movedPiece: movedPiece) { part, take in
                 _ = parts[part].withWorkerSlots { take($0, true) }
             }
         }
@@ -94,6 +96,7 @@ public enum LDIFReader {
     /// `take` the part's bytes, in windows that end where an entry does (the last may end anywhere);
     /// `take` reads them in place and returns false when the reading must stop.
     static func read(partSizes: [Int], file: String, map: AttributeMap, poolLimit: Int = UserTableBuilder.poolLimit,
+                     movedPiece: Int = UserTableBuilder.movedPiece,
                      feed: (Int, (MutableByteView, Bool) -> Bool) throws(FileReadError) -> Void) throws(Problem) -> UserTable {
         let partCount = partSizes.count
         var collectors = (0..<partCount).map { i in
@@ -155,7 +158,7 @@ public enum LDIFReader {
         if partCount > 1 {
             lineOffset = lineCounts[0]
             for i in 1..<partCount {
-                builder.append(collectors[i].builder, lineOffset: lineOffset, repeated: repeated[i])
+                builder.append(collectors[i].builder, lineOffset: lineOffset, repeated: repeated[i], piece: movedPiece)
                 collectors[i].builder = UserTableBuilder(source: file, map: map)
                 entries += collectors[i].entries
                 lineOffset += lineCounts[i]

@@ -197,7 +197,8 @@ public struct UserTableBuilder {
     /// read), leaving out those whose DN an earlier user has (`repeated`: per user of `other`;
     /// `ldif.duplicate-dn`, as one reader would), with their group memberships. `lineOffset`: the
     /// lines of the file before that part.
-    mutating func append(_ other: UserTableBuilder, lineOffset: Int, repeated: [Bool]) {
+    /// `other`'s tables are spent: the pages it copied from are given back, `piece` bytes at a time.
+    mutating func append(_ other: UserTableBuilder, lineOffset: Int, repeated: [Bool], piece: Int = movedPiece) {
         precondition(other.columns == columns, "parts of one directory, one layout")
         precondition(pool.count + other.pool.count <= Self.poolLimit, "checkPool(adding:) before append")
         var problems = other.problems.map { p in
@@ -219,28 +220,44 @@ public struct UserTableBuilder {
             kept.append(u)
             if !other.lines.isEmpty { lines.append(UInt32(line)) }
         }
-        // The pairs and the values copied on every core: one core copying them into fresh pages
-        // left the others idle.
+        // The pairs and the values copied on every core (one core copying them into fresh pages
+        // left the others idle), in pieces whose source pages are given back once copied: the
+        // part's tables and their copy never stand whole at once (a night's peak at 10M users).
         let stride = 2 * self.stride
         let base = UInt32(pool.count)
         let (theirs, into) = (other.ranges.view, ranges.extend(by: kept.count * stride))
+        let users = max(1, piece / (4 * stride))
+        var given = 0
         kept.withView { kept in
-            forEachRange(kept.count) { _, users in
-                for k in users {
-                    let from = kept[k] * stride, to = k * stride
-                    for j in Swift.stride(from: 0, to: stride, by: 2) {
-                        into[to + j] = theirs[from + j + 1] != .max ? theirs[from + j] &+ base : theirs[from + j]
-                        into[to + j + 1] = theirs[from + j + 1]
+            for first in Swift.stride(from: 0, to: kept.count, by: users) {
+                let end = min(first + users, kept.count)
+                forEachRange(end - first) { _, users in
+                    for k in (first + users.lowerBound)..<(first + users.upperBound) {
+                        let from = kept[k] * stride, to = k * stride
+                        for j in Swift.stride(from: 0, to: stride, by: 2) {
+                            into[to + j] = theirs[from + j + 1] != .max ? theirs[from + j] &+ base : theirs[from + j]
+                            into[to + j + 1] = theirs[from + j + 1]
+                        }
                     }
                 }
+                let read = (kept[end - 1] + 1) * stride
+                other.ranges.discardPages(given..<read)
+                given = read
             }
         }
         let (values, valuesInto) = (other.pool.view, pool.extend(by: other.pool.count))
-        forEachRange(values.count) { _, r in valuesInto.copy(values[view: r], to: r.lowerBound) }
+        for first in Swift.stride(from: 0, to: values.count, by: max(piece, 1)) {
+            let bytes = first..<min(first + max(piece, 1), values.count)
+            forEachRange(bytes.count) { _, r in valuesInto.copy(values[view: (first + r.lowerBound)..<(first + r.upperBound)], to: first + r.lowerBound) }
+            other.pool.discardPages(bytes)
+        }
         if let theirs = other.groups { groups?.append(theirs, keptUsers: kept) }
         // In line order, as one reader reports them.
         self.problems += problems.enumerated().sorted { ($0.element.location.line, $0.offset) < ($1.element.location.line, $1.offset) }.map(\.element)
     }
+
+    /// The bytes `append` copies between giving a part's pages back.
+    static let movedPiece = 64 << 20
 
     /// The DN stored for a user added earlier (for duplicate checks).
     func dn(ofUser u: Int) -> ByteView {
@@ -260,8 +277,8 @@ public struct UserTableBuilder {
 
     /// What `hasUser(withDN:hash:)` reads, valid while the builder is: the readers of later parts
     /// look up each of their DNs in the earlier parts'. A copy of it retains one table, where the
-    /// builder retains each of its arrays (~650 instructions a copy, which the optimizer made
-    /// per lookup in one build and not in another).
+    /// builder retains each of its arrays (a copy the optimizer made per lookup in one build and
+    /// not in another).
     struct DNLookup {
         fileprivate let index: ByteKeyTable
         fileprivate let pool: ByteView

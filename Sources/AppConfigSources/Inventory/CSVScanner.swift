@@ -76,8 +76,8 @@ struct CSVScanner {
         return record
     }
 
-    /// The next record when it is well formed, through `appconfig_csv_record` (C: a field was
-    /// ~107 instructions here); nil when it needs `next` (a quote problem, more fields than `fields`
+    /// The next record when it is well formed, through `appconfig_csv_record` (C: the one loop
+    /// every byte goes through); nil when it needs `next` (a quote problem, more fields than `fields`
     /// holds, text that is not UTF-8) or at the end. Only for a scanner that does not unescape
     /// (fields with doubled quotes come with their length negative, as from `next`).
     mutating func nextWellFormed(into fields: inout CSVFieldBuffer) -> Record? {

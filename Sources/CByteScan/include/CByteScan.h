@@ -37,15 +37,14 @@ static inline uint32_t appconfig_csv_stops16(const uint8_t *p, uint8_t delimiter
 /// any byte is 0x80 or above (`high`: to check as UTF-8). Returns where the next record starts, or
 /// -1 when the record needs the careful scanner (`CSVScanner.next`): a quote never closed, text
 /// after a closing quote, more fields than `capacity`. Written in C, as the one loop every byte of
-/// an inventory goes through: through Swift's scanner a field cost ~107 instructions (callgrind,
-/// the 100k inventory: 2,037 a row).
+/// an inventory goes through: Swift's scanner took several times the instructions per field.
 intptr_t appconfig_csv_record(const uint8_t *b, intptr_t n, intptr_t p, uint8_t delimiter,
                              intptr_t *fields, intptr_t capacity, intptr_t *count, intptr_t *lines, int32_t *high);
 
 /// Whether a DN that `DistinguishedName.plainCommonNameAndUnit` read (type=value pairs split by
 /// `,`, no escapes, no `+` or `;`) is also plain for `GroupBuilder.isPlain`: one `=` per RDN (none
 /// in a value) and no `"`, `#`, `<` or `>` anywhere. Sixteen bytes at a time: a byte loop over
-/// classes was ~460 instructions a DN (callgrind), for every user of a directory whose groups are read.
+/// classes cost much of reading every user of a directory whose groups are read.
 int appconfig_dn_counts_plain(const uint8_t *p, intptr_t n);
 
 /// Asks the CPU to bring the cache line at `p` in for reading, without waiting for it: reads
