@@ -28,7 +28,7 @@ extension BufferView where Element == UInt8 {
     /// `appconfig_dn_counts_plain`: whether a DN already read as plain type=value pairs has one `=`
     /// per RDN and no `"`, `#`, `<` or `>`.
     @inlinable
-    package var isPlainDNOfCounts: Bool { appconfig_dn_counts_plain(elements.baseAddress, elements.count) != 0 }
+    package var dnCountsPlain: Bool { appconfig_dn_counts_plain(elements.baseAddress, elements.count) != 0 }
 }
 
 extension BufferView {

@@ -113,7 +113,7 @@ struct DirectoryTests {
     }
 
     /// The C check the groups make of a DN read in one pass (`appconfig_dn_counts_plain`).
-    func countsPlain(_ dn: [UInt8]) -> Bool { dn.withView { $0.isPlainDNOfCounts } }
+    func countsPlain(_ dn: [UInt8]) -> Bool { dn.withView { $0.dnCountsPlain } }
 
     /// The one-pass reading of plain DNs gives what `walk` gives, for every DN it takes (it leaves
     /// the others to `walk`), and takes the usual ones.

@@ -151,7 +151,7 @@ struct GroupBuilder {
     /// the caller to report.
     /// `readInOnePass`: the user table read the DN's cn and ou in one pass (it is written plainly).
     mutating func addUser(dn: ByteView, dnHash: UInt64?, readInOnePass: Bool, memberOf: [ByteView]) -> [ByteView] {
-        let plain = readInOnePass ? dn.isPlainDNOfCounts : Self.isPlain(dn)
+        let plain = readInOnePass ? dn.dnCountsPlain : Self.isPlain(dn)
         userDNHash.append(plain ? dnHash ?? UserTableBuilder.hashDN(dn) : 0)
         var invalid: [ByteView] = []
         for value in memberOf {
