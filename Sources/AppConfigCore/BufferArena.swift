@@ -11,17 +11,27 @@ package final class BufferArena: @unchecked Sendable {
     /// A table holding a copy of `values` (at least one element, so the base address is never nil).
     @inlinable package func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: values.count)
-        _ = b.initialize(from: values)
+        // The bytes copied at once (left generic, `initialize(from:)` went value by value).
+        values.withUnsafeBytes { if let from = $0.baseAddress { UnsafeMutableRawPointer(b.baseAddress!).copyMemory(from: from, byteCount: $0.count) } }
         return UnsafeMutableBufferPointer(rebasing: b[0..<values.count])
     }
 
     /// A copy of `values` in the arena, to read (valid while the arena is).
     @inlinable package func view<T: BitwiseCopyable>(_ values: [T]) -> BufferView<T> { BufferView(UnsafeBufferPointer(table(values))) }
 
-    /// A table of `count` copies of `value`.
+    /// A table of `count` copies of `value`: the first written, then the written ones copied after
+    /// themselves, doubling (a call the optimizer left generic copied each value through the type's
+    /// value witness, a call per byte of a byte table).
     @inlinable package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: count)
-        b.initialize(repeating: value)
+        let base = b.baseAddress!
+        base.initialize(to: value)
+        var filled = 1
+        while filled < count {
+            let n = min(filled, count - filled)
+            UnsafeMutableRawPointer(base + filled).copyMemory(from: base, byteCount: n * MemoryLayout<T>.stride)
+            filled += n
+        }
         return UnsafeMutableBufferPointer(rebasing: b[0..<count])
     }
 

@@ -66,7 +66,7 @@ public struct RecordTable: @unchecked Sendable {
             }
         }
         for p in 0..<parts { starts[p + 1] += starts[p] }
-        let pool = arena.slots(count: starts[parts], repeating: UInt8(0))
+        let pool = arena.slots(uninitialized: starts[parts], of: UInt8.self)  // every byte written below
         let moved = arena.slots(count: pairs.count, repeating: UInt32(0))
         forEachRange(records, parts: parts) { part, range in
             var at = starts[part]
