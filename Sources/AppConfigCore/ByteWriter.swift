@@ -64,11 +64,35 @@
     @inlinable @inline(__always)
     package mutating func write(hex value: UInt64, digits: Int) {
         assert(position + digits <= limit, "a write past the room reserved")
+        if digits == 16 {
+            // A whole word (a digest's quarter, an input digest), eight digits a store: digit by
+            // digit it was most of writing a manifest's lines.
+            UnsafeMutableRawPointer(position).storeBytes(of: Self.hexDigits(UInt32(truncatingIfNeeded: value >> 32)), as: UInt64.self)
+            UnsafeMutableRawPointer(position + 8).storeBytes(of: Self.hexDigits(UInt32(truncatingIfNeeded: value)), as: UInt64.self)
+            position += 16
+            return
+        }
         for i in 0..<digits {
             let d = UInt8(truncatingIfNeeded: value >> UInt64(4 * (digits - 1 - i))) & 0xF
             position[i] = d < 10 ? 0x30 + d : 0x57 + d
         }
         position += digits
+    }
+}
+
+extension ByteWriter {
+    /// `x`'s eight hex digits, lowercase, as the bytes of a little-endian word, most significant
+    /// digit first: each nibble spread to a byte, the bytes reversed, then '0' added to each and
+    /// 'a' - '0' - 10 more to each of 10 and above (no carry crosses a byte).
+    @inlinable @inline(__always)
+    static func hexDigits(_ x: UInt32) -> UInt64 {
+        var n = UInt64(x)
+        n = (n | n << 16) & 0x0000_FFFF_0000_FFFF
+        n = (n | n << 8) & 0x00FF_00FF_00FF_00FF
+        n = (n | n << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        n = n.byteSwapped
+        let letters = ((n &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return (n &+ 0x3030_3030_3030_3030 &+ letters &* 0x27).littleEndian
     }
 }
 

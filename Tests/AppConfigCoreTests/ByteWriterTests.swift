@@ -1,4 +1,5 @@
 import AppConfigCore
+import TestSupport
 import Testing
 
 /// The one byte writer: what each of its writes puts down, byte for byte.
@@ -16,6 +17,21 @@ struct ByteWriterTests {
     ] as [(UInt64, Int, String)])
     func hex(value: UInt64, digits: Int, text: String) {
         #expect(String(decoding: [UInt8](room: 16) { $0.write(hex: value, digits: digits) }, as: UTF8.self) == text)
+    }
+
+    @Test("hex: sixteen digits (a word at a time) as String(radix: 16) writes them, for seeded values and the edges")
+    func hexWords() {
+        var random = SplitMix64(seed: 16)
+        let values: [UInt64] = [0, 1, 9, 10, 15, 16, .max, 0x8000_0000_0000_0000, 0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210]
+            + (0..<2000).map { _ in random.next() }
+        for v in values {
+            let text = String(decoding: [UInt8](room: 16) { $0.write(hex: v, digits: 16) }, as: UTF8.self)
+            let expected = String(repeating: "0", count: 16 - String(v, radix: 16).count) + String(v, radix: 16)
+            guard text == expected else {
+                Issue.record("\(v): \(text), expected \(expected)")
+                return
+            }
+        }
     }
 
     @Test("text, bytes short and long, appended after what the array held")
