@@ -1,5 +1,5 @@
 import AppConfigCore
-import AppConfigSources
+@testable import AppConfigSources
 import AppConfigSpec
 import TestSupport
 import Testing
@@ -114,6 +114,22 @@ struct ExportCheckTests {
         #expect(throws: Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 2, device: "a\\tb"),
                                 "the device key column \"UDID\" holds a control character (a tab); this row is skipped")) {
             try table("UDID\n\"a\tb\"\n") { $0.strict = true }
+        }
+    }
+
+    @Test("a device key's check eight bytes at a time says what the byte loop says: seeded keys with control bytes, DEL, spaces and UTF-8 anywhere")
+    func keyCheckAgainstBytes() {
+        var random = SplitMix64(seed: 8)
+        let alphabet: [UInt8] = [0x20, 0x20, 0x20, 0x09, 0x0A, 0x1F, 0x00, 0x7F, 0x7E, 0x21, 0x41, 0x30, 0x2D, 0x80, 0xC3, 0xA9, 0xFF]
+        for _ in 0..<20_000 {
+            let count = Int(random.next() % 40)
+            var key = (0..<count).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
+            if random.next() % 2 == 0 { key = key.map { $0 < 0x20 || $0 == 0x7F ? 0x41 : $0 } }  // most keys have no control byte
+            let (fast, slow) = key.withView { (DeviceKeyCheck.problem($0), DeviceKeyCheck.problemByBytes($0)) }
+            guard fast == slow else {
+                Issue.record("\(key): \(String(describing: fast)), the byte loop says \(String(describing: slow))")
+                return
+            }
         }
     }
 

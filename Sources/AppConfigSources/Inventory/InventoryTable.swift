@@ -304,7 +304,7 @@ public final class InventoryTable: @unchecked Sendable {
                         if options.strict { return true }
                         continue
                     }
-                    if let reason = Self.unusableKey(key) {
+                    if let reason = DeviceKeyCheck.problem(key) {
                         stopDeferring(before: r)
                         let printable = key.contains { $0 != 0x20 } ? Problem.printable(String(decoding: key, as: UTF8.self)) : nil
                         problems.append(Problem(.csvBadDeviceKey, at: printable.map { location.with(device: $0) } ?? location,
@@ -361,18 +361,6 @@ public final class InventoryTable: @unchecked Sendable {
         if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {
             throw first
         }
-    }
-
-    /// Why a device key cannot name a device, nil when it can: one of only spaces names none (and
-    /// would be a file of blanks), one with a line break or another control character breaks
-    /// every line-based listing (index, manifest, a scheduler's logs).
-    static func unusableKey(_ key: ByteView) -> String? {
-        var blank = true
-        for b in key {
-            if b < 0x20 || b == 0x7F { return "holds a control character (\(b == 0x0A ? "a line feed" : b == 0x0D ? "a carriage return" : b == 0x09 ? "a tab" : String(format: "0x%02X", b)))" }
-            if b != 0x20 { blank = false }
-        }
-        return blank ? "holds only spaces" : nil
     }
 
     /// The delimiter of the header line: whichever of `,`, `;` and tab it holds most of outside
