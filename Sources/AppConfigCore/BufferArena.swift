@@ -1,15 +1,13 @@
 /// One owner for a set of raw tables of plain values: each is allocated through the arena and all
 /// are freed together when the arena goes. The program image and each renderer keep their hot-loop
 /// tables here, as flat buffers (no Swift array retain/release or nested bounds checks per access).
-/// Inlinable, so that filling a table is specialized to its type (generic, it copied each value
-/// through the type's value witness).
 package final class BufferArena: @unchecked Sendable {
-    @usableFromInline var blocks: [UnsafeMutableRawPointer] = []
+    private var blocks: [UnsafeMutableRawPointer] = []
 
     package init() {}
 
     /// A table holding a copy of `values` (at least one element, so the base address is never nil).
-    @inlinable package func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+    package func table<T: BitwiseCopyable>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: values.count)
         // The bytes copied at once (left generic, `initialize(from:)` went value by value).
         values.withUnsafeBytes { if let from = $0.baseAddress { UnsafeMutableRawPointer(b.baseAddress!).copyMemory(from: from, byteCount: $0.count) } }
@@ -17,12 +15,12 @@ package final class BufferArena: @unchecked Sendable {
     }
 
     /// A copy of `values` in the arena, to read (valid while the arena is).
-    @inlinable package func view<T: BitwiseCopyable>(_ values: [T]) -> BufferView<T> { BufferView(UnsafeBufferPointer(table(values))) }
+    package func view<T: BitwiseCopyable>(_ values: [T]) -> BufferView<T> { BufferView(UnsafeBufferPointer(table(values))) }
 
     /// A table of `count` copies of `value`: the first written, then the written ones copied after
     /// themselves, doubling (a call the optimizer left generic copied each value through the type's
     /// value witness, a call per byte of a byte table).
-    @inlinable package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
+    package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
         let b = allocate(T.self, count: count)
         let base = b.baseAddress!
         base.initialize(to: value)
@@ -36,16 +34,16 @@ package final class BufferArena: @unchecked Sendable {
     }
 
     /// A table of `count` copies of `value`, as slots for the workers that fill it in place.
-    @inlinable package func slots<T: BitwiseCopyable>(count: Int, repeating value: T) -> WorkerSlots<T> {
+    package func slots<T: BitwiseCopyable>(count: Int, repeating value: T) -> WorkerSlots<T> {
         WorkerSlots(table(count: count, repeating: value))
     }
 
     /// A copy of `values`, as slots to change in place (an inventory's bytes, unescaped in place).
-    @inlinable package func slots<T: BitwiseCopyable>(copying values: [T]) -> WorkerSlots<T> { WorkerSlots(table(values)) }
+    package func slots<T: BitwiseCopyable>(copying values: [T]) -> WorkerSlots<T> { WorkerSlots(table(values)) }
 
     /// `count` slots whose values the caller writes before anything reads them (a file read into
     /// memory: pages never written are never touched).
-    @inlinable package func slots<T: BitwiseCopyable>(uninitialized count: Int, of _: T.Type = T.self) -> WorkerSlots<T> {
+    package func slots<T: BitwiseCopyable>(uninitialized count: Int, of _: T.Type = T.self) -> WorkerSlots<T> {
         WorkerSlots(UnsafeMutableBufferPointer(rebasing: allocate(T.self, count: count)[0..<count]))
     }
 
@@ -55,7 +53,7 @@ package final class BufferArena: @unchecked Sendable {
         if let base = buffer.baseAddress { blocks.append(UnsafeMutableRawPointer(base)) }
     }
 
-    @usableFromInline func allocate<T>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {
+    private func allocate<T>(_: T.Type, count: Int) -> UnsafeMutableBufferPointer<T> {
         let b = UnsafeMutableBufferPointer<T>.allocate(capacity: max(count, 1))
         blocks.append(UnsafeMutableRawPointer(b.baseAddress!))
         return b
