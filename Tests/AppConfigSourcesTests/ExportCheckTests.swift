@@ -117,6 +117,23 @@ struct ExportCheckTests {
         }
     }
 
+    @Test("long device keys with a control byte, only spaces, or doubled quotes are refused in whichever part of the file they stand",
+          arguments: [1, 2, 3])
+    func unusableLongKeys(parts: Int) throws {
+        let good = (0..<30).map { "00008030-0000000000\(String(format: "%04d", $0)),iPad\n" }.joined()
+        let text = "UDID,Model\n" + good + "\"            \",iPad\n" + good.replacingOccurrences(of: "-00000", with: "-10000")
+            + "\"00008030-AAAA\tBBBB\",iPad\n\"00008030-\"\"CCCC\"\"\u{7F}\",iPad\n\"00008030-\"\"DDDD\"\"\",iPad\n"
+        let t = try table(text) { $0.scanParts = parts }
+        #expect(t.rowCount == 61)
+        #expect(t.problems == [
+            Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 32), "the device key column \"UDID\" holds only spaces; this row is skipped"),
+            Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 63, device: "00008030-AAAA\\tBBBB"),
+                    "the device key column \"UDID\" holds a control character (a tab); this row is skipped"),
+            Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 64, device: "00008030-\"CCCC\"\\u007F"),
+                    "the device key column \"UDID\" holds a control character (0x7F); this row is skipped"),
+        ])
+    }
+
     @Test("a device key's check eight bytes at a time says what the byte loop says: seeded keys with control bytes, DEL, spaces and UTF-8 anywhere")
     func keyCheckAgainstBytes() {
         var random = SplitMix64(seed: 8)

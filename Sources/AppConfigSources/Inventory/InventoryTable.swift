@@ -281,6 +281,7 @@ public final class InventoryTable: @unchecked Sendable {
                 ranges.append(contentsOf: part0[..<(r * width)])
                 deferring = false
             }
+            var suspect = 0  // the next of the part's rows whose key its scan did not pass
             let stop: Bool = (part == 0 ? part0 : scan.ranges).withView { partRanges in
                 for event in scan.events {
                     if event < 0 {
@@ -304,7 +305,8 @@ public final class InventoryTable: @unchecked Sendable {
                         if options.strict { return true }
                         continue
                     }
-                    if let reason = DeviceKeyCheck.problem(key) {
+                    while suspect < scan.suspectKeys.count && Int(scan.suspectKeys[suspect]) < r { suspect += 1 }
+                    if suspect < scan.suspectKeys.count && Int(scan.suspectKeys[suspect]) == r, let reason = DeviceKeyCheck.problem(key) {
                         stopDeferring(before: r)
                         let printable = key.contains { $0 != 0x20 } ? Problem.printable(String(decoding: key, as: UTF8.self)) : nil
                         problems.append(Problem(.csvBadDeviceKey, at: printable.map { location.with(device: $0) } ?? location,

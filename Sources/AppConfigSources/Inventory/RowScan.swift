@@ -45,6 +45,11 @@ struct RowScan {
     /// part's core, for the check of duplicates (which only builds its table: nothing is looked up
     /// in it by FNV-1a).
     var keyHashes: [UInt64] = []
+    /// The rows whose device key `DeviceKeyCheck.isUsable` did not pass (short, a control byte,
+    /// only spaces, or a field of the row written with doubled quotes), ascending: only these are
+    /// checked again when the parts merge. Checked here, on the part's core, while the key's bytes
+    /// are in the cache (read again at the merge, each was a cache miss on its one core).
+    var suspectKeys: [Int32] = []
     /// In file order: a row (its index, >= 0) or a problem (`-index - 1`).
     var events: [Int32] = []
     var problems: [PartProblem] = []
@@ -142,7 +147,11 @@ struct RowScan {
                 part.ranges.append(contentsOf: row.view)
                 part.rowLines.append(UInt32(record.line))
                 let key = Int(row[layout.keySlot * 2])
-                part.keyHashes.append(foldedWordHash(bytes.view[view: key..<(key + Int(row[layout.keySlot * 2 + 1]))]))
+                let keyBytes = bytes.view[view: key..<(key + Int(row[layout.keySlot * 2 + 1]))]
+                part.keyHashes.append(foldedWordHash(keyBytes))
+                if keyBytes.count < 8 || !DeviceKeyCheck.isUsable(keyBytes) || part.escaped.last?.row == index {
+                    part.suspectKeys.append(index)
+                }
                 part.events.append(index)
             }
         }
