@@ -32,8 +32,8 @@ package struct ByteKeyTable: @unchecked Sendable {
         let slots: WorkerSlots<Slot>
         init(count: Int) { slots = owner.slots(count: count, repeating: .empty) }
         init(copying other: WorkerSlots<Slot>) {
-            slots = owner.slots(count: other.count, repeating: .empty)
-            slots.copy(other.view, to: 0)
+            slots = owner.slots(uninitialized: other.count, of: Slot.self)
+            slots.copy(other.view, to: 0)  // every slot
         }
     }
 

@@ -226,13 +226,13 @@ public struct UserTableBuilder {
         let stride = 2 * self.stride
         let base = UInt32(pool.count)
         let (theirs, into) = (other.ranges.view, ranges.extend(by: kept.count * stride))
-        let users = max(1, piece / (4 * stride))
+        let usersPerPiece = max(1, piece / (4 * stride))
         var given = 0
         kept.withView { kept in
-            for first in Swift.stride(from: 0, to: kept.count, by: users) {
-                let end = min(first + users, kept.count)
-                forEachRange(end - first) { _, users in
-                    for k in (first + users.lowerBound)..<(first + users.upperBound) {
+            for first in Swift.stride(from: 0, to: kept.count, by: usersPerPiece) {
+                let end = min(first + usersPerPiece, kept.count)
+                forEachRange(end - first) { _, share in
+                    for k in (first + share.lowerBound)..<(first + share.upperBound) {
                         let from = kept[k] * stride, to = k * stride
                         for j in Swift.stride(from: 0, to: stride, by: 2) {
                             into[to + j] = theirs[from + j + 1] != .max ? theirs[from + j] &+ base : theirs[from + j]

@@ -175,9 +175,8 @@ public final class InventoryTable: @unchecked Sendable {
         self.file = file
         byteCount = buffer.count
         let bytes = buffer.view
-        let data = bytes
-        let start = data.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        delimiter = options.delimiter ?? Self.detectDelimiter(data, from: start)
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        delimiter = options.delimiter ?? Self.detectDelimiter(bytes, from: start)
         delimiterDetected = options.delimiter == nil
         var scanner = CSVScanner(bytes: buffer, delimiter: delimiter)
         scanner.position = start
