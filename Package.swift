@@ -20,7 +20,7 @@ let package = Package(
     ],
     dependencies: [
         // The only third-party package: the command line. Everything else is the toolchain and
-        // three Debian C libraries (libplist, libldap, libpcre2), declared as system libraries below.
+        // Debian C libraries (libplist, libldap, libpcre2, libcrypto, libxxhash), declared as system libraries below.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
@@ -41,6 +41,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
         ),
         .systemLibrary(
+            name: "CXXHash",
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
+        ),
+        .systemLibrary(
             name: "CPCRE2",
             pkgConfig: "libpcre2-8",
             providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
@@ -49,8 +54,9 @@ let package = Package(
         // MARK: Small wrappers that keep the unsafe C calls in one place each.
         /// Reads property lists through libplist into a Swift value (admin values files, test oracle).
         .target(name: "LibPlist", dependencies: ["CPlist"]),
-        /// SHA-256 through OpenSSL's libcrypto: content-addressed delivery assets and declaration tokens.
-        .target(name: "Digest", dependencies: ["AppConfigCore", "CCrypto"]),
+        /// SHA-256 through OpenSSL's libcrypto (content-addressed delivery assets, declaration tokens) and
+        /// XXH3-128 through libxxhash (the inputs' fingerprints).
+        .target(name: "Digest", dependencies: ["AppConfigCore", "CCrypto", "CXXHash"]),
         /// PCRE2 patterns: compiled once, matched by the spec linter and the VM.
         .target(name: "AppConfigPattern", dependencies: ["AppConfigCore", "CPCRE2"]),
         /// Sixteen bytes at a time (SSE2) for the CSV scanner's hot loop.

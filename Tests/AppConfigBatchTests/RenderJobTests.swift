@@ -53,17 +53,16 @@ struct RenderJobTests {
             #expect(try Data(contentsOf: URL(fileURLWithPath: tar)) == Data(contentsOf: URL(fileURLWithPath: cliTar)))
             let (a, b) = (try String(contentsOfFile: tar + ".manifest.tsv", encoding: .utf8), try String(contentsOfFile: cliTar + ".manifest.tsv", encoding: .utf8))
             #expect(a == b, "\(Set(a.split(separator: "\n")).symmetricDifference(b.split(separator: "\n")).prefix(4))")
-            // Each input's fingerprint in the manifest: its size and SHA-256, as Python's hashlib makes them.
+            // Each input's fingerprint in the manifest: its size and XXH3-128, as xxHash's own
+            // command (`xxhsum -H2`) makes it.
             let inputs = ["spec": job.spec, "values": job.values!, "inventory": job.sources.inventory, "directory": Paths.fixture("demo/directory.ldif")]
-            let hashlib = try runProcess(try #require(which("python3")), ["-c", """
-                import hashlib, sys
-                for p in sys.argv[1:]:
-                    b = open(p, "rb").read()
-                    print(len(b), hashlib.sha256(b).hexdigest())
-                """] + inputs.keys.sorted().map { inputs[$0]! })
+            let files = inputs.keys.sorted().map { inputs[$0]! }
+            let xxhsum = try runProcess(try #require(which("xxhsum")), ["-H2"] + files)
+            let expected = try zip(files, xxhsum.stdout.split(separator: "\n")).map { file, line in
+                "\(try FileManager.default.attributesOfItem(atPath: file)[.size] as! Int) xxh3-128:\(line.prefix { $0 != " " })"
+            }
             let header = try Manifest.load(tar).header
-            #expect(inputs.keys.sorted().map { name in header.first { $0.name == name }?.value ?? "none" }
-                    == hashlib.stdout.split(separator: "\n").map(String.init))
+            #expect(inputs.keys.sorted().map { name in header.first { $0.name == name }?.value ?? "none" } == expected)
         }
     }
 

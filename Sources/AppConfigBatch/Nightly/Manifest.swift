@@ -338,11 +338,12 @@ public final class Manifest: @unchecked Sendable {
     }
 }
 
-/// Size and SHA-256 of an input file: what the manifest records of each input.
+/// Size and XXH3-128 of an input file (`SIZE xxh3-128:HEX`): what the manifest records of each
+/// input. The algorithm is named, so a fingerprint made another way (SHA-256, before) never equals one.
 enum Fingerprint {
     static func of(_ path: String) -> String {
-        let hasher = SHA256.Hasher()
+        let hasher = XXH3Hasher()
         guard let size = try? forEachBlock(ofFile: path, hasher.update) else { return "-" }
-        return "\(size) \(hasher.finish().hex)"
+        return "\(size) xxh3-128:\(hasher.finish())"
     }
 }
