@@ -22,6 +22,15 @@ public final class XXH3Hasher {
         XXH3_128bits_update(state, base, bytes.count)
     }
 
+    package func update(_ bytes: ByteView) { bytes.withUnsafeBytes { update($0) } }
+
+    /// The digest of `bytes` (`finish`'s text).
+    package static func hex(of bytes: ByteView) -> String {
+        let hasher = XXH3Hasher()
+        hasher.update(bytes)
+        return hasher.finish()
+    }
+
     /// The digest as xxHash writes it (`xxhsum -H2`): 32 hex digits of the canonical big-endian bytes.
     public func finish() -> String {
         var canonical = XXH128_canonical_t()

@@ -112,13 +112,62 @@ struct OutputTextTests {
         key.withView { Manifest.appendLine(key: $0, extension: ".plist", digest: digest, inputs: 0x00ff_1234_abcd_0001, to: &line) }
         let path = key.withView { OutputNames.relativePath($0) }
         #expect(String(decoding: line, as: UTF8.self) == digest.hex + "\t" + path + "\ta%20b%25%09c%7Fé.\t00ff1234abcd0001\n")
-        // As the one line of a version 3 manifest: the key and both digests read back.
+        // As the one line of a version 4 manifest: the key and both digests read back.
         let body = line
-        let file = Manifest.headerText([("program", "x")]) + body + Manifest.trailer(count: 1, digest: SHA256Digest(of: body))
+        let file = Manifest.headerText([("program", "x")]) + body + Self.trailer(count: 1, of: body)
         let manifest = try Manifest.parse(file, file: "m.tsv")
         #expect(key.withView { k in manifest.entryIndices(count: 1) { _ in k } } == [0])
         #expect(manifest.digest(at: 0) == digest && manifest.inputs(at: 0) == 0x00ff_1234_abcd_0001)
-        #expect(String(decoding: file.prefix(21), as: UTF8.self) == "appconfig-manifest 3\n")
+        #expect(String(decoding: file.prefix(21), as: UTF8.self) == "appconfig-manifest 4\n")
+    }
+
+    /// A version 4 end line for these device lines, as a run writes it.
+    static func trailer(count: Int, of lines: [UInt8]) -> [UInt8] {
+        let check = Manifest.LinesCheck()
+        lines.withView { check.update($0) }
+        return Manifest.trailer(count: count, check: check.finish())
+    }
+
+    @Test("an end line's check by version: SHA-256 in 2 and 3 (still read), XXH3-128 in 4; each other one refused", arguments: [
+        ("appconfig-manifest 3", "sha256", nil),
+        ("appconfig-manifest 2", "sha256", nil),
+        ("appconfig-manifest 4", "xxh3", nil),
+        ("appconfig-manifest 4", "sha256", "an end line is end, count and xxh3-128:HEX, tab-separated"),
+        ("appconfig-manifest 3", "xxh3", "an end line is end, count and SHA-256, tab-separated"),
+        ("appconfig-manifest 4", "xxh3 of other lines", "the device lines do not match the end line's XXH3-128: the manifest was edited or damaged"),
+        ("appconfig-manifest 3", "sha256 of other lines", "the device lines do not match the end line's SHA-256: the manifest was edited or damaged"),
+        ("appconfig-manifest 4", "xxh3 in capitals", "an end line is end, count and xxh3-128:HEX, tab-separated"),
+    ] as [(String, String, String?)])
+    func endLineByVersion(version: String, check: String, refusal: String?) throws {
+        let key = Array("D1".utf8)
+        var body: [UInt8] = []
+        // Version 2 lines have no input digest.
+        let inputs: UInt64 = 0x1234
+        key.withView { Manifest.appendLine(key: $0, extension: ".plist", digest: SHA256Digest(of: key), inputs: inputs, to: &body) }
+        if version.hasSuffix(" 2") { body = Array(String(decoding: body, as: UTF8.self).split(separator: "\t").dropLast().joined(separator: "\t").utf8) + [0x0A] }
+        let hashed = check.hasSuffix("other lines") ? body + Array("x".utf8) : body
+        let xxh3 = hashed.withView { XXH3Hasher.hex(of: $0) }
+        let field = check.hasPrefix("sha256") ? SHA256Digest(of: hashed).hex : "xxh3-128:" + (check.hasSuffix("capitals") ? xxh3.uppercased() : xxh3)
+        let file = Array("\(version)\nprogram x\n\n".utf8) + body + Array("end\t1\t\(field)\n".utf8)
+        do {
+            let manifest = try Manifest.parse(file, file: "m.tsv")
+            #expect(refusal == nil)
+            #expect(manifest.digest(at: 0) == SHA256Digest(of: key))
+            #expect(manifest.inputs(at: 0) == (version.hasSuffix(" 2") ? InputDigest.none : inputs))
+        } catch {
+            #expect(error.message == refusal)
+        }
+        // A night that only needs to trust it reads its end line the same way.
+        try withTemporaryDirectory { dir in
+            let path = dir.path("m.tsv")
+            try Data(file).write(to: URL(fileURLWithPath: path))
+            do {
+                try Manifest.checkWhole(path)
+                #expect(refusal == nil)
+            } catch {
+                #expect(refusal != nil)
+            }
+        }
     }
 
     @Test("a night finds each device's entry in last night's manifest by one merge in key order, in parts: as a dictionary would; then only the others' keys are kept", arguments: [
@@ -134,7 +183,7 @@ struct OutputTextTests {
         let listed = keys(manifestKeys), asked = keys(queries)
         var body: [UInt8] = []
         for k in listed { k.withView { Manifest.appendLine(key: $0, extension: ".plist", digest: SHA256Digest(of: k), inputs: 1, to: &body) } }
-        let file = Manifest.headerText([("program", "x")]) + body + Manifest.trailer(count: listed.count, digest: SHA256Digest(of: body))
+        let file = Manifest.headerText([("program", "x")]) + body + Self.trailer(count: listed.count, of: body)
         let manifest = try Manifest.parse(file, file: "m.tsv")
         let place = Dictionary(uniqueKeysWithValues: listed.enumerated().map { ($1, Int32($0)) })
         // The asked keys back to back, as a render's rows lie in its inventory.

@@ -135,7 +135,7 @@ struct FaultsRound3Tests {
             changed[headerLines + 3] = "0000000000000000000000000000000000000000000000000000000000000000" + changed[headerLines + 3].dropFirst(64)
             try changed.joined(separator: "\n").write(toFile: edited, atomically: true, encoding: .utf8)
             for (manifest, message) in [(cut, "the manifest has no end line: it was cut short"),
-                                        (edited, "the device lines do not match the end line's SHA-256: the manifest was edited or damaged")] {
+                                        (edited, "the device lines do not match the end line's XXH3-128: the manifest was edited or damaged")] {
                 let r = try render(["--tar", dir.path("tonight.tar"), "--since", manifest])
                 #expect(r.status == 1)
                 #expect(r.stderr.hasSuffix(": \(message) [manifest.syntax]\n"), "\(r.stderr)")

@@ -157,7 +157,7 @@ struct RenderCommandTests {
             index = t.extractfile("index.jsonl").read().decode().splitlines()
             manifest = t.extractfile("manifest.tsv").read().decode().splitlines()
             assert all(l.startswith('{"device":') for l in index), index[:1]
-            assert manifest[0] == "appconfig-manifest 3", manifest[0]
+            assert manifest[0] == "appconfig-manifest 4", manifest[0]
             assert manifest[-1].startswith("end\\t"), manifest[-1]
             print("ok", len(names) - 2, len(index), len(manifest) - manifest.index("") - 2)
             """

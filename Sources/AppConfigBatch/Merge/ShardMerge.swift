@@ -269,11 +269,11 @@ public struct ShardMerge {
                 return ClosingFile(name: Manifest.fileName) { write throws(Problem) in
                     let header = inputs[0].output.manifest.header.map { ($0.name, $0.name == "shard" ? Shard.whole.description : $0.value) }
                     try ClosingFile.emit(Manifest.headerText(header), to: write)
-                    let hasher = SHA256.Hasher()
+                    let hasher = Manifest.LinesCheck()
                     var lines: [UInt8] = []
                     var count = 0
                     func flush() throws(Problem) {
-                        lines.withUnsafeBytes { hasher.update($0) }
+                        lines.withView { hasher.update($0) }
                         try ClosingFile.emit(lines, to: write)
                         lines.removeAll(keepingCapacity: true)
                     }
@@ -286,7 +286,7 @@ public struct ShardMerge {
                         if lines.count >= 1 << 20 { try flush() }
                     }
                     try flush()
-                    try ClosingFile.emit(Manifest.trailer(count: count, digest: hasher.finish()), to: write)
+                    try ClosingFile.emit(Manifest.trailer(count: count, check: hasher.finish()), to: write)
                 }
             }
         }

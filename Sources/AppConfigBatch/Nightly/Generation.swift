@@ -212,8 +212,8 @@ struct Generation {
         }
         let manifest = ClosingFile(name: Manifest.fileName) { [self] write throws(Problem) in
             try ClosingFile.emit(Manifest.headerText(header), to: write)
-            // The device lines, hashed as they go: the trailer's digest (`Manifest.trailer`).
-            let hasher = SHA256.Hasher()
+            // The device lines, hashed as they go: the trailer's check (`Manifest.trailer`).
+            let hasher = Manifest.LinesCheck()
             let emit: ClosingFile.Emit = { piece throws(Problem) in
                 hasher.update(piece)
                 try write(piece)
@@ -245,7 +245,7 @@ struct Generation {
                     }
                 } }
             }, emit: emit)
-            try ClosingFile.emit(Manifest.trailer(count: entries.count, digest: hasher.finish()), to: write)
+            try ClosingFile.emit(Manifest.trailer(count: entries.count, check: hasher.finish()), to: write)
         }
         // An encoding that writes its own index (a DDM set per line) has it among its line files.
         let ownIndex = sink.encoding.lineFiles.contains(.index)

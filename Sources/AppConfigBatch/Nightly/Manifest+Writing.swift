@@ -2,13 +2,15 @@ import AppConfigCore
 import Digest
 
 extension Manifest {
-    /// The last line of a version 2 or 3 manifest: `end`, the number of device lines and the SHA-256 of
-    /// their bytes, tab-separated. A manifest cut short, even at a line's end, does not match it.
-    static func trailer(count: Int, digest: SHA256Digest) -> [UInt8] {
-        var out = Array("end\t\(count)\t".utf8)
-        digest.appendHex(to: &out)
-        out.append(0x0A)
-        return out
+    /// The last line of a manifest: `end`, the number of device lines and the check of their
+    /// bytes, tab-separated. A manifest cut short, even at a line's end, does not match it.
+    static func trailer(count: Int, check: EndCheck) -> [UInt8] { Array("end\t\(count)\t\(check.text)\n".utf8) }
+
+    /// The check of device lines, taken as they are written: what a version 4 end line holds.
+    final class LinesCheck {
+        private let hasher = XXH3Hasher()
+        func update(_ bytes: ByteView) { hasher.update(bytes) }
+        func finish() -> EndCheck { .xxh3(hasher.finish()) }
     }
 
     /// The manifest's first lines: its version, `NAME VALUE` per header field, a blank line.

@@ -4,23 +4,28 @@ import Digest
 import Foundation
 
 /// A generation's account of itself, written last (it marks the generation complete): for every
-/// device its key, its output path, the SHA-256 of its output bytes and (version 3) the digest of
+/// device its key, its output path, the SHA-256 of its output bytes and (version 3 on) the digest of
 /// its inputs (`InputDigest`: what the program read for it), and the run's program hash and input
 /// fingerprints. Text, one device a line, read with no per-line allocation beyond the table.
 ///
 /// ```
-/// appconfig-manifest 3
+/// appconfig-manifest 4
 /// program 009a58335861d554
-/// spec 5123 <sha256>
+/// spec 5123 xxh3-128:<32 hex digits>
 /// ...
 ///
 /// <sha256>\t<path>\t<device key, %-escaped>\t<input digest, 16 hex digits, or ->
-/// end\t<count>\t<sha256 of the device lines>
+/// end\t<count>\txxh3-128:<XXH3-128 of the device lines>
 /// ```
+///
+/// Versions 2 and 3 ended with the device lines' SHA-256 (64 hex digits); 3 and 4 have input
+/// digests. An unkeyed hash guards against a file cut short or damaged, not against an editor,
+/// who could hash again: XXH3 does that at memory speed, where SHA-256 cost a night a pass over
+/// last night's manifest and another over tonight's.
 public final class Manifest: @unchecked Sendable {
     public static let fileName = "manifest.tsv"
 
-    /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE SHA256".
+    /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE xxh3-128:HEX".
     public let header: [(name: String, value: String)]
     /// The devices' keys, back to back; each entry's key is a range of it. (Paths are checked
     /// when read, and kept only when asked for: a device's path follows from its key, but for DDM
@@ -122,8 +127,9 @@ public final class Manifest: @unchecked Sendable {
 
     func inputs(at i: Int) -> UInt64 { entries[i].inputs }
 
-    /// The manifests this version reads: 1 (no end line), 2 (an end line), 3 (input digests).
-    static let versionLines = (1...3).map { "appconfig-manifest \($0)" }
+    /// The manifests this version reads: 1 (no end line), 2 (an end line), 3 (input digests), 4
+    /// (the end line's check by XXH3-128); it writes the last.
+    static let versionLines = (1...4).map { "appconfig-manifest \($0)" }
 
     /// Entry `i`'s path as written (loaded with `keepsPaths`; else empty).
     func path(at i: Int) -> ArraySlice<UInt8> { pathRanges.isEmpty ? [] : paths[pathRanges[i]] }
@@ -177,8 +183,8 @@ public final class Manifest: @unchecked Sendable {
         return isFolder.boolValue ? path + "/" + fileName : path.hasSuffix(".tar") ? path + "." + fileName : path
     }
 
-    /// Whether a manifest file is whole as a run wrote it: version 2, its end line last, counting
-    /// its device lines and holding their SHA-256 (refused as `load` refuses it otherwise). Mapped
+    /// Whether a manifest file is whole as a run wrote it: version 2 or later, its end line last, counting
+    /// its device lines and holding their check (refused as `load` refuses it otherwise). Mapped
     /// and hashed once, without reading its entries: for a night that only needs to trust it.
     static func checkWhole(_ file: String) throws(Problem) {
         func refuse(_ why: String) -> Problem { Problem(.manifestSyntax, at: Location(file: file), why) }
@@ -186,8 +192,8 @@ public final class Manifest: @unchecked Sendable {
         do { mapping = try MappedFile(file, limit: Int.max) } catch { throw error.problem }
         guard let mapping else { throw refuse("the manifest is empty") }
         let b = mapping.view
-        guard b.starts(with: "appconfig-manifest 2\n".utf8) || b.starts(with: "appconfig-manifest 3\n".utf8) else {
-            throw refuse("not a version 2 or 3 manifest: it has no end line to check")
+        guard versionLines.dropFirst().contains(where: { b.starts(with: ($0 + "\n").utf8) }) else {
+            throw refuse("not a version 2, 3 or 4 manifest: it has no end line to check")
         }
         // The header ends at the first blank line; the end line is the last line.
         var linesStart = 0
@@ -195,7 +201,7 @@ public final class Manifest: @unchecked Sendable {
         guard linesStart > 0, b.last == 0x0A else { throw refuse("the manifest has no end line: it was cut short") }
         var endStart = b.count - 1
         while endStart > linesStart && b[endStart - 1] != 0x0A { endStart -= 1 }
-        guard let (count, digest) = endLine(b[view: endStart..<(b.count - 1)]) else {
+        guard let (count, check) = endLine(b[view: endStart..<(b.count - 1)]), check.isXXH3 == b.starts(with: "appconfig-manifest 4\n".utf8) else {
             throw refuse("the manifest has no end line: it was cut short")
         }
         var lines = 0
@@ -205,18 +211,60 @@ public final class Manifest: @unchecked Sendable {
             at = nl + 1
         }
         guard lines == count else { throw refuse("the end line counts \(count) devices, the manifest lists \(lines): it was cut short or edited") }
-        guard SHA256Digest(of: b[view: linesStart..<endStart]) == digest else {
-            throw refuse("the device lines do not match the end line's SHA-256: the manifest was edited or damaged")
+        guard check.matches(b[view: linesStart..<endStart]) else {
+            throw refuse("the device lines do not match the end line's \(check.name): the manifest was edited or damaged")
         }
     }
 
-    /// An end line's count and SHA-256 (`end`, count, digest, tab-separated; no line break), nil
+    /// An end line's count and check (`end`, count, check, tab-separated; no line break), nil
     /// when the line is not one.
-    private static func endLine(_ l: ByteView) -> (count: Int, digest: SHA256Digest)? {
+    private static func endLine(_ l: ByteView) -> (count: Int, check: EndCheck)? {
         let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
         guard fields.count == 3, fields[0].elementsEqual("end".utf8), let count = Int(String(decoding: fields[1], as: UTF8.self)),
-              let digest = SHA256Digest(hex: l[view: fields[2].startIndex..<fields[2].endIndex]) else { return nil }
-        return (count, digest)
+              let check = EndCheck(l[view: fields[2].startIndex..<fields[2].endIndex]) else { return nil }
+        return (count, check)
+    }
+
+    /// What an end line holds of the device lines: their SHA-256 (versions 2 and 3) or their
+    /// XXH3-128 (`xxh3-128:` and 32 hex digits, version 4).
+    enum EndCheck: Equatable {
+        case sha256(SHA256Digest)
+        case xxh3(String)
+
+        init?(_ field: ByteView) {
+            let prefix = "xxh3-128:".utf8
+            if field.starts(with: prefix) {
+                let hex = field.dropFirst(prefix.count)
+                guard hex.count == 32, hex.allSatisfy({ hexDigitValue($0) != nil && !(0x41...0x46).contains($0) }) else { return nil }
+                self = .xxh3(String(decoding: hex, as: UTF8.self))
+            } else {
+                guard let digest = SHA256Digest(hex: field) else { return nil }
+                self = .sha256(digest)
+            }
+        }
+
+        var isXXH3: Bool { if case .xxh3 = self { true } else { false } }
+
+        var name: String {
+            switch self {
+            case .sha256: "SHA-256"
+            case .xxh3: "XXH3-128"
+            }
+        }
+
+        var text: String {
+            switch self {
+            case .sha256(let d): d.hex
+            case .xxh3(let hex): "xxh3-128:" + hex
+            }
+        }
+
+        func matches(_ lines: ByteView) -> Bool {
+            switch self {
+            case .sha256(let d): SHA256Digest(of: lines) == d
+            case .xxh3(let hex): XXH3Hasher.hex(of: lines) == hex
+            }
+        }
     }
 
     private static func read(_ path: String) throws(Problem) -> [UInt8] {
@@ -246,7 +294,7 @@ public final class Manifest: @unchecked Sendable {
         var line = 0
         var failure: String?
         var version = 0
-        var linesStart = 0, trailer: (count: Int, digest: SHA256Digest, start: Int)?
+        var linesStart = 0, trailer: (count: Int, check: EndCheck, start: Int)?
         bytes.withView { b in
             let n = b.count
             var i = 0
@@ -260,7 +308,7 @@ public final class Manifest: @unchecked Sendable {
                 if trailer != nil { failure = "a line after the manifest's end line"; return }
                 if inHeader {
                     if line == 1 {
-                        // Version 1 (before the end line) is read as it is; 2 and 3 must end with their end line.
+                        // Version 1 (before the end line) is read as it is; 2 and later must end with their end line.
                         guard let v = versionLines.firstIndex(where: { l.elementsEqual($0.utf8) }) else {
                             failure = "not an appconfig manifest (version 1, 2 or 3)"; return
                         }
@@ -274,8 +322,11 @@ public final class Manifest: @unchecked Sendable {
                     continue
                 }
                 if version >= 2 && l.starts(with: "end\t".utf8) {
-                    guard let end = endLine(l) else { failure = "an end line is end, count and SHA-256, tab-separated"; return }
-                    trailer = (end.count, end.digest, i)
+                    // Each version its own check: a version 4 manifest with a SHA-256 end line was edited.
+                    guard let end = endLine(l), end.check.isXXH3 == (version == 4) else {
+                        failure = "an end line is end, count and \(version == 4 ? "xxh3-128:HEX" : "SHA-256"), tab-separated"; return
+                    }
+                    trailer = (end.count, end.check, i)
                     continue
                 }
                 // SHA256 \t path \t key (version 3: \t input digest)
@@ -284,7 +335,7 @@ public final class Manifest: @unchecked Sendable {
                     failure = "a device line is SHA256, path and key, tab-separated"; return
                 }
                 var keyEnd = l.endIndex, inputs = InputDigest.none
-                if version == 3 {
+                if version >= 3 {
                     guard let last = l[(tab + 1)...].lastIndex(of: 0x09), let value = InputDigest.parse(l[view: (last + 1)...]) else {
                         failure = "a device line is SHA256, path, key and input digest, tab-separated"; return
                     }
@@ -304,8 +355,8 @@ public final class Manifest: @unchecked Sendable {
             guard let trailer else { failure = "the manifest has no end line: it was cut short"; return }
             if trailer.count != entries.count {
                 failure = "the end line counts \(trailer.count) devices, the manifest lists \(entries.count): it was cut short or edited"
-            } else if SHA256Digest(of: b[view: linesStart..<trailer.start]) != trailer.digest {
-                failure = "the device lines do not match the end line's SHA-256: the manifest was edited or damaged"
+            } else if !trailer.check.matches(b[view: linesStart..<trailer.start]) {
+                failure = "the device lines do not match the end line's \(trailer.check.name): the manifest was edited or damaged"
             }
         }
         // Changes are found by merging in key order: a manifest out of order is not one appconfig wrote.
