@@ -127,7 +127,7 @@ extension RenderJob {
 
     /// The directory checked (a wrong password or an unreachable server ends the run before the
     /// inventory is read), the inventory and the directory read, devices joined to their users.
-    func fleetStep(_ compiled: CompiledJob, clock: PhaseClock, observer: Observer) throws(Problem) -> (Fleet, FleetSources) {
+    func fleetStep(_ compiled: CompiledJob, clock: PhaseClock, observer: Observer) throws(Problem) -> (Fleet, FleetSources, DirectoryImageUse) {
         var sources = self.sources
         // Group memberships are read only when an assignment matches on groups.
         let configurations = compiled.all
@@ -142,7 +142,7 @@ extension RenderJob {
                                                   deviceVariables: read?.deviceVariables)
         inventory.exportChecks.forEach(observer.warning)
         clock.lap(.inventory, next: .directory)
-        let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
+        let (users, image) = try loadDirectory(sources, for: inventory, observer: observer)
         clock.lap(.directory, next: .join)
         let fleet = Fleet(inventory: inventory, users: users)
         if var diagnosis = fleet.joinDiagnosis() {
@@ -153,7 +153,7 @@ extension RenderJob {
             diagnosis.severity = .warning
             observer.warning(diagnosis)
         }
-        return (fleet, sources)
+        return (fleet, sources, image)
     }
 
     /// Each device's variant for the app and each extension (a phase of its own only when a

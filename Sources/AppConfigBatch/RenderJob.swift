@@ -127,7 +127,7 @@ public struct RenderJob: Sendable {
         defer { fingerprints.finish() }
         if let unchanged = try unchangedNight(compiled, fingerprints: fingerprints, clock: clock) { return unchanged }
         let previous = try previousGeneration(observer: observer)
-        let (fleet, sources) = try fleetStep(compiled, clock: clock, observer: observer)
+        let (fleet, sources, image) = try fleetStep(compiled, clock: clock, observer: observer)
         let assignments = try assignStep(compiled, fleet: fleet, clock: clock, observer: observer)
         fingerprints.start()
         let (sink, result) = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
@@ -146,7 +146,10 @@ public struct RenderJob: Sendable {
         if cancellation.isCancelled { summary.interrupted = true }
         summary.seconds = clock.seconds
         summary.wallSeconds = monotonicSeconds() - clock.start
+        summary.directoryImage = image.loadedFrom
         try publish(sink, generation, &summary)
+        // After publishing: the output's folder stands, and a run that published nothing saves no shortcut.
+        if summary.published, let users = fleet.users { image.save(users) }
         clock.lap(.publish)
         summary.seconds = clock.seconds
         // The phases are laps of one clock: they add up to the job's time so far.

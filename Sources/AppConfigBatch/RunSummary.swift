@@ -48,6 +48,9 @@ public struct RunSummary: Sendable, Codable {
     public var inputsUnchanged = false
     /// The previous generation compared with, and what changed since it.
     public var since: String?
+    /// The saved user table the directory was loaded from instead of parsing its LDIF file (the
+    /// file's fingerprint and reading were the image's: `UserTableImage`); nil when it was read.
+    public var directoryImage: String?
     public var changes: ChangeCounts?
     /// DDM into a folder: live assets (named by a set the devices keep) this generation could not
     /// link from the previous one (it is a tar, or lacks them); `assets.live` lists every live asset.
@@ -100,7 +103,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, mapping, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, inputsUnchanged, since, changes, assignments, variants, assetsNotLinked, keptNotLinked
+        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, inputsUnchanged, since, directoryImage, changes, assignments, variants, assetsNotLinked, keptNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

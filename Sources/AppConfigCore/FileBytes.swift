@@ -188,6 +188,35 @@ struct OpenFile: Sendable {
     }
 }
 
+/// A file read in sections at known offsets: a saved table's, each straight into the buffer
+/// that keeps it (mapped and copied, the file's pages and the copy stood at once).
+package final class FileSections {
+    private let file: OpenFile
+    package var size: Int { file.size }
+
+    package init(_ path: String) throws(FileReadError) { file = try OpenFile(path, limit: .max) }
+
+    deinit { close(file.fd) }
+
+    /// `count` bytes from `offset`, nil when the file ends first.
+    package func bytes(at offset: Int, count: Int) throws(FileReadError) -> [UInt8]? {
+        let bytes = try file.read(offset..<(offset + count))
+        return bytes.count == count ? bytes : nil
+    }
+
+    /// Appends `byteCount` bytes from `offset` to `buffer` (whole elements, in the machine's byte
+    /// order); false when the file ends first.
+    package func append<Element>(at offset: Int, byteCount: Int, to buffer: GrowingBuffer<Element>) throws(FileReadError) -> Bool {
+        precondition(byteCount % MemoryLayout<Element>.stride == 0, "whole elements")
+        let n = byteCount / MemoryLayout<Element>.stride
+        buffer.reserve(n)
+        let room = UnsafeMutableRawPointer(buffer.base + buffer.count).assumingMemoryBound(to: UInt8.self)
+        guard try file.read(into: UnsafeMutableBufferPointer(start: room, count: byteCount), at: offset) == byteCount else { return false }
+        _ = buffer.extend(by: n)
+        return true
+    }
+}
+
 /// Reads a whole file into a new buffer of exactly its size (one allocation, no copy), owned by
 /// `owner`, to change in place. A large file is read in parts, one per core (the kernel's copy and
 /// the first touch of each page are most of a read's time, and they go in parallel).

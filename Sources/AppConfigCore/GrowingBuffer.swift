@@ -167,4 +167,7 @@ private func releaseBlock(_ p: UnsafeMutableRawPointer) { free(p) }
     @inlinable package func reserve(_ n: Int) { storage.reserve(n) }
     package func discardPages(_ range: Range<Int>) { storage.discardPages(range) }
     @inlinable package func truncate(to n: Int) { storage.truncate(to: n) }
+
+    /// The elements' bytes, as memory holds them (a table saved to a file as it is).
+    package var bytes: ByteView { ByteView(UnsafeRawBufferPointer(start: storage.base, count: storage.count * MemoryLayout<Element>.stride)) }
 }

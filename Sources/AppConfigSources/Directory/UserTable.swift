@@ -37,7 +37,7 @@ public struct AttributeMap: Sendable {
     /// not stored.
     public var keptVariables: Set<UserVariable>?
 
-    var columns: UserColumns { UserColumns(keeping: keptVariables) }
+    public var columns: UserColumns { UserColumns(keeping: keptVariables) }
 
     /// Every attribute an entry must deliver, lowercased (what an LDAP search asks for).
     public var requestedAttributes: [String] {
@@ -92,10 +92,17 @@ public final class UserTable: @unchecked Sendable {
     private let index: ShardedKeyTable
     public let columns: UserColumns
 
+    /// Per user, the line its entry starts on (LDIF), or empty (LDAP).
+    let lines: [UInt32]
+    /// The problems of reading the entries (`problems` adds the join keys users share).
+    let readProblems: [Problem]
+
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
     init(source: String, columns: UserColumns, pool storage: GrowingBuffer<UInt8>, ranges rangeStorage: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
         self.source = source
         self.columns = columns
+        self.lines = lines
+        readProblems = problems
         let stride = columns.stride, joinKey = columns.joinKey
         self.storage = storage
         self.rangeStorage = rangeStorage
@@ -150,4 +157,8 @@ public final class UserTable: @unchecked Sendable {
     }
 
     public func user(forKey key: String) -> Int? { Array(key.utf8).withView { user(forKey: $0) } }
+
+    /// The users' values and their ranges, as the table holds them (`UserTableImage`).
+    var poolBytes: ByteView { storage.bytes }
+    var rangeBytes: ByteView { rangeStorage.bytes }
 }

@@ -1,0 +1,72 @@
+import AppConfigCore
+import AppConfigSources
+import Foundation
+
+extension RenderJob {
+    /// Where this run saves the user table it reads from an LDIF file (`UserTableImage`), and where
+    /// it looks for one saved before, in order: beside its archive (`FILE.tar.users`) or in its
+    /// generations' folder (`OUT.generations/directory.users`, never served), then the same
+    /// beside `--since`. Nothing for a dry run or an archive on standard output.
+    var directoryImagePlaces: (save: String?, read: [String]) {
+        func place(of output: String, isArchive: Bool) -> String {
+            isArchive ? output + ".users" : output + ".generations/directory.users"
+        }
+        var save: String?
+        switch output {
+        case .tar(let path): save = place(of: PathText.trimmed(path), isArchive: true)
+        case .directory(let path): save = place(of: PathText.trimmed(path), isArchive: false)
+        case .tarStdout, .dryRun: save = nil
+        }
+        var read = save.map { [$0] } ?? []
+        if let since = nightly.since.map(PathText.trimmed) {
+            // A generation folder named itself: its generations' folder is the one it is in.
+            let inGenerations = PathText.folder(of: since).hasSuffix(".generations")
+            let candidate = since.hasSuffix(".tar") ? place(of: since, isArchive: true)
+                : inGenerations ? PathText.folder(of: since) + "/directory.users" : place(of: since, isArchive: false)
+            if !read.contains(candidate) { read.append(candidate) }
+        }
+        return (save, output == .dryRun ? [] : read)
+    }
+
+    /// The directory's users, and what became of its image. An LDIF file whose fingerprint and
+    /// reading match a saved image's is not parsed; one that is parsed may be saved for the next
+    /// run (`DirectoryImageUse.save`), when it did not change while it was read.
+    func loadDirectory(_ sources: FleetSources, for inventory: InventoryTable, observer: Observer) throws(Problem) -> (UserTable?, DirectoryImageUse) {
+        let places = directoryImagePlaces
+        guard case .ldif(let path) = sources.directory, !places.read.isEmpty else {
+            return (try sources.loadDirectory(for: inventory, warning: observer.warning), DirectoryImageUse())
+        }
+        let fingerprint = Fingerprint.of(path)
+        let key = UserTableImage.key(fingerprint: fingerprint, map: sources.attributes)
+        if fingerprint != "-" {
+            for place in places.read {
+                if let table = UserTableImage.load(place, key: key, source: path, columns: sources.attributes.columns) {
+                    return (table, DirectoryImageUse(loadedFrom: place))
+                }
+            }
+        }
+        let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
+        guard let save = places.save, fingerprint != "-", Fingerprint.of(path) == fingerprint else { return (users, DirectoryImageUse()) }
+        return (users, DirectoryImageUse(saveTo: save, key: key))
+    }
+}
+
+/// What a run did with a directory image: loaded the users from one, or has one to save once it
+/// has published (`UserTableImage`).
+struct DirectoryImageUse {
+    var loadedFrom: String?
+    var saveTo: String?
+    var key = ""
+
+    /// Saves the table, when this run read its LDIF: a shortcut for the next run, not an output,
+    /// so one that cannot be saved (no room, a table with groups) costs that run a parse, nothing else.
+    func save(_ users: UserTable) {
+        guard let path = saveTo, let file = try? AtomicFile(path: path) else { return }
+        // The directory's names and addresses: readable by the run's user only.
+        fchmod(file.descriptor, 0o600)
+        let written: Void? = try? UserTableImage.withPieces(of: users, key: key) { pieces throws(Problem) in
+            try writeAllGathered(file.descriptor, pieces, path: path)
+        }
+        if written == nil { file.discard() } else { try? file.commit() }
+    }
+}
