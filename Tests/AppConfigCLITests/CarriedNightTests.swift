@@ -113,4 +113,39 @@ struct CarriedNightTests {
             #expect(try Self.carried(dir.path("same")) == 975)
         }
     }
+
+    @Test("a night whose LDIF did not change loads the user table saved beside last night's output: the same bytes as parsing it; a changed LDIF is parsed")
+    func directoryImage() throws {
+        try withTemporaryDirectory { dir in
+            let (inventory, changedDirectory) = try Self.tonight(in: dir)
+            let directory = Paths.fixture("demo/directory.ldif")
+            #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", directory, "--tar", dir.path("mon.tar")]).status == 3)
+            let image = dir.path("mon.tar.users")
+            let mode = try #require(FileManager.default.attributesOfItem(atPath: image)[.posixPermissions] as? Int)
+            #expect(mode == 0o600)
+            func night(_ name: String, directory: String) throws -> String? {
+                let r = try render(["--inventory", inventory, "--directory", directory, "--tar", dir.path(name + ".tar"), "--since", dir.path("mon.tar"),
+                                    "--changed-only", "--report", dir.path(name)])
+                #expect(r.status == 3, "\(r.stderr)")
+                return try reportSummary(dir.path(name))["directoryImage"] as? String
+            }
+            #expect(try night("loaded", directory: directory) == image)
+            try FileManager.default.moveItem(atPath: image, toPath: dir.path("aside"))
+            #expect(try night("parsed", directory: directory) == nil)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("loaded.tar"))) == Data(contentsOf: URL(fileURLWithPath: dir.path("parsed.tar"))))
+            #expect(try Self.carried(dir.path("loaded")) == Self.carried(dir.path("parsed")))
+            // Another directory file: parsed, though last night's image is there.
+            try FileManager.default.moveItem(atPath: dir.path("aside"), toPath: image)
+            #expect(try night("changed", directory: changedDirectory) == nil)
+            #expect(try Self.deviceLines(dir.path("changed.tar.manifest.tsv")) != Self.deviceLines(dir.path("parsed.tar.manifest.tsv")))
+
+            // A folder output keeps its image in its generations' folder, which is not served.
+            let out = dir.path("out")
+            #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", directory, "--out", out]).status == 3)
+            #expect(FileManager.default.fileExists(atPath: out + ".generations/directory.users"))
+            #expect(!FileManager.default.fileExists(atPath: out + "/directory.users"))
+            #expect(try render(["--inventory", inventory, "--directory", directory, "--out", out, "--report", dir.path("folder")]).status == 3)
+            #expect(try reportSummary(dir.path("folder"))["directoryImage"] as? String == out + ".generations/directory.users")
+        }
+    }
 }
