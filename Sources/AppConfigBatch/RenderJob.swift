@@ -126,8 +126,15 @@ public struct RenderJob: Sendable {
         let fingerprints = FingerprintTask(job: self)
         defer { fingerprints.finish() }
         if let unchanged = try unchangedNight(compiled, fingerprints: fingerprints, clock: clock) { return unchanged }
-        let previous = try previousGeneration(observer: observer)
-        let (fleet, sources, image) = try fleetStep(compiled, clock: clock, observer: observer)
+        // Last night's manifest is read on a core of its own while tonight's inputs are read; its
+        // warnings are told after theirs, and its error, if any, comes first.
+        let held = HeldWarnings()
+        let previousWork = WorkBeside { () throws(Problem) in try previousGeneration(observer: held.observer(observer)) }
+        let fleetStepResult = Result { () throws(Problem) in try fleetStep(compiled, clock: clock, observer: observer) }
+        previousWork.wait()
+        held.tell(observer)
+        let previous = try previousWork.value()
+        let (fleet, sources, image) = try fleetStepResult.get()
         let assignments = try assignStep(compiled, fleet: fleet, clock: clock, observer: observer)
         fingerprints.start()
         let (sink, result) = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
@@ -208,4 +215,20 @@ public struct RenderJob: Sendable {
         }
         return out
     }
+}
+
+/// Warnings of work done beside the job's phases, held and told after theirs, in their order:
+/// what a run prints does not depend on which thread finished first.
+final class HeldWarnings: @unchecked Sendable {
+    private var held: [Problem] = []
+    private let lock = NSLock()
+
+    /// `observer`, its warnings held here.
+    func observer(_ observer: RenderJob.Observer) -> RenderJob.Observer {
+        var o = observer
+        o.warning = { [self] p in lock.withLock { held.append(p) } }
+        return o
+    }
+
+    func tell(_ observer: RenderJob.Observer) { lock.withLock { held }.forEach(observer.warning) }
 }

@@ -17,8 +17,9 @@ public struct RunSummary: Sendable, Codable {
     public var mapping: String?
     /// Problems by code, device failures and source problems alike.
     public var errorsByCode: [String: Int] = [:]
-    /// Seconds per phase: compile, since (the lock, the report folder, the previous manifest),
-    /// inventory, directory, join, render, publish.
+    /// Seconds per phase: compile, since (the lock, the report folder), inventory, directory, join,
+    /// render, publish. The previous manifest is read beside the inventory and the directory: what
+    /// is left of it when they are read counts in join.
     public var seconds: [String: Double] = [:]
     /// The job's time from its start to the end of publishing: the phases add up to it (writing
     /// the report comes after; the summary the job returns has it as `report`).

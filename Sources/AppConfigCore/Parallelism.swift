@@ -21,3 +21,33 @@ public enum Parallelism {
     /// At most `threads` from now on (nil or 0: the machine's cores).
     public static func limit(to threads: Int?) { limit.store(max(0, threads ?? 0), ordering: .relaxed) }
 }
+
+/// Work run on a thread of its own while the caller does other work, its result (or error) taken
+/// with `value()`: one core reading last night's manifest while the others read tonight's inputs.
+/// With one thread allowed (`Parallelism.threads`), it runs at once, on the caller's.
+package final class WorkBeside<Value, Failure: Error>: @unchecked Sendable {
+    private var result: Result<Value, Failure>?
+    private let done = DispatchGroup()
+
+    package init(_ work: @escaping () throws(Failure) -> Value) {
+        guard Parallelism.threads > 1 else {
+            result = Result { () throws(Failure) in try work() }
+            return
+        }
+        nonisolated(unsafe) let work = work
+        done.enter()
+        Thread.detachNewThread { [self] in
+            result = Result { () throws(Failure) in try work() }
+            done.leave()
+        }
+    }
+
+    /// Waits for the work; its value, or its error thrown.
+    package func value() throws(Failure) -> Value {
+        done.wait()
+        return try result!.get()
+    }
+
+    /// Waits for the work, whatever it gave (a caller leaving on an error of its own).
+    package func wait() { done.wait() }
+}
