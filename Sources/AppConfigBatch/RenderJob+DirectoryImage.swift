@@ -4,25 +4,20 @@ import Foundation
 
 extension RenderJob {
     /// Where this run saves the user table it reads from an LDIF file (`UserTableImage`), and where
-    /// it looks for one saved before, in order: beside its archive (`FILE.tar.users`) or in its
-    /// generations' folder (`OUT.generations/directory.users`, never served), then the same
-    /// beside `--since`. Nothing for a dry run or an archive on standard output.
+    /// it looks for one saved before, in order: beside its archive (`FILE.tar.users`) or its folder
+    /// output (`OUT.users`, as `OUT.lock` and `OUT.generations` are: outside what is served), then
+    /// the same beside `--since`. Nothing for a dry run or an archive on standard output.
     var directoryImagePlaces: (save: String?, read: [String]) {
-        func place(of output: String, isArchive: Bool) -> String {
-            isArchive ? output + ".users" : output + ".generations/directory.users"
-        }
         var save: String?
         switch output {
-        case .tar(let path): save = place(of: PathText.trimmed(path), isArchive: true)
-        case .directory(let path): save = place(of: PathText.trimmed(path), isArchive: false)
+        case .tar(let path), .directory(let path): save = PathText.trimmed(path) + ".users"
         case .tarStdout, .dryRun: save = nil
         }
         var read = save.map { [$0] } ?? []
         if let since = nightly.since.map(PathText.trimmed) {
-            // A generation folder named itself: its generations' folder is the one it is in.
-            let inGenerations = PathText.folder(of: since).hasSuffix(".generations")
-            let candidate = since.hasSuffix(".tar") ? place(of: since, isArchive: true)
-                : inGenerations ? PathText.folder(of: since) + "/directory.users" : place(of: since, isArchive: false)
+            // A generation folder named itself: the output whose generations' folder it is in.
+            let folder = PathText.folder(of: since)
+            let candidate = folder.hasSuffix(".generations") ? String(folder.dropLast(".generations".count)) + ".users" : since + ".users"
             if !read.contains(candidate) { read.append(candidate) }
         }
         return (save, output == .dryRun ? [] : read)

@@ -139,13 +139,13 @@ struct CarriedNightTests {
             #expect(try night("changed", directory: changedDirectory) == nil)
             #expect(try Self.deviceLines(dir.path("changed.tar.manifest.tsv")) != Self.deviceLines(dir.path("parsed.tar.manifest.tsv")))
 
-            // A folder output keeps its image in its generations' folder, which is not served.
+            // A folder output keeps its image beside it, as its lock and generations: not in what is served.
             let out = dir.path("out")
             #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", directory, "--out", out]).status == 3)
-            #expect(FileManager.default.fileExists(atPath: out + ".generations/directory.users"))
-            #expect(!FileManager.default.fileExists(atPath: out + "/directory.users"))
+            #expect(FileManager.default.fileExists(atPath: out + ".users"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out).allSatisfy { !$0.hasSuffix(".users") })
             #expect(try render(["--inventory", inventory, "--directory", directory, "--out", out, "--report", dir.path("folder")]).status == 3)
-            #expect(try reportSummary(dir.path("folder"))["directoryImage"] as? String == out + ".generations/directory.users")
+            #expect(try reportSummary(dir.path("folder"))["directoryImage"] as? String == out + ".users")
         }
     }
 }

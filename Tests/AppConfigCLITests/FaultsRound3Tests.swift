@@ -200,7 +200,7 @@ struct FaultsRound3Tests {
             close(fd)
             let r = try render(["--dry-run", "--since", big])
             #expect(r.status == 1)
-            #expect(r.stderr == "\(big):1: error: not an appconfig manifest (version 1, 2 or 3) [manifest.syntax]\n")
+            #expect(r.stderr == "\(big):1: error: not an appconfig manifest (version 1 to 4) [manifest.syntax]\n")
         }
     }
 

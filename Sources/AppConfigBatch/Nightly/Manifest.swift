@@ -143,13 +143,13 @@ public final class Manifest: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): No such file or directory")
         }
-        if isFolder.boolValue { return try parse(read(path + "/" + fileName), file: path + "/" + fileName, keepsPaths: keepsPaths) }
+        if isFolder.boolValue { return try parse(file: path + "/" + fileName, keepsPaths: keepsPaths) }
         if path.hasSuffix(".tar") {
             let beside = path + "." + fileName
-            if FileManager.default.fileExists(atPath: beside) { return try parse(read(beside), file: beside, keepsPaths: keepsPaths) }
+            if FileManager.default.fileExists(atPath: beside) { return try parse(file: beside, keepsPaths: keepsPaths) }
             return try parse(try Tar.member(named: fileName, in: path), file: path, keepsPaths: keepsPaths)
         }
-        return try parse(read(path), file: path, keepsPaths: keepsPaths)
+        return try parse(file: path, keepsPaths: keepsPaths)
     }
 
     /// The header alone of the manifest of a generation folder, a manifest file or an archive's
@@ -218,7 +218,7 @@ public final class Manifest: @unchecked Sendable {
 
     /// An end line's count and check (`end`, count, check, tab-separated; no line break), nil
     /// when the line is not one.
-    private static func endLine(_ l: ByteView) -> (count: Int, check: EndCheck)? {
+    static func endLine(_ l: ByteView) -> (count: Int, check: EndCheck)? {
         let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
         guard fields.count == 3, fields[0].elementsEqual("end".utf8), let count = Int(String(decoding: fields[1], as: UTF8.self)),
               let check = EndCheck(l[view: fields[2].startIndex..<fields[2].endIndex]) else { return nil }
@@ -267,113 +267,41 @@ public final class Manifest: @unchecked Sendable {
         }
     }
 
-    private static func read(_ path: String) throws(Problem) -> [UInt8] {
-        // Its first line first: a file that is no manifest (a 3 GiB archive given by mistake) is
-        // refused before it is read whole.
+    /// A manifest file read in windows (never whole: its bytes would stand beside a night's
+    /// inputs). Its first line first: a file that is no manifest (a 3 GiB archive given by
+    /// mistake) is refused before it is read.
+    private static func parse(file path: String, keepsPaths: Bool) throws(Problem) -> Manifest {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
+        var size = 0
         if fd >= 0 {
             var head = [UInt8](repeating: 0, count: 21)
             let n = Glibc.read(fd, &head, head.count)
+            var info = stat()
+            if fstat(fd, &info) == 0 { size = Int(info.st_size) }
             close(fd)
             let versions = versionLines.map { Array(($0 + "\n").utf8) }
             if n >= 0 && !versions.contains(where: { head[..<n].elementsEqual($0) }) {
-                throw Problem(.manifestSyntax, at: Location(file: path, line: 1), "not an appconfig manifest (version 1, 2 or 3)")
+                throw Problem(.manifestSyntax, at: Location(file: path, line: 1), "not an appconfig manifest (version 1 to 4)")
             }
         }
-        do { return try readFileBytes(path, limit: Int(UInt32.max)) } catch { throw error.problem }
+        var parser = ManifestParser(keepsPaths: keepsPaths, bytes: size)
+        do {
+            _ = try forEachBlock(ofFile: path) { window in
+                if parser.failure == nil { _ = parser.feed(ByteView(window)) }
+            }
+        } catch {
+            throw error.problem
+        }
+        return try parser.finish(file: path)
     }
 
     static func parse(_ bytes: [UInt8], file: String, keepsPaths: Bool = false) throws(Problem) -> Manifest {
-        var header: [(String, String)] = []
-        var entries: [Entry] = []
-        var text: [UInt8] = []
-        var paths: [UInt8] = []
-        var pathRanges: [Range<Int>] = []
-        text.reserveCapacity(bytes.count)
-        entries.reserveCapacity(bytes.count / 100)
-        var line = 0
-        var failure: String?
-        var version = 0
-        var linesStart = 0, trailer: (count: Int, check: EndCheck, start: Int)?
-        bytes.withView { b in
-            let n = b.count
-            var i = 0
-            var inHeader = true
-            while i < n {
-                line += 1
-                var end = i
-                while end < n && b[end] != 0x0A { end += 1 }
-                defer { i = end + 1 }
-                let l = b[view: i..<end]
-                if trailer != nil { failure = "a line after the manifest's end line"; return }
-                if inHeader {
-                    if line == 1 {
-                        // Version 1 (before the end line) is read as it is; 2 and later must end with their end line.
-                        guard let v = versionLines.firstIndex(where: { l.elementsEqual($0.utf8) }) else {
-                            failure = "not an appconfig manifest (version 1, 2 or 3)"; return
-                        }
-                        version = v + 1
-                        continue
-                    }
-                    if l.isEmpty { inHeader = false; linesStart = end + 1; continue }
-                    let s = String(decoding: l, as: UTF8.self)
-                    guard let space = s.firstIndex(of: " ") else { failure = "a header line is NAME VALUE"; return }
-                    header.append((String(s[..<space]), String(s[s.index(after: space)...])))
-                    continue
-                }
-                if version >= 2 && l.starts(with: "end\t".utf8) {
-                    // Each version its own check: a version 4 manifest with a SHA-256 end line was edited.
-                    guard let end = endLine(l), end.check.isXXH3 == (version == 4) else {
-                        failure = "an end line is end, count and \(version == 4 ? "xxh3-128:HEX" : "SHA-256"), tab-separated"; return
-                    }
-                    trailer = (end.count, end.check, i)
-                    continue
-                }
-                // SHA256 \t path \t key (version 3: \t input digest)
-                guard l.count > 66, l[64] == 0x09, let digest = SHA256Digest(hex: l[view: 0..<64]),
-                      let tab = l[65...].firstIndex(of: 0x09) else {
-                    failure = "a device line is SHA256, path and key, tab-separated"; return
-                }
-                var keyEnd = l.endIndex, inputs = InputDigest.none
-                if version >= 3 {
-                    guard let last = l[(tab + 1)...].lastIndex(of: 0x09), let value = InputDigest.parse(l[view: (last + 1)...]) else {
-                        failure = "a device line is SHA256, path, key and input digest, tab-separated"; return
-                    }
-                    (keyEnd, inputs) = (last, value)
-                }
-                let keyStart = text.count
-                if tab == 65 || !unescape(l[view: (tab + 1)..<keyEnd], into: &text) { failure = "a device line with an empty path or a bad %-escape in its key"; return }
-                if keepsPaths {
-                    paths.append(l[view: 65..<tab])
-                    pathRanges.append((paths.count - (tab - 65))..<paths.count)
-                }
-                if text.count > Int(UInt32.max) { failure = "the devices' keys come to more than 4 GiB"; return }
-                entries.append(Entry(key: keyStart..<text.count, digest: digest, inputs: inputs))
-            }
-            if inHeader && line > 1 { failure = "the manifest ends in its header" }
-            guard failure == nil, version >= 2 else { return }
-            guard let trailer else { failure = "the manifest has no end line: it was cut short"; return }
-            if trailer.count != entries.count {
-                failure = "the end line counts \(trailer.count) devices, the manifest lists \(entries.count): it was cut short or edited"
-            } else if !trailer.check.matches(b[view: linesStart..<trailer.start]) {
-                failure = "the device lines do not match the end line's \(trailer.check.name): the manifest was edited or damaged"
-            }
-        }
-        // Changes are found by merging in key order: a manifest out of order is not one appconfig wrote.
-        if failure == nil {
-            text.withView { t in
-                for j in entries.indices.dropFirst() where !t[view: entries[j - 1].key].precedes(t[view: entries[j].key]) {
-                    failure = "device lines not in device-key order (or a key twice) at device \(j + 1)"
-                    break
-                }
-            }
-        }
-        if line == 0 { failure = "the manifest is empty" }
-        if let failure { throw Problem(.manifestSyntax, at: Location(file: file, line: line), failure) }
-        return Manifest(header: header, keys: text, paths: paths, pathRanges: pathRanges, entries: entries)
+        var parser = ManifestParser(keepsPaths: keepsPaths, bytes: bytes.count)
+        _ = bytes.withView { parser.feed($0) }
+        return try parser.finish(file: file)
     }
 
-    private static func unescape(_ s: ByteView, into out: inout [UInt8]) -> Bool {
+    static func unescape(_ s: ByteView, into out: inout [UInt8]) -> Bool {
         var i = s.startIndex
         while i < s.endIndex {
             if s[i] == UInt8(ascii: "%") {
