@@ -36,7 +36,8 @@ extension RenderJob {
         if fingerprint != "-" {
             for place in places.read {
                 if let table = UserTableImage.load(place, key: key, source: path, columns: sources.attributes.columns) {
-                    return (table, DirectoryImageUse(loadedFrom: place))
+                    // Found beside --since: linked beside this run's output too, for the night after.
+                    return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: key))
                 }
             }
         }
@@ -53,10 +54,19 @@ struct DirectoryImageUse {
     var saveTo: String?
     var key = ""
 
-    /// Saves the table, when this run read its LDIF: a shortcut for the next run, not an output,
-    /// so one that cannot be saved (no room, a table with groups) costs that run a parse, nothing else.
+    /// Saves the table beside the output (a link to the image it was loaded from, else written):
+    /// a shortcut for the next run, not an output, so one that cannot be saved (no room, a table
+    /// with groups) costs that run a parse, nothing else.
     func save(_ users: UserTable) {
-        guard let path = saveTo, let file = try? AtomicFile(path: path) else { return }
+        guard let path = saveTo else { return }
+        if let loadedFrom {
+            let temporary = path + ".tmp-\(getpid())"
+            if link(loadedFrom, temporary) == 0 {
+                if rename(temporary, path) != 0 { unlink(temporary) }
+                return
+            }
+        }
+        guard let file = try? AtomicFile(path: path) else { return }
         // The directory's names and addresses: readable by the run's user only.
         fchmod(file.descriptor, 0o600)
         let written: Void? = try? UserTableImage.withPieces(of: users, key: key) { pieces throws(Problem) in

@@ -130,6 +130,9 @@ struct CarriedNightTests {
                 return try reportSummary(dir.path(name))["directoryImage"] as? String
             }
             #expect(try night("loaded", directory: directory) == image)
+            // Linked beside tonight's archive: the night after finds it there.
+            #expect(try FileManager.default.attributesOfItem(atPath: dir.path("loaded.tar.users"))[.systemFileNumber] as? Int
+                    == FileManager.default.attributesOfItem(atPath: image)[.systemFileNumber] as? Int)
             try FileManager.default.moveItem(atPath: image, toPath: dir.path("aside"))
             #expect(try night("parsed", directory: directory) == nil)
             #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("loaded.tar"))) == Data(contentsOf: URL(fileURLWithPath: dir.path("parsed.tar"))))
