@@ -26,12 +26,14 @@ extension RenderJob {
     /// The directory's users, and what became of its image. An LDIF file whose fingerprint and
     /// reading match a saved image's is not parsed; one that is parsed may be saved for the next
     /// run (`DirectoryImageUse.save`), when it did not change while it was read.
-    func loadDirectory(_ sources: FleetSources, for inventory: InventoryTable, observer: Observer) throws(Problem) -> (UserTable?, DirectoryImageUse) {
+    func loadDirectory(_ sources: FleetSources, for inventory: InventoryTable, fingerprints: FingerprintTask,
+                       observer: Observer) throws(Problem) -> (UserTable?, DirectoryImageUse) {
         let places = directoryImagePlaces
         guard case .ldif(let path) = sources.directory, !places.read.isEmpty else {
             return (try sources.loadDirectory(for: inventory, warning: observer.warning), DirectoryImageUse())
         }
-        let fingerprint = Fingerprint.of(path)
+        // The manifest's too: the file hashed once more only to tell it did not change while parsed.
+        let fingerprint = fingerprints.fingerprint(of: path)
         let key = UserTableImage.key(fingerprint: fingerprint, map: sources.attributes)
         if fingerprint != "-" {
             for place in places.read {
@@ -42,7 +44,7 @@ extension RenderJob {
             }
         }
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
-        guard let save = places.save, fingerprint != "-", Fingerprint.of(path) == fingerprint else { return (users, DirectoryImageUse()) }
+        guard let save = places.save, fingerprint != "-", fingerprints.fingerprint(of: path) == fingerprint else { return (users, DirectoryImageUse()) }
         return (users, DirectoryImageUse(saveTo: save, key: key))
     }
 }

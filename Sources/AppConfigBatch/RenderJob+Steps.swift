@@ -127,7 +127,8 @@ extension RenderJob {
 
     /// The directory checked (a wrong password or an unreachable server ends the run before the
     /// inventory is read), the inventory and the directory read, devices joined to their users.
-    func fleetStep(_ compiled: CompiledJob, clock: PhaseClock, observer: Observer) throws(Problem) -> (Fleet, FleetSources, DirectoryImageUse) {
+    func fleetStep(_ compiled: CompiledJob, clock: PhaseClock, fingerprints: FingerprintTask,
+                   observer: Observer) throws(Problem) -> (Fleet, FleetSources, DirectoryImageUse) {
         var sources = self.sources
         // Group memberships are read only when an assignment matches on groups.
         let configurations = compiled.all
@@ -142,7 +143,7 @@ extension RenderJob {
                                                   deviceVariables: read?.deviceVariables)
         inventory.exportChecks.forEach(observer.warning)
         clock.lap(.inventory, next: .directory)
-        let (users, image) = try loadDirectory(sources, for: inventory, observer: observer)
+        let (users, image) = try loadDirectory(sources, for: inventory, fingerprints: fingerprints, observer: observer)
         clock.lap(.directory, next: .join)
         let fleet = Fleet(inventory: inventory, users: users)
         if var diagnosis = fleet.joinDiagnosis() {

@@ -130,7 +130,7 @@ public struct RenderJob: Sendable {
         // warnings are told after theirs, and its error, if any, comes first.
         let held = HeldWarnings()
         let previousWork = WorkBeside { () throws(Problem) in try previousGeneration(observer: held.observer(observer)) }
-        let fleetStepResult = Result { () throws(Problem) in try fleetStep(compiled, clock: clock, observer: observer) }
+        let fleetStepResult = Result { () throws(Problem) in try fleetStep(compiled, clock: clock, fingerprints: fingerprints, observer: observer) }
         previousWork.wait()
         held.tell(observer)
         let previous = try previousWork.value()

@@ -27,15 +27,26 @@ final class FingerprintTask: @unchecked Sendable {
         self.fixed = fixed
     }
 
+    /// Fingerprints made before hashing started, by path (the directory's, by its image's check).
+    private let known = Mutex<[String: String]>([:])
+
+    /// The fingerprint of an input file, made now: the one the manifest gives, unless hashing
+    /// already began (then that run's own).
+    func fingerprint(of path: String) -> String {
+        let fingerprint = Fingerprint.of(path)
+        known.withLock { $0[path] = fingerprint }
+        return fingerprint
+    }
+
     /// Starts hashing (once): the files one after another, or each on a thread of its own.
     func start(concurrently: Bool = false) {
         guard started.withLock({ s in defer { s = true }; return !s }) else { return }
-        let inputs = files, before = fixed
+        let inputs = files, before = fixed, made = known.withLock { $0 }
         DispatchQueue.global().async(group: group) {
             let prints = Mutex([String](repeating: "-", count: inputs.count))
             @Sendable func hash(_ i: Int) {
                 if let path = inputs[i].1 {
-                    let fingerprint = Fingerprint.of(path)
+                    let fingerprint = made[path] ?? Fingerprint.of(path)
                     prints.withLock { $0[i] = fingerprint }
                 }
             }
