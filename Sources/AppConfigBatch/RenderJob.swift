@@ -131,9 +131,9 @@ public struct RenderJob: Sendable {
         let held = HeldWarnings()
         let previousWork = WorkBeside { () throws(Problem) in try previousGeneration(observer: held.observer(observer)) }
         let fleetStepResult = Result { () throws(Problem) in try fleetStep(compiled, clock: clock, fingerprints: fingerprints, observer: observer) }
-        previousWork.wait()
+        let previousResult = Result { () throws(Problem) in try previousWork.value() }
         held.tell(observer)
-        let previous = try previousWork.value()
+        let previous = try previousResult.get()
         let (fleet, sources, image) = try fleetStepResult.get()
         let assignments = try assignStep(compiled, fleet: fleet, clock: clock, observer: observer)
         fingerprints.start()

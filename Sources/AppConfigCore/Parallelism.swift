@@ -47,7 +47,4 @@ package final class WorkBeside<Value, Failure: Error>: @unchecked Sendable {
         done.wait()
         return try result!.get()
     }
-
-    /// Waits for the work, whatever it gave (a caller leaving on an error of its own).
-    package func wait() { done.wait() }
 }

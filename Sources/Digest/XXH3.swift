@@ -24,27 +24,14 @@ public final class XXH3Hasher {
 
     package func update(_ bytes: ByteView) { bytes.withUnsafeBytes { update($0) } }
 
-    /// The digest of `bytes` (`finish`'s text).
-    package static func hex(of bytes: ByteView) -> String {
-        let hasher = XXH3Hasher()
-        hasher.update(bytes)
-        return hasher.finish()
-    }
-
-    /// The digest as xxHash writes it (`xxhsum -H2`): 32 hex digits of the canonical big-endian bytes.
+    /// The digest as xxHash writes it (`xxhsum -H2`): 32 lowercase hex digits, the high half first.
     public func finish() -> String {
-        var canonical = XXH128_canonical_t()
-        XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state))
-        return withUnsafeBytes(of: canonical.digest) { bytes in
-            var out: [UInt8] = []
-            out.reserveCapacity(32)
-            for b in bytes {
-                out.append(hexDigit(b >> 4))
-                out.append(hexDigit(b & 0xF))
-            }
-            return String(decoding: out, as: UTF8.self)
+        let hash = XXH3_128bits_digest(state)
+        var out: [UInt8] = []
+        out.append(room: 32) { w in
+            w.write(hex: hash.high64, digits: 16)
+            w.write(hex: hash.low64, digits: 16)
         }
+        return String(decoding: out, as: UTF8.self)
     }
-
-    private func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
 }

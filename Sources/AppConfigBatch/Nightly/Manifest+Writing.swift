@@ -6,11 +6,22 @@ extension Manifest {
     /// bytes, tab-separated. A manifest cut short, even at a line's end, does not match it.
     static func trailer(count: Int, check: EndCheck) -> [UInt8] { Array("end\t\(count)\t\(check.text)\n".utf8) }
 
-    /// The check of device lines, taken as they are written: what a version 4 end line holds.
+    /// The check of device lines, taken as they go by: what an end line holds, SHA-256 for a
+    /// version 2 or 3 manifest, XXH3-128 for version 4 (the one written).
     final class LinesCheck {
-        private let hasher = XXH3Hasher()
-        func update(_ bytes: ByteView) { hasher.update(bytes) }
-        func finish() -> EndCheck { .xxh3(hasher.finish()) }
+        private let sha256: SHA256.Hasher?
+        private let xxh3: XXH3Hasher?
+
+        init(version: Int = 4) {
+            (sha256, xxh3) = version >= 4 ? (nil, XXH3Hasher()) : (SHA256.Hasher(), nil)
+        }
+
+        func update(_ bytes: ByteView) {
+            sha256?.update(bytes)
+            xxh3?.update(bytes)
+        }
+
+        func finish() -> EndCheck { xxh3.map { .xxh3($0.finish()) } ?? .sha256(sha256!.finish()) }
     }
 
     /// The manifest's first lines: its version, `NAME VALUE` per header field, a blank line.

@@ -192,7 +192,7 @@ public final class Manifest: @unchecked Sendable {
         do { mapping = try MappedFile(file, limit: Int.max) } catch { throw error.problem }
         guard let mapping else { throw refuse("the manifest is empty") }
         let b = mapping.view
-        guard versionLines.dropFirst().contains(where: { b.starts(with: ($0 + "\n").utf8) }) else {
+        guard let v = versionLines.firstIndex(where: { b.starts(with: ($0 + "\n").utf8) }), v >= 1 else {
             throw refuse("not a version 2, 3 or 4 manifest: it has no end line to check")
         }
         // The header ends at the first blank line; the end line is the last line.
@@ -201,9 +201,9 @@ public final class Manifest: @unchecked Sendable {
         guard linesStart > 0, b.last == 0x0A else { throw refuse("the manifest has no end line: it was cut short") }
         var endStart = b.count - 1
         while endStart > linesStart && b[endStart - 1] != 0x0A { endStart -= 1 }
-        guard let (count, check) = endLine(b[view: endStart..<(b.count - 1)]), check.isXXH3 == b.starts(with: "appconfig-manifest 4\n".utf8) else {
-            throw refuse("the manifest has no end line: it was cut short")
-        }
+        let last = b[view: endStart..<(b.count - 1)]
+        guard last.starts(with: "end\t".utf8) else { throw refuse("the manifest has no end line: it was cut short") }
+        guard let (count, check) = endLine(last, version: v + 1) else { throw refuse(endLineForm(version: v + 1)) }
         var lines = 0
         var at = linesStart
         while at < endStart, let nl = b.firstIndex(of: 0x0A, from: at), nl < endStart {
@@ -217,12 +217,18 @@ public final class Manifest: @unchecked Sendable {
     }
 
     /// An end line's count and check (`end`, count, check, tab-separated; no line break), nil
-    /// when the line is not one.
-    static func endLine(_ l: ByteView) -> (count: Int, check: EndCheck)? {
+    /// when the line is not one as `version` writes it (a version 4 manifest whose end line holds
+    /// a SHA-256 was edited): refused with `endLineForm`.
+    static func endLine(_ l: ByteView, version: Int) -> (count: Int, check: EndCheck)? {
         let fields = l.split(separator: 0x09, omittingEmptySubsequences: false)
         guard fields.count == 3, fields[0].elementsEqual("end".utf8), let count = Int(String(decoding: fields[1], as: UTF8.self)),
-              let check = EndCheck(l[view: fields[2].startIndex..<fields[2].endIndex]) else { return nil }
+              let check = EndCheck(l[view: fields[2].startIndex..<fields[2].endIndex]), check.isXXH3 == (version >= 4) else { return nil }
         return (count, check)
+    }
+
+    /// Why an end line was refused.
+    static func endLineForm(version: Int) -> String {
+        "an end line is end, count and \(version >= 4 ? "xxh3-128:HEX" : "SHA-256"), tab-separated"
     }
 
     /// What an end line holds of the device lines: their SHA-256 (versions 2 and 3) or their
@@ -260,10 +266,9 @@ public final class Manifest: @unchecked Sendable {
         }
 
         func matches(_ lines: ByteView) -> Bool {
-            switch self {
-            case .sha256(let d): SHA256Digest(of: lines) == d
-            case .xxh3(let hex): XXH3Hasher.hex(of: lines) == hex
-            }
+            let check = LinesCheck(version: isXXH3 ? 4 : 3)
+            check.update(lines)
+            return check.finish() == self
         }
     }
 

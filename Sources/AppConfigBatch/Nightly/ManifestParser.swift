@@ -17,9 +17,8 @@ struct ManifestParser {
     private var version = 0
     private var inHeader = true
     private var trailer: (count: Int, check: Manifest.EndCheck)?
-    /// The device lines' check, as the version has it: SHA-256 (2, 3) or XXH3-128 (4).
-    private var sha256: SHA256.Hasher?
-    private var xxh3: XXH3Hasher?
+    /// The device lines' check, as the version has it (from version 2).
+    private var linesCheck: Manifest.LinesCheck?
     /// A line begun in one window and ended in a later one.
     private var pending: [UInt8] = []
 
@@ -61,7 +60,7 @@ struct ManifestParser {
                     failure = "not an appconfig manifest (version 1 to 4)"; return false
                 }
                 version = v + 1
-                if version == 4 { xxh3 = XXH3Hasher() } else if version >= 2 { sha256 = SHA256.Hasher() }
+                if version >= 2 { linesCheck = Manifest.LinesCheck(version: version) }
                 return true
             }
             if l.isEmpty { inHeader = false; return true }
@@ -71,10 +70,7 @@ struct ManifestParser {
             return true
         }
         if version >= 2 && l.starts(with: "end\t".utf8) {
-            // Each version its own check: a version 4 manifest with a SHA-256 end line was edited.
-            guard let end = Manifest.endLine(l), end.check.isXXH3 == (version == 4) else {
-                failure = "an end line is end, count and \(version == 4 ? "xxh3-128:HEX" : "SHA-256"), tab-separated"; return false
-            }
+            guard let end = Manifest.endLine(l, version: version) else { failure = Manifest.endLineForm(version: version); return false }
             trailer = end
             return true
         }
@@ -100,11 +96,8 @@ struct ManifestParser {
         }
         if keys.count > Int(UInt32.max) { failure = "the devices' keys come to more than 4 GiB"; return false }
         entries.append(Manifest.Entry(key: keyStart..<keys.count, digest: digest, inputs: inputs))
-        let lineBreak: StaticString = "\n"
-        sha256?.update(l)
-        sha256?.update(ByteView(lineBreak))
-        xxh3?.update(l)
-        xxh3?.update(ByteView(lineBreak))
+        linesCheck?.update(l)
+        linesCheck?.update(ByteView("\n"))
         return true
     }
 
@@ -125,12 +118,11 @@ struct ManifestParser {
         if inHeader && line > 1 { failure = "the manifest ends in its header"; return }
         if version >= 2 {
             guard let trailer else { failure = "the manifest has no end line: it was cut short"; return }
-            let made: Manifest.EndCheck? = xxh3.map { .xxh3($0.finish()) } ?? sha256.map { .sha256($0.finish()) }
             if trailer.count != entries.count {
                 failure = "the end line counts \(trailer.count) devices, the manifest lists \(entries.count): it was cut short or edited"
                 return
             }
-            if made != trailer.check {
+            if linesCheck?.finish() != trailer.check {
                 failure = "the device lines do not match the end line's \(trailer.check.name): the manifest was edited or damaged"
                 return
             }

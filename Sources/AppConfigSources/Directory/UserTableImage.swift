@@ -9,8 +9,8 @@ import Foundation
 ///
 /// ```
 /// appconfig-users 1 <the header's bytes, 10 digits>
-/// {"key": ..., "users": N, "pool": BYTES, "ranges": COUNT, "lines": COUNT, ...}
-/// <the values' bytes><the ranges, UInt32 each><the lines, UInt32 each>
+/// {"key": ..., "users": N, "pool": BYTES, ...}
+/// <the values' bytes><the ranges, UInt32 each, 2 a user and column><the lines, UInt32 each, 1 a user>
 /// ```
 /// The numbers in the machine's byte order: an image is read where it was written.
 public enum UserTableImage {
@@ -44,8 +44,8 @@ public enum UserTableImage {
             return o
         }
         let header: [String: Any] = [
-            "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count, "ranges": table.rangeBytes.count / 4,
-            "lines": table.lines.count, "joinAttribute": table.joinAttribute, "attributeCounts": table.attributeCounts, "problems": problems,
+            "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count,
+            "joinAttribute": table.joinAttribute, "attributeCounts": table.attributeCounts, "problems": problems,
         ]
         guard let json = try? JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]) else { return nil }
         let length = String(json.count + 1)
@@ -72,12 +72,11 @@ public enum UserTableImage {
               let json = try file.bytes(at: firstLine, count: length),
               let header = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
               header["key"] as? String == key,
-              let users = header["users"] as? Int, let pool = header["pool"] as? Int, let ranges = header["ranges"] as? Int,
-              let lineCount = header["lines"] as? Int, let oldSource = header["source"] as? String,
+              let users = header["users"] as? Int, let pool = header["pool"] as? Int, let oldSource = header["source"] as? String,
               let joinAttribute = header["joinAttribute"] as? String, let counts = header["attributeCounts"] as? [String: Int],
               let problemObjects = header["problems"] as? [[String: Any]],
-              users >= 0, pool >= 0, ranges == users * 2 * columns.stride, lineCount == users,
-              file.size == firstLine + length + pool + 4 * ranges + 4 * lineCount
+              users >= 0, pool >= 0, case let ranges = users * 2 * columns.stride,
+              file.size == firstLine + length + pool + 4 * ranges + 4 * users
         else { return nil }
         var problems: [Problem] = []
         for o in problemObjects {
@@ -91,10 +90,10 @@ public enum UserTableImage {
         }
         let start = firstLine + length
         let valueBuffer = GrowingBuffer<UInt8>(capacity: max(pool, 1)), rangeBuffer = GrowingBuffer<UInt32>(capacity: max(ranges, 1))
-        let lineBuffer = GrowingBuffer<UInt32>(capacity: max(lineCount, 1))
+        let lineBuffer = GrowingBuffer<UInt32>(capacity: max(users, 1))
         guard try file.append(at: start, byteCount: pool, to: valueBuffer),
               try file.append(at: start + pool, byteCount: 4 * ranges, to: rangeBuffer),
-              try file.append(at: start + pool + 4 * ranges, byteCount: 4 * lineCount, to: lineBuffer) else { return nil }
+              try file.append(at: start + pool + 4 * ranges, byteCount: 4 * users, to: lineBuffer) else { return nil }
         let lines = Array(lineBuffer.view)
         // Every offset within the values: a damaged image is refused here, not read out of bounds.
         let rangeView = rangeBuffer.view
