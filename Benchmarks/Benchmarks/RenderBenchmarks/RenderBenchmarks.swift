@@ -370,7 +370,8 @@ let benchmarks: @Sendable () -> Void = {
             var job = demoJob(files, values: "values.json", tar: tar)
             job.batch.format = format
             job.delivery = DeliveryOptions(delivery: delivery)
-            job.delivery.assetBaseURL = "https://cdn.example.com/appconfig"
+            // The base URL goes with DDM only: the job refuses it for another delivery (delivery.option).
+            if delivery == .ddm { job.delivery.assetBaseURL = "https://cdn.example.com/appconfig" }
             settle(files)
             benchmark.startMeasurement()
             blackHole(try! job.run().devices.rendered)
