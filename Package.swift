@@ -55,14 +55,17 @@ let package = Package(
         /// Reads property lists through libplist into a Swift value (admin values files, test oracle).
         .target(name: "LibPlist", dependencies: ["CPlist"]),
         /// SHA-256 through OpenSSL's libcrypto (content-addressed delivery assets, declaration tokens) and
-        /// XXH3-128 through libxxhash (the inputs' fingerprints).
-        .target(name: "Digest", dependencies: ["AppConfigCore", "CCrypto", "CXXHash"]),
+        /// XXH3-128 through libxxhash (the inputs' fingerprints); SHA-256 of sixteen messages at once
+        /// (AVX-512 lanes, by hand: no Debian library has it) for the devices' outputs.
+        .target(name: "Digest", dependencies: ["AppConfigCore", "CCrypto", "CXXHash", "CSHA256Lanes"]),
         /// PCRE2 patterns: compiled once, matched by the spec linter and the VM.
         .target(name: "AppConfigPattern", dependencies: ["AppConfigCore", "CPCRE2"]),
         /// Sixteen bytes at a time (SSE2) for the CSV scanner's hot loop.
         .target(name: "CByteScan"),
         /// Pages of a mapped file cut off under it read as zeros and are counted (no SIGBUS).
         .target(name: "CMappedFile"),
+        /// SHA-256 of up to sixteen messages in the lanes of AVX-512 registers (see its header).
+        .target(name: "CSHA256Lanes"),
         /// syncfs(2): a generation flushed in one call before its manifest marks it complete.
         .target(name: "CFileSync"),
 

@@ -142,12 +142,10 @@ public final class BatchRenderer: @unchecked Sendable {
                                 continue
                             }
                         }
-                        if let digest = try render(device, worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
-                                                   indexFields: indexFields[variant], slotsFilled: digestsInputs, into: sink) {
-                            digests.set(position, digest)
-                        }
+                        try render(device, worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
+                                   indexFields: indexFields[variant], slotsFilled: digestsInputs, into: sink, digests: digests)
                     }
-                    try sink.finish(chunk: chunk, &worker.chunk.records)
+                    try sink.finish(chunk: chunk, &worker.chunk, digests: digests)
                 } catch {
                     firstError.withLock { if $0 == nil { $0 = error } }
                     cancellation.cancel()
@@ -275,24 +273,24 @@ public final class BatchRenderer: @unchecked Sendable {
                               slots: worker.slots.view(prefix: worker.slotCounts[device.variant]))
     }
 
-    /// Renders one row into the sink and returns its output's digest, or records its failure.
+    /// Renders one row into the sink (which sets its output's digest in `digests`), or records its failure.
     /// `slotsFilled`: the worker's slots already hold the device's values (`inputDigest`).
     @inline(__always)
     func render(_ device: DevicePlace, worker: Worker, extensionPass: (workers: [Worker], variants: [[UInt16]]),
-                indexFields: ByteView, slotsFilled: Bool = false, into sink: DeviceSink) throws(Problem) -> SHA256Digest? {
+                indexFields: ByteView, slotsFilled: Bool = false, into sink: DeviceSink, digests: DigestSlots) throws(Problem) {
         let row = device.row
         var problems: [Problem] = []
         guard let bytes = renderPlist(row: row, variant: device.variant, worker: worker, slotsFilled: slotsFilled, problems: &problems) else {
             worker.failures.append(DeviceFailure(row: row, problems: problems))
-            return nil
+            return
         }
         let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
         if extensions.isEmpty && credentials == nil {
             var rendered = RenderedDevice(key: key, plist: bytes, indexFields: indexFields, position: device.position)
             rendered.previousEntry = device.previousEntry
-            let digest = try sink.add(rendered, to: &worker.chunk)
+            try sink.add(rendered, to: &worker.chunk, digests: digests)
             worker.rendered += 1
-            return digest
+            return
         }
         if worker.extensionPlists.count != extensions.count { worker.extensionPlists = Array(repeating: .empty, count: extensions.count) }
         for (i, e) in extensions.enumerated() {
@@ -315,17 +313,16 @@ public final class BatchRenderer: @unchecked Sendable {
         defer { for i in documents.indices { documents[i].document.overwriteWithZeros() } }
         guard problems.isEmpty else {
             worker.failures.append(DeviceFailure(row: row, problems: problems))
-            return nil
+            return
         }
-        let digest = try documents.withView { docs throws(Problem) in try worker.extensionPlists.withView { plists throws(Problem) in
+        try documents.withView { docs throws(Problem) in try worker.extensionPlists.withView { plists throws(Problem) in
             var rendered = RenderedDevice(key: key, plist: bytes, extensions: plists, indexFields: indexFields, position: device.position)
             rendered.credentials = docs
             rendered.variant = device.variant
             rendered.previousEntry = device.previousEntry
-            return try sink.add(rendered, to: &worker.chunk)
+            try sink.add(rendered, to: &worker.chunk, digests: digests)
         } }
         worker.rendered += 1
-        return digest
     }
 
     /// The worker's slots filled with the device's values for its variant's program.

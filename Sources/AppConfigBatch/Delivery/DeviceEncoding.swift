@@ -51,29 +51,13 @@ enum LineKind: UInt8, CaseIterable {
 }
 
 /// `--delivery plist`: the device's file is its rendered plist.
-struct PlistEncoding: DeviceEncoding {
-    func encode(_ device: RenderedDevice, scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
-        let digest = SHA256Digest(of: device.plist)
-        if files.writes(device, digest) {
-            try files.file(path: { OutputNames.appendRelativePath(device.key, to: &$0) }, bytes: device.plist)
-        }
-        return digest
-    }
+struct PlistEncoding: SingleFileEncoding {
+    func appendFile(of device: RenderedDevice, to out: inout [UInt8]) { out.append(device.plist) }
 }
 
 /// `--delivery mdm-settings|mdm-install`: the device's file is the command around its plist.
-extension MDMCommand: DeviceEncoding {
-    func encode(_ device: RenderedDevice, scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
-        scratch.removeAll(keepingCapacity: true)
-        encode(key: device.key, plist: device.plist, into: &scratch)
-        let digest = SHA256Digest(of: scratch)
-        if files.writes(device, digest) {
-            try scratch.withView { b throws(Problem) in
-                try files.file(path: { OutputNames.appendRelativePath(device.key, to: &$0) }, bytes: b)
-            }
-        }
-        return digest
-    }
+extension MDMCommand: SingleFileEncoding {
+    func appendFile(of device: RenderedDevice, to out: inout [UInt8]) { encode(key: device.key, plist: device.plist, into: &out) }
 
     func removal(of key: ByteView) -> (file: [UInt8]?, indexLine: [UInt8]?) { (removal(key: key), nil) }
     var writesRemovalFiles: Bool { true }

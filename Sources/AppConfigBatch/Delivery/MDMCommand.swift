@@ -82,7 +82,7 @@ package struct MDMCommand: Sendable {
         out += tail
         let uuid = Self.commandUUID(key: key, command: out[start...], nonce: nonce)
         out += uuid
-        out += Array("</string>\n</dict>\n</plist>\n".utf8)
+        out.append(contentsOf: "</string>\n</dict>\n</plist>\n".utf8)
     }
 
     /// What `--remove-missing` sends a device gone from the fleet: for `Settings` the command that
@@ -127,7 +127,7 @@ package struct MDMCommand: Sendable {
         out += Array(lines.utf8)
         out += Array("\t</dict>\n\t<key>CommandUUID</key>\n\t<string>".utf8)
         out += commandUUID(key: key, command: out[...], nonce: nonce)
-        out += Array("</string>\n</dict>\n</plist>\n".utf8)
+        out.append(contentsOf: "</string>\n</dict>\n</plist>\n".utf8)
         return out
     }
 

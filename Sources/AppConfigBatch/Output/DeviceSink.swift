@@ -12,6 +12,8 @@ import Digest
 public final class DeviceSink: @unchecked Sendable {
     let container: OutputContainer
     let encoding: any DeviceEncoding
+    /// The encoding, when its devices' files are digested in batches (`SingleFileEncoding`).
+    private let singleFile: (any SingleFileEncoding)?
     /// `--changed-only`: devices whose output is unchanged are not written.
     private let filter: ChangeFilter?
     /// The manifest a `--changed-only` filter compares with: `RenderedDevice.previousEntry` is in it.
@@ -38,6 +40,8 @@ public final class DeviceSink: @unchecked Sendable {
     init(container: OutputContainer, encoding: any DeviceEncoding, filter: ChangeFilter? = nil, devices: Int = 0) throws(Problem) {
         self.container = container
         self.encoding = encoding
+        singleFile = encoding as? any SingleFileEncoding
+        precondition(singleFile?.holdsSecrets != true, "a batch's files are not cleared")
         self.filter = filter
         var lines = [LineFile?](repeating: nil, count: LineKind.allCases.count)
         do {
@@ -58,17 +62,42 @@ public final class DeviceSink: @unchecked Sendable {
     /// Whether `addRemoved` writes a file of its own at the device's path: `changes.jsonl` then names it.
     public var writesRemovalFiles: Bool { encoding.writesRemovalFiles }
 
-    /// Takes one rendered device and returns the SHA-256 of the output that stands for it. A device
-    /// the change filter finds unchanged is not written (`--changed-only`).
-    package func add(_ device: RenderedDevice, to chunk: inout ChunkBuffers) throws(Problem) -> SHA256Digest {
+    /// Takes one rendered device and sets the SHA-256 of the output that stands for it in
+    /// `digests` at its position: at once, or for a single-file encoding when its batch is full or
+    /// its chunk finishes. A device the change filter finds unchanged is not written (`--changed-only`).
+    package func add(_ device: RenderedDevice, to chunk: inout ChunkBuffers, digests: DigestSlots) throws(Problem) {
+        if let singleFile {
+            chunk.pending.add(device) { singleFile.appendFile(of: device, to: &$0) }
+            if chunk.pending.isFull { try writePending(&chunk, digests: digests) }
+            return
+        }
         var files = DeviceFiles(container: container, filter: filter)
         swap(&files.records, &chunk.records)
         defer { swap(&files.records, &chunk.records) }
-        return try encoding.encode(device, scratch: &chunk.scratch, files: &files)
+        digests.set(device.position, try encoding.encode(device, scratch: &chunk.scratch, files: &files))
     }
 
-    /// Chunk `index` is complete. The writer takes its records (leaving `records` empty for reuse).
-    package func finish(chunk index: Int, _ records: inout [UInt8]) throws(Problem) { try order.finish(index, &records) }
+    /// Chunk `index` is complete: its devices waiting for digests are digested and written, and the
+    /// writer takes its records (leaving them empty for reuse).
+    package func finish(chunk index: Int, _ chunk: inout ChunkBuffers, digests: DigestSlots) throws(Problem) {
+        try writePending(&chunk, digests: digests)
+        try order.finish(index, &chunk.records)
+    }
+
+    /// The chunk's waiting files digested together, each device's digest set, and those its
+    /// digest does not leave out written in the order they came.
+    private func writePending(_ chunk: inout ChunkBuffers, digests: DigestSlots) throws(Problem) {
+        var files = DeviceFiles(container: container, filter: filter)
+        swap(&files.records, &chunk.records)
+        defer { swap(&files.records, &chunk.records) }
+        let ending = encoding.pathExtension
+        try chunk.pending.flush { device, digest, file throws(Problem) in
+            digests.set(device.position, digest)
+            if files.writes(entry: device.previousEntry, digest) {
+                try files.file(path: { OutputNames.appendRelativePath(device.key, extension: ending, to: &$0) }, bytes: file)
+            }
+        }
+    }
 
     /// Every chunk is handed over: returns when they are written, with the first write error.
     package func closeChunks() throws(Problem) { try order.close() }
@@ -157,10 +186,12 @@ public final class DeviceSink: @unchecked Sendable {
     }
 }
 
-/// A worker's buffers: the records of the chunk it renders, and scratch for an encoding.
+/// A worker's buffers: the records of the chunk it renders, scratch for an encoding, the files
+/// waiting for their digests.
 package struct ChunkBuffers {
     var records: [UInt8] = []
     var scratch: [UInt8] = []
+    var pending = PendingFiles()
     package init() {}
 }
 
@@ -180,8 +211,11 @@ struct DeviceFiles {
 
     /// Whether the device's files are written: not in a dry run, nor under `--changed-only` when
     /// its digest is last night's.
-    func writes(_ device: RenderedDevice, _ digest: SHA256Digest) -> Bool {
-        container.writesFiles && filter?.skips(entry: device.previousEntry, digest) != true
+    func writes(_ device: RenderedDevice, _ digest: SHA256Digest) -> Bool { writes(entry: device.previousEntry, digest) }
+
+    /// Whether the files of a device whose entry in the previous manifest is `entry` are written.
+    func writes(entry: Int32, _ digest: SHA256Digest) -> Bool {
+        container.writesFiles && filter?.skips(entry: entry, digest) != true
     }
 
     /// A file of the device's own at the path `path` appends.

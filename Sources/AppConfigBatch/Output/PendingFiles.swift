@@ -1,0 +1,71 @@
+import AppConfigCore
+import Digest
+
+/// An encoding whose output for a device is one file of its own and nothing else (a plist, an MDM
+/// command). The sink digests such files sixteen at a time (`SHA256.digests(of:ends:)`) before it
+/// writes them: digested one by one as they came, they were most of the render pass's CPU.
+protocol SingleFileEncoding: DeviceEncoding {
+    /// Appends the device's file to `out`.
+    func appendFile(of device: RenderedDevice, to out: inout [UInt8])
+}
+
+extension SingleFileEncoding {
+    /// One device on its own (`DeliveryPreview`): its file made in `scratch`, digested, written.
+    func encode(_ device: RenderedDevice, scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
+        scratch.removeAll(keepingCapacity: true)
+        appendFile(of: device, to: &scratch)
+        let digest = SHA256Digest(of: scratch)
+        if files.writes(entry: device.previousEntry, digest) {
+            try scratch.withView { b throws(Problem) in
+                try files.file(path: { OutputNames.appendRelativePath(device.key, extension: pathExtension, to: &$0) }, bytes: b)
+            }
+        }
+        return digest
+    }
+}
+
+/// A worker's devices whose files are made and wait for their digests: the files one after
+/// another in one buffer, kept from batch to batch (no allocation once it has grown).
+struct PendingFiles {
+    struct Device {
+        var key: ByteView
+        var position: Int
+        var previousEntry: Int32
+    }
+
+    private var bytes: [UInt8] = []
+    private var ends: [Int] = []
+    private var devices: [Device] = []
+    private var digests: [SHA256Digest] = []
+
+    var isFull: Bool { devices.count == SHA256.lanes }
+
+    /// Adds a device whose file `file` appends.
+    mutating func add(_ device: RenderedDevice, file: (inout [UInt8]) -> Void) {
+        file(&bytes)
+        ends.append(bytes.count)
+        devices.append(Device(key: device.key, position: device.position, previousEntry: device.previousEntry))
+    }
+
+    /// Digests the files waiting, hands each device with its digest and file to `body` in the
+    /// order they came, and empties the batch.
+    mutating func flush(inLanes: Bool = SHA256.hasLanes, _ body: (Device, SHA256Digest, ByteView) throws(Problem) -> Void) throws(Problem) {
+        guard !devices.isEmpty else { return }
+        defer {
+            bytes.removeAll(keepingCapacity: true)
+            ends.removeAll(keepingCapacity: true)
+            devices.removeAll(keepingCapacity: true)
+            digests.removeAll(keepingCapacity: true)
+        }
+        bytes.withUnsafeBytes { b in
+            ends.withUnsafeBufferPointer { e in SHA256.digests(of: b, ends: e, inLanes: inLanes) { _, d in digests.append(d) } }
+        }
+        try bytes.withView { b throws(Problem) in
+            var start = 0
+            for (i, device) in devices.enumerated() {
+                try body(device, digests[i], b[view: start..<ends[i]])
+                start = ends[i]
+            }
+        }
+    }
+}
