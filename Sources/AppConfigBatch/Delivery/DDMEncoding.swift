@@ -36,9 +36,19 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
     var pathExtension: StaticString { ".json" }
     var lineFiles: [LineKind] { layout == .jsonl ? [.declarations, .index] : [.index] }
 
-    /// The device's digest is its declarations' (`DeviceDeclarations.digest`).
+    /// Whether the sink may digest the devices' plists in batches (`encode(_:plistDigest:...)`):
+    /// only the app's plist, no extension's and no credential (a secret is not held in a batch).
+    var digestsPlistsInBatches: Bool { assetsByPosition.count == 1 && credentialAssets == nil && !holdsSecrets }
+
     func encode(_ device: RenderedDevice, scratch text: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
-        let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions, credentials: device.credentials, variant: device.variant)
+        try encode(device, plistDigest: nil, scratch: &text, files: &files)
+    }
+
+    /// The device's digest is its declarations' (`DeviceDeclarations.digest`). `plistDigest`: its
+    /// plist's, when the sink digested it with others.
+    func encode(_ device: RenderedDevice, plistDigest: SHA256Digest?, scratch text: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
+        let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions, credentials: device.credentials,
+                              variant: device.variant, plistDigest: plistDigest)
         for (i, slots) in assetsByPosition.enumerated() where device.position < slots.count { slots.set(device.position, d.assets[i].data) }
         if let credentialAssets, device.position < credentialAssets.positions {
             for (k, a) in d.assets.dropFirst(assetsByPosition.count).enumerated() { credentialAssets.set(device.position, k, AssetName(a)) }

@@ -194,9 +194,10 @@ struct DeclarationBuilder: Sendable {
     }
 
     /// The device's assets, identity and digest (nothing written).
+    /// `plistDigest`: the plist's SHA-256 when it is known (digested in a batch of devices).
     func build(key: ByteView, plist: ByteView, extensions: BufferView<ByteView>,
-               credentials: BufferView<RenderedCredential> = .empty, variant: Int = 0) -> DeviceDeclarations {
-        var assets = [asset(plist)]
+               credentials: BufferView<RenderedCredential> = .empty, variant: Int = 0, plistDigest: SHA256Digest? = nil) -> DeviceDeclarations {
+        var assets = [asset(plist, digest: plistDigest)]
         for e in extensions { assets.append(asset(e)) }
         for c in credentials { assets.append(credentialAsset(c)) }
         var d = DeviceDeclarations(assets: assets, identity: identity(key))
@@ -224,8 +225,8 @@ struct DeclarationBuilder: Sendable {
         return .init(data: digest, size: c.document.count, credential: info, name: name)
     }
 
-    func asset(_ data: ByteView) -> DeviceDeclarations.Asset {
-        let digest = SHA256Digest(of: data)
+    func asset(_ data: ByteView, digest known: SHA256Digest? = nil) -> DeviceDeclarations.Asset {
+        let digest = known ?? SHA256Digest(of: data)
         var pair = (assetContext, digest)
         let name = withUnsafeBytes(of: &pair) { SHA256Digest(of: $0) }
         return .init(data: digest, size: data.count, name: name)

@@ -12,8 +12,16 @@ import Digest
 public final class DeviceSink: @unchecked Sendable {
     let container: OutputContainer
     let encoding: any DeviceEncoding
-    /// The encoding, when its devices' files are digested in batches (`SingleFileEncoding`).
-    private let singleFile: (any SingleFileEncoding)?
+    /// What the sink digests sixteen devices at a time (`PendingFiles`), if anything.
+    private let batching: Batching
+
+    private enum Batching {
+        /// Each device's own file, then written (`SingleFileEncoding`).
+        case files(any SingleFileEncoding)
+        /// Each device's plist, then encoded (DDM without extensions or credentials).
+        case plists(DDMEncoding)
+        case none
+    }
     /// `--changed-only`: devices whose output is unchanged are not written.
     private let filter: ChangeFilter?
     /// The manifest a `--changed-only` filter compares with: `RenderedDevice.previousEntry` is in it.
@@ -40,8 +48,14 @@ public final class DeviceSink: @unchecked Sendable {
     init(container: OutputContainer, encoding: any DeviceEncoding, filter: ChangeFilter? = nil, devices: Int = 0) throws(Problem) {
         self.container = container
         self.encoding = encoding
-        singleFile = encoding as? any SingleFileEncoding
-        precondition(singleFile?.holdsSecrets != true, "a batch's files are not cleared")
+        if let single = encoding as? any SingleFileEncoding {
+            precondition(!single.holdsSecrets, "a batch's files are not cleared")
+            batching = .files(single)
+        } else if let ddm = encoding as? DDMEncoding, ddm.digestsPlistsInBatches {
+            batching = .plists(ddm)
+        } else {
+            batching = .none
+        }
         self.filter = filter
         var lines = [LineFile?](repeating: nil, count: LineKind.allCases.count)
         do {
@@ -63,18 +77,20 @@ public final class DeviceSink: @unchecked Sendable {
     public var writesRemovalFiles: Bool { encoding.writesRemovalFiles }
 
     /// Takes one rendered device and sets the SHA-256 of the output that stands for it in
-    /// `digests` at its position: at once, or for a single-file encoding when its batch is full or
-    /// its chunk finishes. A device the change filter finds unchanged is not written (`--changed-only`).
+    /// `digests` at its position: at once, or where the sink batches (`Batching`) when its batch
+    /// is full or its chunk finishes. A device the change filter finds unchanged is not written (`--changed-only`).
     package func add(_ device: RenderedDevice, to chunk: inout ChunkBuffers, digests: DigestSlots) throws(Problem) {
-        if let singleFile {
-            chunk.pending.add(device) { singleFile.appendFile(of: device, to: &$0) }
-            if chunk.pending.isFull { try writePending(&chunk, digests: digests) }
+        switch batching {
+        case .files(let single): chunk.pending.add(device) { single.appendFile(of: device, to: &$0) }
+        case .plists: chunk.pending.add(device) { $0.append(device.plist) }
+        case .none:
+            var files = DeviceFiles(container: container, filter: filter)
+            swap(&files.records, &chunk.records)
+            defer { swap(&files.records, &chunk.records) }
+            digests.set(device.position, try encoding.encode(device, scratch: &chunk.scratch, files: &files))
             return
         }
-        var files = DeviceFiles(container: container, filter: filter)
-        swap(&files.records, &chunk.records)
-        defer { swap(&files.records, &chunk.records) }
-        digests.set(device.position, try encoding.encode(device, scratch: &chunk.scratch, files: &files))
+        if chunk.pending.isFull { try writePending(&chunk, digests: digests) }
     }
 
     /// Chunk `index` is complete: its devices waiting for digests are digested and written, and the
@@ -84,17 +100,27 @@ public final class DeviceSink: @unchecked Sendable {
         try order.finish(index, &chunk.records)
     }
 
-    /// The chunk's waiting files digested together, each device's digest set, and those its
-    /// digest does not leave out written in the order they came.
+    /// The chunk's waiting bytes digested together; in the order they came, each device's file
+    /// written unless its digest leaves it out (or its plist encoded, for DDM), its digest set.
     private func writePending(_ chunk: inout ChunkBuffers, digests: DigestSlots) throws(Problem) {
         var files = DeviceFiles(container: container, filter: filter)
         swap(&files.records, &chunk.records)
         defer { swap(&files.records, &chunk.records) }
         let ending = encoding.pathExtension
-        try chunk.pending.flush { device, digest, file throws(Problem) in
-            digests.set(device.position, digest)
-            if files.writes(entry: device.previousEntry, digest) {
-                try files.file(path: { OutputNames.appendRelativePath(device.key, extension: ending, to: &$0) }, bytes: file)
+        let batching = batching
+        try chunk.pending.flush { device, digest, bytes throws(Problem) in
+            switch batching {
+            case .files:
+                digests.set(device.position, digest)
+                if files.writes(entry: device.previousEntry, digest) {
+                    try files.file(path: { OutputNames.appendRelativePath(device.key, extension: ending, to: &$0) }, bytes: bytes)
+                }
+            case .plists(let ddm):
+                var rendered = RenderedDevice(key: device.key, plist: bytes, indexFields: device.indexFields, position: device.position)
+                rendered.variant = device.variant
+                rendered.previousEntry = device.previousEntry
+                digests.set(device.position, try ddm.encode(rendered, plistDigest: digest, scratch: &chunk.scratch, files: &files))
+            case .none: preconditionFailure("nothing waits without batching")
             }
         }
     }

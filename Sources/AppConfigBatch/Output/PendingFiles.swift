@@ -24,13 +24,17 @@ extension SingleFileEncoding {
     }
 }
 
-/// A worker's devices whose files are made and wait for their digests: the files one after
-/// another in one buffer, kept from batch to batch (no allocation once it has grown).
+/// A worker's devices whose files (or, for DDM, plists) are made and wait for their digests: the
+/// bytes one after another in one buffer, kept from batch to batch (no allocation once it has grown).
 struct PendingFiles {
+    /// What a device's file is written with (its key, place, entry in the previous manifest) and,
+    /// for DDM, what its declarations are made with (its index fields and variant).
     struct Device {
         var key: ByteView
         var position: Int
         var previousEntry: Int32
+        var indexFields: ByteView
+        var variant: Int
     }
 
     private var bytes: [UInt8] = []
@@ -44,7 +48,8 @@ struct PendingFiles {
     mutating func add(_ device: RenderedDevice, file: (inout [UInt8]) -> Void) {
         file(&bytes)
         ends.append(bytes.count)
-        devices.append(Device(key: device.key, position: device.position, previousEntry: device.previousEntry))
+        devices.append(Device(key: device.key, position: device.position, previousEntry: device.previousEntry,
+                              indexFields: device.indexFields, variant: device.variant))
     }
 
     /// Digests the files waiting, hands each device with its digest and file to `body` in the
