@@ -13,58 +13,82 @@ enum ExportChecks {
     enum Shape: String {
         case serialNumber = "serial numbers", udid = "UDIDs", imei = "IMEIs", macAddress = "MAC addresses", email = "email addresses"
 
-        /// Whether `v` (not empty) has this shape. Byte loops that allocate nothing: every value of
-        /// the checked columns is looked at (a first version that split and filtered arrays per
-        /// value took longer than the whole parse).
+        /// Whether `v` (not empty) has this shape. Loops that allocate nothing and test a byte's
+        /// class without a branch (`ASCIISet`): every value of the checked columns is looked at,
+        /// and the branches of a test per class, mispredicted on serials that mix letters and
+        /// digits, made this 6.5% of a night's CPU.
         func fits(_ v: ByteView) -> Bool {
             switch self {
             case .serialNumber:
                 // Letters, digits and dashes (Apple's 10-12 characters; other vendors' longer).
-                guard v.count <= 40 else { return false }
-                for b in v where !(Self.isAlphanumeric(b) || b == UInt8(ascii: "-")) { return false }
-                return true
+                return v.count <= 40 && ASCIISet.serial.containsAll(v)
             case .udid:
                 // 40 hex digits (before iPhone XS), 8-16 hex digits, or a UUID (8-4-4-4-12).
-                var run = 0, runs = 0, shape: UInt64 = 0
-                for b in v {
-                    if b == UInt8(ascii: "-") {
-                        shape = shape << 8 | UInt64(min(run, 255)); runs += 1; run = 0
-                        if runs > 4 { return false }
-                    } else if Self.isHexDigit(b) {
-                        run += 1
-                    } else {
-                        return false
-                    }
+                switch v.count {
+                case 40: return ASCIISet.hex.containsAll(v)
+                case 25: return ASCIISet.hexOrDash.containsAll(v) && ASCIISet.dash.count(in: v) == 1 && v[8] == UInt8(ascii: "-")
+                case 36: return ASCIISet.hexOrDash.containsAll(v) && ASCIISet.dash.count(in: v) == 4
+                    && v[8] == UInt8(ascii: "-") && v[13] == UInt8(ascii: "-") && v[18] == UInt8(ascii: "-") && v[23] == UInt8(ascii: "-")
+                default: return false
                 }
-                shape = shape << 8 | UInt64(min(run, 255))
-                return (runs == 0 && run == 40) || (runs == 1 && shape == (8 << 8 | 16))
-                    || (runs == 4 && shape == (8 << 32 | 4 << 24 | 4 << 16 | 4 << 8 | 12))
             case .imei:
                 // 14 to 16 digits (IMEI, IMEISV), in groups separated by spaces.
-                var digits = 0
-                for b in v {
-                    if b >= 0x30 && b <= 0x39 { digits += 1 } else if b != UInt8(ascii: " ") { return false }
-                }
-                return (14...16).contains(digits)
+                guard ASCIISet.digitOrSpace.containsAll(v) else { return false }
+                return (14...16).contains(v.count - ASCIISet.space.count(in: v))
             case .macAddress:
-                if v.count == 12 { return v.allSatisfy(Self.isHexDigit) }
+                if v.count == 12 { return ASCIISet.hex.containsAll(v) }
                 guard v.count == 17 else { return false }
                 let separator = v[2]
                 guard separator == UInt8(ascii: ":") || separator == UInt8(ascii: "-") else { return false }
-                for i in 0..<17 where !(i % 3 == 2 ? v[i] == separator : Self.isHexDigit(v[i])) { return false }
+                for i in stride(from: 0, to: 17, by: 3) where !ASCIISet.hex.containsAll(v[view: i..<(i + 2)]) || (i < 15 && v[i + 2] != separator) {
+                    return false
+                }
                 return true
             case .email:
-                var at = -1
-                for (i, b) in v.enumerated() {
-                    if b == UInt8(ascii: " ") { return false }
-                    if b == UInt8(ascii: "@") && at < 0 { at = i }
-                }
-                return at > 0 && at < v.count - 1
+                // An `@` with something before and after it, and no space (other bytes, UTF-8 too, allowed).
+                guard let at = v.firstIndex(of: UInt8(ascii: "@"), from: 0), at > 0, at < v.count - 1 else { return false }
+                return v.firstIndex(of: UInt8(ascii: " "), from: 0) == nil
             }
         }
+    }
 
-        static func isHexDigit(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x66) }
-        static func isAlphanumeric(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) }
+    /// A set of ASCII bytes as 128 bits: a byte's membership is a shift and a mask, with no
+    /// branch; a byte of 0x80 or above is in no set.
+    struct ASCIISet {
+        let bits: UInt128
+
+        init(_ members: String) {
+            var bits: UInt128 = 0
+            for b in members.utf8 { bits |= 1 &<< b }
+            self.bits = bits
+        }
+
+        static let digits = "0123456789"
+        static let hex = ASCIISet(digits + "abcdefABCDEF")
+        static let hexOrDash = ASCIISet(digits + "abcdefABCDEF-")
+        static let serial = ASCIISet(digits + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
+        static let digitOrSpace = ASCIISet(digits + " ")
+        static let space = ASCIISet(" ")
+        static let dash = ASCIISet("-")
+
+        /// Whether every byte of `v` is in the set.
+        @inline(__always)
+        func containsAll(_ v: ByteView) -> Bool {
+            var all: UInt128 = 1, high: UInt8 = 0
+            for b in v {
+                all &= bits &>> (b & 0x7F)
+                high |= b
+            }
+            return all & 1 != 0 && high < 0x80
+        }
+
+        /// How many bytes of `v` are in the set.
+        @inline(__always)
+        func count(in v: ByteView) -> Int {
+            var n = 0
+            for b in v where b < 0x80 { n += Int(truncatingIfNeeded: (bits &>> b) & 1) }
+            return n
+        }
     }
 
     /// The columns checked: each mapped variable with a known shape, and the user key column when
