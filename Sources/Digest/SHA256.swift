@@ -88,7 +88,7 @@ public struct SHA256Digest: Hashable, Sendable, BitwiseCopyable {
     /// mark a byte in range with 0x80 (all bytes below 0x80: no carry crosses a byte); a digit's
     /// value is its low four bits, plus 9 for a letter (bit 6).
     @inlinable @inline(__always)
-    static func hexBytes(_ w: UInt64) -> UInt32? {
+    package static func hexBytes(_ w: UInt64) -> UInt32? {
         let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
         @inline(__always) func within(_ x: UInt64, _ low: UInt64, _ top: UInt64) -> UInt64 {
             let atLeast: UInt64 = x &+ (0x80 - low) &* ones

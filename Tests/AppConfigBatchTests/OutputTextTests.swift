@@ -225,12 +225,28 @@ struct OutputTextTests {
     @Test("input digest fields: 16 hex digits or -, nothing else", arguments: [
         ("-", InputDigest.none), ("00000000000000ff", 255), ("ffffffffffffffff", UInt64.max),
         ("FFFFFFFFFFFFFFFF", nil), ("0000000000000000", nil), ("123", nil), ("", nil), ("00000000000000fg", nil),
+        ("0123456789abcdef", 0x0123_4567_89ab_cdef), ("fedcba9876543210", 0xfedc_ba98_7654_3210), ("0123456789aBcdef", nil),
+        ("0123456789abcdeF", nil), ("A123456789abcdef", nil), ("0123456789abcde ", nil), ("0123456789abcdef0", nil),
     ] as [(String, UInt64?)])
     func inputDigestField(_ text: String, _ value: UInt64?) {
         let bytes = Array(text.utf8)
         #expect(bytes.withView { InputDigest.parse($0) } == value)
         if let value {
             #expect(String(decoding: [UInt8](room: 16) { $0.write(inputDigest: value) }, as: UTF8.self) == text)
+        }
+    }
+
+    @Test("2,000 seeded input digests read back as written; each with one digit made a capital or a non-digit, refused")
+    func inputDigestRoundTrip() {
+        var random = SplitMix64(seed: 16)
+        for _ in 0..<2000 {
+            let value = random.next()
+            guard value != InputDigest.none else { continue }
+            var text = [UInt8](room: 16) { $0.write(inputDigest: value) }
+            #expect(text.withView { InputDigest.parse($0) } == value)
+            let at = Int(random.next() % 16)
+            text[at] = text[at] >= 0x61 ? text[at] - 0x20 : UInt8(ascii: "g")
+            #expect(text.withView { InputDigest.parse($0) } == nil)
         }
     }
 

@@ -1,5 +1,6 @@
 import AppConfigCore
 import AppConfigRender
+import Digest
 
 /// The digest of what a device's program read for it: its variant's program hash and each slot's
 /// value (or that it is missing). A device renders from nothing else, so on two nights with the
@@ -28,12 +29,14 @@ enum InputDigest {
     static func parse(_ field: ByteView) -> UInt64? {
         if field.count == 1 && field.first == UInt8(ascii: "-") { return none }
         guard field.count == 16 else { return nil }
-        var value: UInt64 = 0
-        for c in field {
-            // Lowercase, as written: an edited line is refused, not read.
-            guard !(0x41...0x46).contains(c), let d = hexDigitValue(c) else { return nil }
-            value = value << 4 | UInt64(d)
-        }
+        // Eight digits at a time (`SHA256Digest.hexBytes`: every line of last night's manifest
+        // has one). Lowercase, as written: an edited line is refused, not read (a digit or a
+        // lowercase letter has bit 0x20, a capital does not).
+        let first = field.word(at: 0), second = field.word(at: 8), lowercase: UInt64 = 0x2020_2020_2020_2020
+        guard (first & second) & lowercase == lowercase, let high = SHA256Digest.hexBytes(first),
+              let low = SHA256Digest.hexBytes(second) else { return nil }
+        // The first pair of digits is the low byte of each: the number's most significant.
+        let value = UInt64(high.byteSwapped) << 32 | UInt64(low.byteSwapped)
         return value == none ? nil : value
     }
 }

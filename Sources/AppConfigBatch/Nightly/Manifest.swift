@@ -307,6 +307,11 @@ public final class Manifest: @unchecked Sendable {
     }
 
     static func unescape(_ s: ByteView, into out: inout [UInt8]) -> Bool {
+        // Most keys have no escape: appended whole.
+        guard s.firstIndex(of: UInt8(ascii: "%"), from: 0) != nil else {
+            out.append(s)
+            return true
+        }
         var i = s.startIndex
         while i < s.endIndex {
             if s[i] == UInt8(ascii: "%") {

@@ -76,12 +76,15 @@ struct ManifestParser {
         }
         // SHA256 \t path \t key (version 3 on: \t input digest)
         guard l.count > 66, l[64] == 0x09, let digest = SHA256Digest(hex: l[view: 0..<64]),
-              let tab = l[65...].firstIndex(of: 0x09) else {
+              let tab = l.firstIndex(of: 0x09, from: 65) else {
             failure = "a device line is SHA256, path and key, tab-separated"; return false
         }
         var keyEnd = l.endIndex, inputs = InputDigest.none
         if version >= 3 {
-            guard let last = l[(tab + 1)...].lastIndex(of: 0x09), let value = InputDigest.parse(l[view: (last + 1)...]) else {
+            // The last tab: the input digest after it is 16 digits or `-`, so the scan is short.
+            var last = l.endIndex - 1
+            while last > tab && l[last] != 0x09 { last -= 1 }
+            guard last > tab, let value = InputDigest.parse(l[view: (last + 1)...]) else {
                 failure = "a device line is SHA256, path, key and input digest, tab-separated"; return false
             }
             (keyEnd, inputs) = (last, value)
