@@ -95,3 +95,40 @@ struct SHA256LanesTests {
         }
     }
 }
+
+/// DDM in batches: a device encoded with its plist's digest known (the sink's batch) writes what
+/// it writes when encoded on its own, and has the same digest.
+@Suite("DDM with the plist's digest known")
+struct DDMBatchedDigestTests {
+    @Test("the same files, records and digest, each layout", arguments: [DDMLayout.jsonl, .files])
+    func sameAsAlone(layout: DDMLayout) throws {
+        var options = DeliveryOptions(delivery: .ddm)
+        options.assetBaseURL = "https://cdn.example.com/a"
+        options.ddmLayout = layout
+        let delivery = try options.resolved(specBundleID: "com.example.app")
+        let encoding = DDMEncoding(delivery: delivery, devices: 1)
+        #expect(encoding.digestsPlistsInBatches)
+        let plist = Array("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>k</key><string>v &amp; w</string></dict></plist>".utf8)
+        func encoded(knowing digest: SHA256Digest?) throws -> (files: [String], records: [UInt8], digest: SHA256Digest) {
+            let memory = MemoryFolder()
+            var files = DeviceFiles(container: memory, filter: nil)
+            var scratch: [UInt8] = []
+            let d = try Array("DEVICE-1".utf8).withView { key throws(Problem) in
+                try plist.withView { p throws(Problem) in
+                    try encoding.encode(RenderedDevice(key: key, plist: p, indexFields: .empty, position: 0), plistDigest: digest,
+                                        scratch: &scratch, files: &files)
+                }
+            }
+            return (memory.files.map { $0.name + " " + SHA256Digest(of: $0.bytes).hex }, files.records, d)
+        }
+        let alone = try encoded(knowing: nil)
+        let batched = try encoded(knowing: SHA256Digest(of: plist))
+        #expect(batched.files == alone.files)
+        #expect(batched.records == alone.records)
+        #expect(batched.digest == alone.digest)
+        #expect(!alone.records.isEmpty || !alone.files.isEmpty)
+        // The asset is named by the plist's digest: a wrong one would show (the test can fail).
+        let wrong = try encoded(knowing: SHA256Digest(of: Array("other".utf8)))
+        #expect(wrong.digest != alone.digest)
+    }
+}
