@@ -61,13 +61,7 @@ struct DirectoryImageUse {
     /// with groups) costs that run a parse, nothing else.
     func save(_ users: UserTable) {
         guard let path = saveTo else { return }
-        if let loadedFrom {
-            let temporary = path + ".tmp-\(getpid())"
-            if link(loadedFrom, temporary) == 0 {
-                if rename(temporary, path) != 0 { unlink(temporary) }
-                return
-            }
-        }
+        if let loadedFrom, AtomicFile.link(loadedFrom, to: path) { return }
         guard let file = try? AtomicFile(path: path) else { return }
         // The directory's names and addresses: readable by the run's user only.
         fchmod(file.descriptor, 0o600)

@@ -16,7 +16,7 @@ final class AtomicFile {
         self.path = path
         var name = "", fd: Int32 = -1
         for _ in 0..<16 {
-            name = path + ".tmp-\(getpid())-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            name = Self.temporaryName(for: path)
             fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if fd >= 0 || errno != EEXIST { break }
         }
@@ -45,6 +45,24 @@ final class AtomicFile {
     }
 
     deinit { discard() }
+
+    /// `PATH.tmp-PID-RANDOM`: what `removeStale` finds when the run that made it is gone.
+    private static func temporaryName(for path: String) -> String {
+        path + ".tmp-\(getpid())-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    }
+
+    /// `path` made a hard link to `source`, under a temporary name first, as a file is written
+    /// (`link` never follows or overwrites what stands at the name). False when it cannot be
+    /// linked (another file system, `source` gone): nothing is then left.
+    static func link(_ source: String, to path: String) -> Bool {
+        let name = temporaryName(for: path)
+        guard Foundation.link(source, name) == 0 else { return false }
+        guard rename(name, path) == 0 else {
+            unlink(name)
+            return false
+        }
+        return true
+    }
 
     /// Removes `PATH.tmp-PID-RANDOM` files whose process is gone (a run killed while writing).
     static func removeStale(beside path: String) {
