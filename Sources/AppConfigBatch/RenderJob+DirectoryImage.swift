@@ -33,16 +33,18 @@ extension RenderJob {
             return (try sources.loadDirectory(for: inventory, warning: observer.warning), DirectoryImageUse())
         }
         // The manifest's too: the file hashed once more only to tell it did not change while parsed.
-        let fingerprint = fingerprints.fingerprint(of: path)
-        let key = UserTableImage.key(fingerprint: fingerprint, map: sources.attributes)
-        if fingerprint != "-" {
-            for place in places.read {
-                if let table = UserTableImage.load(place, key: key, source: path, columns: sources.attributes.columns) {
-                    // Found beside --since: linked beside this run's output too, for the night after.
-                    return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: key))
-                }
+        // Hashed on a core of its own while an image is read on this one.
+        let hashing = WorkBeside { fingerprints.fingerprint(of: path) }
+        let keyText = { (fingerprint: String) in UserTableImage.key(fingerprint: fingerprint, map: sources.attributes) }
+        for place in places.read {
+            // An unreadable file ("-") matches no image: images are saved only with a fingerprint.
+            if let table = UserTableImage.load(place, keyOnceRead: { keyText(hashing.value()) }, source: path, columns: sources.attributes.columns) {
+                // Found beside --since: linked beside this run's output too, for the night after.
+                return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: keyText(hashing.value())))
             }
         }
+        let fingerprint = hashing.value()
+        let key = keyText(fingerprint)
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         guard let save = places.save, fingerprint != "-", fingerprints.fingerprint(of: path) == fingerprint else { return (users, DirectoryImageUse()) }
         return (users, DirectoryImageUse(saveTo: save, key: key))

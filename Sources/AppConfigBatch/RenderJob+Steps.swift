@@ -199,8 +199,8 @@ extension RenderJob {
         do {
             result = try renderer.run(into: sink, cancellation: cancellation, carrying: carryingManifest(previous, compiled), comparedWith: previous)
             observer.renderFinished()
-            // What was rendered from a mapped inventory that changed since is not published.
-            if let change = fleet.inventory.change() { throw change }
+            // What was rendered from a mapped inventory or directory image that changed since is not published.
+            if let change = fleet.inventory.change() ?? fleet.users?.change() { throw change }
         } catch {
             sink.discard()
             throw error

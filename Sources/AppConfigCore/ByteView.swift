@@ -61,6 +61,24 @@ public struct BufferView<Element>: RandomAccessCollection, @unchecked Sendable {
 /// Bytes borrowed: a key, a value, an encoded file.
 public typealias ByteView = BufferView<UInt8>
 
+extension BufferView where Element: BitwiseCopyable {
+    /// The elements' bytes as they lie in memory (a table written to a file as it is).
+    @inlinable package var bytes: ByteView { ByteView(UnsafeRawBufferPointer(elements)) }
+
+    /// `count` elements at `offset` of `bytes`, which must be aligned for them there (a table
+    /// read from a mapped file as it was written), nil when they are not.
+    @inlinable package init?(_ bytes: ByteView, at offset: Int, count: Int) {
+        guard offset >= 0, count >= 0, offset + count * MemoryLayout<Element>.stride <= bytes.count else { return nil }
+        guard count > 0, let base = bytes.elements.baseAddress else {
+            self = .empty
+            return
+        }
+        let start = UnsafeRawPointer(base) + offset
+        guard Int(bitPattern: start) % MemoryLayout<Element>.alignment == 0 else { return nil }
+        self.init(UnsafeBufferPointer(start: start.assumingMemoryBound(to: Element.self), count: count))
+    }
+}
+
 extension BufferView where Element == UInt8 {
     @inlinable @inline(__always)
     package init(_ bytes: UnsafeRawBufferPointer) { self.init(bytes.assumingMemoryBound(to: UInt8.self)) }

@@ -33,11 +33,15 @@ package final class MappedFile: @unchecked Sendable {
     /// Maps `path`, or returns nil when it cannot be mapped (empty, not a regular file, no guard
     /// slot left, the system refused): the caller reads it instead. Throws what reading would
     /// (missing, a folder, larger than `limit`).
-    package init?(_ path: String, limit: Int) throws(FileReadError) {
+    /// `readOnly`: mapped to be read only, every page at once (`MAP_POPULATE`): a file read whole
+    /// from the start (a directory image) costs one call, not a fault per page. Its `bytes` must
+    /// not be written (a writable private mapping populated would be copied page by page).
+    package init?(_ path: String, limit: Int, readOnly: Bool = false) throws(FileReadError) {
         let file = try OpenFile(path, limit: limit)
         var info = stat()
+        let (protection, flags) = readOnly ? (PROT_READ, MAP_PRIVATE | MAP_POPULATE) : (PROT_READ | PROT_WRITE, MAP_PRIVATE)
         guard fstat(file.fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, file.size > 0,
-              let base = mmap(nil, file.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd, 0), base != MAP_FAILED else {
+              let base = mmap(nil, file.size, protection, flags, file.fd, 0), base != MAP_FAILED else {
             close(file.fd)
             return nil
         }

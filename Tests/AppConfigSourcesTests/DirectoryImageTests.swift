@@ -65,11 +65,39 @@ struct DirectoryImageTests {
             #expect(loaded.problems.allSatisfy { $0.location.file == link })
             #expect(loaded.user(forKey: "repeat@CORP.example") == table.user(forKey: "repeat@corp.example"))
             #expect(loaded.user(forKey: "nobody@corp.example") == nil)
+            // The key asked for once the image is read: the same table, or none for another key.
+            let late = try #require(UserTableImage.load(dir.path("image"), keyOnceRead: { key }, source: link, columns: map.columns))
+            #expect(late.count == table.count && late.user(forKey: "repeat@corp.example") == table.user(forKey: "repeat@corp.example"))
+            #expect(UserTableImage.load(dir.path("image"), keyOnceRead: { key + "x" }, source: link, columns: map.columns) == nil)
+        }
+    }
+
+    @Test("a loaded image is mapped: cut shorter or written to in place afterwards, the table says it changed", arguments: ["cut shorter", "written in place"])
+    func changedAfterLoading(_ change: String) throws {
+        try withTemporaryDirectory { dir in
+            let path = try Self.directory(in: dir)
+            let map = AttributeMap()
+            let key = UserTableImage.key(fingerprint: "123 xxh3-128:abc", map: map)
+            try Self.save(try LDIFReader.load(path, map: map), key: key, to: dir.path("image"))
+            let loaded = try #require(UserTableImage.load(dir.path("image"), key: key, source: path, columns: map.columns))
+            #expect(loaded.change() == nil)
+            let handle = try #require(FileHandle(forUpdatingAtPath: dir.path("image")))
+            if change == "cut shorter" {
+                try handle.truncate(atOffset: 100)
+            } else {
+                try handle.seek(toOffset: 0)
+                try handle.write(contentsOf: Array("appconfig-users 2 ".utf8))
+            }
+            try handle.close()
+            let problem = try #require(loaded.change())
+            #expect(problem.code == InputCode.changed)
+            #expect(problem.message.hasPrefix("\(dir.path("image")) is not used: it changed while it was read"))
         }
     }
 
     @Test("nil for another key, a damaged or short image, and no image of a table with groups", arguments: [
         "another fingerprint", "another map", "cut short", "a value out of bounds", "a header edited", "groups",
+        "format 1", "ranges not aligned",
     ])
     func refused(_ damage: String) throws {
         try withTemporaryDirectory { dir in
@@ -96,6 +124,17 @@ struct DirectoryImageTests {
                 // The last range pair before the lines: the join key's offset, far past the values.
                 let at = bytes.count - 4 * table.count - 8
                 bytes.replaceSubrange(at..<(at + 4), with: [0xFF, 0xFF, 0xFF, 0x7F])
+            case "format 1":
+                // The layout before images were mapped (no padding): never read as this one.
+                #expect(bytes.starts(with: Array("appconfig-users 2 ".utf8)))
+                bytes[16] = UInt8(ascii: "1")
+            case "ranges not aligned":
+                // One byte less of the header's padding, its length told: the sizes add up, the ranges are off by one.
+                let firstLine = UserTableImage.firstLine
+                let length = try #require(Int(String(decoding: bytes[18..<(firstLine - 1)], as: UTF8.self)))
+                #expect((firstLine + length) % 8 == 0 && bytes[firstLine + length - 2] == 0x20)
+                bytes.remove(at: firstLine + length - 2)
+                bytes.replaceSubrange(18..<(firstLine - 1), with: Array(String(format: "%010d", length - 1).utf8))
             default:
                 let header = try #require(bytes.firstIndex(of: UInt8(ascii: "{")))
                 bytes[header + 2] ^= 0x20

@@ -84,10 +84,15 @@ public final class UserTable: @unchecked Sendable {
     public internal(set) var attributeCounts: [String: Int] = [:]
     /// The memberships read when the map asked for them (`readsGroups`), else nil.
     public internal(set) var groups: DirectoryGroups?
-    /// The builder's values, taken over (not copied: the pool is the directory's size).
-    private let storage: GrowingBuffer<UInt8>
-    /// Per user: its `columns`' (offset, length) pairs into `storage`; absent when the entry has no value.
-    private let rangeStorage: GrowingBuffer<UInt32>
+    /// The users' values, back to back.
+    private let pool: ByteView
+    /// Per user: its `columns`' (offset, length) pairs into `pool`; absent when the entry has no value.
+    private let ranges: BufferView<UInt32>
+    /// What holds `pool` and `ranges`: the builder's buffers, taken over (not copied: the pool is
+    /// the directory's size), or an image's mapping (`UserTableImage`).
+    private let owners: [AnyObject]
+    /// The image the table was loaded from, mapped: whether it changed since (`change()`).
+    private let mapping: MappedFile?
     private let records: RecordTable
     private let index: ShardedKeyTable
     public let columns: UserColumns
@@ -98,17 +103,22 @@ public final class UserTable: @unchecked Sendable {
     let readProblems: [Problem]
 
     /// `lines`: per user, the line its entry starts on (LDIF), or empty (LDAP).
-    init(source: String, columns: UserColumns, pool storage: GrowingBuffer<UInt8>, ranges rangeStorage: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
+    convenience init(source: String, columns: UserColumns, pool: GrowingBuffer<UInt8>, ranges: GrowingBuffer<UInt32>, lines: [UInt32], problems: [Problem]) {
+        self.init(source: source, columns: columns, pool: pool.view, ranges: ranges.view, owners: [pool, ranges], lines: lines, problems: problems)
+    }
+
+    /// `pool` and `ranges` held by `owners` (or by `mapping`, kept to tell a change) for the table's life.
+    init(source: String, columns: UserColumns, pool: ByteView, ranges: BufferView<UInt32>, owners: [AnyObject] = [], mapping: MappedFile? = nil,
+         lines: [UInt32], problems: [Problem]) {
         self.source = source
         self.columns = columns
         self.lines = lines
         readProblems = problems
         let stride = columns.stride, joinKey = columns.joinKey
-        self.storage = storage
-        self.rangeStorage = rangeStorage
-        let records = RecordTable(pairs: rangeStorage.view, bytes: storage.view, width: stride)
+        (self.pool, self.ranges, self.owners, self.mapping) = (pool, ranges, owners, mapping)
+        let records = RecordTable(pairs: ranges, bytes: pool, width: stride)
         self.records = records
-        count = rangeStorage.count / (2 * stride)
+        count = ranges.count / (2 * stride)
         var problems = problems
         // The join index, keys folded to lower case, filled on every core.
         func key(_ u: Int32) -> ByteView { records.value(Int(u), joinKey) }
@@ -159,6 +169,10 @@ public final class UserTable: @unchecked Sendable {
     public func user(forKey key: String) -> Int? { Array(key.utf8).withView { user(forKey: $0) } }
 
     /// The users' values and their ranges, as the table holds them (`UserTableImage`).
-    var poolBytes: ByteView { storage.bytes }
-    var rangeBytes: ByteView { rangeStorage.bytes }
+    var poolBytes: ByteView { pool }
+    var rangeBytes: ByteView { ranges.bytes }
+
+    /// Nil, or why the table's values can no longer be trusted: the image it was loaded from,
+    /// mapped, was cut shorter or written to in place since. A job asks before it publishes.
+    public func change() -> Problem? { mapping?.change()?.problem }
 }

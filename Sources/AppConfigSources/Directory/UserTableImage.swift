@@ -8,17 +8,21 @@ import Foundation
 /// fingerprint, map or format, a damaged or short file) and the file is parsed as before.
 ///
 /// ```
-/// appconfig-users 1 <the header's bytes, 10 digits>
-/// {"key": ..., "users": N, "pool": BYTES, ...}
-/// <the values' bytes><the ranges, UInt32 each, 2 a user and column><the lines, UInt32 each, 1 a user>
+/// appconfig-users 2 <the header's bytes, 10 digits>
+/// {"key": ..., "users": N, "pool": BYTES, ...}<spaces to a multiple of 8>
+/// <the values' bytes, zeros to a multiple of 8><the ranges, UInt32 each, 2 a user and column><the lines, UInt32 each, 1 a user>
 /// ```
-/// The numbers in the machine's byte order: an image is read where it was written.
+/// The numbers in the machine's byte order: an image is read where it was written. It is read
+/// mapped (no copy: reading 213 MB into fresh memory was most of a 1M night's directory phase),
+/// so the ranges start at a multiple of 8 for their UInt32s.
 public enum UserTableImage {
-    /// Bump when the LDIF reader would read the same bytes into another table.
-    static let format = 1
+    /// Bump when the LDIF reader would read the same bytes into another table, or the layout changes.
+    static let format = 2
     static var magic: String { "appconfig-users \(format) " }
     /// The first line's bytes: `magic` and the header's length, ten digits, a line break.
     static var firstLine: Int { magic.utf8.count + 11 }
+    /// What the header and the values are padded to.
+    static let alignment = 8
 
     /// What an image must have been made with: the directory file's fingerprint (`SIZE HASH`) and
     /// how the file is read (the variables kept, their attributes, the join attribute).
@@ -44,16 +48,22 @@ public enum UserTableImage {
             return o
         }
         let header: [String: Any] = [
-            "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count,
+            "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count + padding(table.poolBytes.count),
             "joinAttribute": table.joinAttribute, "attributeCounts": table.attributeCounts, "problems": problems,
         ]
         guard let json = try? JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]) else { return nil }
-        let length = String(json.count + 1)
+        // JSON, spaces (which JSON allows after it) and a line break, to a multiple of 8 from the file's start.
+        let spaces = padding(firstLine + json.count + 1)
+        let length = String(json.count + spaces + 1)
         guard length.count <= 10 else { return nil }
-        let head = Array((magic + String(repeating: "0", count: 10 - length.count) + length + "\n").utf8) + Array(json) + [0x0A]
+        let head = Array((magic + String(repeating: "0", count: 10 - length.count) + length + "\n").utf8) + Array(json)
+            + [UInt8](repeating: 0x20, count: spaces) + [0x0A]
+        let zeros = [UInt8](repeating: 0, count: padding(table.poolBytes.count))
         let lines = table.lines.withUnsafeBytes { Array($0) }  // a copy: four bytes a user
         return try head.withView { head throws(Problem) in
-            try lines.withView { lines throws(Problem) in try body([head, table.poolBytes, table.rangeBytes, lines]) }
+            try zeros.withView { zeros throws(Problem) in
+                try lines.withView { lines throws(Problem) in try body([head, table.poolBytes, zeros, table.rangeBytes, lines]) }
+            }
         }
     }
 
@@ -61,22 +71,29 @@ public enum UserTableImage {
     /// it cannot be read whole). `source`: tonight's name of the directory file, which the
     /// table's problems and messages give.
     public static func load(_ path: String, key: String, source: String, columns: UserColumns) -> UserTable? {
+        try? read(path, key: { key }, source: source, columns: columns)
+    }
+
+    /// `load`, with the key asked for only once the image is read (and checked last): a night
+    /// hashes its directory file while the image is read, and takes the longer of the two.
+    public static func load(_ path: String, keyOnceRead key: () -> String, source: String, columns: UserColumns) -> UserTable? {
         try? read(path, key: key, source: source, columns: columns)
     }
 
-    private static func read(_ path: String, key: String, source: String, columns: UserColumns) throws(FileReadError) -> UserTable? {
-        let file = try FileSections(path)
+    private static func read(_ path: String, key: () -> String, source: String, columns: UserColumns) throws(FileReadError) -> UserTable? {
+        guard let file = try MappedFile(path, limit: .max, readOnly: true) else { return nil }
+        let bytes = file.view
         let magic = Array(magic.utf8)
-        guard let first = try file.bytes(at: 0, count: firstLine), first.starts(with: magic), first.last == 0x0A,
-              let length = Int(String(decoding: first[magic.count..<(firstLine - 1)], as: UTF8.self)),
-              let json = try file.bytes(at: firstLine, count: length),
-              let header = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
-              header["key"] as? String == key,
+        guard bytes.count >= firstLine, bytes.starts(with: magic), bytes[firstLine - 1] == 0x0A,
+              let length = Int(String(decoding: bytes[view: magic.count..<(firstLine - 1)], as: UTF8.self)),
+              length >= 0, firstLine + length <= bytes.count,
+              let header = try? JSONSerialization.jsonObject(with: Data(bytes[view: firstLine..<(firstLine + length)])) as? [String: Any],
+              let imageKey = header["key"] as? String,
               let users = header["users"] as? Int, let pool = header["pool"] as? Int, let oldSource = header["source"] as? String,
               let joinAttribute = header["joinAttribute"] as? String, let counts = header["attributeCounts"] as? [String: Int],
               let problemObjects = header["problems"] as? [[String: Any]],
               users >= 0, pool >= 0, case let ranges = users * 2 * columns.stride,
-              file.size == firstLine + length + pool + 4 * ranges + 4 * users
+              bytes.count == firstLine + length + pool + 4 * ranges + 4 * users
         else { return nil }
         var problems: [Problem] = []
         for o in problemObjects {
@@ -89,20 +106,21 @@ public enum UserTableImage {
             problems.append(p)
         }
         let start = firstLine + length
-        let valueBuffer = GrowingBuffer<UInt8>(capacity: max(pool, 1)), rangeBuffer = GrowingBuffer<UInt32>(capacity: max(ranges, 1))
-        let lineBuffer = GrowingBuffer<UInt32>(capacity: max(users, 1))
-        guard try file.append(at: start, byteCount: pool, to: valueBuffer),
-              try file.append(at: start + pool, byteCount: 4 * ranges, to: rangeBuffer),
-              try file.append(at: start + pool + 4 * ranges, byteCount: 4 * users, to: lineBuffer) else { return nil }
-        let lines = Array(lineBuffer.view)
+        guard let rangeView = BufferView<UInt32>(bytes, at: start + pool, count: ranges),
+              let lineView = BufferView<UInt32>(bytes, at: start + pool + 4 * ranges, count: users) else { return nil }
         // Every offset within the values: a damaged image is refused here, not read out of bounds.
-        let rangeView = rangeBuffer.view
         for i in stride(from: 0, to: ranges, by: 2) where rangeView[i + 1] != .max {
             guard Int(rangeView[i]) + Int(rangeView[i + 1]) <= pool else { return nil }
         }
-        let table = UserTable(source: source, columns: columns, pool: valueBuffer, ranges: rangeBuffer, lines: lines, problems: problems)
+        // The table (its join index) made before the key is asked for: while the directory file is still hashed.
+        let table = UserTable(source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView, mapping: file,
+                              lines: Array(lineView), problems: problems)
+        guard imageKey == key(), file.change() == nil else { return nil }
         table.joinAttribute = joinAttribute
         table.attributeCounts = counts
         return table
     }
+
+    /// The bytes that pad `count` to a multiple of `alignment`.
+    static func padding(_ count: Int) -> Int { (alignment - count % alignment) % alignment }
 }
