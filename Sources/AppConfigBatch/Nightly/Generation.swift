@@ -218,10 +218,27 @@ struct Generation {
                 hasher.update(piece)
                 try write(piece)
             }
+            let copies = ddm == nil ? linesToCopy : nil
             try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
-                withKeys(entries) { entries, keys in for i in range {
+                withKeys(entries) { entries, keys in
+                // Entries `copying.lowerBound..<i` have the previous entries `copied`' lines, copied at once.
+                var copying = range.lowerBound..<range.lowerBound, copied = 0..<0
+                for i in range {
                     let e = entries[i]
+                    if let copies {
+                        let p = sameLine(e)
+                        if p >= 0 && p == copied.upperBound && !copied.isEmpty {
+                            (copying, copied) = (copying.lowerBound..<(i + 1), copied.lowerBound..<(p + 1))
+                            continue
+                        }
+                        copyLines(copies, copied, else: copying, entries, keys, to: &lines)
+                        if p >= 0 {
+                            (copying, copied) = (i..<(i + 1), p..<(p + 1))
+                            continue
+                        }
+                        (copying, copied) = (i..<i, 0..<0)
+                    }
                     if e.row < 0 {
                         // Missing tonight: its previous line, as it was.
                         previous!.withKey(at: Int(e.source)) { key in
@@ -243,13 +260,56 @@ struct Generation {
                     } else {
                         Manifest.appendLine(key: key, extension: ending, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
                     }
-                } }
+                }
+                if let copies { copyLines(copies, copied, else: copying, entries, keys, to: &lines) }
+                }
             }, emit: emit)
+            // Lines copied from a file written to since could be anything: nothing is published.
+            if let copies, !copies.unchanged {
+                throw Problem(InputCode.changed, at: Location(file: copies.path),
+                              "\(copies.path) changed while its lines were copied into tonight's manifest: nothing is published")
+            }
             try ClosingFile.emit(Manifest.trailer(count: entries.count, check: hasher.finish()), to: write)
         }
         // An encoding that writes its own index (a DDM set per line) has it among its line files.
         let ownIndex = sink.encoding.lineFiles.contains(.index)
         return (ownIndex ? [] : [index]) + (ddm == nil ? [] : [live.closingFile()]) + [manifest]
+    }
+
+    /// The previous manifest's lines, to copy those of devices whose lines are the same
+    /// (`sameLine`): when its lines are made as tonight's are, with the same render settings (so
+    /// the same paths), and its file is as it was read.
+    private var linesToCopy: ManifestLines? {
+        guard let previous, let lines = previous.lines, lines.unchanged,
+              let render = header.first(where: { $0.0 == "render" })?.1,
+              previous.header.first(where: { $0.name == "render" })?.value == render else { return nil }
+        return lines
+    }
+
+    /// The entry of the previous manifest whose line is entry `e`'s byte for byte, or -1: a device
+    /// carried (failed or missing tonight), or one with its key, output and input digests as then.
+    @inline(__always)
+    private func sameLine(_ e: Entry) -> Int {
+        if e.carried { return Int(e.source) }
+        let position = Int(e.source)
+        guard !result.previousEntries.isEmpty, case let p = Int(result.previousEntries[position]), p >= 0,
+              result.digests[position] == previous!.digest(at: p), inputs(of: e) == previous!.inputs(at: p) else { return -1 }
+        return p
+    }
+
+    /// Appends the lines `copied` of the previous manifest, or when they cannot be read, makes
+    /// those of entries `making` (the same devices).
+    private func copyLines(_ copies: ManifestLines, _ copied: Range<Int>, else making: Range<Int>, _ entries: BufferView<Entry>,
+                           _ keys: InventoryTable.Column, to lines: inout [UInt8]) {
+        guard !copied.isEmpty, !copies.append(lines: copied, to: &lines) else { return }
+        for i in making {
+            let e = entries[i]
+            if e.row < 0 {
+                previous!.withKey(at: Int(e.source)) { Manifest.appendLine(key: $0, extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines) }
+            } else {
+                Manifest.appendLine(key: keys.value(row: Int(e.row)), extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
+            }
+        }
     }
 
     /// DDM: every asset a live set names (tonight's devices', and those carried from the previous

@@ -35,6 +35,8 @@ public final class Manifest: @unchecked Sendable {
     private var entries: [Entry]
     /// Per entry its path in `paths`: empty unless paths are kept.
     private let pathRanges: [Range<Int>]
+    /// Its device lines in the file it was read from (a version 4 manifest read from a file).
+    private(set) var lines: ManifestLines?
 
     /// 48 bytes a device (a night holds last night's whole fleet of them): the key's place in
     /// `keys` in 32 bits (`parse` refuses more than 4 GiB of keys), the paths apart.
@@ -290,6 +292,7 @@ public final class Manifest: @unchecked Sendable {
             }
         }
         var parser = ManifestParser(keepsPaths: keepsPaths, bytes: size)
+        let before = ManifestLines.state(ofFile: path)
         do {
             _ = try forEachBlock(ofFile: path) { window in
                 if parser.failure == nil { _ = parser.feed(ByteView(window)) }
@@ -297,7 +300,9 @@ public final class Manifest: @unchecked Sendable {
         } catch {
             throw error.problem
         }
-        return try parser.finish(file: path)
+        let manifest = try parser.finish(file: path)
+        if parser.isVersion4 { manifest.lines = ManifestLines(path: path, starts: parser.lineStarts, read: before) }
+        return manifest
     }
 
     static func parse(_ bytes: [UInt8], file: String, keepsPaths: Bool = false) throws(Problem) -> Manifest {

@@ -21,12 +21,18 @@ struct ManifestParser {
     private var linesCheck: Manifest.LinesCheck?
     /// A line begun in one window and ended in a later one.
     private var pending: [UInt8] = []
+    /// Where the next line starts in the bytes fed.
+    private var offset = 0
+    /// A version 4 manifest's: each device line's start, then the end line's (`ManifestLines`).
+    private(set) var lineStarts: [Int] = []
+    private(set) var isVersion4 = false
 
     /// `bytes`: about how many the manifest has (room ahead for its keys and entries).
     init(keepsPaths: Bool, bytes: Int) {
         self.keepsPaths = keepsPaths
         keys.reserveCapacity(bytes / 3)
         entries.reserveCapacity(bytes / 100)
+        lineStarts.reserveCapacity(bytes / 100)
     }
 
     /// Reads the lines `window` ends, keeping its last, unended line for the next; false once the
@@ -52,6 +58,8 @@ struct ManifestParser {
     /// One line, without its line break.
     private mutating func take(_ l: ByteView) -> Bool {
         line += 1
+        let lineStart = offset
+        offset += l.count + 1
         if trailer != nil { failure = "a line after the manifest's end line"; return false }
         if inHeader {
             if line == 1 {
@@ -61,6 +69,7 @@ struct ManifestParser {
                 }
                 version = v + 1
                 if version >= 2 { linesCheck = Manifest.LinesCheck(version: version) }
+                isVersion4 = version == 4
                 return true
             }
             if l.isEmpty { inHeader = false; return true }
@@ -72,6 +81,7 @@ struct ManifestParser {
         if version >= 2 && l.starts(with: "end\t".utf8) {
             guard let end = Manifest.endLine(l, version: version) else { failure = Manifest.endLineForm(version: version); return false }
             trailer = end
+            if isVersion4 { lineStarts.append(lineStart) }
             return true
         }
         // SHA256 \t path \t key (version 3 on: \t input digest)
@@ -99,6 +109,7 @@ struct ManifestParser {
         }
         if keys.count > Int(UInt32.max) { failure = "the devices' keys come to more than 4 GiB"; return false }
         entries.append(Manifest.Entry(key: keyStart..<keys.count, digest: digest, inputs: inputs))
+        if isVersion4 { lineStarts.append(lineStart) }
         linesCheck?.update(l)
         linesCheck?.update(ByteView("\n"))
         return true
