@@ -106,7 +106,14 @@ public final class BatchRenderer: @unchecked Sendable {
         precondition(previous == nil || compared == nil || previous === compared, "the manifest carried is the one the sink compares with")
         precondition(night == nil || [previous, compared].allSatisfy { $0 == nil || $0 === night }, "one previous manifest a night")
         let keySlot = fleet.inventory.deviceKeySlot
-        let previousEntries = (night ?? compared ?? carry).map { m in m.entryIndices(count: rows.count) { fleet.inventory.value(row: Int(rows[$0]), slot: keySlot) } } ?? []
+        // The keys read through views: a closure over the fleet and the rows retained and released them per device.
+        let previousEntries = (night ?? compared ?? carry).map { m in
+            fleet.inventory.withColumn(keySlot) { keys in rows.withView { rows in
+                m.entryIndices(count: rows.count, key: { keys.value(row: Int(rows[$0])) }) { i, step in
+                    if step == 0 { keys.prefetchRange(row: Int(rows[i])) } else { keys.prefetchValue(row: Int(rows[i])) }
+                }
+            } }
+        } ?? []
         night?.releaseKeys(matchedBy: previousEntries)
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)

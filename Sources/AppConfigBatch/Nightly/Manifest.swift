@@ -91,7 +91,9 @@ public final class Manifest: @unchecked Sendable {
     /// rows are), the entry with that key or -1: the two lists merged, in a part per core, each
     /// part starting where a binary search puts its first key. What a night finds last night's
     /// devices with: no table of the entries to build or keep.
-    func entryIndices(count: Int, key: (Int) -> ByteView) -> [Int32] {
+    /// `prefetch(i, step)`: starts reading key `i` (step 0: where it is, 1: its bytes), called 8
+    /// and 4 keys ahead: tonight's keys are scattered over the inventory.
+    func entryIndices(count: Int, key: (Int) -> ByteView, prefetch: (Int, Int) -> Void = { _, _ in }) -> [Int32] {
         precondition(entries.allSatisfy(\.hasKey), "the keys are whole")
         return keys.withView { t in
             entries.withView { entries in
@@ -108,6 +110,8 @@ public final class Manifest: @unchecked Sendable {
                         }
                         var e = lo
                         for i in range {
+                            if i + 8 < range.upperBound { prefetch(i + 8, 0) }
+                            if i + 4 < range.upperBound { prefetch(i + 4, 1) }
                             let k = key(i)
                             while e < entries.count && entryKey(e).precedes(k) { e += 1 }
                             out[i] = e < entries.count && entryKey(e).equals(k) ? Int32(e) : -1
