@@ -92,6 +92,24 @@ package struct ByteKeyTable: @unchecked Sendable {
         find(key, hash: hash(key), keyOf: keyOf)
     }
 
+    /// The table to look keys up in, as trivial values (no reference: copying one retains
+    /// nothing), valid while the table is neither changed nor gone: readers on every core.
+    package struct Reader: @unchecked Sendable {
+        @usableFromInline let slots: WorkerSlots<Slot>
+        @usableFromInline let mask: Int
+        @usableFromInline let foldsASCIICase: Bool
+
+        @inlinable @inline(__always)
+        package func find(_ key: ByteView, hash: UInt64, keyOf: (Int32) -> ByteView) -> Int32? {
+            ByteKeyTable.find(key, hash: hash, in: slots, mask: mask, foldingASCIICase: foldsASCIICase, keyOf: keyOf)
+        }
+
+        @inlinable @inline(__always)
+        package func prefetch(hash: UInt64) { slots.view.prefetch(at: Int(truncatingIfNeeded: hash) & mask) }
+    }
+
+    @inlinable package var reader: Reader { Reader(slots: slots, mask: mask, foldsASCIICase: foldsASCIICase) }
+
     /// Adds `key` under `id`, unless an equal key is there: then returns that key's id and adds nothing.
     package mutating func insert(_ key: ByteView, id: Int32, keyOf: (Int32) -> ByteView) -> Int32? {
         insert(key, hash: hash(key), id: id, keyOf: keyOf)
