@@ -56,10 +56,34 @@ package struct ShardedKeyTable: Sendable {
     /// The id of the key equal to `key`, or nil.
     @inlinable @inline(__always)
     package func find(_ key: ByteView, keyOf: (Int32) -> ByteView) -> Int32? {
-        let h = ByteKeyTable.hash(key, foldingASCIICase: foldsASCIICase)
+        find(key, hash: hash(key), keyOf: keyOf)
+    }
+
+    /// The hash `find` looks `key` up by.
+    @inlinable @inline(__always)
+    package func hash(_ key: ByteView) -> UInt64 { ByteKeyTable.hash(key, foldingASCIICase: foldsASCIICase) }
+
+    /// `find` with the key's hash made beforehand (`hash(_:)`).
+    @inlinable @inline(__always)
+    package func find(_ key: ByteView, hash h: UInt64, keyOf: (Int32) -> ByteView) -> Int32? {
         // The share's trivial fields only: a copy of it retained its storage around `keyOf`, and
         // the cores looking keys up at once contended for its count.
         let s = Self.share(h, of: shares.count)
         return ByteKeyTable.find(key, hash: h, in: shares[s].slots, mask: shares[s].mask, foldingASCIICase: foldsASCIICase, keyOf: keyOf)
+    }
+
+    /// Starts reading the slot a look-up of `hash` reads first into the cache.
+    @inlinable @inline(__always)
+    package func prefetch(hash h: UInt64) {
+        let s = Self.share(h, of: shares.count)
+        shares[s].slots.view.prefetch(at: Int(truncatingIfNeeded: h) & shares[s].mask)
+    }
+
+    /// The id in the slot a look-up of `hash` reads first (its key compared first), or -1: read
+    /// after `prefetch(hash:)`, to start reading that key.
+    @inlinable @inline(__always)
+    package func firstCandidate(hash h: UInt64) -> Int32 {
+        let s = Self.share(h, of: shares.count)
+        return shares[s].slots[Int(truncatingIfNeeded: h) & shares[s].mask].id
     }
 }

@@ -354,6 +354,28 @@ struct DirectoryTests {
         }
     }
 
+    @Test("the join's look-ups read ahead: every row's user as one look-up at a time finds it, at any fleet size", arguments: [0, 1, 4, 12, 13, 17, 1_000, 70_000])
+    func joinReadsAhead(_ rows: Int) throws {
+        var random = SplitMix64(seed: UInt64(rows) + 7)
+        var ldif = ""
+        for u in 0..<500 { ldif += "dn: cn=u\(u),dc=corp,dc=example\nobjectClass: person\ncn: u\(u)\nmail: u\(u)@corp.example\n\n" }
+        let users = try LDIFReader.read(Array(ldif.utf8), file: "u.ldif")
+        // Keys of users (some in capitals), of no user, and empty.
+        var csv = "UDID,Email Address\n"
+        for r in 0..<rows {
+            let n = random.next() % 600
+            let key = n >= 550 ? "" : n >= 500 ? "nobody\(n)@corp.example" : n % 3 == 0 ? "U\(n)@CORP.example" : "u\(n)@corp.example"
+            csv += "D\(r),\(key)\n"
+        }
+        let inventory = try InventoryTable(bytes: Array(csv.utf8), file: "inv.csv")
+        let fleet = Fleet(inventory: inventory, users: users)
+        let slot = try #require(inventory.userKeySlot)
+        let expected = (0..<rows).map { users.user(forKey: inventory.value(row: $0, slot: slot)) }
+        #expect((0..<rows).map(fleet.user(ofRow:)) == expected)
+        #expect(fleet.matchedCount == expected.compactMap { $0 }.count)
+        #expect(rows < 1_000 || fleet.matchedCount > rows * 3 / 4)
+    }
+
     @Test("a user key in the other Unicode normalization is not joined (bytes compare), but the message says so")
     func normalizationHint() throws {
         let composed = "jos\u{E9}@corp.example", decomposed = "jose\u{301}@corp.example"

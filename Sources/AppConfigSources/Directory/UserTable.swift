@@ -168,6 +168,30 @@ public final class UserTable: @unchecked Sendable {
 
     public func user(forKey key: String) -> Int? { Array(key.utf8).withView { user(forKey: $0) } }
 
+    /// A join look-up in steps, for many keys in turn: each key's hash (`joinHash`), what its
+    /// look-up reads started a few keys ahead (`prefetchLookup`), then `user(forKey:hash:)`.
+    /// Each look-up read an index slot and a user's key, two cache misses a device.
+    @inline(__always)
+    package func joinHash(_ key: ByteView) -> UInt64 { index.hash(key) }
+
+    /// Step 0: the index's slot for `hash`; 1 (the slot read by then): where the user in it keeps
+    /// its key; 2 (that read by then): the key's bytes.
+    @inline(__always)
+    package func prefetchLookup(hash: UInt64, step: Int) {
+        if step == 0 { return index.prefetch(hash: hash) }
+        let u = index.firstCandidate(hash: hash)
+        guard u >= 0 else { return }
+        if step == 1 { records.prefetchPair(Int(u), columns.joinKey) } else { records.prefetchValue(Int(u), columns.joinKey) }
+    }
+
+    /// `user(forKey:)` with the key's hash made beforehand (`joinHash`).
+    @inline(__always)
+    package func user(forKey key: ByteView, hash: UInt64) -> Int? {
+        guard !key.isEmpty else { return nil }
+        let joinKey = columns.joinKey
+        return index.find(key, hash: hash) { u in records.value(Int(u), joinKey) }.map(Int.init)
+    }
+
     /// The users' values and their ranges, as the table holds them (`UserTableImage`).
     var poolBytes: ByteView { pool }
     var rangeBytes: ByteView { ranges.bytes }

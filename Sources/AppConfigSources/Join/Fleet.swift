@@ -31,12 +31,26 @@ public final class Fleet: @unchecked Sendable {
                 partProblems.withWorkerSlots { partProblems in
                     partMatched.withWorkerSlots { partMatched in
                         forEachRange(inventory.rowCount, parts: cores, parallelFrom: 65_536) { part, rows in
+                          // Each row's key hashed 12 rows ahead, its slot, its candidate's key place
+                          // and bytes read ahead (`UserTable.prefetchLookup`), in a ring of hashes.
+                          withTemporarySlots(count: 16, repeating: UInt64(0)) { hashes in
+                            func ahead(_ row: Int) {
+                                if row + 12 < rows.upperBound {
+                                    let h = users.joinHash(inventory.value(row: row + 12, slot: keySlot))
+                                    hashes[(row + 12) & 15] = h
+                                    users.prefetchLookup(hash: h, step: 0)
+                                }
+                                if row + 8 < rows.upperBound { users.prefetchLookup(hash: hashes[(row + 8) & 15], step: 1) }
+                                if row + 4 < rows.upperBound { users.prefetchLookup(hash: hashes[(row + 4) & 15], step: 2) }
+                            }
+                            for row in rows.prefix(12) { hashes[row & 15] = users.joinHash(inventory.value(row: row, slot: keySlot)) }
                             for row in rows {
+                                ahead(row)
                                 let key = inventory.value(row: row, slot: keySlot)
                                 if key.isEmpty {
                                     partProblems[part].append(Problem(.userKeyEmpty, at: inventory.location(of: row),
                                                                       "the device has no user: its \"\(column)\" is empty (a shared device?); its user variables are missing"))
-                                } else if let u = users.user(forKey: key) {
+                                } else if let u = users.user(forKey: key, hash: hashes[row & 15]) {
                                     userOfRow[row] = Int32(u)
                                     partMatched[part] += 1
                                 } else {
@@ -45,6 +59,7 @@ public final class Fleet: @unchecked Sendable {
                                                                       + Self.normalizationHint(key, users)))
                                 }
                             }
+                          }
                         }
                     }
                 }
