@@ -124,8 +124,11 @@ public final class BatchRenderer: @unchecked Sendable {
         let extensionVariants = extensions.map { $0.renderer.assignments.variants(ofRows: rows) }
         let extensionWorkers = (0..<jobs).map { _ in extensions.map { Worker(images: $0.renderer.images, plans: $0.renderer.plans, options: options) } }
         let firstError = Mutex<Problem?>(nil)
+        // A night that carries devices: every device's input digest first, in row order.
+        let rowDigests = carry == nil ? [] : inputDigestsInRowOrder(workers: workers)
         // Each position is written by the worker of its chunk.
         inputDigests.withWorkerSlots { inputs in
+        rowDigests.withView { rowDigests in
         assignments.withIndexFields { indexFields in DispatchQueue.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
             while !cancellation.isCancelled {
@@ -135,11 +138,15 @@ public final class BatchRenderer: @unchecked Sendable {
                 do throws(Problem) {
                     for (position, row) in zip(slice.indices, slice) {
                         let variant = variants.isEmpty ? 0 : Int(variants[position])
-                        prefetch(ahead: position, rows: rows, variants: variants, plans: worker.plans)
+                        if rowDigests.isEmpty {
+                            prefetch(ahead: position, rows: rows, variants: variants, plans: worker.plans)
+                        } else if position + 8 < rows.count {
+                            rowDigests.prefetch(at: Int(rows[position + 8]))
+                        }
                         let device = DevicePlace(row: Int(row), position: position, variant: variant,
                                                  previousEntry: previousEntries.isEmpty ? -1 : previousEntries[position])
                         if digestsInputs {
-                            let digest = inputDigest(device, worker: worker)
+                            let digest = rowDigests.isEmpty ? inputDigest(device, worker: worker) : rowDigests[device.row]
                             inputs[position] = digest
                             // Last night's inputs: last night's output, which this night does not write.
                             if let carry, device.previousEntry >= 0, carry.inputs(at: Int(device.previousEntry)) == digest {
@@ -150,7 +157,7 @@ public final class BatchRenderer: @unchecked Sendable {
                             }
                         }
                         try render(device, worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
-                                   indexFields: indexFields[variant], slotsFilled: digestsInputs, into: sink, digests: digests)
+                                   indexFields: indexFields[variant], slotsFilled: digestsInputs && rowDigests.isEmpty, into: sink, digests: digests)
                     }
                     try sink.finish(chunk: chunk, &worker.chunk, digests: digests)
                 } catch {
@@ -163,6 +170,7 @@ public final class BatchRenderer: @unchecked Sendable {
                 progress.add(slice.count, ordering: .relaxed)
             }
         } }
+        }
         }
         if let error = firstError.withLock({ $0 }) { throw error }
         // Writing overlaps rendering: the pass ends when the writer has written the last chunk.
@@ -184,68 +192,25 @@ public final class BatchRenderer: @unchecked Sendable {
         return result
     }
 
-    /// A worker's state: a renderer per variant (made when the worker first meets it, all of them
-    /// writing into one set of per-device buffers), its slot buffer, its chunk buffer, what went
-    /// wrong. Used by one thread at a time. It reads the variants' plans (their sources in memory
-    /// of its own: no reference counting) and slot counts from copies of its own: read from shared
-    /// arrays, each device's plan was retained and released by every core, which contended for
-    /// its counts.
-    /// Its properties used per device are not checked for exclusive access at run time
-    /// (`@exclusivity(unchecked)`: one thread at a time, and each check cost more than the access).
-    final class Worker: @unchecked Sendable {
-        private let images: [ProgramImage]
-        /// The variants' plans, their sources in tables of the worker's own (`ownSources(in:)`), one
-        /// table for the variants that read the same variables (most do): per device the prefetch
-        /// and the reads of devices' plans from a table per variant missed the cache.
-        let plans: [Fleet.SlotPlan.Sources]
-        private let arena = BufferArena()
-        let slotCounts: [Int]
-        /// Each variant's program hash, for its devices' input digests.
-        let programHashes: [UInt64]
-        private let options: BatchOptions
-        private let scratch: RenderScratch
-        @exclusivity(unchecked) private var renderers: [Renderer?]
-        @exclusivity(unchecked) private var verifiers: [Verifier?]
-        /// The device's values for its variant's program, filled before each render.
-        let slots: WorkerSlots<SlotValue>
-        /// The device's extensions' plists, each render's (`extensions.count`).
-        @exclusivity(unchecked) var extensionPlists: [ByteView] = []
-        @exclusivity(unchecked) var chunk = ChunkBuffers()
-        @exclusivity(unchecked) var failures: [DeviceFailure] = []
-        @exclusivity(unchecked) var rendered = 0
-        @exclusivity(unchecked) var carried = 0
-
-        init(images: [ProgramImage], plans: [Fleet.SlotPlan], options: BatchOptions) {
-            self.images = images
-            var made: [[Variable]: Fleet.SlotPlan.Sources] = [:]
-            self.plans = plans.map { [arena] plan in
-                if let sources = made[plan.variables] { return sources }
-                let sources = plan.ownSources(in: arena)
-                made[plan.variables] = sources
-                return sources
+    /// Each device's input digest (`InputDigest`) by row, made in row order across `workers`: a
+    /// night that carries most devices reads the inventory in its own order (in key order its rows
+    /// are scattered, each value a cache miss), then in key order renders only the devices whose
+    /// digest is not last night's.
+    private func inputDigestsInRowOrder(workers: [Worker]) -> [UInt64] {
+        let variants = assignments.variants(ofRows: rows)
+        var digests = [UInt64](repeating: InputDigest.none, count: fleet.inventory.rowCount)
+        digests.withWorkerSlots { digests in
+            forEachRange(rows.count, parts: workers.count, parallelFrom: 4096) { part, range in
+                let worker = workers[part]
+                for k in range {
+                    // Users are where the directory put them: read ahead as the render does.
+                    prefetch(ahead: k, rows: rows, variants: variants, plans: worker.plans)
+                    let device = DevicePlace(row: Int(rows[k]), position: k, variant: variants.isEmpty ? 0 : Int(variants[k]), previousEntry: -1)
+                    digests[device.row] = inputDigest(device, worker: worker)
+                }
             }
-            slotCounts = images.map(\.slotCount)
-            programHashes = images.map(\.program.metadata.hash)
-            self.options = options
-            scratch = RenderScratch(for: images.map(\.program))
-            renderers = Array(repeating: nil, count: images.count)
-            verifiers = Array(repeating: nil, count: images.count)
-            slots = WorkerSlots(arena.table(count: max(images.map(\.slotCount).max() ?? 0, 1), repeating: .missing))
         }
-
-        @inline(__always)
-        func renderer(_ variant: Int) -> Renderer {
-            if let r = renderers[variant] { return r }
-            let r = Renderer(image: images[variant], format: options.format, xmlNesting: options.xmlNesting, scratch: scratch)
-            renderers[variant] = r
-            // A nested fragment (an MDM command's) is verified as the body of a plist of its own.
-            if options.verify {
-                verifiers[variant] = Verifier(program: images[variant].program, format: options.format, fragment: options.xmlNesting > 0)
-            }
-            return r
-        }
-
-        func verifier(_ variant: Int) -> Verifier? { verifiers[variant] }
+        return digests
     }
 
     /// Starts the reads of the devices a few positions after `position` (`Fleet.prefetch`): 12

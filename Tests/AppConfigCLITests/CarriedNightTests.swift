@@ -9,10 +9,10 @@ import Testing
 /// What it publishes is what rendering every device would have published, byte for byte.
 @Suite("Carried nights: only what changed is rendered", .serialized)
 struct CarriedNightTests {
-    static let spec = ["--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json")]
 
-    func render(_ arguments: [String]) throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + arguments + ["--quiet", "--max-failure-ratio", "1", "--max-change-ratio", "1"])
+    func render(_ arguments: [String], values: String = "demo/values.json") throws -> ProcessResult {
+        try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture(values)] + arguments
+                       + ["--quiet", "--max-failure-ratio", "1", "--max-change-ratio", "1"])
     }
 
     /// Tonight's inputs: 10 serial numbers edited, a device gone, a device new (1% of the demo's
@@ -53,8 +53,13 @@ struct CarriedNightTests {
         return text.split(separator: "\n", omittingEmptySubsequences: false).drop { !$0.isEmpty }.dropFirst().filter { !$0.isEmpty }
     }
 
-    @Test("a 1% night: the changed devices rendered, the rest carried; the same bytes as rendering all, and as a whole night", arguments: ["plist", "mdm-settings"])
-    func onePercentNight(_ delivery: String) throws {
+    @Test("a 1% night: the changed devices rendered, the rest carried; the same bytes as rendering all, and as a whole night", arguments: [
+        "plist", "mdm-settings", "plist with assignments",
+    ])
+    func onePercentNight(_ form: String) throws {
+        // With assignments, devices render from variants: their input digests are each variant's.
+        let delivery = String(form.prefix { $0 != " " }), values = form.hasSuffix("assignments") ? "demo/assignments.json" : "demo/values.json"
+        func render(_ arguments: [String]) throws -> ProcessResult { try self.render(arguments, values: values) }
         try withTemporaryDirectory { dir in
             let lastNight = ["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--delivery", delivery]
             #expect(try render(lastNight + ["--tar", dir.path("mon.tar")]).status == 3)
