@@ -32,8 +32,9 @@ extension RenderJob {
         guard case .ldif(let path) = sources.directory, !places.read.isEmpty else {
             return (try sources.loadDirectory(for: inventory, warning: observer.warning), DirectoryImageUse())
         }
-        // The manifest's too: the file hashed once more only to tell it did not change while parsed.
-        // Hashed on a core of its own while an image is read on this one.
+        // The manifest's too. Hashed on a core of its own while an image is read, or the file
+        // parsed, on the others; whether it changed meanwhile is told by its state.
+        let before = FileState(path: path)
         let hashing = WorkBeside { fingerprints.fingerprint(of: path) }
         let keyText = { (fingerprint: String) in UserTableImage.key(fingerprint: fingerprint, map: sources.attributes) }
         for place in places.read {
@@ -43,11 +44,15 @@ extension RenderJob {
                 return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: keyText(hashing.value())))
             }
         }
-        let fingerprint = hashing.value()
-        let key = keyText(fingerprint)
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
-        guard let save = places.save, fingerprint != "-", fingerprints.fingerprint(of: path) == fingerprint else { return (users, DirectoryImageUse()) }
-        return (users, DirectoryImageUse(saveTo: save, key: key))
+        let fingerprint = hashing.value()
+        // Changed while read: the manifest gets the file as it is now (hashed again), and no image is saved.
+        guard before != nil, FileState(path: path) == before else {
+            _ = fingerprints.fingerprint(of: path)
+            return (users, DirectoryImageUse())
+        }
+        guard let save = places.save, fingerprint != "-" else { return (users, DirectoryImageUse()) }
+        return (users, DirectoryImageUse(saveTo: save, key: keyText(fingerprint)))
     }
 }
 

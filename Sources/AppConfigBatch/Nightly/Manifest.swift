@@ -296,7 +296,7 @@ public final class Manifest: @unchecked Sendable {
             }
         }
         var parser = ManifestParser(keepsPaths: keepsPaths, bytes: size)
-        let before = ManifestLines.state(ofFile: path)
+        let before = FileState(path: path)
         do {
             _ = try forEachBlock(ofFile: path) { window in
                 if parser.failure == nil { _ = parser.feed(ByteView(window)) }

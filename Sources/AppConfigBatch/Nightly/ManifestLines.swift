@@ -11,15 +11,15 @@ final class ManifestLines: @unchecked Sendable {
     private let fd: Int32
     /// Device line `i` is `starts[i]..<starts[i + 1]` (with its line break); the last is the end line's start.
     private let starts: [Int]
-    /// The file as it was opened: device, inode, size, modification and status-change times.
-    private let opened: [Int]
+    /// The file as it was opened.
+    private let opened: FileState
 
     /// The file `path` opened, as it was read (`read`: its state when the parse began, nil when
     /// it could not be taken): nil when it is not that file any more.
-    init?(path: String, starts: [Int], read: [Int]?) {
+    init?(path: String, starts: [Int], read: FileState?) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        guard let state = Self.state(of: fd), state == read else {
+        guard let state = FileState(descriptor: fd), state == read else {
             close(fd)
             return nil
         }
@@ -28,28 +28,8 @@ final class ManifestLines: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// A file's identity and the state a change would alter (nil when `fstat` fails).
-    static func state(of fd: Int32) -> [Int]? {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        let (modified, changed) = (info.st_mtimespec, info.st_ctimespec)
-        #else
-        let (modified, changed) = (info.st_mtim, info.st_ctim)
-        #endif
-        return [Int(info.st_dev), Int(info.st_ino), Int(info.st_size), modified.tv_sec, modified.tv_nsec, changed.tv_sec, changed.tv_nsec].map { Int($0) }
-    }
-
-    /// The state of the file at `path` now (nil when it cannot be opened).
-    static func state(ofFile path: String) -> [Int]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        return state(of: fd)
-    }
-
     /// Whether the file is as it was read: not written to, cut or grown since.
-    var unchanged: Bool { Self.state(of: fd) == opened }
+    var unchanged: Bool { FileState(descriptor: fd) == opened }
 
     /// Appends device lines `lines` (entries of the manifest, in file order) to `out`, each with
     /// its line break; false when they cannot be read whole (`out` is then as it was).
