@@ -32,16 +32,26 @@ extension RenderJob {
         guard case .ldif(let path) = sources.directory, !places.read.isEmpty else {
             return (try sources.loadDirectory(for: inventory, warning: observer.warning), DirectoryImageUse())
         }
+        let before = FileState(path: path)
+        let keyText = { (fingerprint: String) in UserTableImage.key(fingerprint: fingerprint, map: sources.attributes) }
+        // The file as it was when an image was made (the same inode, size and times): its
+        // fingerprint is the image's, not made again (at 10M on disk, reading the 4 GB file was
+        // most of a night).
+        for place in places.read {
+            guard let state = before?.text, let fingerprint = UserTableImage.sourceFingerprint(place, state: state),
+                  let table = UserTableImage.load(place, key: keyText(fingerprint), source: path, columns: sources.attributes.columns) else { continue }
+            fingerprints.record(fingerprint, of: path)
+            return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: keyText(fingerprint), sourceState: state))
+        }
         // The manifest's too. Hashed on a core of its own while an image is read, or the file
         // parsed, on the others; whether it changed meanwhile is told by its state.
-        let before = FileState(path: path)
         let hashing = WorkBeside { fingerprints.fingerprint(of: path) }
-        let keyText = { (fingerprint: String) in UserTableImage.key(fingerprint: fingerprint, map: sources.attributes) }
         for place in places.read {
             // An unreadable file ("-") matches no image: images are saved only with a fingerprint.
             if let table = UserTableImage.load(place, keyOnceRead: { keyText(hashing.value()) }, source: path, columns: sources.attributes.columns) {
                 // Found beside --since: linked beside this run's output too, for the night after.
-                return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: keyText(hashing.value())))
+                return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: keyText(hashing.value()),
+                                                 sourceState: before.map { FileState(path: path) == $0 ? $0.text : nil } ?? nil))
             }
         }
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
@@ -52,7 +62,7 @@ extension RenderJob {
             return (users, DirectoryImageUse())
         }
         guard let save = places.save, fingerprint != "-" else { return (users, DirectoryImageUse()) }
-        return (users, DirectoryImageUse(saveTo: save, key: keyText(fingerprint)))
+        return (users, DirectoryImageUse(saveTo: save, key: keyText(fingerprint), sourceState: before?.text))
     }
 }
 
@@ -62,6 +72,8 @@ struct DirectoryImageUse {
     var loadedFrom: String?
     var saveTo: String?
     var key = ""
+    /// The directory file's state when it was hashed for `key` (`FileState.text`), kept in the image.
+    var sourceState: String?
 
     /// Saves the table beside the output (a link to the image it was loaded from, else written):
     /// a shortcut for the next run, not an output, so one that cannot be saved (no room, a table
@@ -72,7 +84,7 @@ struct DirectoryImageUse {
         guard let file = try? AtomicFile(path: path) else { return }
         // The directory's names and addresses: readable by the run's user only.
         fchmod(file.descriptor, 0o600)
-        let written: Void? = try? UserTableImage.withPieces(of: users, key: key) { pieces throws(Problem) in
+        let written: Void? = try? UserTableImage.withPieces(of: users, key: key, sourceState: sourceState) { pieces throws(Problem) in
             try writeAllGathered(file.descriptor, pieces, path: path)
         }
         if written == nil { file.discard() } else { try? file.commit() }

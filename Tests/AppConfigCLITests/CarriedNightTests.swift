@@ -135,6 +135,12 @@ struct CarriedNightTests {
                 return try reportSummary(dir.path(name))["directoryImage"] as? String
             }
             #expect(try night("loaded", directory: directory) == image)
+            // The directory file as it was when the image was made: its fingerprint the image's, as hashing it gives.
+            func directoryLine(_ manifest: String) throws -> String? {
+                try String(contentsOfFile: dir.path(manifest), encoding: .utf8).split(separator: "\n").first { $0.hasPrefix("directory ") }.map(String.init)
+            }
+            #expect(try directoryLine("loaded.tar.manifest.tsv") == directoryLine("mon.tar.manifest.tsv"))
+            #expect(try directoryLine("mon.tar.manifest.tsv")?.contains("xxh3-128:") == true)
             // Linked beside tonight's archive: the night after finds it there.
             #expect(try FileManager.default.attributesOfItem(atPath: dir.path("loaded.tar.users"))[.systemFileNumber] as? Int
                     == FileManager.default.attributesOfItem(atPath: image)[.systemFileNumber] as? Int)

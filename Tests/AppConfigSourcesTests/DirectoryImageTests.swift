@@ -29,8 +29,8 @@ struct DirectoryImageTests {
         return try dir.write(ldif, to: "directory.ldif")
     }
 
-    static func save(_ table: UserTable, key: String, to path: String) throws {
-        let saved = try UserTableImage.withPieces(of: table, key: key) { pieces in
+    static func save(_ table: UserTable, key: String, to path: String, sourceState: String? = nil) throws {
+        let saved = try UserTableImage.withPieces(of: table, key: key, sourceState: sourceState) { pieces in
             Data(pieces.flatMap { Array($0) })
         }
         try #require(saved).write(to: URL(fileURLWithPath: path))
@@ -65,6 +65,12 @@ struct DirectoryImageTests {
             #expect(loaded.problems.allSatisfy { $0.location.file == link })
             #expect(loaded.user(forKey: "repeat@CORP.example") == table.user(forKey: "repeat@corp.example"))
             #expect(loaded.user(forKey: "nobody@corp.example") == nil)
+            // Saved with its directory file's state: the fingerprint read back for that state only.
+            try Self.save(table, key: key, to: dir.path("image"), sourceState: "7 8 9")
+            #expect(UserTableImage.sourceFingerprint(dir.path("image"), state: "7 8 9") == "123 xxh3-128:abc")
+            #expect(UserTableImage.sourceFingerprint(dir.path("image"), state: "7 8 10") == nil)
+            try Self.save(table, key: key, to: dir.path("image"))
+            #expect(UserTableImage.sourceFingerprint(dir.path("image"), state: "7 8 9") == nil)
             // The key asked for once the image is read: the same table, or none for another key.
             let late = try #require(UserTableImage.load(dir.path("image"), keyOnceRead: { key }, source: link, columns: map.columns))
             #expect(late.count == table.count && late.user(forKey: "repeat@corp.example") == table.user(forKey: "repeat@corp.example"))

@@ -38,6 +38,10 @@ final class FingerprintTask: @unchecked Sendable {
         return fingerprint
     }
 
+    /// A fingerprint known without hashing (a directory file as it was when its image was made):
+    /// the one the manifest gives, unless hashing already began.
+    func record(_ fingerprint: String, of path: String) { known.withLock { $0[path] = fingerprint } }
+
     /// Starts hashing (once): the files one after another, or each on a thread of its own.
     func start(concurrently: Bool = false) {
         guard started.withLock({ s in defer { s = true }; return !s }) else { return }

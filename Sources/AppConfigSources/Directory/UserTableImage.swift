@@ -36,7 +36,10 @@ public enum UserTableImage {
     /// The image of `table` made with `key`, in pieces to write one after another (valid during
     /// `body`); nil when the table cannot be saved: groups (read only for assignments) and
     /// problems with more than a place and a message.
-    public static func withPieces<R>(of table: UserTable, key: String, _ body: ([ByteView]) throws(Problem) -> R) throws(Problem) -> R? {
+    /// `sourceState`: the directory file's state (identity, size, times) when it was hashed for
+    /// `key`, which `sourceFingerprint` compares with.
+    public static func withPieces<R>(of table: UserTable, key: String, sourceState: String? = nil,
+                                     _ body: ([ByteView]) throws(Problem) -> R) throws(Problem) -> R? {
         guard table.groups == nil, !table.lines.isEmpty || table.count == 0,
               table.readProblems.allSatisfy({ $0.variable == nil && $0.value == nil && $0.location.row == nil && $0.location.device == nil && $0.location.key == nil })
         else { return nil }
@@ -47,10 +50,11 @@ public enum UserTableImage {
             if let hint = p.hint { o["hint"] = hint }
             return o
         }
-        let header: [String: Any] = [
+        var header: [String: Any] = [
             "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count + padding(table.poolBytes.count),
             "joinAttribute": table.joinAttribute, "attributeCounts": table.attributeCounts, "problems": problems,
         ]
+        if let sourceState { header["sourceState"] = sourceState }
         guard let json = try? JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]) else { return nil }
         // JSON, spaces (which JSON allows after it) and a line break, to a multiple of 8 from the file's start.
         let spaces = padding(firstLine + json.count + 1)
@@ -72,6 +76,21 @@ public enum UserTableImage {
     /// table's problems and messages give.
     public static func load(_ path: String, key: String, source: String, columns: UserColumns) -> UserTable? {
         try? read(path, key: { key }, source: source, columns: columns)
+    }
+
+    /// The fingerprint of the directory file an image was made from (its key's first line), when
+    /// the image recorded that file's state and it is `state`: the same file, unchanged since it was
+    /// hashed (its status-change time moves with any write), need not be hashed again. Reads the
+    /// header only.
+    public static func sourceFingerprint(_ path: String, state: String) -> String? {
+        guard let sections = try? FileSections(path), let first = try? sections.bytes(at: 0, count: firstLine),
+              first.starts(with: Array(magic.utf8)), first.last == 0x0A,
+              let length = Int(String(decoding: first[magic.utf8.count..<(firstLine - 1)], as: UTF8.self)), length > 0, length < 1 << 24,
+              let json = try? sections.bytes(at: firstLine, count: length),
+              let header = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
+              header["sourceState"] as? String == state, let key = header["key"] as? String,
+              let fingerprint = key.split(separator: "\n", maxSplits: 1).first, !fingerprint.isEmpty else { return nil }
+        return String(fingerprint)
     }
 
     /// `load`, with the key asked for only once the image is read (and checked last): a night
