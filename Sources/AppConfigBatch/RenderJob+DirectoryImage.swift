@@ -46,23 +46,25 @@ extension RenderJob {
         // The manifest's too. Hashed on a core of its own while an image is read, or the file
         // parsed, on the others; whether it changed meanwhile is told by its state.
         let hashing = WorkBeside { fingerprints.fingerprint(of: path) }
+        // The state the image records: the file's, when it did not change while it was hashed.
+        func stateHashed() -> String? { before.flatMap { FileState(path: path) == $0 ? $0.text : nil } }
         for place in places.read {
             // An unreadable file ("-") matches no image: images are saved only with a fingerprint.
             if let table = UserTableImage.load(place, keyOnceRead: { keyText(hashing.value()) }, source: path, columns: sources.attributes.columns) {
                 // Found beside --since: linked beside this run's output too, for the night after.
                 return (table, DirectoryImageUse(loadedFrom: place, saveTo: place == places.save ? nil : places.save, key: keyText(hashing.value()),
-                                                 sourceState: before.map { FileState(path: path) == $0 ? $0.text : nil } ?? nil))
+                                                 sourceState: stateHashed()))
             }
         }
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         let fingerprint = hashing.value()
         // Changed while read: the manifest gets the file as it is now (hashed again), and no image is saved.
-        guard before != nil, FileState(path: path) == before else {
+        guard let state = stateHashed() else {
             _ = fingerprints.fingerprint(of: path)
             return (users, DirectoryImageUse())
         }
         guard let save = places.save, fingerprint != "-" else { return (users, DirectoryImageUse()) }
-        return (users, DirectoryImageUse(saveTo: save, key: keyText(fingerprint), sourceState: before?.text))
+        return (users, DirectoryImageUse(saveTo: save, key: keyText(fingerprint), sourceState: state))
     }
 }
 
