@@ -40,6 +40,32 @@ struct ManifestLinesTests {
         }
     }
 
+    @Test("read in windows of any size: the same entries and line starts, the end line's check whole; a digit changed is refused",
+          arguments: [1, 2, 7, 64, 100, 4096, 1 << 20])
+    func windows(_ size: Int) throws {
+        let (file, _) = Self.manifest(count: 300)
+        func parse(_ bytes: [UInt8]) throws(Problem) -> (Manifest, [Int]) {
+            var parser = ManifestParser(keepsPaths: false, bytes: bytes.count)
+            bytes.withView { b in
+                for at in stride(from: 0, to: b.count, by: size) { _ = parser.feed(b[view: at..<min(b.count, at + size)]) }
+            }
+            return (try parser.finish(file: "m.tsv"), parser.lineStarts)
+        }
+        let whole = try Manifest.parse(file, file: "m.tsv")
+        let (manifest, starts) = try parse(file)
+        #expect(manifest.count == 300)
+        #expect((0..<300).allSatisfy { manifest.digest(at: $0) == whole.digest(at: $0) && manifest.inputs(at: $0) == whole.inputs(at: $0) })
+        // Each device line starts after a line break; the last start is the end line's.
+        #expect(starts.count == 301 && starts.allSatisfy { file[$0 - 1] == 0x0A } && file[starts[300]...].starts(with: Array("end\t".utf8)))
+        // One hex digit of line 150's digest changed (still a digest): only the end line's check tells.
+        var damaged = file
+        damaged[starts[150] + 10] = damaged[starts[150] + 10] == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        #expect(throws: Problem(.manifestSyntax, at: Location(file: "m.tsv", line: 305),
+                                "the device lines do not match the end line's XXH3-128: the manifest was edited or damaged")) {
+            try parse(damaged)
+        }
+    }
+
     @Test("none from a version 3 manifest, or one read from bytes (an archive's member)")
     func none() throws {
         try withTemporaryDirectory { dir in
