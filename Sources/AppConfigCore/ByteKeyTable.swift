@@ -69,9 +69,7 @@ package struct ByteKeyTable: @unchecked Sendable {
 
     /// The id of the key equal to `key` (whose hash is `hash`), or nil.
     @inlinable @inline(__always)
-    package func find(_ key: ByteView, hash: UInt64, keyOf: (Int32) -> ByteView) -> Int32? {
-        Self.find(key, hash: hash, in: slots, mask: mask, foldingASCIICase: foldsASCIICase, keyOf: keyOf)
-    }
+    package func find(_ key: ByteView, hash: UInt64, keyOf: (Int32) -> ByteView) -> Int32? { reader.find(key, hash: hash, keyOf: keyOf) }
 
     /// `find` on a table's trivial parts: a caller that holds tables in an array reads these
     /// fields of one without copying it (a copy retains its storage around `keyOf`).
@@ -133,7 +131,7 @@ package struct ByteKeyTable: @unchecked Sendable {
     /// Starts reading the slot where the probe for `hash` starts into the cache: a hint, given well
     /// before the look-up.
     @inlinable @inline(__always)
-    package func prefetch(hash: UInt64) { slots.view.prefetch(at: Int(truncatingIfNeeded: hash) & mask) }
+    package func prefetch(hash: UInt64) { reader.prefetch(hash: hash) }
 
     /// Room for `keys` keys in all without growing: the table moved once now instead of at each
     /// doubling (a reader that can tell how many keys are coming; each move reinserted every key,

@@ -222,46 +222,24 @@ struct Generation {
             try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
                 withKeys(entries) { entries, keys in
-                // Entries `copying.lowerBound..<i` have the previous entries `copied`' lines, copied at once.
-                var copying = range.lowerBound..<range.lowerBound, copied = 0..<0
-                for i in range {
-                    let e = entries[i]
-                    if let copies {
-                        let p = sameLine(e)
-                        if p >= 0 && p == copied.upperBound && !copied.isEmpty {
-                            (copying, copied) = (copying.lowerBound..<(i + 1), copied.lowerBound..<(p + 1))
-                            continue
-                        }
-                        copyLines(copies, copied, else: copying, entries, keys, to: &lines)
-                        if p >= 0 {
-                            (copying, copied) = (i..<(i + 1), p..<(p + 1))
-                            continue
-                        }
-                        (copying, copied) = (i..<i, 0..<0)
-                    }
-                    if e.row < 0 {
-                        // Missing tonight: its previous line, as it was.
-                        previous!.withKey(at: Int(e.source)) { key in
-                            if ddm != nil {
-                                Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: digest(of: e), inputs: inputs(of: e), to: &lines)
-                            } else {
-                                Manifest.appendLine(key: key, extension: ending, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
+                    // Entries `run` have the previous manifest's lines from `runFrom` on: copied at once.
+                    var run = range.lowerBound..<range.lowerBound, runFrom = 0
+                    for i in range {
+                        let e = entries[i]
+                        if let copies {
+                            let p = sameLine(e)
+                            if p >= 0 && !run.isEmpty && p == runFrom + run.count {
+                                run = run.lowerBound..<(i + 1)
+                                continue
                             }
+                            copyLines(copies, run, from: runFrom, entries, keys, to: &lines)
+                            (run, runFrom) = p >= 0 ? (i..<(i + 1), p) : (i..<i, 0)
+                            if p >= 0 { continue }
                         }
-                        continue
+                        if e.row >= 0 { prefetchKeys(after: i, in: entries, keys) }
+                        appendManifestLine(e, keys, ddm: ddm, to: &lines)
                     }
-                    prefetchKeys(after: i, in: entries, keys)
-                    let key = keys.value(row: Int(e.row))
-                    if let ddm {
-                        // The assets the device's set names: tonight's, or for a failed device its previous ones.
-                        var path: [UInt8] = []
-                        if e.carried { path += previous!.path(at: Int(e.source)) } else { ddm.appendManifestPath(position: Int(e.source), to: &path) }
-                        Manifest.appendLine(key: key, path: path, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
-                    } else {
-                        Manifest.appendLine(key: key, extension: ending, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
-                    }
-                }
-                if let copies { copyLines(copies, copied, else: copying, entries, keys, to: &lines) }
+                    if let copies { copyLines(copies, run, from: runFrom, entries, keys, to: &lines) }
                 }
             }, emit: emit)
             // Lines copied from a file written to since could be anything: nothing is published.
@@ -297,19 +275,31 @@ struct Generation {
         return p
     }
 
-    /// Appends the lines `copied` of the previous manifest, or when they cannot be read, makes
-    /// those of entries `making` (the same devices).
-    private func copyLines(_ copies: ManifestLines, _ copied: Range<Int>, else making: Range<Int>, _ entries: BufferView<Entry>,
-                           _ keys: InventoryTable.Column, to lines: inout [UInt8]) {
-        guard !copied.isEmpty, !copies.append(lines: copied, to: &lines) else { return }
-        for i in making {
-            let e = entries[i]
-            if e.row < 0 {
-                previous!.withKey(at: Int(e.source)) { Manifest.appendLine(key: $0, extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines) }
+    /// Entry `e`'s manifest line, made: its key (tonight's, or the previous one of a device missing
+    /// tonight), its path (DDM: the assets its set names, tonight's or a carried device's previous
+    /// ones) and digests.
+    private func appendManifestLine(_ e: Entry, _ keys: InventoryTable.Column, ddm: DDMEncoding?, to lines: inout [UInt8]) {
+        func append(_ key: ByteView) {
+            guard let ddm else {
+                return Manifest.appendLine(key: key, extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
+            }
+            if e.carried {
+                Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             } else {
-                Manifest.appendLine(key: keys.value(row: Int(e.row)), extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
+                var path: [UInt8] = []
+                ddm.appendManifestPath(position: Int(e.source), to: &path)
+                Manifest.appendLine(key: key, path: path, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             }
         }
+        if e.row < 0 { previous!.withKey(at: Int(e.source), append) } else { append(keys.value(row: Int(e.row))) }
+    }
+
+    /// Appends the previous manifest's lines from `first` on for entries `run` (the same devices),
+    /// or when they cannot be read, makes theirs.
+    private func copyLines(_ copies: ManifestLines, _ run: Range<Int>, from first: Int, _ entries: BufferView<Entry>,
+                           _ keys: InventoryTable.Column, to lines: inout [UInt8]) {
+        guard !run.isEmpty, !copies.append(lines: first..<(first + run.count), to: &lines) else { return }
+        for i in run { appendManifestLine(entries[i], keys, ddm: nil, to: &lines) }
     }
 
     /// DDM: every asset a live set names (tonight's devices', and those carried from the previous

@@ -25,7 +25,7 @@ struct ManifestParser {
     private var offset = 0
     /// A version 4 manifest's: each device line's start, then the end line's (`ManifestLines`).
     private(set) var lineStarts: [Int] = []
-    private(set) var isVersion4 = false
+    var isVersion4: Bool { version == 4 }
 
     /// `bytes`: about how many the manifest has (room ahead for its keys and entries).
     init(keepsPaths: Bool, bytes: Int) {
@@ -69,7 +69,6 @@ struct ManifestParser {
                 }
                 version = v + 1
                 if version >= 2 { linesCheck = Manifest.LinesCheck(version: version) }
-                isVersion4 = version == 4
                 return true
             }
             if l.isEmpty { inHeader = false; return true }

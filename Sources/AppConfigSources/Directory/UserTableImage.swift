@@ -84,10 +84,8 @@ public enum UserTableImage {
     /// header only.
     public static func sourceFingerprint(_ path: String, state: String) -> String? {
         guard let sections = try? FileSections(path), let first = try? sections.bytes(at: 0, count: firstLine),
-              first.starts(with: Array(magic.utf8)), first.last == 0x0A,
-              let length = Int(String(decoding: first[magic.utf8.count..<(firstLine - 1)], as: UTF8.self)), length > 0, length < 1 << 24,
-              let json = try? sections.bytes(at: firstLine, count: length),
-              let header = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
+              let length = first.withView(headerLength), length < 1 << 24,
+              let json = try? sections.bytes(at: firstLine, count: length), let header = json.withView(headerFields),
               header["sourceState"] as? String == state, let key = header["key"] as? String,
               let fingerprint = key.split(separator: "\n", maxSplits: 1).first, !fingerprint.isEmpty else { return nil }
         return String(fingerprint)
@@ -102,11 +100,8 @@ public enum UserTableImage {
     private static func read(_ path: String, key: () -> String, source: String, columns: UserColumns) throws(FileReadError) -> UserTable? {
         guard let file = try MappedFile(path, limit: .max, readOnly: true) else { return nil }
         let bytes = file.view
-        let magic = Array(magic.utf8)
-        guard bytes.count >= firstLine, bytes.starts(with: magic), bytes[firstLine - 1] == 0x0A,
-              let length = Int(String(decoding: bytes[view: magic.count..<(firstLine - 1)], as: UTF8.self)),
-              length >= 0, firstLine + length <= bytes.count,
-              let header = try? JSONSerialization.jsonObject(with: Data(bytes[view: firstLine..<(firstLine + length)])) as? [String: Any],
+        guard bytes.count >= firstLine, let length = headerLength(bytes[view: 0..<firstLine]), firstLine + length <= bytes.count,
+              let header = headerFields(bytes[view: firstLine..<(firstLine + length)]),
               let imageKey = header["key"] as? String,
               let users = header["users"] as? Int, let pool = header["pool"] as? Int, let oldSource = header["source"] as? String,
               let joinAttribute = header["joinAttribute"] as? String, let counts = header["attributeCounts"] as? [String: Int],
@@ -138,6 +133,18 @@ public enum UserTableImage {
         table.joinAttribute = joinAttribute
         table.attributeCounts = counts
         return table
+    }
+
+    /// The header's length its first line (`firstLine` bytes) gives, nil when it is not an image's.
+    private static func headerLength(_ first: ByteView) -> Int? {
+        guard first.count == firstLine, first.starts(with: magic.utf8), first[firstLine - 1] == 0x0A,
+              let length = Int(String(decoding: first[view: magic.utf8.count..<(firstLine - 1)], as: UTF8.self)), length >= 0 else { return nil }
+        return length
+    }
+
+    /// The header's fields, from its JSON.
+    private static func headerFields(_ json: ByteView) -> [String: Any]? {
+        json.withUnsafeBytes { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
     }
 
     /// The bytes that pad `count` to a multiple of `alignment`.
