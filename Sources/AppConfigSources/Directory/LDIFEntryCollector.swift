@@ -16,6 +16,8 @@ struct EntryCollector {
     /// it is fetched into the cache then, while the entry's other lines are read, and found there
     /// when the entry ends (the duplicate check's look-up was a cache miss per user).
     var dnHash: UInt64 = 0
+    /// The DN was written as ASCII text (not base64): no UTF-8 check needed.
+    var dnIsASCII = false
     /// Kept from entry to entry (emptied, never freed).
     var values: [ByteView?]
     var rejected = false
@@ -52,8 +54,8 @@ struct EntryCollector {
         var reader = LogicalLines(bytes: window)
         reader.line = lines
         reader.position = skipping
-        while let (line, number) = reader.next() {
-            take(line, number)
+        while let (line, number, ascii) = reader.next() {
+            take(line, number, ascii: ascii)
             if stopped { break }
         }
         lines = reader.line
@@ -77,7 +79,7 @@ struct EntryCollector {
             Location(file: file, line: line, dn: dn ? String(decoding: self.dn!, as: UTF8.self) : nil)
         }
         if readsGroups && isGroup && !isPerson {
-            guard firstInvalidUTF8(dn) == nil else {
+            guard dnIsASCII || firstInvalidUTF8(dn) == nil else {
                 builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
                 return
             }
@@ -85,7 +87,7 @@ struct EntryCollector {
             return
         }
         guard isPerson || !sawObjectClass else { return }
-        guard firstInvalidUTF8(dn) == nil else {
+        guard dnIsASCII || firstInvalidUTF8(dn) == nil else {
             builder.report(Problem(.ldifInvalidUTF8, at: location(), "the DN is not valid UTF-8"))
             return
         }
@@ -108,15 +110,22 @@ struct EntryCollector {
     }
 
     /// One logical line (folded lines joined) numbered as in the file; base64 values are decoded
-    /// in its place.
-    mutating func take(_ line: MutableByteView, _ number: Int) {
+    /// in its place. `ascii`: the line's bytes are all ASCII.
+    mutating func take(_ line: MutableByteView, _ number: Int, ascii: Bool = false) {
         if line.count == 0 { finishEntry(); return }
         if line[0] == UInt8(ascii: "#") { return }
-        guard let colon = line.view.firstIndex(of: UInt8(ascii: ":"), from: 0) else {
+        // The name is short: a loop, not memchr's call; the first `;` (attribute options) on the way.
+        var colon = 0, semicolon = -1
+        while colon < line.count && line[colon] != UInt8(ascii: ":") {
+            if semicolon < 0 && line[colon] == UInt8(ascii: ";") { semicolon = colon }
+            colon += 1
+        }
+        guard colon < line.count else {
             problem(.ldifSyntax, number, "expected \"attribute: value\"")
             return
         }
         let name = line.view[view: 0..<colon]
+        let base64 = colon + 1 < line.count && line[colon + 1] == UInt8(ascii: ":")
         guard let value = value(line[slots: (colon + 1)...], of: name, number) else { return }
         if first && equalsLower(name, "version") {
             first = false
@@ -147,6 +156,7 @@ struct EntryCollector {
             entryLine = number
             entries += 1
             dn = value
+            dnIsASCII = ascii && !base64
             dnHash = UserTableBuilder.hashDN(value)
             builder.prefetchDN(hash: dnHash)
             return
@@ -162,14 +172,15 @@ struct EntryCollector {
             return
         }
         // Attribute options (";lang-de", ";binary") do not change which attribute it is.
-        let attribute = name[view: 0..<(name.firstIndex(of: UInt8(ascii: ";")) ?? name.count)]
+        let attribute = name[view: 0..<(semicolon < 0 ? name.count : semicolon)]
         if readsGroups {
             if equalsLower(attribute, "memberof") { memberOf.append(value); return }
             if equalsLower(attribute, "member") || equalsLower(attribute, "uniquemember") { members.append(value); return }
         }
         guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { return }
         if values[i] != nil { return }  // multi-valued: the first value is kept
-        if firstInvalidUTF8(value) != nil {
+        // A text value of an ASCII line is ASCII; a base64 value's bytes are another matter.
+        if (!ascii || base64) && firstInvalidUTF8(value) != nil {
             problem(.ldifInvalidUTF8, number, "the value of \(String(decoding: name, as: UTF8.self)) is not valid UTF-8")
             return
         }
@@ -181,8 +192,7 @@ struct EntryCollector {
         let first = rest.count > 0 ? rest[0] : nil
         if first == UInt8(ascii: ":") {
             let text = rest[slots: 1...]
-            let skip = text.view.firstIndex { $0 != 0x20 } ?? text.count
-            guard let d = Base64.decodeInPlace(text[slots: skip...]) else {
+            guard let d = Base64.decodeInPlace(text[slots: Self.spaces(text.view, from: 0)...]) else {
                 problem(.ldifBase64, number, "the base64 value of \(String(decoding: name, as: UTF8.self)) is not valid base64")
                 return nil
             }
@@ -192,6 +202,14 @@ struct EntryCollector {
             problem(.ldifURLValue, number, "\(String(decoding: name, as: UTF8.self)) takes its value from a URL (\":<\"), which is not supported")
             return nil
         }
-        return rest.view[view: (rest.view.firstIndex { $0 != 0x20 } ?? rest.count)...]
+        return rest.view[view: Self.spaces(rest.view, from: 0)...]
+    }
+
+    /// Where the spaces from `start` end.
+    @inline(__always)
+    static func spaces(_ bytes: ByteView, from start: Int) -> Int {
+        var i = start
+        while i < bytes.count && bytes[i] == 0x20 { i += 1 }
+        return i
     }
 }
