@@ -7,12 +7,16 @@ import Digest
 struct DeviceFiles {
     let container: OutputContainer
     let filter: ChangeFilter?
+    /// The container's, asked once: asked per device, each question retained and released it.
+    let isArchive: Bool, writesFiles: Bool
     /// The chunk's records (the worker's, for the call).
     var records: [UInt8] = []
 
     init(container: OutputContainer, filter: ChangeFilter?) {
         self.container = container
         self.filter = filter
+        isArchive = container.isArchive
+        writesFiles = container.writesFiles
     }
 
     /// Whether the device's files are written: not in a dry run, nor under `--changed-only` when
@@ -21,12 +25,12 @@ struct DeviceFiles {
 
     /// Whether the files of a device whose entry in the previous manifest is `entry` are written.
     func writes(entry: Int32, _ digest: SHA256Digest) -> Bool {
-        container.writesFiles && filter?.skips(entry: entry, digest) != true
+        writesFiles && filter?.skips(entry: entry, digest) != true
     }
 
     /// A file of the device's own at the path `path` appends.
     mutating func file(path: (inout [UInt8]) -> Void, bytes: ByteView, secret: Bool = false) throws(Problem) {
-        if container.isArchive {
+        if isArchive {
             ChunkRecord.append(.members, into: &records) { out in
                 Tar.appendMember(to: &out, path: path, body: { $0.append(bytes) }, mode: secret ? Tar.secretMode : nil)
             }
@@ -39,8 +43,8 @@ struct DeviceFiles {
     /// with its line of `declarations.jsonl` (written with it, once).
     mutating func shared(_ key: SHA256Digest, path: (inout [UInt8]) -> Void, bytes: ByteView, secret: Bool = false,
                          line: ((inout [UInt8]) -> Void)? = nil) throws(Problem) {
-        if !container.isArchive { try container.place(bytes, at: Self.text(path), once: true, secret: secret) }
-        let archive = container.isArchive
+        if !isArchive { try container.place(bytes, at: Self.text(path), once: true, secret: secret) }
+        let archive = isArchive
         ChunkRecord.append(.shared, key: key, into: &records) { out in
             // The members' length, the members (none in a folder: written already), the line.
             let lengthAt = out.count
