@@ -163,10 +163,11 @@ public struct RenderJob: Sendable {
         summary.wallSeconds = clock.last - clock.start
         if let report {
             // Written once already, before the switch (a report that cannot be written publishes
-            // nothing); now again with the whole job's times. If this second write fails the
-            // first stands: it says what happened, only its times stop before the switch.
+            // nothing); now its summary again with the whole job's times (the problems and changes
+            // are those written then). If this second write fails the first stands: it says what
+            // happened, only its times stop before the switch.
             let final = RunReport(summary: summary, redact: redact, changes: generation.changes?.lines)
-            if summary.published { try? final.write(to: report) } else { try final.write(to: report) }
+            if summary.published { try? final.writeSummary(to: report) } else { try final.write(to: report) }
             clock.lap(.report)  // for the caller; summary.json is written before it ends
             summary.seconds = clock.seconds
         }

@@ -83,6 +83,16 @@ package struct RunReport {
         do {
             try writeFileAtomically(errorsJSONL(), to: directory + "/errors.jsonl")
             if let changes { try writeFileAtomically(changes, to: directory + "/changes.jsonl") }
+        } catch {
+            throw Problem(.reportWrite, at: error.location, error.message)
+        }
+        try writeSummary(to: directory)
+    }
+
+    /// `summary.json` alone: after publishing, where the other files were written just before
+    /// with the same problems and changes, and only the summary's times and outcome differ.
+    package func writeSummary(to directory: String) throws(Problem) {
+        do {
             try writeFileAtomically(Array(summary.json().utf8), to: directory + "/summary.json")
         } catch {
             throw Problem(.reportWrite, at: error.location, error.message)
