@@ -315,6 +315,27 @@ struct DirectoryTests {
         #expect(users.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 2), "the value of mail is not valid UTF-8")])
     }
 
+    /// The reader tells a line's ASCII as it finds the line, a word at a time, and checks only
+    /// the others: a byte that is not UTF-8 is found at every place in a word, in a folded
+    /// line's continuation and in a DN; one after the line's end does not count.
+    @Test("invalid UTF-8 found at every place of a line", arguments: 0..<19)
+    func invalidUTF8Anywhere(at place: Int) throws {
+        let text = Array("abcdefghijklmnopqrs".utf8)
+        var bad = text
+        bad[place] = 0xE9
+        let mail = try LDIFReader.read(Array("dn: cn=a,dc=x\nmail: ".utf8) + bad + Array("\n".utf8), file: "h.ldif")
+        #expect(mail.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 2), "the value of mail is not valid UTF-8")])
+        // Folded after the bad byte's word, and before it: the continuation is checked too.
+        let folded = try LDIFReader.read(Array("dn: cn=a,dc=x\nmail: x\n ".utf8) + bad + Array("\ncn: y\n".utf8), file: "h.ldif")
+        #expect(folded.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 2), "the value of mail is not valid UTF-8")])
+        let dn = try LDIFReader.read(Array("dn: cn=".utf8) + bad + Array(",dc=x\nmail: a@x\n".utf8), file: "h.ldif")
+        #expect(dn.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 1), "the DN is not valid UTF-8")])
+        // The line before is ASCII, whatever follows its newline in the same word.
+        let next = try LDIFReader.read(Array("dn: cn=a,dc=x\nmail: ".utf8) + text[..<place] + Array("\ncn: \u{E9}".utf8) + [0xC3, 0xA9] + Array("\n".utf8), file: "h.ldif")
+        #expect(next.problems.isEmpty)
+        #expect((next.string(user: 0, .emailAddress) ?? "") == String(decoding: text[..<place], as: UTF8.self))
+    }
+
     @Test("the AD-shaped users of the public corpus", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func corpus() throws {
         let users = try LDIFReader.load(try #require(Paths.corpusFile("ldif/users/dwimberger-ldap-ad-it/users.ldif")))
