@@ -7,8 +7,10 @@ import Foundation
 struct EntryCollector {
     var builder: UserTableBuilder
     let file: String
-    /// Attribute names compared as lowercased bytes: a short list, no String per line.
-    let wanted: [[UInt8]]
+    /// Attribute names compared as lowercased bytes: a short list, no String per line; views of
+    /// `names` (an array of arrays was retained and released as each line looked through it).
+    let wanted: [ByteView]
+    private let names = BufferArena()
 
     var entryLine = 0
     var dn: ByteView?
@@ -41,7 +43,7 @@ struct EntryCollector {
         // A copy of its own: each entry's location retains it, and retaining the caller's string
         // from every core at once made the cores contend for its count.
         self.file = String(decoding: Array(file.utf8), as: UTF8.self)
-        wanted = builder.attributeOrder.map { Array($0.utf8) }
+        wanted = builder.attributeOrder.map { [names] in names.view(Array($0.utf8)) }
         readsGroups = map.readsGroups
         values = [ByteView?](repeating: nil, count: wanted.count)
     }
@@ -163,7 +165,7 @@ struct EntryCollector {
         }
         if equalsLower(name, "objectclass") {
             sawObjectClass = true
-            if LDIFReader.personClasses.contains(where: { equalsLower(value, $0) }) { isPerson = true }
+            if !isPerson && LDIFReader.personClasses.contains(where: { equalsLower(value, $0) }) { isPerson = true }
             if readsGroups && LDIFReader.groupClasses.contains(where: { equalsLowerBytes(value, $0) }) { isGroup = true }
             return
         }
@@ -177,7 +179,9 @@ struct EntryCollector {
             if equalsLower(attribute, "memberof") { memberOf.append(value); return }
             if equalsLower(attribute, "member") || equalsLower(attribute, "uniquemember") { members.append(value); return }
         }
-        guard let i = wanted.firstIndex(where: { equalsLowerBytes(attribute, $0) }) else { return }
+        var i = 0
+        while i < wanted.count && !equalsLowerBytes(attribute, wanted[i]) { i += 1 }
+        guard i < wanted.count else { return }
         if values[i] != nil { return }  // multi-valued: the first value is kept
         // A text value of an ASCII line is ASCII; a base64 value's bytes are another matter.
         if (!ascii || base64) && firstInvalidUTF8(value) != nil {

@@ -17,6 +17,13 @@ func equalsLowerBytes(_ bytes: ByteView, _ lower: [UInt8]) -> Bool {
     return true
 }
 
+@inline(__always)
+func equalsLowerBytes(_ bytes: ByteView, _ lower: ByteView) -> Bool {
+    guard bytes.count == lower.count else { return false }
+    for i in 0..<bytes.count where asciiLower(bytes[i]) != lower[i] { return false }
+    return true
+}
+
 /// LDIF's lines with folding undone (a line starting with one space continues the previous one),
 /// CRLF or LF, each with the number of its first physical line. A folded line is joined in place:
 /// each continuation is copied down over the line break and the fold's space before it.
