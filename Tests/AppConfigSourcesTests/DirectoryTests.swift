@@ -336,6 +336,28 @@ struct DirectoryTests {
         #expect((next.string(user: 0, .emailAddress) ?? "") == String(decoding: text[..<place], as: UTF8.self))
     }
 
+    /// A line's colon and the first `;` before it, found a word at a time, against a byte loop:
+    /// every placement of the two in lines of 0 to 24 bytes, with `:` and `;` after them too.
+    @Test("a line's colon and attribute options found at every place")
+    func colonAnywhere() {
+        for length in 0...24 {
+            for colonAt in 0...length {
+                for semicolonAt in -1..<length {
+                    var line = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    if semicolonAt >= 0 { line[semicolonAt] = UInt8(ascii: ";") }
+                    if colonAt < length { line[colonAt] = UInt8(ascii: ":") }
+                    // Past the first colon, more of both: never taken.
+                    if colonAt + 2 < length { line[colonAt + 2] = UInt8(ascii: ";") }
+                    if colonAt + 3 < length { line[colonAt + 3] = UInt8(ascii: ":") }
+                    let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? length
+                    let semicolon = line[..<colon].firstIndex(of: UInt8(ascii: ";")) ?? -1
+                    let found = line.withView { EntryCollector.colon(in: $0) }
+                    #expect(found.colon == colon && found.semicolon == semicolon, "\(String(decoding: line, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
     @Test("the AD-shaped users of the public corpus", .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func corpus() throws {
         let users = try LDIFReader.load(try #require(Paths.corpusFile("ldif/users/dwimberger-ldap-ad-it/users.ldif")))

@@ -116,12 +116,7 @@ struct EntryCollector {
     mutating func take(_ line: MutableByteView, _ number: Int, ascii: Bool = false) {
         if line.count == 0 { finishEntry(); return }
         if line[0] == UInt8(ascii: "#") { return }
-        // The name is short: a loop, not memchr's call; the first `;` (attribute options) on the way.
-        var colon = 0, semicolon = -1
-        while colon < line.count && line[colon] != UInt8(ascii: ":") {
-            if semicolon < 0 && line[colon] == UInt8(ascii: ";") { semicolon = colon }
-            colon += 1
-        }
+        let (colon, semicolon) = Self.colon(in: line.view)
         guard colon < line.count else {
             problem(.ldifSyntax, number, "expected \"attribute: value\"")
             return
@@ -207,6 +202,35 @@ struct EntryCollector {
             return nil
         }
         return rest.view[view: Self.spaces(rest.view, from: 0)...]
+    }
+
+    /// The first `:` of a line (its count when there is none) and the first `;` before it (the
+    /// attribute's options), or -1. Eight bytes at a time, inline: a byte loop here was a quarter
+    /// of the reader's time per line, memchr's call more.
+    @inline(__always)
+    static func colon(in line: ByteView) -> (colon: Int, semicolon: Int) {
+        // The lowest byte marked is the first zero byte of x (a borrow only marks bytes above it).
+        @inline(__always) func zeros(_ x: UInt64) -> UInt64 { (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 }
+        var semicolon = -1
+        var i = 0
+        while i + 8 <= line.count {
+            let w = line.word(at: i)
+            let colons = zeros(w ^ 0x3A3A_3A3A_3A3A_3A3A)
+            if semicolon < 0 {
+                let semicolons = zeros(w ^ 0x3B3B_3B3B_3B3B_3B3B)
+                // One before the colon (or in a word without one) is the first.
+                if semicolons != 0 && (colons == 0 || semicolons.trailingZeroBitCount < colons.trailingZeroBitCount) {
+                    semicolon = i + semicolons.trailingZeroBitCount / 8
+                }
+            }
+            if colons != 0 { return (i + colons.trailingZeroBitCount / 8, semicolon) }
+            i += 8
+        }
+        while i < line.count && line[i] != UInt8(ascii: ":") {
+            if semicolon < 0 && line[i] == UInt8(ascii: ";") { semicolon = i }
+            i += 1
+        }
+        return (i, semicolon)
     }
 
     /// Where the spaces from `start` end.
