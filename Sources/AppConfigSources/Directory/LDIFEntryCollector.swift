@@ -209,15 +209,13 @@ struct EntryCollector {
     /// of the reader's time per line, memchr's call more.
     @inline(__always)
     static func colon(in line: ByteView) -> (colon: Int, semicolon: Int) {
-        // The lowest byte marked is the first zero byte of x (a borrow only marks bytes above it).
-        @inline(__always) func zeros(_ x: UInt64) -> UInt64 { (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 }
         var semicolon = -1
         var i = 0
         while i + 8 <= line.count {
             let w = line.word(at: i)
-            let colons = zeros(w ^ 0x3A3A_3A3A_3A3A_3A3A)
+            let colons = zeroByteMarks(w ^ 0x3A3A_3A3A_3A3A_3A3A)
             if semicolon < 0 {
-                let semicolons = zeros(w ^ 0x3B3B_3B3B_3B3B_3B3B)
+                let semicolons = zeroByteMarks(w ^ 0x3B3B_3B3B_3B3B_3B3B)
                 // One before the colon (or in a word without one) is the first.
                 if semicolons != 0 && (colons == 0 || semicolons.trailingZeroBitCount < colons.trailingZeroBitCount) {
                     semicolon = i + semicolons.trailingZeroBitCount / 8

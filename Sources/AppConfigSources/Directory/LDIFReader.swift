@@ -9,8 +9,9 @@ import Foundation
 /// name no objectClass at all; domains, OUs and groups are passed over.
 public enum LDIFReader {
     static let personClasses: [StaticString] = ["person", "organizationalperson", "inetorgperson", "user"]
-    /// Read as groups when the map reads groups.
-    static let groupClasses = AttributeMap.groupClasses.map { Array($0.utf8) }
+    /// Read as groups when the map reads groups. Views of an arena kept for the process.
+    static let groupClasses = AttributeMap.groupClasses.map { [classNames] in classNames.view(Array($0.utf8)) }
+    private static let classNames = BufferArena()
 
     /// A large file is read in parts (one per core), each part in windows of `window` bytes into a
     /// buffer of its own, each parsed on its own core. `parts` overrides the parts (tests).

@@ -11,18 +11,17 @@ func equalsLower(_ bytes: ByteView, _ word: StaticString) -> Bool {
     return true
 }
 
-func equalsLowerBytes(_ bytes: ByteView, _ lower: [UInt8]) -> Bool {
-    guard bytes.count == lower.count else { return false }
-    for i in 0..<bytes.count where asciiLower(bytes[i]) != lower[i] { return false }
-    return true
-}
-
 @inline(__always)
 func equalsLowerBytes(_ bytes: ByteView, _ lower: ByteView) -> Bool {
     guard bytes.count == lower.count else { return false }
     for i in 0..<bytes.count where asciiLower(bytes[i]) != lower[i] { return false }
     return true
 }
+
+/// 0x80 in the bytes of `x` that are zero, and maybe in bytes above the first such: a borrow
+/// only marks bytes above a zero byte, so the lowest mark is exact (the first zero byte).
+@inline(__always)
+func zeroByteMarks(_ x: UInt64) -> UInt64 { (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 }
 
 /// LDIF's lines with folding undone (a line starting with one space continues the previous one),
 /// CRLF or LF, each with the number of its first physical line. A folded line is joined in place:
@@ -65,9 +64,7 @@ struct LogicalLines {
         var newline = n
         while i + 8 <= n {
             let w = view.word(at: i)
-            let x = w ^ 0x0A0A_0A0A_0A0A_0A0A
-            // The lowest byte of x that is zero is the first newline (a borrow only marks bytes above it).
-            let found = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+            let found = zeroByteMarks(w ^ 0x0A0A_0A0A_0A0A_0A0A)
             if found != 0 {
                 let k = found.trailingZeroBitCount / 8
                 // The bytes before the newline only.
