@@ -126,7 +126,9 @@ public final class BatchRenderer: @unchecked Sendable {
         let firstError = Mutex<Problem?>(nil)
         // A night that carries devices: every device's input digest first, in row order.
         let rowDigests = carry == nil ? [] : inputDigestsInRowOrder(workers: workers)
-        // Each position is written by the worker of its chunk.
+        // Each position is written by the worker of its chunk. The device keys read through a
+        // column: through `fleet.inventory`, each device's key retained and released the table.
+        fleet.inventory.withColumn(keySlot) { keys in
         inputDigests.withWorkerSlots { inputs in
         rowDigests.withView { rowDigests in
         assignments.withIndexFields { indexFields in DispatchQueue.concurrentPerform(iterations: jobs) { w in
@@ -156,7 +158,7 @@ public final class BatchRenderer: @unchecked Sendable {
                                 continue
                             }
                         }
-                        try render(device, worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
+                        try render(device, key: keys.value(row: device.row), worker: worker, extensionPass: (extensionWorkers[w], extensionVariants),
                                    indexFields: indexFields[variant], slotsFilled: digestsInputs && rowDigests.isEmpty, into: sink, digests: digests)
                     }
                     try sink.finish(chunk: chunk, &worker.chunk, digests: digests)
@@ -170,6 +172,7 @@ public final class BatchRenderer: @unchecked Sendable {
                 progress.add(slice.count, ordering: .relaxed)
             }
         } }
+        }
         }
         }
         if let error = firstError.withLock({ $0 }) { throw error }
@@ -245,10 +248,11 @@ public final class BatchRenderer: @unchecked Sendable {
                               slots: worker.slots.view(prefix: worker.slotCounts[device.variant]))
     }
 
-    /// Renders one row into the sink (which sets its output's digest in `digests`), or records its failure.
+    /// Renders one row, whose device key is `key`, into the sink (which sets its output's digest
+    /// in `digests`), or records its failure.
     /// `slotsFilled`: the worker's slots already hold the device's values (`inputDigest`).
     @inline(__always)
-    func render(_ device: DevicePlace, worker: Worker, extensionPass: (workers: [Worker], variants: [[UInt16]]),
+    func render(_ device: DevicePlace, key: ByteView, worker: Worker, extensionPass: (workers: [Worker], variants: [[UInt16]]),
                 indexFields: ByteView, slotsFilled: Bool = false, into sink: DeviceSink, digests: DigestSlots) throws(Problem) {
         let row = device.row
         var problems: [Problem] = []
@@ -256,7 +260,6 @@ public final class BatchRenderer: @unchecked Sendable {
             worker.failures.append(DeviceFailure(row: row, problems: problems))
             return
         }
-        let key = fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)
         if extensions.isEmpty && credentials == nil {
             var rendered = RenderedDevice(key: key, plist: bytes, indexFields: indexFields, position: device.position)
             rendered.previousEntry = device.previousEntry

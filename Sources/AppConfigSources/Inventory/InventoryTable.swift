@@ -101,7 +101,7 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// One kept column: a view with no reference counting, for loops reading a value per device
     /// (the index, the manifest), which through the table retained and released it around each read.
-    public struct Column {
+    public struct Column: Sendable {
         fileprivate let records: RecordTable
         fileprivate let slot: Int
 
