@@ -8,7 +8,7 @@ public struct Instruction: RawRepresentable, Hashable, Sendable {
 
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
-    public enum Opcode: UInt8, Sendable, CaseIterable {
+    public enum Opcode: UInt8, Sendable, CaseIterable, BitwiseCopyable {
         /// `key k`: begins the entry of `keys[k]`. Its missing-value policy governs the block, and
         /// `keys[k].endAddress` is where an omitted key resumes.
         case key = 1

@@ -105,7 +105,7 @@ final class BinaryEmitter {
             let c = Int(image.keyNameConstant[key])
             refAt[Int(image.keyStart[key])] = assign(Int(image.constantClass[c]), .constant, c)
         }
-        let code = image.instructions
+        let (code, opcodes) = (image.instructions, image.opcodes)
         var assignedDynamic = 0
         var distinct = true
         for k in device.presentKeys {
@@ -114,7 +114,7 @@ final class BinaryEmitter {
             let end = Int(image.keyEnd[key])
             while pc < end {
                 let instruction = Instruction(rawValue: code[pc])
-                switch instruction.opcode {
+                switch opcodes[pc] {
                 case .constant:
                     let c = instruction.operand
                     refAt[pc] = assign(Int(image.constantClass[c]), .constant, c)

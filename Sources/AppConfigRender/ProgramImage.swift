@@ -17,6 +17,9 @@ public final class ProgramImage: @unchecked Sendable {
     public let program: Program
     private let arena = BufferArena()
     let instructions: BufferView<UInt64>
+    /// Each instruction's opcode, decoded once: `Instruction.opcode` is a call (its
+    /// `init(rawValue:)`) per instruction, which the interpreters' loops paid on every device.
+    let opcodes: BufferView<Instruction.Opcode>
     /// Every pre-encoded byte string: texts, constants (XML and binary), key lines, constant
     /// strings, value set members.
     let pool: BufferView<UInt8>
@@ -57,6 +60,7 @@ public final class ProgramImage: @unchecked Sendable {
             return PoolRange(start: Int32(poolBytes.count), count: Int32(bytes.count))
         }
         instructions = arena.view(program.instructions.map(\.rawValue))
+        opcodes = arena.view(program.instructions.map(\.opcode))
         texts = arena.view(program.texts.map { add($0) })
         constantXML = arena.view(program.constants.map { add($0.xml) })
         constantBinary = arena.view(program.constants.map { add($0.binary) })

@@ -109,7 +109,7 @@ public final class Renderer {
     private func resolve(_ values: BufferView<SlotValue>, _ state: inout State, problems: inout [Problem]) {
         state.text.truncate(to: 0)
         state.presentCount = 0
-        let code = image.instructions
+        let (code, opcodes) = (image.instructions, image.opcodes)
         var pc = 0
         var key = 0
         var current = 0
@@ -120,11 +120,11 @@ public final class Renderer {
         func fail(_ problem: Problem) {
             problems.append(problem)
             keyFailed = true
-            while Self.isCheck(Instruction(rawValue: code[pc + 1]).opcode) { pc += 1 }
+            while Self.isCheck(opcodes[pc + 1]) { pc += 1 }
         }
         while true {
             let instruction = Instruction(rawValue: code[pc])
-            switch instruction.opcode {
+            switch opcodes[pc] {
             case .key:
                 key = instruction.operand
                 keyFailed = false
@@ -154,7 +154,7 @@ public final class Renderer {
                 state.text.piece(from: part, separator: image.bytes(image.texts[separator]), index: Instruction.signed(index))
             case .variable, .variableOr:
                 // `variableOr s, t` is `variable s` with texts[t] for a missing or empty value.
-                let fallback = instruction.opcode == .variableOr
+                let fallback = opcodes[pc] == .variableOr
                 let slot = fallback ? instruction.operands.0 : instruction.operand
                 if strings[current].firstSlot < 0 { strings[current].firstSlot = Int32(slot) }
                 part = state.text.count
@@ -181,7 +181,7 @@ public final class Renderer {
                 }
             case .stringEnd:
                 if stringFailed {
-                    while Self.isCheck(Instruction(rawValue: code[pc + 1]).opcode) { pc += 1 }
+                    while Self.isCheck(opcodes[pc + 1]) { pc += 1 }
                     break
                 }
                 let start = Int(strings[current].start)

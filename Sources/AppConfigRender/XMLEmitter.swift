@@ -39,7 +39,7 @@ final class XMLEmitter {
             runStart = bytes.count
         }
         func tabs(_ n: Int) { bytes += repeatElement(0x09, count: n) }
-        let code = image.instructions
+        let (code, opcodes) = (image.instructions, image.opcodes)
         for key in 0..<image.program.keys.count {
             tabs(nesting)
             bytes += image.bytes(image.keyXML[key])
@@ -48,7 +48,7 @@ final class XMLEmitter {
             var emptyArray = false
             walk: while true {
                 let instruction = Instruction(rawValue: code[pc])
-                switch instruction.opcode {
+                switch opcodes[pc] {
                 case .constant:
                     let range = image.constantXML[instruction.operand]
                     if range.count < 0 {
