@@ -39,6 +39,10 @@ public final class ProgramImage: @unchecked Sendable {
     /// class (plistlib stores equal strings once). `stringClassBytes[class]` is the string.
     let stringClasses: ByteKeyTable
     let stringClassBytes: BufferView<PoolRange>
+    /// A bit per `hash % 4096` of the constant strings: a dynamic string whose bit is clear equals
+    /// none of them, and `stringClasses` is not looked in (a call and a probe per string, for
+    /// values that almost never equal a constant).
+    let constantStringHashBits: BufferView<UInt64>
     /// Value set v's members are `valueSetMembers[valueSetStart[v] ..< valueSetStart[v + 1]]`,
     /// each with its FNV-1a hash: membership compares hashes first, bytes only on a hash match.
     let valueSetStart: BufferView<Int32>
@@ -104,16 +108,24 @@ public final class ProgramImage: @unchecked Sendable {
 
         stringClassBytes = arena.view(classBytes)
         var table = ByteKeyTable(capacity: program.constantClassCount)
+        var hashBits = [UInt64](repeating: 0, count: 4096 / 64)
         for (cls, range) in classBytes.enumerated() where range.count >= 0 {
-            _ = table.insert(Self.bytes(range, in: pool), id: Int32(cls)) { Self.bytes(classBytes[Int($0)], in: pool) }
+            let bytes = Self.bytes(range, in: pool)
+            let hash = table.hash(bytes)
+            _ = table.insert(bytes, hash: hash, id: Int32(cls)) { Self.bytes(classBytes[Int($0)], in: pool) }
+            let bit = Int(truncatingIfNeeded: hash & 4095)
+            hashBits[bit >> 6] |= 1 << UInt64(bit & 63)
         }
         stringClasses = table
+        constantStringHashBits = arena.view(hashBits)
     }
 
     /// The dedup class of the constant string equal to these bytes (whose `ByteKeyTable.hash` is `hash`), or -1.
     @inline(__always)
     func constantStringClass(_ bytes: ByteView, hash: UInt64) -> Int {
-        stringClasses.find(bytes, hash: hash) { self.bytes(stringClassBytes[Int($0)]) }.map(Int.init) ?? -1
+        let bit = Int(truncatingIfNeeded: hash & 4095)
+        guard constantStringHashBits[bit >> 6] & (1 << UInt64(bit & 63)) != 0 else { return -1 }
+        return stringClasses.find(bytes, hash: hash) { self.bytes(stringClassBytes[Int($0)]) }.map(Int.init) ?? -1
     }
 
     /// Whether value set `v` holds these bytes (whose `ByteKeyTable.hash` is `hash`).
