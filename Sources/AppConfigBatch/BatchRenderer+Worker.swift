@@ -64,6 +64,10 @@ extension BatchRenderer {
             return r
         }
 
-        func verifier(_ variant: Int) -> Verifier? { verifiers[variant] }
+        /// The variant's verifier under `--verify`, else nil without reading `verifiers` (each
+        /// read copies a Verifier?, 128 bytes, out of the array: a quarter of a device's render
+        /// pass when asked per device).
+        @inline(__always)
+        func verifier(_ variant: Int) -> Verifier? { options.verify ? verifiers[variant] : nil }
     }
 }

@@ -322,8 +322,7 @@ public final class BatchRenderer: @unchecked Sendable {
             problems += renderer.deviceProblems.map { withoutUser(placed($0, row: row), row: row) }
             return nil
         }
-        // Asked only under `--verify`: `verifier(_:)` copies a Verifier? (128 bytes) out of its array.
-        if options.verify, let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: view) {
+        if let verifier = worker.verifier(variant), let mismatch = verifier.check(bytes, slots: view) {
             problems.append(placed(mismatch, row: row))
             return nil
         }

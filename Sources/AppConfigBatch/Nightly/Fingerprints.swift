@@ -34,7 +34,7 @@ final class FingerprintTask: @unchecked Sendable {
     /// already began (then that run's own).
     func fingerprint(of path: String) -> String {
         let fingerprint = Fingerprint.of(path)
-        known.withLock { $0[path] = fingerprint }
+        record(fingerprint, of: path)
         return fingerprint
     }
 

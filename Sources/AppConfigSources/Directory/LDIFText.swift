@@ -4,13 +4,9 @@ import Foundation
 
 /// Bytes equal to a lowercase ASCII word, ignoring ASCII case.
 @inline(__always)
-func equalsLower(_ bytes: ByteView, _ word: StaticString) -> Bool {
-    guard bytes.count == word.utf8CodeUnitCount else { return false }
-    let w = ByteView(word)
-    for i in 0..<bytes.count where asciiLower(bytes[i]) != w[i] { return false }
-    return true
-}
+func equalsLower(_ bytes: ByteView, _ word: StaticString) -> Bool { equalsLowerBytes(bytes, ByteView(word)) }
 
+/// Bytes equal to lowercase bytes, ignoring ASCII case.
 @inline(__always)
 func equalsLowerBytes(_ bytes: ByteView, _ lower: ByteView) -> Bool {
     guard bytes.count == lower.count else { return false }

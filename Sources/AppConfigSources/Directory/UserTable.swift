@@ -160,11 +160,7 @@ public final class UserTable: @unchecked Sendable {
     }
 
     /// The user whose join attribute equals this key (ASCII case-insensitively).
-    package func user(forKey key: ByteView) -> Int? {
-        guard !key.isEmpty else { return nil }
-        let joinKey = columns.joinKey
-        return index.find(key) { u in records.value(Int(u), joinKey) }.map(Int.init)
-    }
+    package func user(forKey key: ByteView) -> Int? { user(forKey: key, hash: joinHash(key)) }
 
     public func user(forKey key: String) -> Int? { Array(key.utf8).withView { user(forKey: $0) } }
 
