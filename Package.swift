@@ -95,6 +95,7 @@ let package = Package(
                 "AppConfigRender",
                 "AppConfigSources",
                 "AppConfigBatch",
+                "Digest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -2,6 +2,7 @@ import AppConfigCore
 import AppConfigCompiler
 import AppConfigRender
 import ArgumentParser
+import Digest
 
 /// `appconfig bench SPEC [--values FILE] [--devices N] [--format F]`: renders synthetic devices in
 /// memory on one thread and prints devices per second: the quick figure for the VM and emitters
@@ -54,7 +55,42 @@ struct BenchCommand: ParsableCommand {
             print("\(f.rawValue.padding(6)) \(formatRate(rate)) devices/s  \(String(format1: seconds * 1e9 / Double(devices))) ns/device  "
                   + "\(bytes / max(devices - failures, 1)) bytes/device  \(failures) failed")
             if let firstFailure { print("  first failure: \(firstFailure)") }
+            let digest = Self.digestNanoseconds(renderer, fleet, devices: devices)
+            print("       sha256 \(String(format1: digest)) ns/device (\(SHA256.hasLanes ? "\(SHA256.lanes) lanes" : "one at a time"), as the sink hashes each device's bytes)")
         }
+    }
+
+    /// The SHA-256 of each device's bytes as the sink makes them for the manifest, a pass of
+    /// `SHA256.lanes` devices at a time; the devices rendered first (up to 4,096, hashed again and
+    /// again), so that the digest alone is timed.
+    private static func digestNanoseconds(_ renderer: Renderer, _ fleet: SyntheticFleet, devices: Int) -> Double {
+        var bytes: [UInt8] = [], ends: [Int] = []
+        var slots = [SlotValue](repeating: .missing, count: fleet.slotCount)
+        for i in 0..<min(4096, fleet.count) {
+            guard let rendered = try? fleet.withDevice(i, into: &slots, { v throws(Problem) in Array(try renderer.render(v)) }) else { continue }
+            bytes += rendered
+            ends.append(bytes.count)
+        }
+        guard !ends.isEmpty else { return 0 }
+        // Each pass's messages and their ends within it.
+        let passes = stride(from: 0, to: ends.count, by: SHA256.lanes).map { first in
+            let start = first == 0 ? 0 : ends[first - 1], last = min(first + SHA256.lanes, ends.count)
+            return (start..<ends[last - 1], ends[first..<last].map { $0 - start })
+        }
+        var hashed = 0
+        let start = monotonicSeconds()
+        bytes.withUnsafeBytes { all in
+            while hashed < devices {
+                for (range, passEnds) in passes where hashed < devices {
+                    passEnds.withUnsafeBufferPointer { e in
+                        SHA256.digests(of: UnsafeRawBufferPointer(rebasing: all[range]), ends: e) { _, _ in }
+                    }
+                    hashed += passEnds.count
+                }
+            }
+        }
+        let seconds = monotonicSeconds() - start
+        return seconds * 1e9 / Double(hashed)
     }
 }
 
