@@ -132,12 +132,16 @@ public struct UserTableBuilder {
             return nil
         }
         if let line { lines.append(UInt32(line)) }
-        for (i, v) in values.enumerated() where v != nil { attributeCounts[i] += 1 }
+        // The counts' uniqueness checked once an entry, not once a value.
+        attributeCounts.withUnsafeMutableBufferPointer { counts in
+            for (i, v) in values.enumerated() where v != nil { counts[i] += 1 }
+        }
         // The user's pairs are made on the stack and appended at once: written into `ranges` one by
         // one, each write checked the array's uniqueness and exclusive access.
-        // The pool through a local: reached through `self` (inout), it was retained and released
-        // around each of a user's appends.
-        let storage = pool
+        // The pool borrowed and the values as a view: reached through `self` (inout) the pool
+        // was retained and released around each append, and captured by the closures below
+        // each was retained twice an entry.
+        Unmanaged.passUnretained(pool)._withUnsafeGuaranteedRef { storage in values.withView { values in
         withTemporarySlots(count: 2 * stride, repeating: UInt32(0)) { row in
             // Values stored for this entry, by where they came from: one stored once is found again.
             var stored: (ByteView, UInt32) = (.empty, 0)
@@ -190,6 +194,7 @@ public struct UserTableBuilder {
             put(columns.joinKey, values[joinPosition])
             ranges.append(row.view)
         }
+        } }
         return pieces.readInOnePass
     }
 
