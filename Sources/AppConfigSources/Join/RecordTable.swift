@@ -66,14 +66,16 @@ public struct RecordTable: @unchecked Sendable {
             }
         }
         for p in 0..<parts { starts[p + 1] += starts[p] }
-        let pool = arena.slots(uninitialized: starts[parts], of: UInt8.self)  // every byte written below
-        let moved = arena.slots(count: pairs.count, repeating: UInt32(0))
+        // Every byte and pair written below, each part's on its own core: zeroed first, on one
+        // core, the pairs' fresh pages were a tenth of the inventory's read.
+        let pool = arena.slots(uninitialized: starts[parts], of: UInt8.self)
+        let moved = arena.slots(uninitialized: pairs.count, of: UInt32.self)
         forEachRange(records, parts: parts) { part, range in
             var at = starts[part]
             for i in range {
                 let length = pairs[2 * i + 1]
                 moved[2 * i + 1] = length
-                guard length != Self.absent, length > 0 else { continue }
+                guard length != Self.absent, length > 0 else { moved[2 * i] = 0; continue }
                 moved[2 * i] = UInt32(at)
                 pool.copy(bytes[view: Int(pairs[2 * i])..<(Int(pairs[2 * i]) + Int(length))], to: at)
                 at += Int(length)
