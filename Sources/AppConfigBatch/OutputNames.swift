@@ -58,20 +58,15 @@ package enum OutputNames {
 
     /// Whether a key is its own safe name: every byte `isSafe`, the first not `.`. Eight bytes at a
     /// time (the last eight overlapping when the count is not a multiple of eight): each byte's
-    /// classes as SWAR range tests, 0x80 marking a byte in range (bytes below 0x80: no carry
-    /// crosses a byte).
+    /// classes as SWAR range tests (`ByteRangeMarks`).
     static func isSafeName(_ key: ByteView) -> Bool {
         guard key.count > 0 else { return true }
         if key[0] == UInt8(ascii: ".") { return false }
         guard key.count >= 8 else { return key.allSatisfy(isSafe) }
         @inline(__always) func safe(_ w: UInt64) -> Bool {
-            let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
-            @inline(__always) func within(_ x: UInt64, _ low: UInt64, _ top: UInt64) -> UInt64 {
-                (x &+ (0x80 - low) &* ones) & ~(x &+ (0x7F - top) &* ones)
-            }
-            // Letters as one range once 0x20 is set in every byte (only A-Z and a-z land in a-z).
-            let classes = within(w | 0x2020_2020_2020_2020, 0x61, 0x7A) | within(w, 0x30, 0x39) | within(w, 0x2D, 0x2E) | within(w, 0x5F, 0x5F)
-            return w & high == 0 && classes & high == high
+            let high: UInt64 = 0x8080_8080_8080_8080
+            let classes = safeLetters.marks(w) | safeDigits.marks(w) | safeDashAndDot.marks(w) | safeUnderscore.marks(w)
+            return w & high == 0 && classes == high
         }
         var i = 0
         while i + 8 <= key.count {
@@ -80,6 +75,11 @@ package enum OutputNames {
         }
         return i == key.count || safe(key.word(at: key.count - 8))
     }
+
+    private static let safeLetters = ByteRangeMarks(0x61, 0x7A, foldingCase: true)
+    private static let safeDigits = ByteRangeMarks(0x30, 0x39)
+    private static let safeDashAndDot = ByteRangeMarks(0x2D, 0x2E)
+    private static let safeUnderscore = ByteRangeMarks(0x5F, 0x5F)
 
     /// The path of a device's plist relative to the output folder (or inside the tar).
     package static func relativePath(_ key: ByteView, extension ending: StaticString = ".plist") -> String {

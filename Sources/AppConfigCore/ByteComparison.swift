@@ -76,3 +76,32 @@ package func hexDigitValue(_ c: UInt8) -> UInt8? {
     default: nil
     }
 }
+
+/// Bytes within `low...high` found eight at a time (SWAR): `marks(w)` has 0x80 in each byte of
+/// `w` in the range, for a word whose bytes are all below 0x80 (test `w & 0x8080_8080_8080_8080`
+/// first: a byte above carries into the next). `foldingCase` tests a byte with 0x20 set, so
+/// that `a...z` takes the letters of either case (only `A-Z` and `a-z` land in `a-z` so).
+/// An empty range (`low > high`) marks nothing. Public and inlinable: the loops of other modules
+/// that test words with it (the export checks' shapes, the output names) inline `marks`, which
+/// a package type's methods are not.
+public struct ByteRangeMarks: Sendable {
+    @usableFromInline let add: UInt64, limit: UInt64, fold: UInt64
+
+    @inlinable
+    public init(_ low: UInt8, _ high: UInt8, foldingCase: Bool = false) {
+        assert(low <= 0x80 && high < 0x80, "a range of ASCII bytes")
+        add = UInt64(0x80 &- low) &* 0x0101_0101_0101_0101
+        limit = UInt64(0x7F &- high) &* 0x0101_0101_0101_0101
+        fold = foldingCase ? 0x2020_2020_2020_2020 : 0
+    }
+
+    /// Whether `byte` is in the range (as `marks` tests it).
+    @inlinable
+    public func contains(_ byte: UInt8) -> Bool { byte < 0x80 && marks(UInt64(byte)) & 0x80 != 0 }
+
+    @inlinable @inline(__always)
+    public func marks(_ w: UInt64) -> UInt64 {
+        let x = w | fold
+        return (x &+ add) & ~(x &+ limit) & 0x8080_8080_8080_8080
+    }
+}
