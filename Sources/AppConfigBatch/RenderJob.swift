@@ -154,9 +154,14 @@ public struct RenderJob: Sendable {
         summary.seconds = clock.seconds
         summary.wallSeconds = monotonicSeconds() - clock.start
         summary.directoryImage = image.loadedFrom
-        try publish(sink, generation, &summary)
-        // After publishing: the output's folder stands, and a run that published nothing saves no shortcut.
-        if summary.published, let users = fleet.users { image.save(users) }
+        let saving = fleet.users.flatMap { image.startSaving($0) }
+        do {
+            try publish(sink, generation, &summary)
+        } catch {
+            image.finish(saving, users: nil, published: false)
+            throw error
+        }
+        image.finish(saving, users: fleet.users, published: summary.published)
         clock.lap(.publish)
         summary.seconds = clock.seconds
         // The phases are laps of one clock: they add up to the job's time so far.
