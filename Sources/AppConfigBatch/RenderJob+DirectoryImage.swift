@@ -79,8 +79,8 @@ struct DirectoryImageUse {
 
     /// Writes the table's image under a temporary name beside the output on a thread of its own
     /// (`DirectoryImageSaving`), while the run publishes: written after the publish, on one core,
-    /// it was the end of a 1M job (213 MB, 0.09 s) with the other core idle. Nil when there is
-    /// nothing to write: no place, or an image loaded (linked once published).
+    /// it was the end of every large job, the other core idle. Nil when there is nothing to
+    /// write: no place, or an image loaded (linked once published).
     func startSaving(_ users: UserTable) -> DirectoryImageSaving? {
         guard saveTo != nil, loadedFrom == nil else { return nil }
         return DirectoryImageSaving(WorkBeside { () -> AtomicFile? in write(users) })

@@ -54,7 +54,7 @@ static void padded_block(const uint8_t *message, size_t length, size_t block, si
 #define MAJ(a, b, c) _mm512_ternarylogic_epi32((a), (b), (c), 0xE8)
 
 /// Round t: the eight words named in their order for this round, so that eight rounds in a row
-/// rename the registers instead of moving them (the loop's moves were a third of its work).
+/// rename the registers instead of moving them (a loop moved all eight every round).
 #define ROUND(a, b, c, d, e, f, g, h, t) do { \
         __m512i t1 = _mm512_add_epi32(_mm512_add_epi32(h, XOR3(ROR(e, 6), ROR(e, 11), ROR(e, 25))), \
                                       _mm512_add_epi32(CH(e, f, g), _mm512_add_epi32(w[(t) & 15], _mm512_set1_epi32((int)K[t])))); \
@@ -85,7 +85,7 @@ static void padded_block(const uint8_t *message, size_t length, size_t block, si
 
 /// Sixteen blocks, one a register, turned on their side: w[t] gets word t of every block,
 /// byte-swapped to big-endian. Gathering the words from a copy of the blocks made each load wait
-/// for the copy's stores (a third of the time, by `perf annotate`).
+/// for the copy's stores.
 __attribute__((target("avx512f,avx512bw")))
 static void transpose(const __m512i r[16], __m512i w[16], __m512i swap) {
     __m512i p[16], q[16];

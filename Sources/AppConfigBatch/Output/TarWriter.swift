@@ -46,7 +46,7 @@ enum Tar {
         out.append(zeros[view: 0..<padding(for: size)])
     }
 
-    /// A block of zeros, the padding's source (appended as a repeated element, a byte at a time).
+    /// A block of zeros, the padding's source (a repeated element was appended a byte at a time).
     private static let zeros: ByteView = templateStorage.view([UInt8](repeating: 0, count: blockSize))
 
     /// Ends an archive: each closing file as a member (made when its turn comes and written piece
@@ -126,8 +126,8 @@ enum Tar {
     /// Writes the size and then the checksum. The header is the template with a name and a size
     /// written over zeros and the size field's zeros: only those bytes are added (not 512 per member),
     /// the name's field (zeros past the name) eight bytes at a time, the size's digits as they are
-    /// written. Through one view: a write through the array's subscript checked its uniqueness, and
-    /// the name's bytes one at a time were most of this function's samples.
+    /// written, all through one view: a write through the array's subscript checked its
+    /// uniqueness, and the name's bytes summed one at a time cost more than the rest.
     private static func seal(at start: Int, size: Int, in out: inout [UInt8]) {
         out.withWorkerSlots { b in
             var sum = templateSum + writeOctal(size, width: 11, at: start + 124, in: b)

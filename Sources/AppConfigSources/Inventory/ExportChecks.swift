@@ -53,8 +53,8 @@ enum ExportChecks {
     }
 
     /// A set of ASCII bytes as up to three ranges (`ByteRangeMarks`): eight bytes at a time
-    /// without a branch per byte (every value of the checked columns is looked at; a byte at a
-    /// time, through a 128-bit set's shift, this was 15% of an inventory read's samples), the
+    /// without a branch per byte (every value of the checked columns is looked at, and a byte at
+    /// a time, through a 128-bit set's shift, this was a large part of reading an inventory), the
     /// bytes past the last whole word as a 128-bit set (a shift and a mask). A byte of 0x80 or
     /// above is in no set.
     struct ASCIISet {

@@ -66,8 +66,8 @@ public struct RecordTable: @unchecked Sendable {
             }
         }
         for p in 0..<parts { starts[p + 1] += starts[p] }
-        // Every byte and pair written below, each part's on its own core: zeroed first, on one
-        // core, the pairs' fresh pages were a tenth of the inventory's read.
+        // Every byte and pair written below, each part's on its own core: zeroed first, the
+        // pairs' fresh pages were faulted in and written on one core, then written again.
         let pool = arena.slots(uninitialized: starts[parts], of: UInt8.self)
         let moved = arena.slots(uninitialized: pairs.count, of: UInt32.self)
         forEachRange(records, parts: parts) { part, range in
