@@ -30,9 +30,12 @@ public final class Manifest: @unchecked Sendable {
     /// The devices' keys, back to back; each entry's key is a range of it. (Paths are checked
     /// when read, and kept only when asked for: a device's path follows from its key, but for DDM
     /// it names the assets its set names.)
-    private var keys: [UInt8]
+    /// `keys` and `entries` change only while one thread has the manifest (read, then
+    /// `releaseKeys`); after that every core reads them per device, and the run-time exclusivity
+    /// checks of a class's properties were a call per read (`digest(at:)`, `inputs(at:)`).
+    @exclusivity(unchecked) private var keys: [UInt8]
     private let paths: [UInt8]
-    private var entries: [Entry]
+    @exclusivity(unchecked) private var entries: [Entry]
     /// Per entry its path in `paths`: empty unless paths are kept.
     private let pathRanges: [Range<Int>]
     /// Its device lines in the file it was read from (a version 4 manifest read from a file).

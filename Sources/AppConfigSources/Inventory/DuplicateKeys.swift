@@ -25,10 +25,13 @@ struct DuplicateKeys {
                 hashes[starts[p] + r] = scan.keyHashes[r]
             }
         }
+        // Captured as constants: the closures below read them per key, and a captured `var` was
+        // checked for exclusive access at run time on each read.
+        let keyHashes = hashes
         let table = keys.withView { keys in
             ShardedKeyTable(count: total, foldingASCIICase: true, shares: cores,
                             key: { bytes[view: Int(keys[2 * Int($0)])..<(Int(keys[2 * Int($0)]) + Int(keys[2 * Int($0) + 1]))] },
-                            hash: { hashes[Int($0)] })
+                            hash: { keyHashes[Int($0)] })
         }
         var first = [Int32](repeating: -1, count: total)
         for d in table.duplicates { first[Int(d.id)] = d.first }
