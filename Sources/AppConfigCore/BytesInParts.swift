@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import Foundation
 
 /// Runs `body(part, range)` for `count` items cut into contiguous ranges, one per core (one range
@@ -12,49 +13,75 @@ package func forEachRange(_ count: Int, parts: Int = Parallelism.threads, parall
     DispatchQueue.concurrentPerform(iterations: n) { i in body(i, (count * i / n)..<(count * (i + 1) / n)) }
 }
 
-/// Bytes for `count` items, made `round` items at a time (a round cut into contiguous ranges, one
-/// per core, each made into a buffer of its own that is kept from round to round) and handed to
-/// `emit` in order: a file of a line per device in bounded memory. Made whole, the index and
-/// manifest were the job's peak, and as much memory faulted in fresh. The next round is made on
-/// other threads while this one is emitted (two sets of buffers, in turn): made then written one
-/// after the other, the cores idled while a round was hashed and written.
+/// Bytes for `count` items, made `round` items at a time (a round cut into contiguous pieces,
+/// each made into a buffer of its own that is kept from round to round) and handed to `emit` in
+/// order: a file of a line per device in bounded memory. Made whole, the index and manifest were
+/// the job's peak, and as much memory faulted in fresh. The next round is made while this one is
+/// emitted (two sets of buffers, in turn), its pieces taken in turn by the threads that make it
+/// and by the emitting one once it is done: with a thread for each, the emitting core idled
+/// whenever writing a round took less than making one.
 package func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 15, parts: Int = Parallelism.threads,
                                     make: (Range<Int>, inout [UInt8]) -> Void,
                                     emit: (ByteView) throws(E) -> Void) throws(E) {
     precondition(round > 0)
-    let sets = [RoundBuffers(parts: max(1, parts)), RoundBuffers(parts: max(1, parts))]
+    let threads = max(1, parts)
+    // Pieces enough for the threads to end a round together.
+    let pieces = threads * 4
+    let sets = [RoundBuffers(pieces: pieces), RoundBuffers(pieces: pieces)]
     let rounds = (count + round - 1) / round
     @Sendable func items(_ r: Int) -> Range<Int> { r * round..<min(count, (r + 1) * round) }
-    // Read and written on two threads at once: each task touches its own round's buffers.
+    // Read and written on several threads at once: each piece touches its own buffer.
     nonisolated(unsafe) let (make, emit) = (make, emit)
     nonisolated(unsafe) var failure: E?
-    if rounds > 0 { sets[0].make(items(0), make) }
+    if rounds > 0 { sets[0].make(items(0), threads: threads, make) }
     for r in 0..<rounds {
-        DispatchQueue.concurrentPerform(iterations: r + 1 < rounds ? 2 : 1) { task in
-            if task == 1 { return sets[(r + 1) & 1].make(items(r + 1), make) }
-            do throws(E) {
-                for buffer in sets[r & 1].buffers where !buffer.isEmpty {
-                    try buffer.withView { b throws(E) in try emit(b) }
+        // After the last round, nothing to make: its emit alone.
+        let last = r + 1 == rounds
+        let next = sets[(r + 1) & 1], nextItems = last ? 0..<0 : items(r + 1)
+        let taken = Atomic<Int>(last ? pieces : 0)
+        next.clear()
+        next.buffers.withWorkerSlots { slots in
+            DispatchQueue.concurrentPerform(iterations: last ? 1 : threads) { task in
+                if task == 0 {
+                    do throws(E) {
+                        for buffer in sets[r & 1].buffers where !buffer.isEmpty {
+                            try buffer.withView { b throws(E) in try emit(b) }
+                        }
+                    } catch {
+                        failure = error
+                    }
                 }
-            } catch {
-                failure = error
+                while true {
+                    let piece = taken.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard piece < pieces else { return }
+                    make(RoundBuffers.range(of: piece, pieces, in: nextItems), &slots[piece])
+                }
             }
         }
         if let failure { throw failure }
     }
 }
 
-/// A round's buffers, one per part, kept from round to round (`bytesInRounds`).
+/// A round's buffers, one per piece, kept from round to round (`bytesInRounds`).
 private final class RoundBuffers: @unchecked Sendable {
     var buffers: [[UInt8]]
 
-    init(parts: Int) { buffers = [[UInt8]](repeating: [], count: parts) }
+    init(pieces: Int) { buffers = [[UInt8]](repeating: [], count: pieces) }
 
-    func make(_ items: Range<Int>, _ make: (Range<Int>, inout [UInt8]) -> Void) {
-        for i in buffers.indices { buffers[i].removeAll(keepingCapacity: true) }
+    func clear() { for i in buffers.indices { buffers[i].removeAll(keepingCapacity: true) } }
+
+    /// Piece `piece` of `pieces` of `items`.
+    static func range(of piece: Int, _ pieces: Int, in items: Range<Int>) -> Range<Int> {
+        (items.lowerBound + items.count * piece / pieces)..<(items.lowerBound + items.count * (piece + 1) / pieces)
+    }
+
+    /// Every piece of `items`, on `threads` threads.
+    func make(_ items: Range<Int>, threads: Int, _ make: (Range<Int>, inout [UInt8]) -> Void) {
+        clear()
+        let pieces = buffers.count
         buffers.withWorkerSlots { slots in
-            forEachRange(items.count, parts: slots.count) { part, range in
-                make((items.lowerBound + range.lowerBound)..<(items.lowerBound + range.upperBound), &slots[part])
+            forEachRange(pieces, parts: threads) { _, range in
+                for piece in range { make(Self.range(of: piece, pieces, in: items), &slots[piece]) }
             }
         }
     }

@@ -83,17 +83,21 @@ struct BytesInRoundsTests {
     @Test("the first error emit throws ends it: nothing more is emitted, nor made past the round made beside")
     func emitError() {
         struct Stop: Error {}
-        var rounds = 0, emitted = 0
+        var rounds = 0, emittedAfterStop = false, stopped = false
         #expect(throws: Stop.self) {
             try bytesInRounds(count: 100, round: 10, parts: 2, make: { range, out in
                 if range.lowerBound % 10 == 0 { rounds += 1 }
-                out += [1]
-            }, emit: { (_: ByteView) throws(Stop) in
-                emitted += 1
-                if emitted == 3 { throw Stop() }
+                for i in range { out.append(UInt8(i / 10)) }  // each item's byte: its round
+            }, emit: { (piece: ByteView) throws(Stop) in
+                if stopped { emittedAfterStop = true }
+                // The first piece of round 1 throws.
+                if piece[0] == 1 {
+                    stopped = true
+                    throw Stop()
+                }
             })
         }
-        #expect(emitted == 3)
+        #expect(stopped && !emittedAfterStop)
         // Round 1 was emitted (its first piece threw) while round 2 was made; none after.
         #expect(rounds == 3)
     }
