@@ -36,7 +36,12 @@ package struct ShardedKeyTable: Sendable {
                 found.withWorkerSlots { found in
                     DispatchQueue.concurrentPerform(iterations: shareCount) { share in
                         var table = ByteKeyTable(capacity: count / shareCount + 16, foldingASCIICase: foldingASCIICase)
-                        for id in 0..<count where Self.share(hashes[id], of: shareCount) == share {
+                        for id in 0..<count {
+                            // The slot of a key some ids ahead read into the cache now: each key's
+                            // slot is a random one of millions, a cache miss per insert.
+                            let ahead = id + Self.insertAhead
+                            if ahead < count && Self.share(hashes[ahead], of: shareCount) == share { table.prefetch(hash: hashes[ahead]) }
+                            guard Self.share(hashes[id], of: shareCount) == share else { continue }
                             let k = key(Int32(id))
                             guard !k.isEmpty else { continue }
                             if let first = table.insert(k, hash: hashes[id], id: Int32(id), keyOf: key) { found[share].append((Int32(id), first)) }
@@ -49,6 +54,9 @@ package struct ShardedKeyTable: Sendable {
         shares = tables
         duplicates = found.joined().sorted { $0.id < $1.id }
     }
+
+    /// How many ids ahead an insert's slot is fetched into the cache.
+    static let insertAhead = 16
 
     /// Every id whose key an earlier id has, with that id, in id order (not filed).
     package let duplicates: [(id: Int32, first: Int32)]
