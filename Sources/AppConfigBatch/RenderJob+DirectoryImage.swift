@@ -78,20 +78,20 @@ struct DirectoryImageUse {
     var sourceState: String?
 
     /// Writes the table's image under a temporary name beside the output on a thread of its own
-    /// (`DirectoryImageSaving`), while the run publishes: written after the publish, on one core,
+    /// (its value: the file, not yet under its name, or nil), while the run publishes: written after the publish, on one core,
     /// it was the end of every large job, the other core idle. Nil when there is nothing to
     /// write: no place, or an image loaded (linked once published).
-    func startSaving(_ users: UserTable) -> DirectoryImageSaving? {
+    func startSaving(_ users: UserTable) -> WorkBeside<AtomicFile?, Never>? {
         guard saveTo != nil, loadedFrom == nil else { return nil }
-        return DirectoryImageSaving(WorkBeside { () -> AtomicFile? in write(users) })
+        return WorkBeside { () -> AtomicFile? in write(users) }
     }
 
     /// Once the run has published: the image saved beside the output (a link to the image it was
     /// loaded from, else the one `startSaving` wrote), a shortcut for the next run, not an
     /// output, so one that cannot be saved (no room, a table with groups) costs that run a parse,
     /// nothing else. A run that published nothing saves no shortcut: what was written goes.
-    func finish(_ saving: DirectoryImageSaving?, users: UserTable?, published: Bool) {
-        let written = saving?.file()
+    func finish(_ saving: WorkBeside<AtomicFile?, Never>?, users: UserTable?, published: Bool) {
+        let written = saving?.value() ?? nil
         guard published, let path = saveTo else { written?.discard(); return }
         guard let loadedFrom else { try? written?.commit(); return }
         // Loaded but not linked (another file system): written now.
@@ -109,14 +109,4 @@ struct DirectoryImageUse {
         if written == nil { file.discard() }
         return written == nil ? nil : file
     }
-}
-
-/// A directory image being written beside the output while the run publishes.
-final class DirectoryImageSaving: Sendable {
-    private let work: WorkBeside<AtomicFile?, Never>
-
-    init(_ work: WorkBeside<AtomicFile?, Never>) { self.work = work }
-
-    /// The written file, not yet under its name; nil when it could not be written.
-    func file() -> AtomicFile? { work.value() }
 }

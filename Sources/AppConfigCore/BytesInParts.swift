@@ -33,9 +33,9 @@ package func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 15, parts: In
     // Read and written on several threads at once: each piece touches its own buffer.
     nonisolated(unsafe) let (make, emit) = (make, emit)
     nonisolated(unsafe) var failure: E?
-    if rounds > 0 { sets[0].make(items(0), threads: threads, make) }
-    for r in 0..<rounds {
-        // After the last round, nothing to make: its emit alone.
+    // Round r emitted while round r + 1 is made: from r = -1 (round 0 made, nothing to emit:
+    // sets[1] is empty) to the last round (emitted, nothing to make).
+    for r in -1..<rounds {
         let last = r + 1 == rounds
         let next = sets[(r + 1) & 1], nextItems = last ? 0..<0 : items(r + 1)
         let taken = Atomic<Int>(last ? pieces : 0)
@@ -73,16 +73,5 @@ private final class RoundBuffers: @unchecked Sendable {
     /// Piece `piece` of `pieces` of `items`.
     static func range(of piece: Int, _ pieces: Int, in items: Range<Int>) -> Range<Int> {
         (items.lowerBound + items.count * piece / pieces)..<(items.lowerBound + items.count * (piece + 1) / pieces)
-    }
-
-    /// Every piece of `items`, on `threads` threads.
-    func make(_ items: Range<Int>, threads: Int, _ make: (Range<Int>, inout [UInt8]) -> Void) {
-        clear()
-        let pieces = buffers.count
-        buffers.withWorkerSlots { slots in
-            forEachRange(pieces, parts: threads) { _, range in
-                for piece in range { make(Self.range(of: piece, pieces, in: items), &slots[piece]) }
-            }
-        }
     }
 }

@@ -54,19 +54,12 @@ enum ExportChecks {
 
     /// A set of ASCII bytes as up to three ranges (`ByteRangeMarks`): eight bytes at a time
     /// without a branch per byte (every value of the checked columns is looked at, and a byte at
-    /// a time, through a 128-bit set's shift, this was a large part of reading an inventory), the
-    /// bytes past the last whole word as a 128-bit set (a shift and a mask). A byte of 0x80 or
-    /// above is in no set.
+    /// a time, through a 128-bit set's shift, this was a large part of reading an inventory); a
+    /// value shorter than a word, or with a byte of 0x80 or above (in no set), a byte at a time.
     struct ASCIISet {
         private let ranges: (ByteRangeMarks, ByteRangeMarks, ByteRangeMarks)
-        private let bits: UInt128
 
-        init(_ a: ByteRangeMarks, _ b: ByteRangeMarks = Self.none, _ c: ByteRangeMarks = Self.none) {
-            ranges = (a, b, c)
-            var bits: UInt128 = 0
-            for byte in UInt8(0)..<0x80 where a.contains(byte) || b.contains(byte) || c.contains(byte) { bits |= 1 &<< byte }
-            self.bits = bits
-        }
+        init(_ a: ByteRangeMarks, _ b: ByteRangeMarks = Self.none, _ c: ByteRangeMarks = Self.none) { ranges = (a, b, c) }
 
         private static let none = ByteRangeMarks(1, 0)
         private static let highs: UInt64 = 0x8080_8080_8080_8080
@@ -85,7 +78,7 @@ enum ExportChecks {
         private func marks(_ w: UInt64) -> UInt64 { ranges.0.marks(w) | ranges.1.marks(w) | ranges.2.marks(w) }
 
         @inline(__always)
-        private func has(_ b: UInt8) -> Bool { b < 0x80 && (bits &>> b) & 1 != 0 }
+        private func has(_ b: UInt8) -> Bool { b < 0x80 && marks(UInt64(b)) & 0x80 != 0 }
 
         /// Whether every byte of `v` is in the set: a word at a time, the last eight bytes
         /// overlapping the word before when the count is not a multiple of eight.
