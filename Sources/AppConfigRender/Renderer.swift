@@ -127,6 +127,14 @@ public final class Renderer {
             switch opcodes[pc] {
             case .key:
                 key = instruction.operand
+                let last = Int(image.constantRunLast[key])
+                if last >= 0 {
+                    // Constant keys, one after another: all present, nothing to run.
+                    for k in key...last { presentKeys[state.presentCount + k - key] = Int32(k) }
+                    state.presentCount += last - key + 1
+                    pc = Int(image.keyEnd[last]) + 1
+                    continue
+                }
                 keyFailed = false
             case .endKey:
                 if !keyFailed {
