@@ -30,18 +30,45 @@ package enum OutputNames {
     }
 
     /// Appends `folder/name.plist` for a key: the path of its plist in the output folder or the tar
-    /// (`extension` gives another ending: a DDM device's declaration set is `.json`). Every device's
-    /// path is made three times a run (its tar member, its index and manifest lines): a key that
-    /// needs no escape (most: serial numbers, UDIDs) is checked eight bytes at a time and the path
-    /// made on the stack and appended at once (appended piece by piece, a path cost hundreds of
-    /// instructions).
+    /// (`extension` gives another ending: a DDM device's declaration set is `.json`). A key that
+    /// needs no escape (most: serial numbers, UDIDs) has its path made on the stack and appended at
+    /// once (appended piece by piece, a path cost hundreds of instructions).
     package static func appendRelativePath(_ key: ByteView, extension ending: StaticString = ".plist", to out: inout [UInt8]) {
-        let h = hash(key)
-        guard isOwnName(key) else {
-            appendEscapedRelativePath(key, hash: h, extension: ending, to: &out)
+        appendRelativePath(key, name: PathName(key: key), extension: ending, to: &out)
+    }
+
+    /// `appendRelativePath` with the key's `PathName` made already.
+    @inline(__always)
+    static func appendRelativePath(_ key: ByteView, name: PathName, extension ending: StaticString, to out: inout [UInt8]) {
+        guard name.isOwn else {
+            appendEscapedRelativePath(key, hash: hash(key), extension: ending, to: &out)
             return
         }
-        out.append(room: 4 + maxNameLength + ending.utf8CodeUnitCount) { $0.writeSafeRelativePath(key, hash: h, extension: ending) }
+        out.append(room: 4 + maxNameLength + ending.utf8CodeUnitCount) { $0.writeSafeRelativePath(key, folder: name.folder, extension: ending) }
+    }
+
+    /// What a device's path holds besides its key and ending: its folder, and whether the key is
+    /// its own name (`isOwnName`). Made once a device, when it is rendered, and kept with its
+    /// digest (`DigestSlots`): its tar member, index line and manifest line each made it again (the
+    /// key's FNV hash, a multiply per byte, and its bytes checked).
+    package struct PathName: Equatable, Sendable {
+        package let folder: UInt16
+        package let isOwn: Bool
+
+        @inline(__always)
+        package init(key: ByteView) {
+            folder = UInt16(truncatingIfNeeded: OutputNames.hash(key) % UInt64(folderCount))
+            isOwn = isOwnName(key)
+        }
+
+        /// Two bytes: the folder, 0x4000 for an own name, 0x8000 always (so that 0 is none).
+        var bits: UInt16 { 0x8000 | (isOwn ? 0x4000 : 0) | folder }
+
+        init?(bits: UInt16) {
+            guard bits & 0x8000 != 0 else { return nil }
+            folder = bits & 0x0FFF
+            isOwn = bits & 0x4000 != 0
+        }
     }
 
     /// Whether a key is its own name (`writeSafeRelativePath` takes it): no escape, not too long.
@@ -51,7 +78,7 @@ package enum OutputNames {
 
     /// `appendRelativePath` through the escaping path, for any key (the tests' reference too).
     static func appendEscapedRelativePath(_ key: ByteView, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
-        out.append(room: 4) { $0.writeFolder(h) }
+        out.append(room: 4) { $0.writeFolder(UInt16(truncatingIfNeeded: h % UInt64(folderCount))) }
         appendSafeName(key, hash: h, to: &out)
         out.append(ending)
     }
@@ -92,16 +119,16 @@ package enum OutputNames {
 extension ByteWriter {
     /// `folder/key.ext` for a key that `OutputNames.isOwnName` (at most `4 + maxNameLength + ext` bytes).
     @inline(__always)
-    mutating func writeSafeRelativePath(_ key: ByteView, hash h: UInt64, extension ending: StaticString) {
-        writeFolder(h)
+    mutating func writeSafeRelativePath(_ key: ByteView, folder: UInt16, extension ending: StaticString) {
+        writeFolder(folder)
         write(key)
         write(ending)
     }
 
-    /// The four bytes `fff/` of a key's folder (its hash).
+    /// The four bytes `fff/` of a key's folder.
     @inline(__always)
-    mutating func writeFolder(_ h: UInt64) {
-        write(hex: h % UInt64(OutputNames.folderCount), digits: 3)
+    mutating func writeFolder(_ folder: UInt16) {
+        write(hex: UInt64(folder), digits: 3)
         write(UInt8(ascii: "/"))
     }
 }

@@ -50,13 +50,18 @@ struct OutputTextTests {
             var key = (0..<length).map { _ in safe.randomElement(using: &random)! }
             if n % 2 == 1, length > 0 { key[Int.random(in: 0..<length, using: &random)] = alphabet.randomElement(using: &random)! }
             if n % 7 == 0, length > 0 { key[0] = UInt8(ascii: ".") }
-            var fast: [UInt8] = [7], reference: [UInt8] = [7]
+            var fast: [UInt8] = [7], reference: [UInt8] = [7], kept: [UInt8] = [7]
             key.withView { k in
                 if k.count <= 90 && OutputNames.isSafeName(k) { took += 1 }
                 OutputNames.appendRelativePath(k, to: &fast)
                 OutputNames.appendEscapedRelativePath(k, hash: OutputNames.hash(k), extension: ".plist", to: &reference)
+                // The path name as the digest slots keep it (two bytes), read back.
+                let name = OutputNames.PathName(bits: OutputNames.PathName(key: k).bits)!
+                #expect(Int(name.folder) == Int(OutputNames.hash(k) % UInt64(OutputNames.folderCount)) && name.isOwn == OutputNames.isOwnName(k))
+                OutputNames.appendRelativePath(k, name: name, extension: ".plist", to: &kept)
             }
             #expect(fast == reference, "\(key)")
+            #expect(kept == reference, "\(key)")
         }
         #expect(took > 12_000 && took < 17_000)  // and the other 3,000 to 8,000 escaped
     }
@@ -78,11 +83,13 @@ struct OutputTextTests {
             key.withView { k in
                 fields.withView { f in
                     if OutputNames.isOwnName(k) { took += 1 }
-                    Generation.appendIndexLine(key: k, extension: ".plist", digest: digest, fields: f, to: &fast)
+                    // Every other line with the path name kept from the render, read back.
+                    let name = n % 3 == 0 ? nil : OutputNames.PathName(bits: OutputNames.PathName(key: k).bits)
+                    Generation.appendIndexLine(key: k, name: name, extension: ".plist", digest: digest, fields: f, to: &fast)
                     Generation.appendIndexLineByPieces(key: k, extension: ".plist", digest: digest, fields: f, to: &reference)
                     // Every other line without an input digest (`-`).
                     let inputs = n % 2 == 0 ? random.next() | 1 : InputDigest.none
-                    Manifest.appendLine(key: k, extension: ".json", digest: digest, inputs: inputs, to: &fastManifest)
+                    Manifest.appendLine(key: k, name: name, extension: ".json", digest: digest, inputs: inputs, to: &fastManifest)
                     Manifest.appendLineByPieces(key: k, extension: ".json", digest: digest, inputs: inputs, to: &referenceManifest)
                 }
             }
@@ -90,6 +97,25 @@ struct OutputTextTests {
             #expect(fastManifest == referenceManifest, "\(key)")
         }
         #expect(took > 13_000 && took < 17_000)  // the keys of safe bytes, and those whose one other byte is safe too
+    }
+
+    @Test("digest slots: a digest with its path name, one without, none; a name's two bytes never read as none")
+    func digestSlotsNames() {
+        let slots = DigestSlots(count: 3)
+        let digest = SHA256Digest(a: 1, b: 2, c: 3, d: 4)
+        let names = ["AB12", "a/b", String(repeating: "k", count: 95)].map { k in Array(k.utf8).withView { OutputNames.PathName(key: $0) } }
+        #expect(names.map(\.isOwn) == [true, false, false])
+        slots.set(0, digest, name: names[0])
+        slots.set(2, digest)
+        #expect(slots[0] == digest && slots.name(at: 0) == names[0])
+        #expect(slots[1] == nil && slots.name(at: 1) == nil)
+        #expect(slots[2] == digest && slots.name(at: 2) == nil)
+        for folder in [0, 1, 0xFFF] as [UInt16] {
+            for own in [false, true] {
+                slots.set(1, digest, name: OutputNames.PathName(bits: 0x8000 | folder | (own ? 0x4000 : 0))!)
+                #expect(slots[1] == digest && slots.name(at: 1)?.folder == folder && slots.name(at: 1)?.isOwn == own)
+            }
+        }
     }
 
     @Test("a name over 90 bytes once encoded is cut and ends in ~ and the key's hash")

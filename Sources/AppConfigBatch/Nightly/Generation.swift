@@ -69,6 +69,10 @@ struct Generation {
     @inline(__always)
     private func digest(of e: Entry) -> SHA256Digest { e.carried ? previous!.digest(at: Int(e.source)) : result.digests[Int(e.source)]! }
 
+    /// An entry's path name, when tonight's render made it (a carried device's is made from its key).
+    @inline(__always)
+    private func name(of e: Entry) -> OutputNames.PathName? { e.carried ? nil : result.digests.name(at: Int(e.source)) }
+
     /// An entry's input digest, the same way.
     @inline(__always)
     private func inputs(of e: Entry) -> UInt64 {
@@ -191,7 +195,7 @@ struct Generation {
                             }
                             continue
                         }
-                        Self.appendIndexLine(key: keys.value(row: Int(e.row)), extension: ending, digest: digest(of: e),
+                        Self.appendIndexLine(key: keys.value(row: Int(e.row)), name: name(of: e), extension: ending, digest: digest(of: e),
                                              fields: fields[Int(e.variant)], to: &index)
                     } }
                 }, emit: emit)
@@ -281,7 +285,7 @@ struct Generation {
     private func appendManifestLine(_ e: Entry, _ keys: InventoryTable.Column, ddm: DDMEncoding?, to lines: inout [UInt8]) {
         func append(_ key: ByteView) {
             guard let ddm else {
-                return Manifest.appendLine(key: key, extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
+                return Manifest.appendLine(key: key, name: name(of: e), extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             }
             if e.carried {
                 Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: digest(of: e), inputs: inputs(of: e), to: &lines)
@@ -328,14 +332,16 @@ extension Generation {
     /// A key that is its own file name (most) needs no JSON escape either: its line is made on the
     /// stack and appended at once (piece by piece, ten appends a line).
     @inline(__always)
-    static func appendIndexLine(key k: ByteView, extension ending: StaticString, digest: SHA256Digest,
+    /// `name`: the key's path name, when it was made already.
+    static func appendIndexLine(key k: ByteView, name: OutputNames.PathName? = nil, extension ending: StaticString, digest: SHA256Digest,
                                 fields: ByteView, to index: inout [UInt8]) {
-        if OutputNames.isOwnName(k) {
+        let name = name ?? OutputNames.PathName(key: k)
+        if name.isOwn {
             index.append(room: 128 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount + fields.count) { line in
                 line.write(#"{"device":""#)
                 line.write(k)
                 line.write(#"","path":""#)
-                line.writeSafeRelativePath(k, hash: OutputNames.hash(k), extension: ending)
+                line.writeSafeRelativePath(k, folder: name.folder, extension: ending)
                 line.write(#"","sha256":""#)
                 line.write(hex: digest)
                 line.write(UInt8(ascii: "\""))

@@ -36,12 +36,15 @@ extension Manifest {
     /// digest. A key that is its own file name (most) needs no escape: its line is made on the
     /// stack and appended at once (piece by piece, six appends a line).
     @inline(__always)
-    static func appendLine(key: ByteView, extension ending: StaticString, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
-        if OutputNames.isOwnName(key) {
+    /// `name`: the key's path name, when it was made already.
+    static func appendLine(key: ByteView, name: OutputNames.PathName? = nil, extension ending: StaticString, digest: SHA256Digest,
+                           inputs: UInt64, to out: inout [UInt8]) {
+        let name = name ?? OutputNames.PathName(key: key)
+        if name.isOwn {
             out.append(room: 89 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount) { line in
                 line.write(hex: digest)
                 line.write(0x09)
-                line.writeSafeRelativePath(key, hash: OutputNames.hash(key), extension: ending)
+                line.writeSafeRelativePath(key, folder: name.folder, extension: ending)
                 line.write(0x09)
                 line.write(key)
                 line.write(0x09)

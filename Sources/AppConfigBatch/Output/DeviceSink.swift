@@ -111,9 +111,10 @@ public final class DeviceSink: @unchecked Sendable {
         try chunk.pending.flush { device, digest, bytes throws(Problem) in
             switch batching {
             case .files:
-                digests.set(device.position, digest)
+                let name = OutputNames.PathName(key: device.key)
+                digests.set(device.position, digest, name: name)
                 if files.writes(entry: device.previousEntry, digest) {
-                    try files.file(path: { OutputNames.appendRelativePath(device.key, extension: ending, to: &$0) }, bytes: bytes)
+                    try files.file(path: { OutputNames.appendRelativePath(device.key, name: name, extension: ending, to: &$0) }, bytes: bytes)
                 }
             case .plists(let ddm):
                 var rendered = RenderedDevice(key: device.key, plist: bytes, indexFields: device.indexFields, position: device.position)
