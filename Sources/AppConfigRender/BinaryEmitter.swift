@@ -7,8 +7,6 @@ import AppConfigCompiler
 /// reservation of the output buffer; nothing else is allocated.
 final class BinaryEmitter {
     let image: ProgramImage
-    /// Equal strings are stored once: the scan hashes each for the dedup.
-    static let needsStringHashes = true
     // Numbering scratch (`RenderScratch`): per instruction its object's index; per dedup class a
     // stamp (the device's generation) and an index; per object its kind, argument, offset.
     private let refAt: WorkerSlots<Int32>
@@ -143,15 +141,18 @@ final class BinaryEmitter {
     }
 
     /// A dynamic string's dedup class: a constant string's when equal to one, an earlier dynamic
-    /// string's of this device when equal to it, else its own.
+    /// string's of this device when equal to it, else its own. Hashed only when a constant string
+    /// has its length, compared only with strings of its length: hashing every string of every
+    /// device was a call and a multiply chain each, for strings that almost never equal another.
     fileprivate func dedupClass(ofDynamic d: Int, assignedBefore: Int, _ device: ResolvedDevice) -> Int {
         let bytes = device.bytes(of: d)
-        let hash = device.strings[d].hash
-        let constant = image.constantStringClass(bytes, hash: hash)
-        if constant >= 0 { return constant }
+        if image.mayBeConstantString(length: bytes.count) {
+            let constant = image.constantStringClass(bytes, hash: ByteKeyTable.hash(bytes, foldingASCIICase: false))
+            if constant >= 0 { return constant }
+        }
         for i in 0..<assignedBefore {
             let other = Int(dynamicClass[i])
-            if device.strings[other].hash == hash && device.bytes(of: other).equals(bytes) {
+            if device.strings[other].count == Int32(bytes.count) && device.bytes(of: other).equals(bytes) {
                 return image.program.constantClassCount + other
             }
         }

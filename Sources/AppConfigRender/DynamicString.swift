@@ -11,9 +11,6 @@ struct DynamicString {
     var needsEscape = false
     /// Holds a character XML 1.0 cannot carry (a C0 control, U+FFFE, U+FFFF): an XML device error.
     var hasXMLForbidden = false
-    /// `ByteKeyTable.hash` of the bytes (the constants' table is searched with it), when the scan
-    /// was asked for it (the binary emitter's dedup).
-    var hash: UInt64 = 0
     /// The first slot its template reads (for error messages), or -1.
     var firstSlot: Int32 = -1
 
@@ -46,12 +43,9 @@ struct DynamicString {
     }
 
     /// One pass over a finished string: valid UTF-8, its UTF-16 length, ASCII or not, what XML
-    /// needs; with `hashing`, first its `ByteKeyTable.hash` (`wordHash`: a multiply per eight
-    /// bytes; FNV-1a fused into this loop was a multiply per byte).
-    /// False when not valid UTF-8.
+    /// needs. False when not valid UTF-8.
     @inline(__always)
-    static func scan(_ p: ByteView, hashing: Bool, into s: inout DynamicString) -> Bool {
-        if hashing { s.hash = ByteKeyTable.hash(p, foldingASCIICase: false) }
+    static func scan(_ p: ByteView, into s: inout DynamicString) -> Bool {
         let n = p.count
         guard n > 0 else {
             s.count = 0; s.utf16Count = 0

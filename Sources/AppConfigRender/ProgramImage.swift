@@ -48,6 +48,9 @@ public final class ProgramImage: @unchecked Sendable {
     /// none of them, and `stringClasses` is not looked in (a call and a probe per string, for
     /// values that almost never equal a constant).
     let constantStringHashBits: BufferView<UInt64>
+    /// A bit per length (4095 for any longer) of the constant strings: a dynamic string whose
+    /// length has no bit equals none of them, and is not even hashed.
+    let constantStringLengthBits: BufferView<UInt64>
     /// Value set v's members are `valueSetMembers[valueSetStart[v] ..< valueSetStart[v + 1]]`,
     /// each with its FNV-1a hash: membership compares hashes first, bytes only on a hash match.
     let valueSetStart: BufferView<Int32>
@@ -114,16 +117,19 @@ public final class ProgramImage: @unchecked Sendable {
 
         stringClassBytes = arena.view(classBytes)
         var table = ByteKeyTable(capacity: program.constantClassCount)
-        var hashBits = [UInt64](repeating: 0, count: 4096 / 64)
+        var hashBits = [UInt64](repeating: 0, count: 4096 / 64), lengthBits = hashBits
         for (cls, range) in classBytes.enumerated() where range.count >= 0 {
             let bytes = Self.bytes(range, in: pool)
             let hash = table.hash(bytes)
             _ = table.insert(bytes, hash: hash, id: Int32(cls)) { Self.bytes(classBytes[Int($0)], in: pool) }
             let bit = Int(truncatingIfNeeded: hash & 4095)
             hashBits[bit >> 6] |= 1 << UInt64(bit & 63)
+            let length = min(bytes.count, 4095)
+            lengthBits[length >> 6] |= 1 << UInt64(length & 63)
         }
         stringClasses = table
         constantStringHashBits = arena.view(hashBits)
+        constantStringLengthBits = arena.view(lengthBits)
     }
 
     /// `constantRunLast`: from the last key back, each constant key's run ends where the next
@@ -138,6 +144,13 @@ public final class ProgramImage: @unchecked Sendable {
             last[k] = next < keys.count && last[next] >= 0 && keys[next].startAddress == keys[k].endAddress + 1 ? last[next] : Int32(k)
         }
         return last
+    }
+
+    /// Whether a constant string may have `length` bytes (false: none has).
+    @inline(__always)
+    func mayBeConstantString(length: Int) -> Bool {
+        let bit = min(length, 4095)
+        return constantStringLengthBits[bit >> 6] & (1 << UInt64(bit & 63)) != 0
     }
 
     /// The dedup class of the constant string equal to these bytes (whose `ByteKeyTable.hash` is `hash`), or -1.

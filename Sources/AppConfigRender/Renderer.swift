@@ -36,8 +36,6 @@ public final class Renderer {
     /// Two `let`s of final classes rather than an enum: no reference counting per device.
     private let xmlEmitter: XMLEmitter?
     private let binaryEmitter: BinaryEmitter?
-    /// Whether the scan hashes each string: the emitter says so, the VM does not look at the format.
-    private let hashStrings: Bool
     private let patternScratch: Pattern.Scratch
 
     /// Binary only: whether common devices are written from the precomputed layout (tests turn
@@ -64,7 +62,6 @@ public final class Renderer {
         patternScratch = scratch.pattern
         xmlEmitter = format == .xml ? XMLEmitter(image: image, nesting: xmlNesting) : nil
         binaryEmitter = format == .binary ? BinaryEmitter(image: image, scratch: scratch) : nil
-        hashStrings = xmlEmitter != nil ? XMLEmitter.needsStringHashes : BinaryEmitter.needsStringHashes
     }
 
     /// Renders one device. The returned bytes live in this renderer's buffer and are valid until
@@ -193,7 +190,7 @@ public final class Renderer {
                     break
                 }
                 let start = Int(strings[current].start)
-                if !DynamicString.scan(state.text.view(start: start, count: state.text.count - start), hashing: hashStrings, into: &strings[current]) {
+                if !DynamicString.scan(state.text.view(start: start, count: state.text.count - start), into: &strings[current]) {
                     fail(deviceError(.invalidUTF8, current, key, value: nil, "the value is not valid UTF-8"))
                 }
             case .checkLength:
@@ -218,8 +215,7 @@ public final class Renderer {
             case .checkValues:
                 let v = instruction.operand
                 let bytes = strings[current].bytes(in: state.text)
-                let hash = hashStrings ? strings[current].hash : ByteKeyTable.hash(bytes, foldingASCIICase: false)
-                if !image.valueSet(v, contains: bytes, hash: hash) {
+                if !image.valueSet(v, contains: bytes, hash: ByteKeyTable.hash(bytes, foldingASCIICase: false)) {
                     let allowed = program.valueSets[v].display.map { "\"\($0)\"" }.joined(separator: ", ")
                     fail(checkError(.valueNotAllowed, current, key, state.text, "is not one of " + allowed))
                 }

@@ -9,8 +9,6 @@ final class XMLEmitter {
     let image: ProgramImage
     /// Extra tabs before every line; 0 writes a whole document.
     let nesting: Int
-    /// XML shares no strings: the scan need not hash them.
-    static let needsStringHashes = false
 
     /// Each key's lines laid out once: runs of fixed bytes (the key line, constants, array and
     /// string tags, tabs), each followed by a dynamic string or nothing. A device's plist is, per
