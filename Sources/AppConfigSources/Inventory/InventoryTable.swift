@@ -250,13 +250,13 @@ public final class InventoryTable: @unchecked Sendable {
         var rowCount = 0, dataRows = 0, continuationRows = 0
         let allRanges = scans.reduce(0) { $0 + $1.ranges.count }
         lines.reserveCapacity(scans.reduce(0) { $0 + $1.rowLines.count })
-        // Part 0's rows are the table's first. While none is skipped they are not copied: at the
-        // end of the part the table takes its ranges whole (the common case; room for every part's
-        // was reserved by its scan), or, at its first skipped row, the rows before it are copied
-        // and the rest appended as they come (copying every row was a tenth of a one-part parse).
+        // While none of a part's rows is skipped they are not copied one by one: at the end of the
+        // part the table takes its ranges whole (part 0's are the table's first: taken, not copied;
+        // room for every part's was reserved by its scan), or, at its first skipped row, the rows
+        // before it are copied and the rest appended as they come (copying every row was a tenth of
+        // a one-part parse, and a row at a time, the later parts' were the load's one-core stretch).
         var part0 = scans.first?.ranges ?? []
         if !scans.isEmpty { scans[0].ranges = [] }
-        var deferring = true
         /// A row's ranges, for messages about an earlier row (part 0's: in the table once taken
         /// whole, which leaves `part0` empty).
         /// A row's device key, from the row's ranges.
@@ -273,11 +273,13 @@ public final class InventoryTable: @unchecked Sendable {
         rows: for (part, scan) in scans.enumerated() {
             let lineOffset = lineOffsets[part]
             dataRows += scan.dataRows
-            /// The rows of part 0 before `r`, all kept: copied when the first of its rows is skipped.
+            var deferring = true
+            let rowsBefore = rowCount
+            /// The part's rows before `r`, all kept: copied when the first of its rows is skipped.
             func stopDeferring(before r: Int) {
-                guard part == 0 && deferring else { return }
+                guard deferring else { return }
                 ranges.reserveCapacity(allRanges)
-                ranges.append(contentsOf: part0[..<(r * width)])
+                ranges.append(contentsOf: (part == 0 ? part0 : scan.ranges)[..<(r * width)])
                 deferring = false
             }
             var suspect = 0  // the next of the part's rows whose key its scan did not pass
@@ -325,18 +327,19 @@ public final class InventoryTable: @unchecked Sendable {
                         if options.strict { return true }
                         continue
                     }
-                    if part > 0 || !deferring { ranges.append(contentsOf: rowRanges) }
+                    if !deferring { ranges.append(contentsOf: rowRanges) }
                     lines.append(UInt32(lineNumber))
                     rowCount += 1
                 }
                 return false
             }
-            if part == 0 && deferring {
-                // Every row of part 0 kept (or the reading stopped in it: then only its rows up to the stop).
-                if stop { stopDeferring(before: rowCount) } else {
+            if deferring {
+                // Every row of the part kept (or the reading stopped in it: then only its rows up to the stop).
+                if stop { stopDeferring(before: rowCount - rowsBefore) } else if part == 0 {
                     swap(&ranges, &part0)
-                    deferring = false
                     ranges.reserveCapacity(allRanges)
+                } else {
+                    ranges.append(contentsOf: scan.ranges)
                 }
             }
             if stop { break rows }
