@@ -330,6 +330,11 @@ struct DirectoryTests {
         #expect(folded.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 2), "the value of mail is not valid UTF-8")])
         let dn = try LDIFReader.read(Array("dn: cn=".utf8) + bad + Array(",dc=x\nmail: a@x\n".utf8), file: "h.ldif")
         #expect(dn.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 1), "the DN is not valid UTF-8")])
+        // In base64, the same: the DN is checked whole before its CN and OU are read (unchecked then).
+        let encoded = Data(Array("cn=".utf8) + bad + Array(",ou=y,dc=x".utf8)).base64EncodedString()
+        let dn64 = try LDIFReader.read(Array("dn:: \(encoded)\nmail: a@x\n".utf8), file: "h.ldif")
+        #expect(dn64.problems == [Problem(.ldifInvalidUTF8, at: Location(file: "h.ldif", line: 1), "the DN is not valid UTF-8")])
+        #expect(dn64.count == 0)
         // The line before is ASCII, whatever follows its newline in the same word.
         let next = try LDIFReader.read(Array("dn: cn=a,dc=x\nmail: ".utf8) + text[..<place] + Array("\ncn: \u{E9}".utf8) + [0xC3, 0xA9] + Array("\n".utf8), file: "h.ldif")
         #expect(next.problems.isEmpty)

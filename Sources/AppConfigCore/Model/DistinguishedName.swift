@@ -58,9 +58,10 @@ public struct DistinguishedName: Sendable, Equatable {
     /// `commonNameAndUnit` for the user table, which derives both for every entry: a value
     /// written without escapes or quotes (most are) is a range of `dn`, with nothing built.
     /// `readInOnePass`: the DN is written plainly (`plainCommonNameAndUnit` read it).
-    package static func commonNameAndUnit(in dn: ByteView) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
+    /// `validUTF8`: the caller checked the whole DN (the values are not checked again).
+    package static func commonNameAndUnit(in dn: ByteView, validUTF8: Bool = false) throws(ParseError) -> (cn: Piece?, ou: Piece?, readInOnePass: Bool) {
         // Bound from the call and returned, not kept: a copy of the optional pieces cost every user.
-        if let plain = plainCommonNameAndUnit(in: dn) { return (plain.cn, plain.ou, true) }
+        if let plain = plainCommonNameAndUnit(in: dn, validUTF8: validUTF8) { return (plain.cn, plain.ou, true) }
         let walked = try walkedCommonNameAndUnit(in: dn)
         return (walked.cn, walked.ou, false)
     }
@@ -69,7 +70,7 @@ public struct DistinguishedName: Sendable, Equatable {
     /// around the separators, no escapes, quotes, `+`, `;` or leading `#`. Read in one pass (the
     /// values' ends eight bytes at a time); nil for any other DN, which `walk` reads (through
     /// `walk`, the DNs were most of reading a directory's users after the lines themselves).
-    static func plainCommonNameAndUnit(in dn: ByteView) -> (cn: Piece?, ou: Piece?)? {
+    static func plainCommonNameAndUnit(in dn: ByteView, validUTF8: Bool = false) -> (cn: Piece?, ou: Piece?)? {
         let b = dn
         guard dn.count > 0 else { return nil }
         let n = dn.count
@@ -88,8 +89,9 @@ public struct DistinguishedName: Sendable, Equatable {
             if type.count == 2 {
                 let t0 = b[type.lowerBound] | 0x20, t1 = b[type.lowerBound + 1] | 0x20
                 let isCN = t0 == UInt8(ascii: "c") && t1 == UInt8(ascii: "n"), isOU = t0 == UInt8(ascii: "o") && t1 == UInt8(ascii: "u")
-                // Every CN and OU value is UTF-8, as `walk` checks each (one that is not: walked, for its error).
-                if (isCN || isOU) && firstInvalidUTF8(dn[view: valueStart..<end]) != nil { return nil }
+                // Every CN and OU value is UTF-8, as `walk` checks each (one that is not: walked, for
+                // its error), unless the caller checked the whole DN.
+                if !validUTF8 && (isCN || isOU) && firstInvalidUTF8(dn[view: valueStart..<end]) != nil { return nil }
                 if isCN && cn == nil { cn = valueStart..<end }
                 if isOU { ou = valueStart..<end }  // the last OU wins: the one nearest the DCs
             }

@@ -84,8 +84,8 @@ public struct UserTableBuilder {
     }
 
     /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil; every value
-    /// is copied into the pool (the buffers may go once this returns). `line`: where an LDIF entry
-    /// starts. `memberOf`: the user's groups, when the map reads groups. `dnHash`: `hashDN(dn)`,
+    /// is copied into the pool (the buffers may go once this returns). `dn` is valid UTF-8 (a
+    /// string's bytes, or an LDIF DN that was checked). `line`: where an LDIF entry starts. `memberOf`: the user's groups, when the map reads groups. `dnHash`: `hashDN(dn)`,
     /// when the caller made it.
     mutating func addEntry(dn: ByteView, dnHash: UInt64?, values: [ByteView?], memberOf: [ByteView],
                            line: Int?, location: @autoclosure () -> Location) {
@@ -125,7 +125,7 @@ public struct UserTableBuilder {
                                   location: @autoclosure () -> Location) -> Bool? {
         let pieces: (cn: DistinguishedName.Piece?, ou: DistinguishedName.Piece?, readInOnePass: Bool)
         do {
-            pieces = try DistinguishedName.commonNameAndUnit(in: dn)
+            pieces = try DistinguishedName.commonNameAndUnit(in: dn, validUTF8: true)
         } catch {
             let text = String(decoding: dn, as: UTF8.self)
             problems.append(Problem(.ldifDN, at: location(), "DN \"\(text)\" is not valid (\(error.message) at offset \(error.offset)); entry skipped"))
