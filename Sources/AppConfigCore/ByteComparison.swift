@@ -47,13 +47,31 @@ package func foldedBytesEqual(_ a: ByteView, _ b: ByteView) -> Bool {
 
 /// Byte-wise order (memcmp, then length): how device keys sort in archives, indexes and manifests.
 @inlinable @inline(__always)
-package func bytesPrecede(_ a: ByteView, _ b: ByteView) -> Bool {
+package func bytesPrecede(_ a: ByteView, _ b: ByteView) -> Bool { bytesCompare(a, b) < 0 }
+
+/// Byte-wise three-way order (memcmp's, then length): negative, zero or positive. Eight bytes at
+/// a time, a word that differs compared in big-endian order (the last eight overlapping the ones
+/// before, equal so far); shorter views byte by byte. A call to memcmp per comparison, two for
+/// keys that are equal, was most of merging tonight's device keys with last night's.
+@inlinable @inline(__always)
+package func bytesCompare(_ a: ByteView, _ b: ByteView) -> Int {
+    @inline(__always) func order(_ x: UInt64, _ y: UInt64) -> Int { x.byteSwapped < y.byteSwapped ? -1 : 1 }
     let n = min(a.count, b.count)
-    if n > 0, let pa = a.elements.baseAddress, let pb = b.elements.baseAddress {
-        let c = memcmp(pa, pb, n)
-        if c != 0 { return c < 0 }
+    if n >= 8 {
+        var i = 0
+        while i + 8 <= n {
+            let (x, y) = (a.word(at: i), b.word(at: i))
+            if x != y { return order(x, y) }
+            i += 8
+        }
+        if i < n {
+            let (x, y) = (a.word(at: n - 8), b.word(at: n - 8))
+            if x != y { return order(x, y) }
+        }
+    } else {
+        for i in 0..<n where a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
     }
-    return a.count < b.count
+    return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
 }
 
 extension BufferView where Element == UInt8 {

@@ -189,3 +189,41 @@ struct FoldedEqualityTests {
         #expect(equalCount > 8_000 && equalCount < 14_000)
     }
 }
+
+/// Byte-wise order eight bytes at a time (`bytesCompare`, `precedes`) against the arrays' own
+/// lexicographic order: every length around the word size, a difference at every place (the high
+/// bit set or not, which a signed comparison would get wrong), and prefixes of each other.
+@Suite("Byte order")
+struct ByteOrderTests {
+    static func reference(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a == b ? 0 : a.lexicographicallyPrecedes(b) ? -1 : 1
+    }
+
+    @Test("20,000 random pairs of 0 to 40 bytes: the arrays' order; a third equal, a third one a prefix of the other")
+    func random() {
+        var random = SplitMix64(seed: 21)
+        let alphabet: [UInt8] = [0x00, 0x01, 0x30, 0x41, 0x61, 0x7F, 0x80, 0x81, 0xFE, 0xFF]
+        var counts = [0, 0, 0]
+        for n in 0..<20_000 {
+            let length = Int.random(in: 0...40, using: &random)
+            var a = (0..<length).map { _ in alphabet.randomElement(using: &random)! }
+            var b = a
+            switch n % 3 {
+            case 0: break  // equal
+            case 1: if length > 0 { b[Int.random(in: 0..<length, using: &random)] = alphabet.randomElement(using: &random)! }
+            default: b = Array(a.prefix(Int.random(in: 0...length, using: &random)))  // a prefix
+            }
+            if n % 2 == 0 { swap(&a, &b) }
+            let expected = Self.reference(a, b)
+            counts[expected + 1] += 1
+            a.withView { x in
+                b.withView { y in
+                    #expect(bytesCompare(x, y) == expected, "\(a) \(b)")
+                    #expect(bytesCompare(y, x) == -expected, "\(b) \(a)")
+                    #expect(x.precedes(y) == (expected < 0))
+                }
+            }
+        }
+        #expect(counts[1] > 7_000 && counts[0] > 4_000 && counts[2] > 4_000, "\(counts)")
+    }
+}

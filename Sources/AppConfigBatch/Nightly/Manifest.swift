@@ -116,8 +116,14 @@ public final class Manifest: @unchecked Sendable {
                             if i + 8 < range.upperBound { prefetch(i + 8, 0) }
                             if i + 4 < range.upperBound { prefetch(i + 4, 1) }
                             let k = key(i)
-                            while e < entries.count && entryKey(e).precedes(k) { e += 1 }
-                            out[i] = e < entries.count && entryKey(e).equals(k) ? Int32(e) : -1
+                            // One comparison an entry: before the key, the key, or after it.
+                            var order = 1
+                            while e < entries.count {
+                                order = bytesCompare(entryKey(e), k)
+                                if order >= 0 { break }
+                                e += 1
+                            }
+                            out[i] = e < entries.count && order == 0 ? Int32(e) : -1
                         }
                     }
                     initialized = count
