@@ -22,8 +22,10 @@ package func fnv1aStep(_ hash: UInt64, _ byte: UInt8) -> UInt64 {
 
 /// A hash of bytes eight at a time, with `foldingASCIICase` A-Z taken as a-z: for tables built and
 /// searched in one run (the inventory's duplicate check, the renderer's dedup of a device's
-/// strings: FNV-1a's multiply per byte showed in both). Not stable across versions: nothing stored
-/// may depend on it. Empty bytes hash alike whether or not they have an address.
+/// strings: FNV-1a's multiply per byte showed in both). Not stable across versions: what is stored
+/// with it may only miss when it changes (a manifest's input digests, `InputDigest`: a device
+/// rendered again, never a wrong output carried). Empty bytes hash alike whether or not they have
+/// an address.
 @inlinable @inline(__always)
 package func wordHash(_ bytes: ByteView, foldingASCIICase: Bool) -> UInt64 {
     @inline(__always) func lowered(_ w: UInt64) -> UInt64 { foldingASCIICase ? asciiLowerWord(w) : w }
