@@ -19,8 +19,9 @@ package func forEachRange(_ count: Int, parts: Int = Parallelism.threads, parall
 /// the job's peak, and as much memory faulted in fresh. The next round is made while this one is
 /// emitted (two sets of buffers, in turn), its pieces taken in turn by the threads that make it
 /// and by the emitting one once it is done: with a thread for each, the emitting core idled
-/// whenever writing a round took less than making one.
-package func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 15, parts: Int = Parallelism.threads,
+/// whenever writing a round took less than making one. A round of 8,192 lines (a megabyte or
+/// so) is still in the caches when it is written; one of 32,768 was not.
+package func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 13, parts: Int = Parallelism.threads,
                                     make: (Range<Int>, inout [UInt8]) -> Void,
                                     emit: (ByteView) throws(E) -> Void) throws(E) {
     precondition(round > 0)
