@@ -71,7 +71,7 @@ package final class PartedFile: Sendable {
     /// ends in it (`lastRecordEnd`, nil: none does yet, and the window grows), and what follows is
     /// carried to the front of the next. `body` gets each window (its bytes may be changed in
     /// place) and whether it is the part's last; it returns false to stop.
-    package func readWindows(part: Int, window: Int = 1 << 20, lastRecordEnd: (ByteView) -> Int?,
+    package func readWindows(part: Int, window: Int, lastRecordEnd: (ByteView) -> Int?,
                             _ body: (MutableByteView, Bool) -> Bool) throws(FileReadError) {
         var offset = bounds[part]
         let end = bounds[part + 1]
