@@ -78,9 +78,9 @@ struct DirectoryImageUse {
     var sourceState: String?
 
     /// Writes the table's image under a temporary name beside the output on a thread of its own
-    /// (its value: the file, not yet under its name, or nil), while the run publishes: written after the publish, on one core,
-    /// it was the end of every large job, the other core idle. Nil when there is nothing to
-    /// write: no place, or an image loaded (linked once published).
+    /// (its value: the file, not yet under its name, or nil), while the run publishes: written
+    /// after the publish, on one core, it was the end of every large job, the other core idle.
+    /// Nil when there is nothing to write: no place, or an image loaded (linked once published).
     func startSaving(_ users: UserTable) -> WorkBeside<AtomicFile?, Never>? {
         guard saveTo != nil, loadedFrom == nil else { return nil }
         return WorkBeside { () -> AtomicFile? in write(users) }
@@ -106,7 +106,7 @@ struct DirectoryImageUse {
         let written: Void? = try? UserTableImage.withPieces(of: users, key: key, sourceState: sourceState) { pieces throws(Problem) in
             try writeAllGathered(file.descriptor, pieces, path: path)
         }
-        if written == nil { file.discard() }
-        return written == nil ? nil : file
+        guard written != nil else { file.discard(); return nil }
+        return file
     }
 }

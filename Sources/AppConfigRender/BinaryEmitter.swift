@@ -152,7 +152,7 @@ final class BinaryEmitter {
         }
         for i in 0..<assignedBefore {
             let other = Int(dynamicClass[i])
-            if device.strings[other].count == Int32(bytes.count) && device.bytes(of: other).equals(bytes) {
+            if device.bytes(of: other).equals(bytes) {  // lengths first
                 return image.program.constantClassCount + other
             }
         }

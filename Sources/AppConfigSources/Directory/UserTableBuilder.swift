@@ -85,8 +85,9 @@ public struct UserTableBuilder {
 
     /// Adds one entry. `values[i]` is the first value of `attributeOrder[i]`, or nil; every value
     /// is copied into the pool (the buffers may go once this returns). `dn` is valid UTF-8 (a
-    /// string's bytes, or an LDIF DN that was checked). `line`: where an LDIF entry starts. `memberOf`: the user's groups, when the map reads groups. `dnHash`: `hashDN(dn)`,
-    /// when the caller made it.
+    /// string's bytes, or an LDIF DN that was checked). `line`: where an LDIF entry starts.
+    /// `memberOf`: the user's groups, when the map reads groups. `dnHash`: `hashDN(dn)`, when the
+    /// caller made it.
     mutating func addEntry(dn: ByteView, dnHash: UInt64?, values: [ByteView?], memberOf: [ByteView],
                            line: Int?, location: @autoclosure () -> Location) {
         guard let readInOnePass = addUser(dn: dn, values: values, line: line, location: location()),
