@@ -47,8 +47,17 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
     /// The device's digest is its declarations' (`DeviceDeclarations.digest`). `plistDigest`: its
     /// plist's, when the sink digested it with others.
     func encode(_ device: RenderedDevice, plistDigest: SHA256Digest?, scratch text: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
-        let d = builder.build(key: device.key, plist: device.plist, extensions: device.extensions, credentials: device.credentials,
-                              variant: device.variant, plistDigest: plistDigest)
+        try encode(device, declarations: builder.build([device], plistDigests: [plistDigest], inLanes: false)[0], scratch: &text, files: &files)
+    }
+
+    /// The declarations of devices whose plists the sink digested together (`digestsPlistsInBatches`),
+    /// their names and tokens digested together too; each is then written by `encode(_:declarations:...)`.
+    func declarations(of devices: [RenderedDevice], plistDigests: [SHA256Digest?]) -> [DeviceDeclarations] {
+        builder.build(devices, plistDigests: plistDigests)
+    }
+
+    /// Writes the device's files and lines from its declarations `d`; returns its digest.
+    func encode(_ device: RenderedDevice, declarations d: DeviceDeclarations, scratch text: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
         for (i, slots) in assetsByPosition.enumerated() where device.position < slots.count { slots.set(device.position, d.assets[i].data) }
         if let credentialAssets, device.position < credentialAssets.positions {
             for (k, a) in d.assets.dropFirst(assetsByPosition.count).enumerated() { credentialAssets.set(device.position, k, AssetName(a)) }

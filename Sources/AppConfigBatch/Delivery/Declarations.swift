@@ -193,46 +193,62 @@ struct DeclarationBuilder: Sendable {
         return (parts, holes)
     }
 
-    /// The device's assets, identity and digest (nothing written).
-    /// `plistDigest`: the plist's SHA-256 when it is known (digested in a batch of devices).
-    func build(key: ByteView, plist: ByteView, extensions: BufferView<ByteView>,
-               credentials: BufferView<RenderedCredential> = .empty, variant: Int = 0, plistDigest: SHA256Digest? = nil) -> DeviceDeclarations {
-        var assets = [asset(plist, digest: plistDigest)]
-        for e in extensions { assets.append(asset(e)) }
-        for c in credentials { assets.append(credentialAsset(c)) }
-        var d = DeviceDeclarations(assets: assets, identity: identity(key))
-        d.variant = templates.count == 1 ? 0 : variant
-        // The digest: the identity, the configuration's and activation's tokens, the assets' names.
-        var payload: [UInt8] = []
-        payload.reserveCapacity(512)
-        appendConfigurationPayload(d, to: &payload)
-        d.configurationToken = SHA256Digest(of: payload)
-        payload.removeAll(keepingCapacity: true)
-        appendActivationPayload(d, to: &payload)
-        d.activationToken = SHA256Digest(of: payload)
-        let parts = [d.identity, d.configurationToken, d.activationToken] + assets.map(\.name)
-        d.digest = parts.withUnsafeBytes { SHA256Digest(of: $0) }
-        return d
-    }
-
-    /// A credential document's asset: named by its type, media type, where it is served and its data.
-    func credentialAsset(_ c: RenderedCredential) -> DeviceDeclarations.Asset {
-        let info = CredentialAsset(type: c.kind.assetType, contentType: c.contentType, secret: c.holdsSecret)
-        let digest = c.document.withUnsafeBytes { SHA256Digest(of: $0) }
-        let context = SHA256Digest(of: Array(info.type.utf8) + [0] + Array(info.contentType.utf8) + [0] + (info.secret ? secretURLPrefix : urlPrefix))
-        var pair = (context, digest)
-        let name = withUnsafeBytes(of: &pair) { SHA256Digest(of: $0) }
-        return .init(data: digest, size: c.document.count, credential: info, name: name)
-    }
-
-    func asset(_ data: ByteView, digest known: SHA256Digest? = nil) -> DeviceDeclarations.Asset {
-        let digest = known ?? SHA256Digest(of: data)
-        var pair = (assetContext, digest)
-        let name = withUnsafeBytes(of: &pair) { SHA256Digest(of: $0) }
-        return .init(data: digest, size: data.count, name: name)
-    }
-
-    func identity(_ key: ByteView) -> SHA256Digest {
-        identityPrefix.withView { SHA256Digest(of: $0, then: key) }
+    /// Each device's assets, identity and digest (nothing written). `plistDigests[i]`: device i's
+    /// plist's SHA-256 when it is known (digested in a batch of devices). The names, tokens and
+    /// digests are taken in three rounds, each round's messages digested together
+    /// (`SHA256Messages`: in lanes, unless `inLanes` is false); a document's data is digested on
+    /// its own, where it is (a credential's may hold a secret: it is not copied).
+    func build(_ devices: [RenderedDevice], plistDigests: [SHA256Digest?], inLanes: Bool = SHA256.hasLanes) -> [DeviceDeclarations] {
+        let none = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
+        var messages = SHA256Messages()
+        var built: [DeviceDeclarations] = []
+        built.reserveCapacity(devices.count)
+        // Round 1: the identities, then the assets' names (their context, then their data's digest).
+        for device in devices { messages.add { $0 += identityPrefix; $0.append(contentsOf: device.key) } }
+        for (i, device) in devices.enumerated() {
+            var assets: [DeviceDeclarations.Asset] = []
+            assets.reserveCapacity(1 + device.extensions.count + device.credentials.count)
+            assets.append(.init(data: plistDigests[i] ?? SHA256Digest(of: device.plist), size: device.plist.count, name: none))
+            for e in device.extensions { assets.append(.init(data: SHA256Digest(of: e), size: e.count, name: none)) }
+            for c in device.credentials {
+                let info = CredentialAsset(type: c.kind.assetType, contentType: c.contentType, secret: c.holdsSecret)
+                assets.append(.init(data: c.document.withUnsafeBytes { SHA256Digest(of: $0) }, size: c.document.count, credential: info, name: none))
+            }
+            for a in assets {
+                let context = a.credential.map { c in
+                    SHA256Digest(of: Array(c.type.utf8) + [0] + Array(c.contentType.utf8) + [0] + (c.secret ? secretURLPrefix : urlPrefix))
+                } ?? assetContext
+                messages.add { out in
+                    withUnsafeBytes(of: context) { out += $0 }
+                    withUnsafeBytes(of: a.data) { out += $0 }
+                }
+            }
+            var d = DeviceDeclarations(assets: assets, identity: none)
+            d.variant = templates.count == 1 ? 0 : device.variant
+            built.append(d)
+        }
+        var names = messages.digests(inLanes: inLanes)[...]
+        for i in built.indices { built[i].identity = names.removeFirst() }
+        for i in built.indices {
+            for k in built[i].assets.indices { built[i].assets[k].name = names.removeFirst() }
+        }
+        // Round 2: the configurations' payloads, then the activations' (lanes of like lengths).
+        for d in built { messages.add { appendConfigurationPayload(d, to: &$0) } }
+        for d in built { messages.add { appendActivationPayload(d, to: &$0) } }
+        let tokens = messages.digests(inLanes: inLanes)
+        // Round 3: the digest: the identity, the configuration's and activation's tokens, the assets' names.
+        for i in built.indices {
+            built[i].configurationToken = tokens[i]
+            built[i].activationToken = tokens[built.count + i]
+            let d = built[i]
+            messages.add { out in
+                withUnsafeBytes(of: d.identity) { out += $0 }
+                withUnsafeBytes(of: d.configurationToken) { out += $0 }
+                withUnsafeBytes(of: d.activationToken) { out += $0 }
+                for a in d.assets { withUnsafeBytes(of: a.name) { out += $0 } }
+            }
+        }
+        for (i, digest) in messages.digests(inLanes: inLanes).enumerated() { built[i].digest = digest }
+        return built
     }
 }

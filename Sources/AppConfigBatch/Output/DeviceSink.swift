@@ -108,21 +108,29 @@ public final class DeviceSink: @unchecked Sendable {
         defer { swap(&files.records, &chunk.records) }
         let ending = encoding.pathExtension
         let batching = batching
-        try chunk.pending.flush { device, digest, bytes throws(Problem) in
-            switch batching {
-            case .files:
+        switch batching {
+        case .files:
+            try chunk.pending.flush { device, digest, bytes throws(Problem) in
                 let name = OutputNames.PathName(key: device.key)
                 digests.set(device.position, digest, name: name)
                 if files.writes(entry: device.previousEntry, digest) {
                     try files.file(path: { OutputNames.appendRelativePath(device.key, name: name, extension: ending, to: &$0) }, bytes: bytes)
                 }
-            case .plists(let ddm):
-                var rendered = RenderedDevice(key: device.key, plist: bytes, indexFields: device.indexFields, position: device.position)
-                rendered.variant = device.variant
-                rendered.previousEntry = device.previousEntry
-                digests.set(device.position, try ddm.encode(rendered, plistDigest: digest, scratch: &chunk.scratch, files: &files))
-            case .none: preconditionFailure("nothing waits without batching")
             }
+        case .plists(let ddm):
+            try chunk.pending.flushAll { devices, plistDigests, plist throws(Problem) in
+                let rendered = devices.indices.map { i in
+                    var r = RenderedDevice(key: devices[i].key, plist: plist(i), indexFields: devices[i].indexFields, position: devices[i].position)
+                    r.variant = devices[i].variant
+                    r.previousEntry = devices[i].previousEntry
+                    return r
+                }
+                let declarations = ddm.declarations(of: rendered, plistDigests: plistDigests)
+                for (device, d) in zip(rendered, declarations) {
+                    digests.set(device.position, try ddm.encode(device, declarations: d, scratch: &chunk.scratch, files: &files))
+                }
+            }
+        case .none: return  // nothing waits without batching
         }
     }
 

@@ -55,6 +55,15 @@ struct PendingFiles {
     /// Digests the files waiting, hands each device with its digest and file to `body` in the
     /// order they came, and empties the batch.
     mutating func flush(inLanes: Bool = SHA256.hasLanes, _ body: (Device, SHA256Digest, ByteView) throws(Problem) -> Void) throws(Problem) {
+        try flushAll(inLanes: inLanes) { devices, digests, file throws(Problem) in
+            for i in devices.indices { try body(devices[i], digests[i], file(i)) }
+        }
+    }
+
+    /// Digests the files waiting, hands them to `body` at once (the devices, their digests, and
+    /// each one's file by its index there), and empties the batch.
+    mutating func flushAll(inLanes: Bool = SHA256.hasLanes,
+                           _ body: ([Device], [SHA256Digest], (Int) -> ByteView) throws(Problem) -> Void) throws(Problem) {
         guard !devices.isEmpty else { return }
         defer {
             bytes.removeAll(keepingCapacity: true)
@@ -65,12 +74,9 @@ struct PendingFiles {
         bytes.withUnsafeBytes { b in
             ends.withUnsafeBufferPointer { e in SHA256.digests(of: b, ends: e, inLanes: inLanes) { _, d in digests.append(d) } }
         }
+        let stops = ends
         try bytes.withView { b throws(Problem) in
-            var start = 0
-            for (i, device) in devices.enumerated() {
-                try body(device, digests[i], b[view: start..<ends[i]])
-                start = ends[i]
-            }
+            try body(devices, digests) { i in b[view: (i == 0 ? 0 : stops[i - 1])..<stops[i]] }
         }
     }
 }
