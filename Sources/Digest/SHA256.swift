@@ -114,8 +114,10 @@ public struct SHA256Digest: Hashable, Sendable, BitwiseCopyable {
 
     /// Appends the first `digits` (default all 64) lowercase hex digits to `out`, made on the stack
     /// and appended at once (an append per digit showed in profiles: two files of a digest per device).
-    @inline(__always)
-    public func appendHex(digits: Int = 64, to out: inout [UInt8]) {
+    /// Inlinable: called across modules, a DDM device's dozen digests each went through the writer's
+    /// every case of `digits`.
+    @inlinable @inline(__always)
+    package func appendHex(digits: Int = 64, to out: inout [UInt8]) {
         out.append(room: 64) { $0.write(hex: self, digits: digits) }
     }
 
@@ -156,7 +158,7 @@ extension SHA256 {
 
 extension ByteWriter {
     /// The digest's first `digits` (default all 64) lowercase hex digits: the one hex writer of digests.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func write(hex digest: SHA256Digest, digits: Int = 64) {
         // Each word holds 8 of the digest's bytes in memory order: big-endian reads them in order.
         write(word: digest.a, from: 0, of: digits)
@@ -165,8 +167,8 @@ extension ByteWriter {
         write(word: digest.d, from: 48, of: digits)
     }
 
-    @inline(__always)
-    private mutating func write(word: UInt64, from first: Int, of digits: Int) {
+    @inlinable @inline(__always)
+    mutating func write(word: UInt64, from first: Int, of digits: Int) {
         let n = min(16, digits - first)
         if n > 0 { write(hex: word.bigEndian >> UInt64(4 * (16 - n)), digits: n) }
     }

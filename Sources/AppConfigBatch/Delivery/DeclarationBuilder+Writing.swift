@@ -33,8 +33,8 @@ extension DeclarationBuilder {
 
     func appendConfigurationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
         let (parts, holes) = templates[d.variant]
-        for (i, part) in parts.enumerated() {
-            out += part
+        for i in 0..<parts.count {
+            parts[i].withUnsafeBufferPointer { out.append(contentsOf: $0) }
             if i < holes.count { Self.appendAssetIdentifier(d.assets[holes[i]], to: &out) }
         }
     }

@@ -63,8 +63,10 @@ struct DeclarationBuilder: Sendable {
     let identityPrefix: [UInt8]
     /// Per variant, the configuration's payload: constant parts, with an asset Identifier between
     /// each two (`holes[i]`: which asset: 0 the app's, then the extensions', then the credentials').
-    /// One for every variant when no assignment carries credentials.
-    let templates: [(parts: [[UInt8]], holes: [Int])]
+    /// One for every variant when no assignment carries credentials. Views of `templateStorage`:
+    /// read per device without a retain (arrays of arrays were one per part).
+    let templates: [(parts: BufferView<ByteView>, holes: BufferView<Int>)]
+    private let templateStorage: BufferArena
     /// Where the secret-bearing documents are served (`--secret-asset-base-url`), with `/`.
     let secretURLPrefix: [UInt8]
 
@@ -90,7 +92,12 @@ struct DeclarationBuilder: Sendable {
         secretURLPrefix = Array((delivery.secretAssetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
         assetContext = SHA256Digest(of: Array(Self.contentType.utf8) + [0] + urlPrefix)
         identityPrefix = Array("appconfig".utf8) + [0] + Array(delivery.bundleID.utf8) + [0]
-        templates = (credentials.isEmpty ? [[]] : credentials).map { Self.payloadTemplate(delivery, credentials: $0, extensionCredentials: extensionCredentials) }
+        let storage = BufferArena()
+        templateStorage = storage
+        templates = (credentials.isEmpty ? [[]] : credentials).map {
+            let t = Self.payloadTemplate(delivery, credentials: $0, extensionCredentials: extensionCredentials)
+            return (storage.view(t.parts.map { storage.view($0) }), storage.view(t.holes))
+        }
     }
 
     /// AppManaged's payload, keys in sorted order: `AppConfig`, the app's source, `ExtensionConfigs`,
