@@ -124,11 +124,14 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
     /// The manifest's path of the device at `position`: the assets its set names (what a server
     /// must keep serving while the device has this set), space-separated.
     func appendManifestPath(position: Int, to out: inout [UInt8]) {
-        for (i, slots) in assetsByPosition.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: " ")) }
-            out += "assets/".utf8
-            slots.digest(at: position).appendHex(to: &out)
-            out += ".plist".utf8
+        for i in assetsByPosition.indices {
+            let digest = assetsByPosition[i].digest(at: position)
+            out.append(room: 78) { path in
+                if i > 0 { path.write(UInt8(ascii: " ")) }
+                path.write("assets/")
+                path.write(hex: digest)
+                path.write(".plist")
+            }
         }
         credentialAssets?.forEach(position) { name in
             out.append(UInt8(ascii: " "))

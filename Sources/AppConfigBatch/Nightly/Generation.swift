@@ -290,9 +290,9 @@ struct Generation {
             if e.carried {
                 Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             } else {
-                var path: [UInt8] = []
-                ddm.appendManifestPath(position: Int(e.source), to: &path)
-                Manifest.appendLine(key: key, path: path, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
+                Manifest.appendLine(key: key, digest: digest(of: e), inputs: inputs(of: e), to: &lines) {
+                    ddm.appendManifestPath(position: Int(e.source), to: &$0)
+                }
             }
         }
         if e.row < 0 { previous!.withKey(at: Int(e.source), append) } else { append(keys.value(row: Int(e.row))) }

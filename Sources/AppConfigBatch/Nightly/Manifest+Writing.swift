@@ -58,9 +58,15 @@ extension Manifest {
 
     /// A line with its path given (DDM: the assets the device's set names).
     static func appendLine(key: ByteView, path: some Collection<UInt8>, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8]) {
+        appendLine(key: key, digest: digest, inputs: inputs, to: &out) { $0 += path }
+    }
+
+    /// A line whose path `path` appends in its place (a DDM device's assets: no array of its own
+    /// per line).
+    static func appendLine(key: ByteView, digest: SHA256Digest, inputs: UInt64, to out: inout [UInt8], path: (inout [UInt8]) -> Void) {
         digest.appendHex(to: &out)
         out.append(0x09)
-        out += path
+        path(&out)
         out.append(0x09)
         appendEscapingRuns(key, to: &out, where: { b, _ in b < 0x21 || b == UInt8(ascii: "%") || b == 0x7F }, escape: appendPercentEscaped)
         out.append(0x09)
