@@ -6,29 +6,17 @@ extension DeclarationBuilder {
     // MARK: Writing
 
     static func appendIdentifier(_ prefix: StaticString, _ digest: SHA256Digest, to out: inout [UInt8]) {
-        JSONText.append(prefix, to: &out)
-        digest.appendHex(digits: identifierDigits, to: &out)
+        out.append(room: 64) { $0.writeIdentifier(prefix, digest) }
     }
 
     /// A token's 32 hex digits: the digest's first (a content hash), or for an asset its name's last.
     static func appendToken(_ digest: SHA256Digest, asset: Bool = false, to out: inout [UInt8]) {
-        // The last 32 digits are the first 32 of the digest with its halves swapped.
-        let d = asset ? SHA256Digest(a: digest.c, b: digest.d, c: digest.a, d: digest.b) : digest
-        d.appendHex(digits: tokenDigits, to: &out)
+        out.append(room: tokenDigits) { $0.writeToken(digest, asset: asset) }
     }
 
     /// A non-negative integer's decimal digits.
     static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { d in
-            var v = value, i = 24
-            repeat {
-                i -= 1
-                d[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            } while v > 0
-            out.append(contentsOf: d[i..<24])
-        }
+        out.append(room: 24) { $0.write(decimal: value) }
     }
 
     func appendConfigurationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
@@ -45,29 +33,58 @@ extension DeclarationBuilder {
     }
 
     func appendActivationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
-        JSONText.append(#"{"StandardConfigurations":[""#, to: &out)
-        Self.appendIdentifier(Self.configurationPrefix, d.identity, to: &out)
-        JSONText.append(#""]}"#, to: &out)
+        out.append(room: 128) { w in
+            w.write(#"{"StandardConfigurations":[""#)
+            w.writeIdentifier(Self.configurationPrefix, d.identity)
+            w.write(#""]}"#)
+        }
     }
 
     /// `{"Identifier":…,"Payload":…,"ServerToken":…,"Type":…}` and a line feed (a declarations.jsonl
-    /// line; a declaration file's text).
-    private func appendDeclaration(_ type: StaticString, identifier: (inout [UInt8]) -> Void, payload: (inout [UInt8]) -> Void,
-                                   token: (inout [UInt8]) -> Void, to out: inout [UInt8]) {
-        JSONText.append(#"{"Identifier":""#, to: &out)
-        identifier(&out)
-        JSONText.append(#"","Payload":"#, to: &out)
+    /// line; a declaration file's text): the Identifier `prefix` and `identity`'s, the token
+    /// `token`'s. The fixed text around the payload in one write each (an append per piece through
+    /// the array was most of writing a device's declarations).
+    private func appendDeclaration(_ type: StaticString, identifier prefix: StaticString, _ identity: SHA256Digest, token: SHA256Digest,
+                                   payload: (inout [UInt8]) -> Void, to out: inout [UInt8]) {
+        out.append(room: 128) { w in
+            w.write(#"{"Identifier":""#)
+            w.writeIdentifier(prefix, identity)
+            w.write(#"","Payload":"#)
+        }
         payload(&out)
-        JSONText.append(#","ServerToken":""#, to: &out)
-        token(&out)
-        JSONText.append(#"","Type":""#, to: &out)
-        JSONText.append(type, to: &out)
-        JSONText.append("\"}\n", to: &out)
+        out.append(room: 128 + type.utf8CodeUnitCount) { w in
+            w.write(#","ServerToken":""#)
+            w.writeToken(token, asset: false)
+            w.write(#"","Type":""#)
+            w.write(type)
+            w.write("\"}\n")
+        }
     }
 
     /// The asset's declaration: `com.apple.asset.data`, or a credential's `com.apple.asset.credential.*`
     /// (with `Authentication` `MDM` when its document holds a secret).
     func appendAssetDeclaration(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
+        guard a.credential != nil else {
+            // A configuration's data asset, the most of them: written whole in one go.
+            urlPrefix.withUnsafeBufferPointer { url in
+                out.append(room: 400 + url.count) { w in
+                    w.write(#"{"Identifier":""#)
+                    w.writeIdentifier(Self.assetPrefix, a.name)
+                    w.write(#"","Payload":{"Reference":{"ContentType":"application/x-plist","DataURL":""#)
+                    w.write(url)
+                    w.write(hex: a.data)
+                    w.write(#"","Hash-SHA-256":""#)
+                    w.write(hex: a.data)
+                    w.write(#"","Size":"#)
+                    w.write(decimal: a.size)
+                    w.write(#"}},"ServerToken":""#)
+                    w.writeToken(a.name, asset: true)
+                    w.write(#"","Type":"com.apple.asset.data"}"#)
+                    w.write(0x0A)
+                }
+            }
+            return
+        }
         JSONText.append(#"{"Identifier":""#, to: &out)
         Self.appendAssetIdentifier(a, to: &out)
         JSONText.append(#"","Payload":{"#, to: &out)
@@ -90,31 +107,31 @@ extension DeclarationBuilder {
 
     /// The AppManaged configuration (`com.apple.configuration.app.managed`).
     func appendConfiguration(_ d: DeviceDeclarations, to out: inout [UInt8]) {
-        appendDeclaration("com.apple.configuration.app.managed", identifier: { Self.appendIdentifier(Self.configurationPrefix, d.identity, to: &$0) },
-                          payload: { appendConfigurationPayload(d, to: &$0) },
-                          token: { Self.appendToken(d.configurationToken, to: &$0) }, to: &out)
+        appendDeclaration("com.apple.configuration.app.managed", identifier: Self.configurationPrefix, d.identity, token: d.configurationToken,
+                          payload: { appendConfigurationPayload(d, to: &$0) }, to: &out)
     }
 
     /// The activation (`com.apple.activation.simple`) naming the configuration.
     func appendActivation(_ d: DeviceDeclarations, to out: inout [UInt8]) {
-        appendDeclaration("com.apple.activation.simple", identifier: { Self.appendIdentifier(Self.activationPrefix, d.identity, to: &$0) },
-                          payload: { appendActivationPayload(d, to: &$0) },
-                          token: { Self.appendToken(d.activationToken, to: &$0) }, to: &out)
+        appendDeclaration("com.apple.activation.simple", identifier: Self.activationPrefix, d.identity, token: d.activationToken,
+                          payload: { appendActivationPayload(d, to: &$0) }, to: &out)
     }
 
     /// `{"device":KEY,"declarations":[activation, configuration, assets…]`: a set's opening.
     func appendSetOpening(key: ByteView, _ d: DeviceDeclarations, to out: inout [UInt8]) {
         JSONText.append(#"{"device":"#, to: &out)
         JSONText.appendString(key, to: &out)
-        JSONText.append(#","declarations":[""#, to: &out)
-        Self.appendIdentifier(Self.activationPrefix, d.identity, to: &out)
-        JSONText.append(#"",""#, to: &out)
-        Self.appendIdentifier(Self.configurationPrefix, d.identity, to: &out)
-        for a in d.assets {
-            JSONText.append(#"",""#, to: &out)
-            Self.appendAssetIdentifier(a, to: &out)
+        out.append(room: 160 + 64 * d.assets.count) { w in
+            w.write(#","declarations":[""#)
+            w.writeIdentifier(Self.activationPrefix, d.identity)
+            w.write(#"",""#)
+            w.writeIdentifier(Self.configurationPrefix, d.identity)
+            for a in d.assets {
+                w.write(#"",""#)
+                w.writeIdentifier(a.credential == nil ? Self.assetPrefix : Self.credentialPrefix, a.name)
+            }
+            w.write(#""]"#)
         }
-        JSONText.append(#""]"#, to: &out)
     }
 
     /// The device's line of `index.jsonl` (its set, the set file's path in the files layout, its
@@ -126,9 +143,11 @@ extension DeclarationBuilder {
             OutputNames.appendRelativePath(key, extension: ".json", to: &out)
             out.append(UInt8(ascii: "\""))
         }
-        JSONText.append(#","sha256":""#, to: &out)
-        d.digest.appendHex(to: &out)
-        out.append(UInt8(ascii: "\""))
+        out.append(room: 80) { w in
+            w.write(#","sha256":""#)
+            w.write(hex: d.digest)
+            w.write(UInt8(ascii: "\""))
+        }
         out.append(contentsOf: indexFields)
         JSONText.append("}\n", to: &out)
     }
@@ -173,5 +192,36 @@ extension DeclarationBuilder {
         appendIdentifier(prefix, digest, to: &out)
         out += ".json".utf8
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension ByteWriter {
+    /// A declaration's Identifier: `prefix` and the digest's first 32 hex digits.
+    @inline(__always)
+    mutating func writeIdentifier(_ prefix: StaticString, _ digest: SHA256Digest) {
+        write(prefix)
+        write(hex: digest, digits: DeclarationBuilder.identifierDigits)
+    }
+
+    /// A token's 32 hex digits: the digest's first (a content hash), or for an asset its name's
+    /// last (the first 32 of the digest with its halves swapped).
+    @inline(__always)
+    mutating func writeToken(_ digest: SHA256Digest, asset: Bool) {
+        let d = asset ? SHA256Digest(a: digest.c, b: digest.d, c: digest.a, d: digest.b) : digest
+        write(hex: d, digits: DeclarationBuilder.tokenDigits)
+    }
+
+    /// A non-negative integer's decimal digits.
+    mutating func write(decimal value: Int) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { d in
+            var v = value, i = 24
+            repeat {
+                i -= 1
+                d[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            } while v > 0
+            for b in d[i..<24] { write(b) }
+        }
     }
 }
