@@ -39,9 +39,10 @@ public final class DeviceSink: @unchecked Sendable {
         /// (a quarter of a gigabyte at 10M DDM devices), and two of 10M files whose names differ
         /// agree there with a chance below 1e-24.
         var seen: Set<UInt128>
-        /// A chunk's lines for each line file, kept from chunk to chunk (fresh buffers were fresh
-        /// pages to fault in and clear, a megabyte a chunk).
-        var lines: [[UInt8]] = LineKind.allCases.map { _ in [] }
+        /// A chunk's lines for each line file, as views of its records (written from there with
+        /// `writev`: copied into a buffer per file first, they were the writer's largest cost);
+        /// the lists kept from chunk to chunk.
+        var lines: [[ByteView]] = LineKind.allCases.map { _ in [] }
         init(devices: Int) { seen = Set(minimumCapacity: devices) }
     }
 
@@ -194,11 +195,9 @@ public final class DeviceSink: @unchecked Sendable {
     private static func writer(_ container: OutputContainer, _ files: [LineFile?], devices: Int, clearsChunks: Bool) -> OrderedChunks<WriterState> {
         OrderedChunks(WriterState(devices: devices), clearsChunks: clearsChunks) { state, records throws(Problem) in
             guard !records.isEmpty else { return }
-            for k in state.lines.indices {
-                if clearsChunks { state.lines[k].overwriteWithZeros() }
-                state.lines[k].removeAll(keepingCapacity: true)
-            }
             let failure: Problem? = records.withView { bytes in
+                // The views go with the records: none is kept past the chunk.
+                defer { for k in state.lines.indices { state.lines[k].removeAll(keepingCapacity: true) } }
                 var pieces: [ByteView] = []
                 ChunkRecord.forEach(in: bytes) { kind, key, body in
                     switch kind {
@@ -212,11 +211,13 @@ public final class DeviceSink: @unchecked Sendable {
                     case .declarationLine: state.lines[Int(LineKind.declarations.rawValue)].append(body)
                     }
                 }
-                do throws(Problem) { try container.writeMembers(pieces) } catch { return error }
+                do throws(Problem) {
+                    try container.writeMembers(pieces)
+                    for (k, file) in files.enumerated() { try file?.append(state.lines[k]) }
+                } catch { return error }
                 return nil
             }
             if let failure { throw failure }
-            for (k, file) in files.enumerated() { try file?.append(state.lines[k]) }
         }
     }
 }

@@ -63,6 +63,14 @@ final class LineFile: @unchecked Sendable {
         size += bytes.count
     }
 
+    /// Appends the pieces in order, gathered by the kernel (`writev`).
+    func append(_ pieces: [ByteView]) throws(Problem) {
+        let count = pieces.reduce(0) { $0 + $1.count }
+        guard count > 0 else { return }
+        try writeAllGathered(descriptor, pieces, path: path)
+        size += count
+    }
+
     /// Closes the descriptor (once; an error to write is the run's).
     func close() throws(Problem) {
         guard !closed, descriptor >= 0 else { return }
