@@ -44,16 +44,6 @@ public struct SHA256Digest: Hashable, Sendable, BitwiseCopyable {
 
     package init(of bytes: ByteView) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
-    /// The digest of `first` followed by `second`, without joining them (the context on the stack).
-    package init(of first: ByteView, then second: ByteView) {
-        var context = SHA256_CTX()
-        SHA256_Init(&context)
-        first.withUnsafeBytes { if let base = $0.baseAddress { _ = SHA256_Update(&context, base, $0.count) } }
-        second.withUnsafeBytes { if let base = $0.baseAddress { _ = SHA256_Update(&context, base, $0.count) } }
-        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &words) { _ = SHA256_Final($0.baseAddress!.assumingMemoryBound(to: UInt8.self), &context) }
-        (a, b, c, d) = words
-    }
     package init(of bytes: [UInt8]) { self = bytes.withUnsafeBytes { SHA256Digest(of: $0) } }
 
     /// The digest's first 16 bytes as one number: a key for sets of many digests.

@@ -19,13 +19,6 @@ struct OutputTextTests {
         #expect(String(decoding: appended, as: UTF8.self) == String(full.prefix(digits)))
     }
 
-    @Test("the digest of two pieces is the digest of the two joined: \"abc\" split anywhere", arguments: 0...3)
-    func digestOfTwoPieces(split: Int) {
-        let abc = Array("abc".utf8)
-        let digest = Array(abc[..<split]).withView { first in Array(abc[split...]).withView { SHA256Digest(of: first, then: $0) } }
-        #expect(digest.hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-    }
-
     @Test("a key's path: its folder from the hash, plain runs kept, other bytes %XX, a leading dot escaped", arguments: [
         ("0000E7B5-30C2224388DB06AF", "0000E7B5-30C2224388DB06AF"), (".hidden", "%2Ehidden"), ("a.b.", "a.b."),
         ("../x", "%2E.%2Fx"), ("a/b c", "a%2Fb%20c"), ("é", "%C3%A9"), ("%", "%25"), ("x\n", "x%0A"), ("", ""),
