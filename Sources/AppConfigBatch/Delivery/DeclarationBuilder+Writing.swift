@@ -9,16 +9,6 @@ extension DeclarationBuilder {
         out.append(room: 64) { $0.writeIdentifier(prefix, digest) }
     }
 
-    /// A token's 32 hex digits: the digest's first (a content hash), or for an asset its name's last.
-    static func appendToken(_ digest: SHA256Digest, asset: Bool = false, to out: inout [UInt8]) {
-        out.append(room: tokenDigits) { $0.writeToken(digest, asset: asset) }
-    }
-
-    /// A non-negative integer's decimal digits.
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        out.append(room: 24) { $0.write(decimal: value) }
-    }
-
     func appendConfigurationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
         let (parts, holes) = templates[d.variant]
         for i in 0..<parts.count {
@@ -29,7 +19,7 @@ extension DeclarationBuilder {
 
     /// `appconfig.asset.<32 hex>`, or for a credential document `appconfig.credential.<32 hex>`.
     static func appendAssetIdentifier(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
-        appendIdentifier(a.credential == nil ? assetPrefix : credentialPrefix, a.name, to: &out)
+        appendIdentifier(a.identifierPrefix, a.name, to: &out)
     }
 
     func appendActivationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
@@ -62,47 +52,43 @@ extension DeclarationBuilder {
     }
 
     /// The asset's declaration: `com.apple.asset.data`, or a credential's `com.apple.asset.credential.*`
-    /// (with `Authentication` `MDM` when its document holds a secret).
+    /// (with `Authentication` `MDM` when its document holds a secret). Its fixed text and digests in
+    /// one write (a configuration's data asset) or two around a credential's content type, over
+    /// stack room sized from the text (an append per piece through the array was most of writing
+    /// a device's declarations).
     func appendAssetDeclaration(_ a: DeviceDeclarations.Asset, to out: inout [UInt8]) {
-        guard a.credential != nil else {
-            // A configuration's data asset, the most of them: written whole in one go.
-            urlPrefix.withUnsafeBufferPointer { url in
-                out.append(room: 400 + url.count) { w in
-                    w.write(#"{"Identifier":""#)
-                    w.writeIdentifier(Self.assetPrefix, a.name)
-                    w.write(#"","Payload":{"Reference":{"ContentType":"application/x-plist","DataURL":""#)
-                    w.write(url)
-                    w.write(hex: a.data)
-                    w.write(#"","Hash-SHA-256":""#)
-                    w.write(hex: a.data)
-                    w.write(#"","Size":"#)
-                    w.write(decimal: a.size)
-                    w.write(#"}},"ServerToken":""#)
-                    w.writeToken(a.name, asset: true)
-                    w.write(#"","Type":"com.apple.asset.data"}"#)
-                    w.write(0x0A)
+        let credential = a.credential, secret = a.credential?.secret == true
+        out.append(room: 192) { w in
+            w.write(#"{"Identifier":""#)
+            w.writeIdentifier(a.identifierPrefix, a.name)
+            w.write(#"","Payload":{"#)
+            if secret { w.write(#""Authentication":{"Type":"MDM"},"#) }
+            w.write(#""Reference":{"ContentType":"#)
+            if credential == nil { w.writeQuoted(Self.contentType) }
+        }
+        if let credential { JSONText.appendString(credential.contentType, to: &out) }
+        (secret ? secretURLPrefix : urlPrefix).withUnsafeBufferPointer { url in
+            out.append(room: 320 + url.count) { w in
+                w.write(#","DataURL":""#)
+                w.write(url)
+                w.write(hex: a.data)
+                w.write(#"","Hash-SHA-256":""#)
+                w.write(hex: a.data)
+                w.write(#"","Size":"#)
+                w.write(decimal: a.size)
+                w.write(#"}},"ServerToken":""#)
+                w.writeToken(a.name, asset: true)
+                w.write(#"","Type":"#)
+                if credential == nil {
+                    w.writeQuoted(Self.dataAssetType)
+                    w.write("}\n")
                 }
             }
-            return
         }
-        JSONText.append(#"{"Identifier":""#, to: &out)
-        Self.appendAssetIdentifier(a, to: &out)
-        JSONText.append(#"","Payload":{"#, to: &out)
-        if a.credential?.secret == true { JSONText.append(#""Authentication":{"Type":"MDM"},"#, to: &out) }
-        JSONText.append(#""Reference":{"ContentType":"#, to: &out)
-        JSONText.appendString(a.credential?.contentType ?? Self.contentType, to: &out)
-        JSONText.append(#","DataURL":""#, to: &out)
-        out += a.credential?.secret == true ? secretURLPrefix : urlPrefix
-        a.data.appendHex(to: &out)
-        JSONText.append(#"","Hash-SHA-256":""#, to: &out)
-        a.data.appendHex(to: &out)
-        JSONText.append(#"","Size":"#, to: &out)
-        Self.appendDecimal(a.size, to: &out)
-        JSONText.append(#"}},"ServerToken":""#, to: &out)
-        Self.appendToken(a.name, asset: true, to: &out)
-        JSONText.append(#"","Type":"#, to: &out)
-        JSONText.appendString(a.credential?.type ?? "com.apple.asset.data", to: &out)
-        JSONText.append("}\n", to: &out)
+        if let credential {
+            JSONText.appendString(credential.type, to: &out)
+            JSONText.append("}\n", to: &out)
+        }
     }
 
     /// The AppManaged configuration (`com.apple.configuration.app.managed`).
@@ -128,7 +114,7 @@ extension DeclarationBuilder {
             w.writeIdentifier(Self.configurationPrefix, d.identity)
             for a in d.assets {
                 w.write(#"",""#)
-                w.writeIdentifier(a.credential == nil ? Self.assetPrefix : Self.credentialPrefix, a.name)
+                w.writeIdentifier(a.identifierPrefix, a.name)
             }
             w.write(#""]"#)
         }
@@ -184,7 +170,7 @@ extension DeclarationBuilder {
 
     /// An asset declaration's file (`--ddm-layout files`): `declarations/<its Identifier>.json`.
     static func declarationPath(of a: DeviceDeclarations.Asset) -> String {
-        declarationPath(a.credential == nil ? assetPrefix : credentialPrefix, a.name)
+        declarationPath(a.identifierPrefix, a.name)
     }
 
     static func declarationPath(_ prefix: StaticString, _ digest: SHA256Digest) -> String {
@@ -209,6 +195,14 @@ extension ByteWriter {
     mutating func writeToken(_ digest: SHA256Digest, asset: Bool) {
         let d = asset ? SHA256Digest(a: digest.c, b: digest.d, c: digest.a, d: digest.b) : digest
         write(hex: d, digits: DeclarationBuilder.tokenDigits)
+    }
+
+    /// `"text"`, for text that needs no JSON escape (a constant of the code).
+    @inline(__always)
+    mutating func writeQuoted(_ text: StaticString) {
+        write(UInt8(ascii: "\""))
+        write(text)
+        write(UInt8(ascii: "\""))
     }
 
     /// A non-negative integer's decimal digits.

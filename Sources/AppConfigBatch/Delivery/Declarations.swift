@@ -31,6 +31,9 @@ struct DeviceDeclarations {
         var credential: CredentialAsset? = nil
         /// SHA-256 of where it is served and its data: its Identifier (the first 32 hex digits) and ServerToken (the last 32).
         var name: SHA256Digest
+
+        /// Its Identifier's prefix: `appconfig.asset.`, or a credential document's `appconfig.credential.`.
+        var identifierPrefix: StaticString { credential == nil ? DeclarationBuilder.assetPrefix : DeclarationBuilder.credentialPrefix }
     }
 }
 
@@ -71,7 +74,9 @@ struct DeclarationBuilder: Sendable {
     let secretURLPrefix: [UInt8]
 
     /// Property list data, binary or XML: one of the schema's `asset-content-types`.
-    static let contentType = "application/x-plist"
+    static let contentType: StaticString = "application/x-plist"
+    /// A configuration's data asset's declaration type.
+    static let dataAssetType: StaticString = "com.apple.asset.data"
     /// Apple's limit for app config data (a device error above it: `device.asset-too-large`).
     static let maxAssetBytes = 1_048_576
     static let assetPrefix: StaticString = "appconfig.asset."
@@ -90,7 +95,7 @@ struct DeclarationBuilder: Sendable {
         self.delivery = delivery
         urlPrefix = Array((delivery.assetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
         secretURLPrefix = Array((delivery.secretAssetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
-        assetContext = SHA256Digest(of: Array(Self.contentType.utf8) + [0] + urlPrefix)
+        assetContext = SHA256Digest(of: Self.contentType.withUTF8Buffer { Array($0) } + [0] + urlPrefix)
         identityPrefix = Array("appconfig".utf8) + [0] + Array(delivery.bundleID.utf8) + [0]
         let storage = BufferArena()
         templateStorage = storage

@@ -331,8 +331,8 @@ extension Generation {
     /// One `index.jsonl` line: `{"device":KEY,"path":PATH,"sha256":HEX` and the variant's fields.
     /// A key that is its own file name (most) needs no JSON escape either: its line is made on the
     /// stack and appended at once (piece by piece, ten appends a line).
-    @inline(__always)
     /// `name`: the key's path name, when it was made already.
+    @inline(__always)
     static func appendIndexLine(key k: ByteView, name: OutputNames.PathName? = nil, extension ending: StaticString, digest: SHA256Digest,
                                 fields: ByteView, to index: inout [UInt8]) {
         let name = name ?? OutputNames.PathName(key: k)

@@ -35,8 +35,8 @@ extension Manifest {
     /// One device's line: digest, path, key (bytes below 0x21, `%` and DEL %-escaped), input
     /// digest. A key that is its own file name (most) needs no escape: its line is made on the
     /// stack and appended at once (piece by piece, six appends a line).
-    @inline(__always)
     /// `name`: the key's path name, when it was made already.
+    @inline(__always)
     static func appendLine(key: ByteView, name: OutputNames.PathName? = nil, extension ending: StaticString, digest: SHA256Digest,
                            inputs: UInt64, to out: inout [UInt8]) {
         let name = name ?? OutputNames.PathName(key: key)
