@@ -116,10 +116,24 @@ package func partBounds(size: Int, parts: Int, splitPoint: (Int) -> Int?) -> [In
     return bounds + [size]
 }
 
-/// Hands a file's bytes to `body` block by block, all read into one buffer: one pass over a large
-/// file (its fingerprint) without holding it. Returns the bytes read. Foundation's
-/// `FileHandle.read(upToCount:)` asks the kernel for 4 KB at a time on Linux.
+/// Hands a file's bytes to `body` block by block: one pass over a large file (its fingerprint)
+/// without holding it. Returns the bytes read. A regular file is mapped and each block handed
+/// from its pages, let go once handed (read into a buffer, every byte was copied first: a
+/// quarter of a fingerprint's time); a file that changes meanwhile is refused (`changed`). What
+/// cannot be mapped is read into one buffer (Foundation's `FileHandle.read(upToCount:)` asks the
+/// kernel for 4 KB at a time on Linux).
 package func forEachBlock(ofFile path: String, blockSize: Int = 1 << 22, _ body: (UnsafeRawBufferPointer) -> Void) throws(FileReadError) -> Int {
+    if let mapped = try MappedFile(path, limit: .max) {
+        let size = mapped.bytes.count
+        for start in stride(from: 0, to: size, by: blockSize) {
+            let end = min(start + blockSize, size)
+            body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(mapped.bytes.buffer)[start..<end]))
+            mapped.release(upTo: end)
+        }
+        mapped.unmap()
+        if let change = mapped.change() { throw change }
+        return size
+    }
     let file = try OpenFile(path, limit: .max)
     defer { close(file.fd) }
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: blockSize)

@@ -58,6 +58,15 @@ package final class MappedFile: @unchecked Sendable {
         mapped = (file.size, Times(info))
     }
 
+    /// Lets the whole pages of the first `count` bytes go (read once, not needed again): they no
+    /// longer count as the process's memory; the file's cached pages stay. Read again, they would
+    /// be the file's bytes as they are then.
+    package func release(upTo count: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let whole = min(count, bytes.count) / page * page
+        if whole > 0 { madvise(bytes.buffer.baseAddress, whole, MADV_DONTNEED) }
+    }
+
     /// Lets the pages go (they no longer count as the process's memory) and keeps the file open,
     /// so that `change()` still says whether it changed since it was mapped. `bytes` must not be
     /// read after. Called once the values needed are copied out.

@@ -27,6 +27,33 @@ struct FileBlocksTests {
         }
     }
 
+    @Test("a file cut shorter or written to in place while its blocks are handed over: refused as changed",
+          arguments: [false, true])
+    func changedWhileRead(cut: Bool) throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let bytes = [UInt8](repeating: 0x61, count: 4 * page)
+        try withTemporaryDirectory { dir in
+            let path = dir.path("input")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            var blocks = 0
+            let error = #expect(throws: FileReadError.self) {
+                _ = try forEachBlock(ofFile: path, blockSize: page) { _ in
+                    blocks += 1
+                    guard blocks == 1 else { return }
+                    if cut { _ = truncate(path, off_t(page)) } else {
+                        let handle = FileHandle(forWritingAtPath: path)!
+                        handle.seek(toFileOffset: UInt64(2 * page))
+                        handle.write(Data([0x62]))
+                        handle.closeFile()
+                    }
+                }
+            }
+            #expect(error?.changed == true)
+            #expect(error?.description.hasPrefix("cannot read \(path): it changed while it was read") == true)
+            #expect(blocks == 4)
+        }
+    }
+
     @Test("a missing file: the system's reason, nothing handed over")
     func missingFile() {
         var called = false
