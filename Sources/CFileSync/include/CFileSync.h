@@ -7,4 +7,9 @@
 /// Flushes the filesystem holding `fd` to its disk; 0, or -1 with errno.
 int appconfig_syncfs(int fd);
 
+/// Opens `path` to be written past the page cache (Linux's O_DIRECT, which Swift's Glibc module
+/// does not show), unless its file system is tmpfs, whose pages are the file: the descriptor, or
+/// -1 (also where there is no such thing).
+int appconfig_open_direct(const char *path);
+
 #endif
