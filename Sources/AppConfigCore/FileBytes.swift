@@ -128,7 +128,7 @@ package func forEachBlock(ofFile path: String, blockSize: Int = 1 << 22, _ body:
         for start in stride(from: 0, to: size, by: blockSize) {
             let end = min(start + blockSize, size)
             body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(mapped.bytes.buffer)[start..<end]))
-            mapped.release(upTo: end)
+            mapped.release(start..<end)
         }
         mapped.unmap()
         if let change = mapped.change() { throw change }

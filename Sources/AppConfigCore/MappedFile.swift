@@ -58,13 +58,14 @@ package final class MappedFile: @unchecked Sendable {
         mapped = (file.size, Times(info))
     }
 
-    /// Lets the whole pages of the first `count` bytes go (read once, not needed again): they no
-    /// longer count as the process's memory; the file's cached pages stay. Read again, they would
-    /// be the file's bytes as they are then.
-    package func release(upTo count: Int) {
+    /// Lets the pages of `range` go, read once and not needed again, when every byte before it
+    /// is done with too (its first page is let go whole, its last only if the range fills it):
+    /// they no longer count as the process's memory; the file's cached pages stay. Read again,
+    /// they would be the file's bytes as they are then.
+    package func release(_ range: Range<Int>) {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let whole = min(count, bytes.count) / page * page
-        if whole > 0 { madvise(bytes.buffer.baseAddress, whole, MADV_DONTNEED) }
+        let start = range.lowerBound / page * page, end = min(range.upperBound, bytes.count) / page * page
+        if end > start { madvise(bytes.buffer.baseAddress! + start, end - start, MADV_DONTNEED) }
     }
 
     /// Lets the pages go (they no longer count as the process's memory) and keeps the file open,

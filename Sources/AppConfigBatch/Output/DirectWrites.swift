@@ -2,8 +2,8 @@ import AppConfigCore
 import CFileSync
 import Foundation
 
-/// An archive's members written to its disk past the page cache (`O_DIRECT`), through a staging
-/// buffer of whole blocks. Through the cache, each byte was copied by the kernel into a page it
+/// An archive's members and line files written to its disk past the page cache (`O_DIRECT`),
+/// through a staging buffer of whole blocks. Through the cache, each byte was copied by the kernel into a page it
 /// had to find first: a 10M-device archive (18 GB) filled the cache and every new page cost one
 /// reclaimed. Writing 8 GB here: 10-11 s and as much system time through the cache, 5.1 s and
 /// 0.3 s of system time past it (the disk's own speed). Not on tmpfs, whose pages are the file,

@@ -13,8 +13,8 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
     let name: String
     /// Where line files wait to be appended: beside the archive, or the temporary folder for a stream.
     private let scratchFolder: String
-    /// The members, while the render writes them, past the page cache where the file system
-    /// takes that (`DirectWrites`); ended before anything else is written.
+    /// The members, then the line files, past the page cache where the file system takes that
+    /// (`DirectWrites`); ended before the closing files, whose headers are written in place.
     private let direct: Mutex<DirectWrites?>
 
     /// An archive written to `path`, published by a rename. Temporaries that died with their run
@@ -66,7 +66,6 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
             }
             try line.close()
         }
-        // The closing files' headers are written in place, through the cache.
         try endDirect()
         return try Tar.end(descriptor, name: name, closing: files, file: file, copying: Manifest.fileName)
     }
