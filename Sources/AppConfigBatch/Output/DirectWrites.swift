@@ -76,31 +76,29 @@ final class DirectWrites {
     func finish(through buffered: Int32) throws(Problem) {
         let whole = filled / Self.block * Self.block
         if whole > 0 { try writeStaged(whole) }
-        let tail = filled
-        var done = 0
-        while done < tail {
-            let n = pwrite(buffered, staging.baseAddress! + done, tail - done, off_t(offset + done))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw failure() }
-            done += n
-        }
+        try write(filled, through: buffered)
+        guard lseek(buffered, off_t(offset + filled), SEEK_SET) >= 0 else { throw failure() }
         filled = 0
-        guard lseek(buffered, off_t(offset + tail), SEEK_SET) >= 0 else { throw failure() }
     }
 
     /// The first `count` staged bytes (whole blocks) written at `offset`; what follows them moved
     /// to the front.
     private func writeStaged(_ count: Int) throws(Problem) {
+        try write(count, through: descriptor)
+        offset += count
+        filled -= count
+        if filled > 0 { memmove(staging.baseAddress!, staging.baseAddress! + count, filled) }
+    }
+
+    /// The first `count` staged bytes written at `offset` through `fd`.
+    private func write(_ count: Int, through fd: Int32) throws(Problem) {
         var done = 0
         while done < count {
-            let n = pwrite(descriptor, staging.baseAddress! + done, count - done, off_t(offset + done))
+            let n = pwrite(fd, staging.baseAddress! + done, count - done, off_t(offset + done))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw failure() }
             done += n
         }
-        offset += count
-        filled -= count
-        if filled > 0 { memmove(staging.baseAddress!, staging.baseAddress! + count, filled) }
     }
 
     private func failure() -> Problem {
