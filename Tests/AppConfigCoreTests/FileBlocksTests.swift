@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// One pass over a file in blocks through one buffer (`forEachBlock(ofFile:)`): what the
+/// One pass over a file in blocks, from its mapped pages (`forEachBlock(ofFile:)`): what the
 /// manifest's input fingerprints read.
 @Suite("file blocks")
 struct FileBlocksTests {
