@@ -3,12 +3,12 @@ import CFileSync
 import Foundation
 
 /// An archive's members and line files written to its disk past the page cache (`O_DIRECT`),
-/// through a staging buffer of whole blocks. Through the cache, each byte was copied by the kernel into a page it
-/// had to find first: a 10M-device archive (18 GB) filled the cache and every new page cost one
-/// reclaimed. Writing 8 GB here: 10-11 s and as much system time through the cache, 5.1 s and
-/// 0.3 s of system time past it (the disk's own speed). Not on tmpfs, whose pages are the file,
-/// nor where the file system refuses such writes (a first block is tried): nil there, and the
-/// archive is written as before.
+/// through a staging buffer of whole blocks. Through the cache, each byte was copied by the kernel
+/// into a page it had to find first: a 10M-device archive (18 GB) filled the cache, every new page
+/// cost one reclaimed, and the copies were the job's largest share of system time; past it, the
+/// archive goes at the disk's own speed (the figures are in the commit that made this). Not on
+/// tmpfs, whose pages are the file, nor where the file system refuses such writes (a first block
+/// is tried): nil there, and the archive is written as before.
 final class DirectWrites {
     /// Direct writes go in blocks of this size, from addresses and offsets it divides.
     static let block = 4096
