@@ -35,7 +35,7 @@ struct OutputTextTests {
         var random = SplitMix64(seed: 15)
         // Every byte around the safe classes' edges, and some far from them.
         let alphabet: [UInt8] = Array(0x2B...0x3B) + Array(0x3F...0x5C) + Array(0x5E...0x7B) + [0x00, 0x20, 0x7F, 0x80, 0xC3, 0xFF]
-        let safe = alphabet.filter { OutputNames.isSafeName([$0].withView { $0 }) && $0 != UInt8(ascii: ".") }
+        let safe = alphabet.filter { [$0].withView { OutputNames.isSafeName($0) } && $0 != UInt8(ascii: ".") }
         var took = 0
         for n in 0..<20_000 {
             let length = Int.random(in: 0...95, using: &random)
@@ -63,7 +63,7 @@ struct OutputTextTests {
     func linesAtOnce() {
         var random = SplitMix64(seed: 16)
         let alphabet: [UInt8] = Array(0x20...0x7F) + [0x00, 0x09, 0x0A, 0x80, 0xC3, 0xFF]
-        let safe = alphabet.filter { OutputNames.isSafeName([$0].withView { $0 }) && $0 != UInt8(ascii: ".") }
+        let safe = alphabet.filter { [$0].withView { OutputNames.isSafeName($0) } && $0 != UInt8(ascii: ".") }
         let fieldsChoices = [[UInt8](), Array(#","assignments":["sales","everyone"]"#.utf8)]
         var took = 0
         for n in 0..<20_000 {

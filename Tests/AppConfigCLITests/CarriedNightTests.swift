@@ -104,7 +104,7 @@ struct CarriedNightTests {
             lines[0] = "appconfig-manifest 2"
             for i in (blank + 1)..<(lines.count - 2) { lines[i] = String(lines[i][..<lines[i].lastIndex(of: "\t")!]) }
             let body = lines[(blank + 1)..<(lines.count - 2)].map { $0 + "\n" }.joined()
-            lines[lines.count - 2] = "end\t\(lines.count - blank - 3)\t" + SHA256.hex(Array(body.utf8).withUnsafeBytes { $0 })
+            lines[lines.count - 2] = "end\t\(lines.count - blank - 3)\t" + Array(body.utf8).withUnsafeBytes { SHA256.hex($0) }
             try lines.joined(separator: "\n").write(toFile: dir.path("v2.tsv"), atomically: true, encoding: .utf8)
             let old = try render(inputs + ["--since", dir.path("v2.tsv"), "--changed-only", "--dry-run", "--report", dir.path("old")])
             #expect(old.status == 3, "\(old.stderr)")
