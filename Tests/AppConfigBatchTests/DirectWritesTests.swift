@@ -9,9 +9,9 @@ import TestSupport
 /// file holds exactly the bytes handed over, in order, then what is written through the cache.
 @Suite("Direct writes")
 struct DirectWritesTests {
-    /// Whether the temporary folder takes direct writes (a disk's file system; not tmpfs).
+    /// Whether the temporary folder on a disk takes direct writes (a disk's file system; not tmpfs).
     static let supported: Bool = {
-        guard let dir = try? TemporaryDirectory() else { return false }
+        guard let dir = try? TemporaryDirectory(onDisk: true) else { return false }
         defer { try? FileManager.default.removeItem(at: dir.url) }
         let path = dir.path("probe")
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -26,7 +26,7 @@ struct DirectWritesTests {
         var random = SplitMix64(seed: UInt64(largest))
         let sizes = (0..<300).map { i in [0, 1, 4095, 4096, 4097, 16_383, 16_384][i % 7] % (largest + 1) + Int.random(in: 0...3, using: &random) }
         let pieces = sizes.map { n in (0..<n).map { _ in UInt8.random(in: 0...255, using: &random) } }
-        try withTemporaryDirectory { dir in
+        try withTemporaryDirectory(onDisk: true) { dir in
             let path = dir.path("archive")
             let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
             defer { close(fd) }
@@ -63,7 +63,7 @@ struct DirectWritesTests {
     @Test("a line file shorter than its count: refused with its name",
           .enabled(if: supported, "the temporary folder takes no direct writes (tmpfs)"))
     func shortSource() throws {
-        try withTemporaryDirectory { dir in
+        try withTemporaryDirectory(onDisk: true) { dir in
             let path = dir.path("archive")
             let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
             defer { close(fd) }

@@ -30,9 +30,12 @@ public enum Paths {
         return root.appendingPathComponent(".build/debug/appconfig").path
     }
 
-    /// A fresh temporary directory, removed by the caller when done.
-    public static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-tests-\(UUID().uuidString)")
+    /// A fresh temporary directory, removed by the caller when done. `onDisk`: in the folder
+    /// `APPCONFIG_TEST_DISK_DIR` names (tools/test keeps the usual temporary folder, a disk's, for
+    /// what must be written to a disk while the rest goes to tmpfs), where it is set.
+    public static func temporaryDirectory(onDisk: Bool = false) throws -> URL {
+        let disk = onDisk ? ProcessInfo.processInfo.environment["APPCONFIG_TEST_DISK_DIR"].map { URL(fileURLWithPath: $0) } : nil
+        let url = (disk ?? FileManager.default.temporaryDirectory).appendingPathComponent("appconfig-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

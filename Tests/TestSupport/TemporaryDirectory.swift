@@ -5,8 +5,9 @@ public struct TemporaryDirectory: Sendable {
     public let url: URL
     public var path: String { url.path }
 
-    /// A new folder; the caller removes it (`withTemporaryDirectory` does).
-    public init() throws { url = try Paths.temporaryDirectory() }
+    /// A new folder; the caller removes it (`withTemporaryDirectory` does). `onDisk`: see
+    /// `Paths.temporaryDirectory(onDisk:)`.
+    public init(onDisk: Bool = false) throws { url = try Paths.temporaryDirectory(onDisk: onDisk) }
 
     /// The path of `name` inside the folder.
     public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
@@ -21,8 +22,8 @@ public struct TemporaryDirectory: Sendable {
 }
 
 /// Runs `body` with a fresh temporary folder, removed when `body` returns or throws.
-public func withTemporaryDirectory<R>(_ body: (TemporaryDirectory) throws -> R) throws -> R {
-    let dir = try TemporaryDirectory()
+public func withTemporaryDirectory<R>(onDisk: Bool = false, _ body: (TemporaryDirectory) throws -> R) throws -> R {
+    let dir = try TemporaryDirectory(onDisk: onDisk)
     defer { try? FileManager.default.removeItem(at: dir.url) }
     return try body(dir)
 }
