@@ -20,7 +20,7 @@ struct DirectWritesTests {
     }()
 
     @Test("pieces of every size about a block and the staging buffer: the file is their bytes, then the cache's, past the cache",
-          .enabled(if: supported, "the temporary folder takes no direct writes (tmpfs)"),
+          .enabled(if: supported, "the disk folder (APPCONFIG_TEST_DISK_DIR, else the temporary folder) takes no direct writes (tmpfs)"),
           arguments: [1, 4096, 16_384])
     func piecesJoin(largest: Int) throws {
         var random = SplitMix64(seed: UInt64(largest))
@@ -61,7 +61,7 @@ struct DirectWritesTests {
     }
 
     @Test("a line file shorter than its count: refused with its name",
-          .enabled(if: supported, "the temporary folder takes no direct writes (tmpfs)"))
+          .enabled(if: supported, "the disk folder (APPCONFIG_TEST_DISK_DIR, else the temporary folder) takes no direct writes (tmpfs)"))
     func shortSource() throws {
         try withTemporaryDirectory(onDisk: true) { dir in
             let path = dir.path("archive")
