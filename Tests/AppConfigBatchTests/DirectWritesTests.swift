@@ -18,9 +18,10 @@ struct DirectWritesTests {
         defer { close(fd) }
         return DirectWrites(path: path, shownAs: path) != nil
     }()
+    static let unsupported: Comment = "the disk folder (APPCONFIG_TEST_DISK_DIR, else the temporary folder) takes no direct writes (tmpfs)"
 
     @Test("pieces of every size about a block and the staging buffer: the file is their bytes, then the cache's, past the cache",
-          .enabled(if: supported, "the disk folder (APPCONFIG_TEST_DISK_DIR, else the temporary folder) takes no direct writes (tmpfs)"),
+          .enabled(if: supported, unsupported),
           arguments: [1, 4096, 16_384])
     func piecesJoin(largest: Int) throws {
         var random = SplitMix64(seed: UInt64(largest))
@@ -61,7 +62,7 @@ struct DirectWritesTests {
     }
 
     @Test("a line file shorter than its count: refused with its name",
-          .enabled(if: supported, "the disk folder (APPCONFIG_TEST_DISK_DIR, else the temporary folder) takes no direct writes (tmpfs)"))
+          .enabled(if: supported, unsupported))
     func shortSource() throws {
         try withTemporaryDirectory(onDisk: true) { dir in
             let path = dir.path("archive")
@@ -73,6 +74,26 @@ struct DirectWritesTests {
             defer { close(sourceFD) }
             let error = #expect(throws: Problem.self) { try direct.copy(from: sourceFD, count: 11, shownAs: "index.tsv") }
             #expect(error == Problem(.outputWrite, at: Location(file: "out.tar"), "cannot read index.tsv back: it is shorter than written"))
+        }
+    }
+
+    @Test("end to end: a 10k fleet as a tar and as a DDM tar in the disk folder, the same bytes as the archive streamed (never direct)",
+          .enabled(if: supported, unsupported),
+          arguments: [[String](), ["--delivery", "ddm", "--asset-base-url", "https://cdn.example.com/appconfig"]])
+    func wholeArchive(_ delivery: [String]) throws {
+        try withTemporaryDirectory(onDisk: true) { dir in
+            let fleet = dir.path("fleet")
+            #expect(try runProcess(Paths.root.appendingPathComponent("tools/gen-fleet").path, ["--devices", "10000", "--out", fleet]).status == 0)
+            let arguments = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                             "--inventory", fleet + "/inventory.csv", "--directory", fleet + "/directory.ldif", "--quiet"] + delivery
+            let tar = dir.path("out.tar")
+            let written = try runProcess(Paths.appconfigBinary, arguments + ["--tar", tar])
+            #expect(written.status == 3, "\(written.stderr)")
+            let streamed = try runProcessData(Paths.appconfigBinary, arguments + ["--tar", "-"])
+            #expect(streamed.status == 3, "\(streamed.stderr)")
+            let archive = try #require(FileManager.default.contents(atPath: tar))
+            #expect(archive.count > 16 << 20)  // two staging buffers and more
+            #expect(archive == streamed.stdout)
         }
     }
 
