@@ -34,6 +34,9 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A `--secret` that cannot be read: a bad source, a missing environment variable, an
     /// unreadable or malformed file, a command that fails (its first line of standard error).
     case secretSource = "secret.source"
+    /// A `--secret` whose value is empty (an empty file, an empty variable, a command that wrote
+    /// nothing): a device is never given an empty secret.
+    case secretEmpty = "secret.empty"
     /// The previous generation was made another way: its manifest lacks the program, format,
     /// delivery or shard line, or names another format, delivery or shard than this run's.
     /// Compared with it, live devices would read as removed or unchanged.
@@ -58,7 +61,7 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     public var defaultSeverity: Problem.Severity { .error }
 
     /// The codes that are a usage error (exit 2): the job as given cannot start.
-    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .sinceMismatch, .secretSource, .explainUnknownDevice, .outputPath,
+    public static let usage: Set<JobCode> = [.shardIndex, .deliveryOption, .sinceMissing, .sinceMismatch, .secretSource, .secretEmpty, .explainUnknownDevice, .outputPath,
                                            .mergeInput, .mergeShards, .mergeMismatch, .jobSetting]
 }
 

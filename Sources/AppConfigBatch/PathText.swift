@@ -22,6 +22,16 @@ enum PathText {
         target.hasPrefix("/") ? target : folder(of: link) == "." ? target : folder(of: link) + "/" + target
     }
 
+    /// `path` without `.` components and repeated or trailing slashes: `./out` -> `out`,
+    /// `a//./b/` -> `a/b`; `..` is kept (it is not resolved without the file system).
+    static func normalized(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        let joined = parts.joined(separator: "/")
+        if absolute { return "/" + joined }
+        return joined.isEmpty ? "." : joined
+    }
+
     static func trimmed(_ path: String) -> String {
         var p = Substring(path)
         while p.count > 1 && p.hasSuffix("/") { p.removeLast() }

@@ -14,7 +14,7 @@ extension RenderJob {
         let container: OutputContainer
         switch output {
         case .directory(let path): container = try GenerationFolder(path: path, keep: keepGenerations)
-        case .tar(let path): container = try TarArchive(path: path)
+        case .tar(let path): container = try TarArchive(path: path, holdsSecrets: !(credentials.app + credentials.extensions).joined().isEmpty)
         case .tarStdout: container = TarArchive(streamingTo: 1)
         case .dryRun: container = NoOutput()
         }

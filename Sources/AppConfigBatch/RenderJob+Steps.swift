@@ -33,6 +33,8 @@ struct CompiledJob {
     /// Every credential of the app's values, its assignments and the extensions'.
     let credentials: [Credential]
     let secrets: SecretStore
+    /// What secret documents are named by (nil: no credential holds a secret).
+    let assetKey: SecretAssetKey?
     /// The manifest's `options` line (`RenderJob.optionsFingerprint`), made once: it hashes the
     /// extensions' files.
     let optionsFingerprint: String
@@ -68,8 +70,10 @@ extension RenderJob {
         let all = [configuration] + extensions.map(\.configuration)
         let credentials = all.flatMap { c in (c.values?.credentials ?? []) + (c.values?.assignments.flatMap(\.credentials) ?? []) }
         if !credentials.isEmpty { try checkCredentialDelivery(credentials, delivery) }
+        let store = credentials.isEmpty ? SecretStore() : try SecretStore(secrets, timeout: secretTimeout, withheld: withheldEnvironment)
+        let assetKey = credentials.contains(where: \.holdsSecret) ? try SecretAssetKey.resolve(secretAssetKey, output: output, timeout: secretTimeout) : nil
         return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, credentials: credentials,
-                           secrets: credentials.isEmpty ? SecretStore() : try SecretStore(secrets), optionsFingerprint: optionsFingerprint(delivery))
+                           secrets: store, assetKey: assetKey, optionsFingerprint: optionsFingerprint(delivery))
     }
 
     /// The generation to compare with (see `previousManifest`); a first night with
@@ -182,7 +186,8 @@ extension RenderJob {
         let extensionCredentials = compiled.extensions.map { $0.configuration.values?.credentials ?? [] }
         var credentialRenderer: CredentialRenderer?
         if !compiled.credentials.isEmpty {
-            credentialRenderer = try CredentialRenderer(credentials: credentials, extensionCredentials: extensionCredentials, fleet: fleet, secrets: compiled.secrets)
+            credentialRenderer = try CredentialRenderer(credentials: credentials, extensionCredentials: extensionCredentials, fleet: fleet,
+                                                        secrets: compiled.secrets, assetKey: compiled.assetKey)
         }
         func kinds(_ list: [Credential]) -> [(identifier: String, kind: Credential.Kind)] { list.map { ($0.identifier, $0.kind) } }
         let credentialKinds = (credentials.map(kinds), extensionCredentials.map(kinds))
@@ -199,6 +204,7 @@ extension RenderJob {
         do {
             result = try renderer.run(into: sink, cancellation: cancellation, carrying: carryingManifest(previous, compiled), comparedWith: previous)
             observer.renderFinished()
+            credentialRenderer?.expiryWarnings().forEach(observer.warning)
             // What was rendered from a mapped inventory or directory image that changed since is not published.
             if let change = fleet.inventory.change() ?? fleet.users?.change() { throw change }
         } catch {

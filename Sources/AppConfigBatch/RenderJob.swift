@@ -48,6 +48,13 @@ public struct RenderJob: Sendable {
     public var allowUnjoined = false
     /// Where the secrets the credentials name come from (`--secret NAME=...`).
     public var secrets: [SecretSource] = []
+    /// How long an `exec:` secret source may run (`--secret-timeout`, seconds).
+    public var secretTimeout = SecretStore.defaultTimeout
+    /// The key secret documents are named by (`--secret-asset-key`); nil: kept beside the output.
+    public var secretAssetKey: SecretSource?
+    /// Environment variables an `exec:` secret's command is not given besides the other secrets'
+    /// (`--ldap-password-env`'s).
+    public var withheldEnvironment: [String] = []
     /// A folder for `summary.json` and `errors.jsonl`.
     public var report: String?
     /// Leave values out of the error file.

@@ -27,6 +27,12 @@ public enum DeviceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case secretMissing = "device.secret-missing"
     /// A credential's file (a PKCS#12 identity, a certificate) cannot be read, opened or parsed.
     case credentialFile = "device.credential-file"
+    /// A credential file's path template took a variable whose value would name another folder
+    /// (`/`, `..`, NUL or a control character in it): the directory never chooses a folder.
+    case credentialPath = "device.credential-path"
+    /// Two users share the key of a per-user secret or a credential file's path (one copied the
+    /// other's `uid`): neither is given the other's credential.
+    case credentialSharedKey = "credential.shared-key"
 
     public var defaultSeverity: Problem.Severity { .error }
 }

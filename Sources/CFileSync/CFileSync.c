@@ -4,10 +4,27 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/vfs.h>
+#include <sys/prctl.h>
 #include <linux/magic.h>
 #endif
 
 int appconfig_syncfs(int fd) { return syncfs(fd); }
+
+int appconfig_set_nondumpable(void) {
+#if defined(__linux__)
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#else
+    return 0;
+#endif
+}
+
+int appconfig_pipe_cloexec(int fds[2]) {
+#if defined(__linux__)
+    return pipe2(fds, O_CLOEXEC);
+#else
+    return pipe(fds);
+#endif
+}
 
 int appconfig_open_direct(const char *path) {
 #if defined(__linux__)

@@ -2,6 +2,7 @@ import AppConfigCore
 import AppConfigRender
 import AppConfigSources
 import AppConfigSpec
+import Digest
 import Foundation
 
 /// One credential document of one device: its bytes (JSON, or a certificate file's), its media
@@ -11,6 +12,8 @@ package struct RenderedCredential {
     package var document: [UInt8]
     package var contentType: String
     package var holdsSecret: Bool
+    /// A secret document's name: the keyed hash of its bytes (`SecretAssetKey`), nil for others.
+    package var name: SHA256Digest? = nil
 }
 
 /// Renders each device's credential documents: templates resolved against its variables (as
@@ -23,10 +26,15 @@ final class CredentialRenderer: @unchecked Sendable {
     private let plans: [Fleet.SlotPlan]
     private let fleet: Fleet
     private let secrets: SecretStore
+    private let assetKey: SecretAssetKey?
+    /// Certificates found expired while rendering (their paths), warned of once after the render.
+    private let expired = LockedSet()
 
     /// `credentials`: per variant, the app's; `extensionCredentials`: each extension's, rendered
     /// after the app's for every device (in that order: the order of their assets).
-    init(credentials: [[Credential]], extensionCredentials: [[Credential]] = [], fleet: Fleet, secrets: SecretStore) throws(Problem) {
+    init(credentials: [[Credential]], extensionCredentials: [[Credential]] = [], fleet: Fleet, secrets: SecretStore,
+         assetKey: SecretAssetKey? = nil) throws(Problem) {
+        self.assetKey = assetKey
         let credentials = credentials.map { $0 + extensionCredentials.joined() }
         self.credentials = credentials
         self.fleet = fleet
@@ -49,6 +57,15 @@ final class CredentialRenderer: @unchecked Sendable {
     }
 
     var isEmpty: Bool { credentials.allSatisfy(\.isEmpty) }
+
+    /// The expired certificates delivered, each once: warnings for the run.
+    func expiryWarnings() -> [Problem] {
+        expired.sorted().map { path in
+            var p = Problem(.credentialFile, at: Location(file: path), "the certificate in \(Problem.printable(path)) has expired: devices are given it, and it will not be trusted")
+            p.severity = .warning
+            return p
+        }
+    }
 
     static func secretNames(_ c: Credential) -> [String] {
         var out: [String] = []
@@ -81,10 +98,12 @@ final class CredentialRenderer: @unchecked Sendable {
             if c.kind == .certificate {
                 if case .file(let path)? = c.fields.first(where: { $0.name == "Certificate" })?.value,
                    let bytes = context.file(path, field: "Certificate") {
-                    if let type = CredentialFiles.certificateType(bytes) {
-                        out.append(RenderedCredential(kind: c.kind, document: bytes, contentType: type, holdsSecret: false))
-                    } else {
-                        context.fail(.credentialFile, "Certificate", "\(context.lastPath) is not an X.509 certificate (PEM or DER)")
+                    switch CredentialFiles.certificate(bytes) {
+                    case .success(let certificate):
+                        if certificate.expired { expired.insert(context.lastPath) }
+                        out.append(RenderedCredential(kind: c.kind, document: certificate.document, contentType: certificate.contentType, holdsSecret: false))
+                    case .failure(let refused):
+                        context.fail(.credentialFile, "Certificate", "\(Problem.printable(context.lastPath)) cannot be delivered: \(refused.reason)")
                     }
                 }
             } else {
@@ -92,7 +111,8 @@ final class CredentialRenderer: @unchecked Sendable {
                 context.appendObject(c.fields, to: &json)
                 if c.kind == .identity, context.problems.isEmpty { context.checkIdentity() }
                 if context.problems.isEmpty {
-                    out.append(RenderedCredential(kind: c.kind, document: json, contentType: "application/json", holdsSecret: c.holdsSecret))
+                    let name = c.holdsSecret ? (assetKey ?? SecretAssetKey.random()).name(of: json) : nil
+                    out.append(RenderedCredential(kind: c.kind, document: json, contentType: "application/json", holdsSecret: c.holdsSecret, name: name))
                 } else {
                     json.overwriteWithZeros()
                 }
@@ -168,11 +188,23 @@ final class CredentialRenderer: @unchecked Sendable {
             return value
         }
 
+        /// The file a `{"file": PATH}` template names for this device, read as `ConfinedFile`
+        /// reads: the directory's values name a file in the template's folder, never another.
         mutating func file(_ path: StringTemplate, field: String) -> [UInt8]? {
-            guard let p = string(path, field: field) else { return nil }
-            lastPath = p
-            do { return try readFileBytes(p, limit: 16 << 20) } catch {
-                fail(.credentialFile, field, "cannot read \(p): \(error.reason)")
+            var missing = false
+            do throws(ConfinedFile.Refusal) {
+                let base = ConfinedFile.baseFolder(ofValuesFile: credential.location.file)
+                let (p, bytes) = try ConfinedFile.read(path, base: base, limit: 16 << 20) { (part: StringTemplate.Part) throws(ConfinedFile.Refusal) -> String in
+                    guard let text = string(StringTemplate(parts: [part]), field: field) else {
+                        missing = true
+                        throw ConfinedFile.Refusal(reason: "")
+                    }
+                    return text
+                }
+                lastPath = p
+                return bytes
+            } catch {
+                if !missing { fail(error.variable == nil ? .credentialFile : .credentialPath, field, error.reason, variable: error.variable) }
                 return nil
             }
         }
@@ -236,4 +268,13 @@ package enum CredentialPreview {
     package static func document(_ c: Credential, variables: [Variable: String], problems: inout [Problem]) -> [UInt8] {
         CredentialRenderer.preview(c, variables: variables, problems: &problems)
     }
+}
+
+/// A set of strings that workers add to at once.
+final class LockedSet: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items = Set<String>()
+
+    func insert(_ item: String) { lock.withLock { _ = items.insert(item) } }
+    func sorted() -> [String] { lock.withLock { items.sorted() } }
 }

@@ -42,12 +42,17 @@ public struct SecretSource: Sendable, Equatable {
 }
 
 /// The secrets a run's credentials name, read once before anything is rendered: one value each,
-/// or a value per user from a keyed file. The bytes live in buffers of this store's own, cleared
-/// when it is done (`clear`) so that a core dump after the run holds none of them.
+/// or a value per user from a keyed file. The bytes live in pages of this store's own, left out of
+/// core dumps (`MADV_DONTDUMP`, and the process is made non-dumpable while it holds any), cleared
+/// when it is done (`clear`).
 ///
 /// A keyed file: a `.csv` whose header's first column names the variable the rows are keyed by
 /// (`sAMAccountName,password`: the second column is the value), or a `.json` object
 /// `{"key": "sAMAccountName", "values": {"jdoe": "…"}}`.
+///
+/// Every value is checked as it is read: an empty one (`secret.empty`), one that is not UTF-8 or
+/// holds a NUL (`secret.source`) stops the run; a device is never given a secret other than the
+/// one its source holds.
 public final class SecretStore: @unchecked Sendable {
     enum Value {
         case single(MutableByteView)
@@ -56,13 +61,24 @@ public final class SecretStore: @unchecked Sendable {
 
     private(set) var values: [String: Value] = [:]
     /// Holds every value's bytes.
-    private var owner = BufferArena()
+    private var owner = SecretPages()
+
+    /// How long an `exec:` source may run (`--secret-timeout`), and how much a source may hold.
+    public static let defaultTimeout = 60.0
+    static let limit = 64 << 20
 
     public init() {}
 
     /// Reads every source. A source that cannot be read is a `secret.source` problem that names the
     /// source, never a value: a command's first line of standard error, never its output.
-    public init(_ sources: [SecretSource], environment: [String: String] = ProcessInfo.processInfo.environment) throws(Problem) {
+    /// `withheld`: environment variables an `exec:` child is not given (the LDAP password's), on
+    /// top of every variable an `env:` source reads.
+    public init(_ sources: [SecretSource], environment: [String: String] = ProcessInfo.processInfo.environment,
+                timeout: Double = SecretStore.defaultTimeout, withheld: [String] = []) throws(Problem) {
+        if !sources.isEmpty { ProcessSecrets.holdSecrets() }
+        var childEnvironment = environment
+        for name in withheld + ["LDAP_PASSWORD"] { childEnvironment[name] = nil }
+        for source in sources { if case .environment(let variable) = source.kind { childEnvironment[variable] = nil } }
         for source in sources {
             guard values[source.name] == nil else { throw Problem(.secretSource, "--secret \(source.name) is given twice") }
             switch source.kind {
@@ -70,11 +86,17 @@ public final class SecretStore: @unchecked Sendable {
                 guard let text = environment[variable] else {
                     throw Problem(.secretSource, "--secret \(source.name): the environment has no \(variable)")
                 }
-                values[source.name] = .single(owner.slots(copying: Array(text.utf8)))
+                let bytes = Array(text.utf8)
+                try Self.check(bytes, "--secret \(source.name): env:\(variable)", at: Location())
+                values[source.name] = .single(owner.copy(bytes))
             case .file(let path):
-                values[source.name] = try Self.readFile(path, name: source.name, into: owner)
+                values[source.name] = try readFile(path, name: source.name)
             case .command(let command):
-                values[source.name] = .single(owner.slots(copying: try Self.run(command, name: source.name)))
+                var bytes = try ChildProcess.output(of: command, name: source.name, environment: childEnvironment, timeout: timeout, limit: Self.limit)
+                defer { bytes.overwriteWithZeros() }
+                Self.dropLineBreak(&bytes)
+                try Self.check(bytes, "--secret \(source.name): exec:\(Problem.printable(command))", at: Location())
+                values[source.name] = .single(owner.copy(bytes))
             }
         }
     }
@@ -106,34 +128,43 @@ public final class SecretStore: @unchecked Sendable {
             }
         }
         values = [:]
-        owner = BufferArena()
+        owner = SecretPages()
     }
 
     deinit { clear() }
 
-    /// The secret of a file, copied into `owner`.
-    private static func readFile(_ path: String, name: String, into owner: BufferArena) throws(Problem) -> Value {
-        var bytes: [UInt8]
-        do { bytes = try readFileBytes(path, limit: 64 << 20) } catch {
-            throw Problem(.secretSource, at: Location(file: path), "--secret \(name): cannot read \(path): \(error.reason)")
-        }
-        defer { for i in bytes.indices { bytes[i] = 0 } }
-        let lower = path.lowercased()
-        if lower.hasSuffix(".csv") { return try keyedCSV(bytes, path: path, name: name, into: owner) }
-        if lower.hasSuffix(".json") { return try keyedJSON(bytes, path: path, name: name, into: owner) }
-        var value = bytes
+    /// A secret's value as a device may be given it: not empty, UTF-8 (it goes into a JSON
+    /// document), no NUL (a C string would cut it). `what` names the source, never the value.
+    static func check(_ bytes: some Collection<UInt8>, _ what: String, at location: Location) throws(Problem) {
+        if bytes.isEmpty { throw Problem(.secretEmpty, at: location, "\(what) is empty: a secret has a value") }
+        if bytes.contains(0) { throw Problem(.secretSource, at: location, "\(what) holds a NUL byte, which no secret can") }
+        if String(validating: bytes, as: UTF8.self) == nil { throw Problem(.secretSource, at: location, "\(what) is not UTF-8 text") }
+    }
+
+    private static func dropLineBreak(_ value: inout [UInt8]) {
         if value.last == 0x0A { value.removeLast() }
         if value.last == 0x0D { value.removeLast() }
-        return .single(owner.slots(copying: value))
+    }
+
+    /// The secret of a file, copied into `owner`.
+    private func readFile(_ path: String, name: String) throws(Problem) -> Value {
+        var bytes = try SecretFile.read(path, name: name, limit: Self.limit)
+        defer { bytes.overwriteWithZeros() }
+        let lower = path.lowercased()
+        if lower.hasSuffix(".csv") { return try keyedCSV(bytes, path: path, name: name) }
+        if lower.hasSuffix(".json") { return try keyedJSON(bytes, path: path, name: name) }
+        Self.dropLineBreak(&bytes)
+        try Self.check(bytes, "--secret \(name): \(path)", at: Location(file: path))
+        return .single(owner.copy(bytes))
     }
 
     /// `VARIABLE,value` rows under a header naming the variable.
-    private static func keyedCSV(_ bytes: [UInt8], path: String, name: String, into owner: BufferArena) throws(Problem) -> Value {
+    private func keyedCSV(_ bytes: [UInt8], path: String, name: String) throws(Problem) -> Value {
         let text = String(decoding: bytes, as: UTF8.self)
         var lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\r")) }
-        guard !lines.isEmpty else { throw Problem(.secretSource, at: Location(file: path), "--secret \(name): \(path) is empty") }
+        guard !lines.isEmpty else { throw Problem(.secretEmpty, at: Location(file: path), "--secret \(name): \(path) is empty") }
         let header = lines.removeFirst().split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard header.count == 2, let variable = variable(named: header[0]) else {
+        guard header.count == 2, let variable = Self.variable(named: header[0]) else {
             throw Problem(.secretSource, at: Location(file: path, line: 1), "--secret \(name): \(path) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by")
         }
         var table: [String: MutableByteView] = [:]
@@ -146,67 +177,59 @@ public final class SecretStore: @unchecked Sendable {
             guard table[key] == nil else {
                 throw Problem(.secretSource, at: Location(file: path, line: n + 2), "--secret \(name): \(path) gives \(header[0]) \"\(Problem.printable(key))\" twice")
             }
-            table[key] = owner.slots(copying: Array(line[line.index(after: comma)...].utf8))
+            let value = Array(line[line.index(after: comma)...].utf8)
+            try Self.check(value, "--secret \(name): the value for \(header[0]) \"\(Problem.printable(key))\" on line \(n + 2) of \(path)", at: Location(file: path, line: n + 2))
+            table[key] = owner.copy(value)
         }
         return .keyed(variable, table)
     }
 
-    /// `{"key": VARIABLE, "values": {KEY: value, ...}}`.
-    private static func keyedJSON(_ bytes: [UInt8], path: String, name: String, into owner: BufferArena) throws(Problem) -> Value {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], let key = object["key"] as? String,
-              let variable = variable(named: key), let entries = object["values"] as? [String: Any] else {
-            throw Problem(.secretSource, at: Location(file: path), "--secret \(name): \(path) holds {\"key\": VARIABLE, \"values\": {KEY: value, ...}}")
+    /// `{"key": VARIABLE, "values": {KEY: value, ...}}`, read with positions: a syntax error and a
+    /// key given twice name their line and column.
+    private func keyedJSON(_ bytes: [UInt8], path: String, name: String) throws(Problem) -> Value {
+        let shape = "--secret \(name): \(path) holds {\"key\": VARIABLE, \"values\": {KEY: value, ...}}"
+        let document: RawValue
+        do { document = try JSONReader.document(bytes, file: path) } catch {
+            throw Problem(.secretSource, at: error.location, "--secret \(name): \(path):\(error.location.line):\(error.location.column): \(error.message)")
         }
+        guard case .dictionary(let members) = document.kind else { throw Problem(.secretSource, at: Location(file: path), shape) }
+        var keyVariable: Variable?
+        var entries: [RawValue.Member]?
+        for m in members {
+            switch m.key {
+            case "key":
+                guard keyVariable == nil, case .string(let text) = m.value.kind, let v = Self.variable(named: text) else {
+                    throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"key\" at \(m.keyLocation.line):\(m.keyLocation.column) is not one variable's name, or is given twice")
+                }
+                keyVariable = v
+            case "values":
+                guard entries == nil, case .dictionary(let list) = m.value.kind else {
+                    throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"values\" at \(m.keyLocation.line):\(m.keyLocation.column) is not an object, or is given twice")
+                }
+                entries = list
+            default:
+                throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"\(Problem.printable(m.key))\" at \(m.keyLocation.line):\(m.keyLocation.column) is not one of them")
+            }
+        }
+        guard let keyVariable, let entries else { throw Problem(.secretSource, at: Location(file: path), shape) }
         var table: [String: MutableByteView] = [:]
-        for (k, v) in entries {
-            guard let s = v as? String else { throw Problem(.secretSource, at: Location(file: path), "--secret \(name): the value for \"\(Problem.printable(k))\" in \(path) is not a string") }
-            table[k] = owner.slots(copying: Array(s.utf8))
+        for e in entries {
+            let at = "\(path):\(e.keyLocation.line):\(e.keyLocation.column)"
+            guard table[e.key] == nil else {
+                throw Problem(.secretSource, at: e.keyLocation, "--secret \(name): \(at): the key \"\(Problem.printable(e.key))\" is given twice")
+            }
+            guard case .string(let s) = e.value.kind else {
+                throw Problem(.secretSource, at: e.keyLocation, "--secret \(name): \(at): the value for \"\(Problem.printable(e.key))\" is not a string")
+            }
+            let value = Array(s.utf8)
+            try Self.check(value, "--secret \(name): \(at): the value for \"\(Problem.printable(e.key))\"", at: e.keyLocation)
+            table[e.key] = owner.copy(value)
         }
-        return .keyed(variable, table)
+        return .keyed(keyVariable, table)
     }
 
     private static func variable(named text: String) -> Variable? {
         guard case .success(let (t, _)) = StringTemplate.parse("$(\(text))"), t.parts.count == 1, let v = t.variables.first else { return nil }
         return v
-    }
-
-    /// Runs the command; its standard output is the secret (one trailing line break dropped).
-    private static func run(_ command: String, name: String) throws(Problem) -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw Problem(.secretSource, "--secret \(name): cannot run exec:\(Problem.printable(command)): \(error.localizedDescription)")
-        }
-        var (output, errors) = readPipes(out, err)
-        process.waitUntilExit()
-        defer { output.resetBytes(in: 0..<output.count) }
-        guard process.terminationStatus == 0 else {
-            let first = String(decoding: errors, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-            errors.resetBytes(in: 0..<errors.count)
-            let status = process.terminationReason == .uncaughtSignal ? "killed by signal \(process.terminationStatus)" : "status \(process.terminationStatus)"
-            throw Problem(.secretSource, "--secret \(name): exec:\(Problem.printable(command)) failed (\(status))" + (first.isEmpty ? "" : ": \(Problem.printable(first))"))
-        }
-        var value = [UInt8](output)
-        if value.last == 0x0A { value.removeLast() }
-        if value.last == 0x0D { value.removeLast() }
-        return value
-    }
-
-    /// Both pipes read to their end at once (standard error on another thread).
-    private static func readPipes(_ out: Pipe, _ err: Pipe) -> (Data, Data) {
-        nonisolated(unsafe) var errors = Data()
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            errors = err.fileHandleForReading.readDataToEndOfFile()
-            done.signal()
-        }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        return (output, errors)
     }
 }

@@ -72,9 +72,13 @@ extension DeclarationBuilder {
                 w.write(#","DataURL":""#)
                 w.write(url)
                 w.write(hex: a.data)
-                w.write(#"","Hash-SHA-256":""#)
-                w.write(hex: a.data)
-                w.write(#"","Size":"#)
+                if secret && !delivery.secretAssetHash {
+                    w.write(#"","Size":"#)
+                } else {
+                    w.write(#"","Hash-SHA-256":""#)
+                    w.write(hex: a.data)
+                    w.write(#"","Size":"#)
+                }
                 w.write(decimal: a.size)
                 w.write(#"}},"ServerToken":""#)
                 w.writeToken(a.name, asset: true)

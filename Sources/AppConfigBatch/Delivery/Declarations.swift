@@ -224,7 +224,7 @@ struct DeclarationBuilder: Sendable {
             for e in device.extensions { assets.append(.init(data: SHA256Digest(of: e), size: e.count, name: none)) }
             for c in device.credentials {
                 let info = CredentialAsset(type: c.kind.assetType, contentType: c.contentType, secret: c.holdsSecret)
-                assets.append(.init(data: c.document.withUnsafeBytes { SHA256Digest(of: $0) }, size: c.document.count, credential: info, name: none))
+                assets.append(.init(data: c.name ?? c.document.withUnsafeBytes { SHA256Digest(of: $0) }, size: c.document.count, credential: info, name: none))
             }
             for a in assets {
                 let context = a.credential.map { c in

@@ -95,6 +95,9 @@ public struct DeliveryOptions: Sendable {
     public var extensions: [ExtensionDelivery] = []
     /// MDM: mixed into every `CommandUUID`, so that an identical command can be queued again.
     public var commandNonce: String?
+    /// DDM: secret documents' declarations carry `Hash-SHA-256` (by default left out: it would let
+    /// a reader of the declarations test guesses of the secret).
+    public var secretAssetHash = false
 
     public init(delivery: Delivery = .plist) { self.delivery = delivery }
 
@@ -109,7 +112,7 @@ public struct DeliveryOptions: Sendable {
         if sources.count > 1 {
             throw Problem(.deliveryOption, "give one app source (--bundle-id, --app-store-id or --manifest-url), not \(sources.joined(separator: " and "))")
         }
-        if let appStoreID, appStoreID.isEmpty || !appStoreID.allSatisfy({ $0.isASCII && $0.isNumber }) || appStoreID.count > 18 {
+        if let appStoreID, appStoreID.isEmpty || !appStoreID.allSatisfy({ $0.isASCII && $0.isNumber }) || appStoreID.count > 18 || appStoreID.hasPrefix("0") {
             throw Problem(.deliveryOption, "--app-store-id takes the App Store's numeric ID, not \"\(appStoreID)\"")
         }
         if let manifestURL {
@@ -125,7 +128,7 @@ public struct DeliveryOptions: Sendable {
                                          ("--app-config-key", appConfigKey != nil),
                                          ("--install", install != nil), ("--license", license != nil),
                                          ("--include-in-backup", includeInBackup != nil), ("--ddm-layout", ddmLayout != nil),
-                                         ("--extension", !extensions.isEmpty)]
+                                         ("--extension", !extensions.isEmpty), ("--secret-asset-hash", secretAssetHash)]
         if delivery != .ddm, let given = ddmOnly.first(where: \.1) {
             throw Problem(.deliveryOption, "\(given.0) goes with --delivery ddm")
         }
@@ -164,17 +167,21 @@ public struct DeliveryOptions: Sendable {
             }
         }
         let source: ResolvedDelivery.AppSource = manifestURL.map { .manifestURL($0) } ?? appStoreID.map { .appStoreID($0) } ?? .bundleID(bundle)
-        return ResolvedDelivery(delivery: delivery, bundleID: bundle, source: source, assetBaseURL: base,
+        var resolved = ResolvedDelivery(delivery: delivery, bundleID: bundle, source: source, assetBaseURL: base,
                                 appConfigKey: appConfigKey ?? .both, install: install ?? .required,
                                 license: manifestURL == nil ? (license ?? .device) : nil, includeInBackup: includeInBackup,
                                 layout: ddmLayout ?? .jsonl, extensions: extensions.map(\.composedID), commandNonce: commandNonce,
                                 secretAssetBaseURL: secretAssetBaseURL.map { var b = $0; while b.hasSuffix("/") { b.removeLast() }; return b })
+        resolved.secretAssetHash = secretAssetHash
+        return resolved
     }
 
-    /// Letters, digits, `.` and `-`, at most 255 bytes.
+    /// ASCII letters, digits and `-` in parts joined by `.` (none empty: not `.`, `..`, `com..x`),
+    /// at most 255 bytes: Apple's bundle identifier.
     static func isBundleID(_ s: some StringProtocol) -> Bool {
         !s.isEmpty && s.utf8.count <= 255
-            && s.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+            && s.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+            && s.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty }
     }
 
     /// "Bundle-ID" or "Bundle-ID (Team-ID)", the team identifier letters and digits.
@@ -222,6 +229,8 @@ public struct ResolvedDelivery: Sendable {
     public let commandNonce: String?
     /// Where secret-bearing credential documents are served.
     public let secretAssetBaseURL: String?
+    /// Secret documents' declarations carry `Hash-SHA-256` (`--secret-asset-hash`).
+    public internal(set) var secretAssetHash = false
 
     public var appStoreID: String? { if case .appStoreID(let id) = source { id } else { nil } }
     public var manifestURL: String? { if case .manifestURL(let url) = source { url } else { nil } }

@@ -121,11 +121,18 @@ public struct JobSettings: Codable, Sendable, Equatable {
         public var commandNonce: String?
         /// `NAME=env:VAR`, `NAME=file:PATH`, `NAME=exec:COMMAND`.
         public var secrets: Entries?
+        /// How long an `exec:` secret may run, in seconds.
+        public var secretTimeout: Double?
+        /// The key secret documents are named by (`env:`, `file:`, `exec:`).
+        public var secretAssetKey: String?
+        /// Secret documents' declarations carry `Hash-SHA-256`.
+        public var secretAssetHash: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case delivery, assetBaseURL = "asset-base-url", secretAssetBaseURL = "secret-asset-base-url", bundleID = "bundle-id",
                  appStoreID = "app-store-id", manifestURL = "manifest-url", appConfigKey = "app-config-key", install, license,
                  includeInBackup = "include-in-backup", ddmLayout = "ddm-layout", extensions = "extension",
-                 extensionSpecs = "extension-spec", commandNonce = "command-nonce", secrets = "secret"
+                 extensionSpecs = "extension-spec", commandNonce = "command-nonce", secrets = "secret",
+                 secretTimeout = "secret-timeout", secretAssetKey = "secret-asset-key", secretAssetHash = "secret-asset-hash"
         }
         public init() {}
     }

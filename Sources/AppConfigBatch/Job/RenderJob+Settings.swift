@@ -50,6 +50,12 @@ extension RenderJob {
         nightly.maxRemovalRatio = g.maxRemovalRatio ?? nightly.maxRemovalRatio
         nightly.force = g.force ?? false
         secrets = try (s.delivery.secrets?.items ?? []).map { text throws(Problem) in try SecretSource(parsing: text) }
+        if let t = s.delivery.secretTimeout {
+            guard t > 0 && t <= 86_400 else { throw Problem(.jobSetting, "--secret-timeout takes seconds above 0 (at most a day), not \(t)") }
+            secretTimeout = t
+        }
+        withheldEnvironment = s.ldap.passwordEnv.map { [$0] } ?? []
+        secretAssetKey = try s.delivery.secretAssetKey.map { text throws(Problem) in try SecretSource(parsing: "secret-asset-key=" + text) }
         report = s.report.report
         redact = s.report.redact ?? false
     }
@@ -208,6 +214,7 @@ extension JobSettings.DeliverySettings {
         o.includeInBackup = includeInBackup
         o.ddmLayout = ddmLayout
         o.commandNonce = commandNonce
+        o.secretAssetHash = secretAssetHash ?? false
         var specs: [String: String] = [:]
         for entry in extensionSpecs?.items ?? [] {
             let (id, spec) = try JobSettings.pair(entry, "--extension-spec", "COMPOSED-ID=SPEC")

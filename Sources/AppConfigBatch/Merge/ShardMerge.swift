@@ -111,7 +111,7 @@ public struct ShardMerge {
         switch output {
         case .tar(let path):
             AtomicFile.removeStale(beside: path)
-            let file = try AtomicFile(path: path)
+            let file = try AtomicFile(path: path, mode: inputs.contains { $0.output.holdsSecrets } ? 0o600 : 0o644)
             do {
                 try Self.writeMembers(plan.members, of: inputs, to: file.descriptor, path: path, cancelled: cancelled)
                 summary.output = try Tar.end(file.descriptor, name: path, closing: closing, file: file, copying: Manifest.fileName)

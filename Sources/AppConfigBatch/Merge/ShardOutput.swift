@@ -29,6 +29,9 @@ final class ShardOutput {
     /// The closing files it holds (`index.jsonl`, `declarations.jsonl`, `assets.live`,
     /// `manifest.tsv`), in the order they were written.
     let closingNames: [String]
+    /// It holds secret documents (`secret-assets/` members or files): what is made of it is its
+    /// owner's alone.
+    private(set) var holdsSecrets = false
     /// The archive's bytes (nil for a folder) and its closing files' bytes, valid while this lives.
     private let mapping: MappedFile?
     /// The archive, for `copy` (-1 for a folder).
@@ -73,12 +76,14 @@ final class ShardOutput {
             source = open(path, O_RDONLY | O_CLOEXEC)
             var members: [Member] = []
             var names: [String] = []
+            var secrets = false
             try Self.walk(mapped.view, path: path) { (member: Member, name: String, body: ByteView) throws(Problem) in
                 if name.contains("/") {
                     guard names.isEmpty else {
                         throw Problem(.mergeInput, at: Location(file: path), "\(path): the member \(name) comes after the closing files: not an archive appconfig wrote")
                     }
                     members.append(member)
+                    if name.hasPrefix("secret-assets/") { secrets = true }
                 } else {
                     guard Self.closingFileNames.contains(name), !names.contains(name) else {
                         throw Problem(.mergeInput, at: Location(file: path), "\(path) holds a member \(name): not an archive appconfig wrote")
@@ -88,6 +93,7 @@ final class ShardOutput {
                 }
             }
             container = .tar(members: members)
+            holdsSecrets = secrets
             closingNames = names
             if let change = mapped.change() {
                 throw Problem(.mergeInput, at: Location(file: path), "\(path) changed while it was read: \(change.problem.message)")

@@ -48,24 +48,52 @@ enum Generations {
         guard info.st_uid == geteuid() else {
             throw Problem(.outputExists, at: Location(file: root), "\(root) belongs to another user (uid \(info.st_uid)); nothing was written")
         }
+        // Others who can write it can plant generations and markers, or swap a folder for a symlink
+        // while it is removed.
+        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw Problem(.outputExists, at: Location(file: root),
+                          "\(root) can be written by its group or others (mode \(String(info.st_mode & 0o777, radix: 8))): the generations of an output are its owner's alone (chmod go-w); nothing was written")
+        }
     }
 
-    /// The generations this tool made, as the folder holds them (symlinks and foreign entries aside).
+    /// The highest publication sequence a marker may hold: far above any count of nights, far
+    /// below where one more overflows.
+    static let maxSequence = 1 << 48
+
+    /// The generations this tool made, as the folder holds them (symlinks, foreign entries and
+    /// entries of another user aside).
     static func list(in root: String) -> [Entry] {
         var entries: [Entry] = []
         for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where isGenerationName(name) {
             let folder = root + "/" + name
             var info = stat()
-            guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
+            guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else { continue }
             let complete = access(folder + "/" + Manifest.fileName, F_OK) == 0
-            if let marker = try? String(contentsOfFile: root + "/" + markerName(of: name), encoding: .utf8),
-               let sequence = Int(marker.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+            if let sequence = markerSequence(root + "/" + markerName(of: name)) {
                 entries.append(Entry(name: name, sequence: sequence, complete: complete))
             } else if complete {
                 entries.append(Entry(name: name, sequence: 0, complete: true))  // before markers: its manifest vouches
             }
         }
         return entries
+    }
+
+    /// A marker's sequence: the job's user's file (no symlink), `appconfig-generation N` with N in
+    /// 0...maxSequence; nil for anything else.
+    static func markerSequence(_ path: String) -> Int? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        let text = String(decoding: bytes[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let words = text.split(separator: " ")
+        guard words.count == 2, words[0] == "appconfig-generation", words[1].count <= 15, words[1].allSatisfy({ $0.isASCII && $0.isNumber }),
+              let sequence = Int(words[1]), sequence <= maxSequence else { return nil }
+        return sequence
     }
 
     /// Writes the marker of a generation about to be made (exclusively: a planted file or symlink
@@ -78,10 +106,15 @@ enum Generations {
         try writeAll(fd, Array("appconfig-generation \(sequence)\n".utf8), path: path)
     }
 
-    /// Removes a generation this tool made, and its marker.
+    /// Removes a generation this tool made, and its marker: relative to descriptors of the folders
+    /// opened without following a symlink, so that a folder swapped for a symlink while it is removed
+    /// loses the symlink, never what it names.
     static func remove(_ name: String, in root: String) {
-        try? FileManager.default.removeItem(atPath: root + "/" + name)
-        unlink(root + "/" + markerName(of: name))
+        let rootFD = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard rootFD >= 0 else { return }
+        defer { close(rootFD) }
+        TreeRemoval.remove(name, in: rootFD)
+        unlinkat(rootFD, markerName(of: name), 0)
     }
 
     /// Markers whose generation is gone (a run killed between the two): removed.
@@ -89,6 +122,8 @@ enum Generations {
         for file in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where file.hasPrefix(".g") && file.hasSuffix(".appconfig") {
             let name = String(file.dropFirst().dropLast(".appconfig".count))
             var info = stat()
+            var marker = stat()
+            guard lstat(root + "/" + file, &marker) == 0, marker.st_uid == geteuid() else { continue }
             if isGenerationName(name) && lstat(root + "/" + name, &info) != 0 && errno == ENOENT { unlink(root + "/" + file) }
         }
     }

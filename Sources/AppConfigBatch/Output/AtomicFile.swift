@@ -11,13 +11,14 @@ final class AtomicFile {
 
     /// The temporary is `PATH.tmp-PID-RANDOM`, created with `O_EXCL | O_NOFOLLOW`: a file or a
     /// symlink planted under a name a run would use is never opened (a root run truncated a
-    /// symlink's target through `PATH.tmp-PID`).
-    init(path: String) throws(Problem) {
+    /// symlink's target through `PATH.tmp-PID`). `mode` 0600 for a file that holds secrets
+    /// (member modes protect nothing inside an archive others can read).
+    init(path: String, mode: mode_t = 0o644) throws(Problem) {
         self.path = path
         var name = "", fd: Int32 = -1
         for _ in 0..<16 {
             name = Self.temporaryName(for: path)
-            fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 || errno != EEXIST { break }
         }
         temporary = name

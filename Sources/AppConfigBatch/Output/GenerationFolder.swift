@@ -26,7 +26,8 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     private let createdLock = NSLock()
 
     public init(path: String, keep: Int = 2) throws(Problem) {
-        let p = PathText.trimmed(path)
+        // `./out` and `out` are one output: the symlink's target is compared with the folder.
+        let p = PathText.normalized(path)
         self.path = p
         self.keep = keep
         var info = stat()
@@ -42,7 +43,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
         if (info.st_mode & S_IFMT) == S_IFLNK, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: p) {
             // Only a symlink this output made is replaced: one to `OUT.generations/g...`. A symlink an
             // admin made to some folder is not ours to repoint.
-            let full = PathText.resolve(target, besideLink: p)
+            let full = PathText.normalized(PathText.resolve(target, besideLink: p))
             let name = PathText.name(of: full)
             guard PathText.folder(of: full) == root || PathText.folder(of: full) == (root as NSString).standardizingPath,
                   name.hasPrefix("g") else {

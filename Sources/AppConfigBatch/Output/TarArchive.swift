@@ -18,10 +18,11 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
     private let direct: Mutex<DirectWrites?>
 
     /// An archive written to `path`, published by a rename. Temporaries that died with their run
-    /// (`FILE.tmp-PID`, the caller holding the output's lock) are removed first.
-    init(path: String) throws(Problem) {
+    /// (`FILE.tmp-PID`, the caller holding the output's lock) are removed first. An archive that
+    /// will hold secret documents is its owner's alone (0600), from its temporary on.
+    init(path: String, holdsSecrets: Bool = false) throws(Problem) {
         AtomicFile.removeStale(beside: path)
-        let file = try AtomicFile(path: path)
+        let file = try AtomicFile(path: path, mode: holdsSecrets ? 0o600 : 0o644)
         self.file = file
         descriptor = file.descriptor
         name = path

@@ -33,6 +33,12 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Write summary.json and errors.jsonl into this folder (on every exit: a fatal error is recorded too). A --dry-run writes here only when --report is given on its command line or in a job file that asks for the dry run.") var report: String?
     @Option(name: .customLong("secret"), help: "A secret a credential names: NAME=env:VAR, NAME=file:PATH (one value, or a .csv/.json keyed by a variable) or NAME=exec:COMMAND; repeatable.")
     var secrets: [String] = []
+    @Option(name: .customLong("secret-timeout"), help: "Seconds an exec: secret source may run before it is killed with its process group (default: 60).")
+    var secretTimeout: Double?
+    @Option(name: .customLong("secret-asset-key"), help: "DDM: the key secret documents are named by, env:VAR, file:PATH or exec:COMMAND (default: OUT.secret-asset-key, made on the first night; shards of one run share one).")
+    var secretAssetKey: String?
+    @Flag(name: .customLong("secret-asset-hash"), inversion: .prefixedNo, help: "DDM: write Hash-SHA-256 into secret documents' declarations too (by default left out: with the user name beside it, it would let a reader test guesses of the secret).")
+    var secretAssetHash: Bool?
     @Option(help: "Threads (default: the machine's cores).") var jobs: Int?
     @Option(help: "Render shard I of N (devices by a stable hash of their key), e.g. 0/3.") var shard: String?
     @Option(name: .customLong("shard-count"), help: "The number of shards, for an index from JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX.")
@@ -86,6 +92,9 @@ struct RenderCommand: ParsableCommand {
         s.destination.keep = keep
         s.delivery = delivery.settings
         s.delivery.secrets = Entries(given: secrets)
+        s.delivery.secretTimeout = secretTimeout
+        s.delivery.secretAssetKey = secretAssetKey
+        s.delivery.secretAssetHash = secretAssetHash
         s.nightly.since = since
         s.nightly.changedOnly = changedOnly
         s.nightly.rerender = rerender
@@ -155,6 +164,8 @@ struct RenderCommand: ParsableCommand {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
                 cancellation.cancel()
+                // An exec: secret's command ends with the job.
+                ProcessSecrets.children.killAll()
                 if !rendering.load(ordering: .acquiring) {
                     writeStandardError("\nappconfig: interrupted: nothing was published\n")
                     _exit(ExitStatus.interrupted)

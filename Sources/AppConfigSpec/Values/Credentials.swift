@@ -42,7 +42,8 @@ public struct Credential: Sendable {
 
     /// Whether the document holds a secret (a `{"secret": NAME}` value, or an identity's private
     /// key): it then goes to `secret-assets/`, fetched with MDM authentication.
-    public var holdsSecret: Bool { kind == .identity || fields.contains { $0.value.holdsSecret } }
+    /// An ACME document's `ClientIdentifier` is a one-time code the ACME server may trust: secret too.
+    public var holdsSecret: Bool { kind == .identity || kind == .acme || fields.contains { $0.value.holdsSecret } }
 
     /// Every variable its templates read (file paths included).
     public var variables: [Variable] {

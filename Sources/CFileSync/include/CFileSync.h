@@ -12,4 +12,11 @@ int appconfig_syncfs(int fd);
 /// -1 (also where there is no such thing).
 int appconfig_open_direct(const char *path);
 
+/// prctl(PR_SET_DUMPABLE, 0): no core dump, no ptrace by another process of the same user, while
+/// the process holds secrets (Swift's Glibc module does not show prctl). 0, or -1 with errno.
+int appconfig_set_nondumpable(void);
+
+/// A pipe whose two ends close on exec (pipe2 with O_CLOEXEC, under _GNU_SOURCE). 0, or -1.
+int appconfig_pipe_cloexec(int fds[2]);
+
 #endif
