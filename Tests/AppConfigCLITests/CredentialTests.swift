@@ -153,7 +153,9 @@ struct CredentialTests {
             let ref = payload["Reference"] as! [String: Any]
             let folder = payload["Authentication"] == nil ? "assets" : "secret-assets"
             let ending = ref["ContentType"] as? String == "application/pem" ? ".pem" : ".json"
-            return try String(contentsOfFile: published + "/\(folder)/\(ref["Hash-SHA-256"]!)\(ending)", encoding: .utf8)
+            // A secret document's declaration carries no Hash-SHA-256: its file is named as its DataURL ends.
+            let name = try #require((ref["DataURL"] as? String)?.split(separator: "/").last)
+            return try String(contentsOfFile: published + "/\(folder)/\(name)\(ending)", encoding: .utf8)
         }
         #expect(try document("Identities", "device-identity") == #"{"Attest":true,"ClientIdentifier":"\#(udid)","DirectoryURL":"https://ca.example.com/acme/directory","HardwareBound":true,"KeySize":384,"KeyType":"ECSECPrimeRandom","Subject":[[["CN","\#(udid)"]]],"SubjectAltName":{"rfc822Name":"u0000005@corp.example"}}"#)
         #expect(try document("Identities", "wifi") == #"{"Challenge":"scep-\"Chall\\enge/42","Keysize":2048,"Subject":[[["CN","u0000005@corp.example"]],[["O","Northwind"]]],"SubjectAltName":{"ntPrincipalName":"u0000005@corp.example"},"URL":"https://scep.example.com/emea"}"#)
@@ -313,8 +315,8 @@ struct CredentialTests {
             let appConfig = (declarations[ids[1]]!.payload)["AppConfig"] as! [String: Any]
             let passwords = try #require(appConfig["Passwords"] as? [[String: String]])
             let payload = declarations[passwords[0]["AssetReference"]!]!.payload
-            let sha = (payload["Reference"] as! [String: Any])["Hash-SHA-256"] as! String
-            let document = try String(contentsOfFile: published + "/secret-assets/\(sha).json", encoding: .utf8)
+            let name = ((payload["Reference"] as! [String: Any])["DataURL"] as! String).split(separator: "/").last!
+            let document = try String(contentsOfFile: published + "/secret-assets/\(name).json", encoding: .utf8)
             if let identities = appConfig["Identities"] as? [[String: String]] {
                 #expect(identities.map { $0["Identifier"] } == ["emea-wifi"])
                 #expect(document.contains(#""UserName":"emea\\u"#), "\(document)")

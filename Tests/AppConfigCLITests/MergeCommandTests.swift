@@ -192,7 +192,9 @@ struct MergeCommandTests {
         try bytes[length...].write(to: URL(fileURLWithPath: f.path("short.tar")))
         let r = try f.merge([f.path("short.tar"), "--tar", f.path("m.tar")])
         #expect(r.status == 2)
-        #expect(r.stderr == "appconfig: \(f.path("short.tar")) holds 59 device members, its index accounts for 60: not an archive appconfig wrote [merge.input]\n")
+        // Each member is checked against the index by name and digest: the first one is found out of place.
+        #expect(r.stderr.hasPrefix("appconfig: \(f.path("short.tar")): member 1 is "), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix(", which its index does not name there: not an archive appconfig wrote [merge.input]\n"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: f.path("m.tar")))
     }
 }

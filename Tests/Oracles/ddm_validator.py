@@ -123,7 +123,8 @@ def asset_path(d):
     """The file an asset declaration's data is in: assets/<sha>.plist, or a credential document's
     assets/ (secret-assets/ when fetched with MDM authentication) <sha>.json|.pem|.der."""
     ref = d["Payload"]["Reference"]
-    sha = ref["Hash-SHA-256"]
+    # The file is named as the DataURL ends: the SHA-256, or a secret document's keyed hash.
+    sha = ref["DataURL"].rsplit("/", 1)[-1]
     if d["Type"] == "com.apple.asset.data":
         return f"assets/{sha}.plist"
     folder = "secret-assets" if d["Payload"].get("Authentication", {}).get("Type") == "MDM" else "assets"
@@ -213,7 +214,13 @@ def check_ddm(schemas_root, out, plain, mode):
                 problem(f"{ident}: no asset file for {ref['DataURL']}")
                 continue
             assets += 1
-            if len(data) != ref.get("Size") or hashlib.sha256(data).hexdigest() != ref.get("Hash-SHA-256") or sha != ref.get("Hash-SHA-256"):
+            secret = p.get("Authentication", {}).get("Type") == "MDM"
+            if secret and "Hash-SHA-256" not in ref:
+                # A secret document: no hash beside the user name (an offline verifier of the
+                # secret); its name is a keyed hash, which only the job's key checks.
+                if len(data) != ref.get("Size") or hashlib.sha256(data).hexdigest() == sha:
+                    problem(f"{ident}: Size does not match, or the secret document is named by its plain SHA-256")
+            elif len(data) != ref.get("Size") or hashlib.sha256(data).hexdigest() != ref.get("Hash-SHA-256") or sha != ref.get("Hash-SHA-256"):
                 problem(f"{ident}: Size, Hash-SHA-256 or DataURL do not match the asset's bytes")
             # The Reference's asset-content-types, where the asset type's schema lists them.
             allowed = next((k.get("asset-content-types") for k in schemas[d["Type"]] if k["key"] == "Reference"), None)

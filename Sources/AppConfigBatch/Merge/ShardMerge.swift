@@ -60,6 +60,7 @@ public struct ShardMerge {
             let membersEach = files ? 2 : 1
             for a in fresh {
                 let kept = seen.insert(a).inserted
+                input.paths.append((Self.path(of: a), a.form >= 4 ? nil : a.digest))
                 if input.output.isTar {
                     try Self.expectMember(input, named: a)
                     if kept { plan.members.append((s, input.member, membersEach)) }
@@ -73,7 +74,10 @@ public struct ShardMerge {
             // The device's own members: its file (plist, command), or in the files layout its
             // configuration, activation and set; its configuration and activation lines otherwise.
             let own = ddm ? (files ? 3 : 0) : 1
+            let ownPaths = try Self.ownPaths(of: line, in: input, files: files, count: own, fileDigest: !ddm)
+            input.paths += ownPaths
             if input.output.isTar && own > 0 {
+                try Self.expectMembers(input, ownPaths)
                 plan.members.append((s, input.member, own))
                 input.member += own
             }
@@ -87,9 +91,14 @@ public struct ShardMerge {
             plan.index.append((s, line.line))
         }
         try Self.inKeyOrder(inputs, \.removals) { (s: Int, line: IndexLine) throws(Problem) in
-            if line.hasFile && inputs[s].output.isTar {
-                plan.members.append((s, inputs[s].member, 1))
-                inputs[s].member += 1
+            if line.hasFile {
+                let paths = try Self.ownPaths(of: line, in: inputs[s], files: false, count: 1, fileDigest: !ddm)
+                inputs[s].paths += paths
+                if inputs[s].output.isTar {
+                    try Self.expectMembers(inputs[s], paths)
+                    plan.members.append((s, inputs[s].member, 1))
+                    inputs[s].member += 1
+                }
             }
             plan.index.append((s, line.line))
             plan.removed += 1
@@ -124,7 +133,7 @@ public struct ShardMerge {
             do {
                 for input in inputs {
                     guard case .folder(let generation) = input.output.container else { continue }
-                    try Self.linkFiles(of: generation, into: folder, cancelled: cancelled)
+                    try Self.linkFiles(input.paths, of: generation, into: folder, cancelled: cancelled)
                 }
                 summary.output = try folder.publish(closing: closing)
             } catch {
@@ -241,6 +250,11 @@ public struct ShardMerge {
             throw Problem(.mergeInput, at: Location(file: input.output.path),
                           "\(input.output.path): member \(input.member + 1) is not \(String(decoding: expected, as: UTF8.self)), which its index names next: not an archive appconfig wrote")
         }
+        // An asset is named by its bytes' SHA-256 (a secret document by a keyed hash, not checked here).
+        if asset.form < 4, SHA256Digest(of: input.output.body(of: members[input.member])) != asset.digest {
+            throw Problem(.mergeInput, at: Location(file: input.output.path),
+                          "\(input.output.path): member \(String(decoding: expected, as: UTF8.self)) does not hold the bytes its name is the SHA-256 of")
+        }
     }
 
     /// The merged closing files, in the order the shards hold them (the manifest last).
@@ -330,35 +344,122 @@ public struct ShardMerge {
         try flush()
     }
 
-    /// Hard-links every file of a shard's generation but its closing files into the merged one.
-    private static func linkFiles(of generation: String, into folder: GenerationFolder, cancelled: () -> Bool) throws(Problem) {
+    /// Hard-links every file of a shard's generation but its closing files into the merged one:
+    /// regular files only (never a symlink, nor what one names), each the generation's owner's (a
+    /// hard link planted to another user's file is refused), each with the digest the index or its
+    /// name gives where one does (a plist's, a command's, an asset's).
+    private static func linkFiles(_ paths: [(String, SHA256Digest?)], of generation: String, into folder: GenerationFolder,
+                                  cancelled: () -> Bool) throws(Problem) {
+        var digests: [String: SHA256Digest] = [:]
+        for (path, digest) in paths { if let digest { digests[path] = digest } }
+        var top = stat()
+        guard lstat(generation, &top) == 0, top.st_mode & S_IFMT == S_IFDIR else {
+            throw Problem(.mergeInput, at: Location(file: generation), "cannot read \(generation): not a folder")
+        }
+        let owner = top.st_uid
+        var linked = 0
         func walk(_ relative: String) throws(Problem) {
             let full = relative.isEmpty ? generation : generation + "/" + relative
             guard let dir = opendir(full) else {
                 throw Problem(.mergeInput, at: Location(file: full), "cannot read \(full): \(systemError())")
             }
             defer { closedir(dir) }
-            var linked = 0
             while let entry = readdir(dir) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
                 if name == "." || name == ".." { continue }
                 let path = relative.isEmpty ? name : relative + "/" + name
+                let file = generation + "/" + path
                 var info = stat()
-                guard lstat(generation + "/" + path, &info) == 0 else { continue }
+                guard lstat(file, &info) == 0 else { continue }
                 switch info.st_mode & S_IFMT {
-                case S_IFDIR: try walk(path)
+                case S_IFDIR:
+                    guard info.st_uid == owner else {
+                        throw Problem(.mergeInput, at: Location(file: file), "\(file) belongs to another user than its generation: not an output appconfig wrote")
+                    }
+                    try walk(path)
                 case S_IFREG:
                     if relative.isEmpty { continue }  // the closing files, merged
-                    guard try folder.link(generation + "/" + path, to: path, secret: path.hasPrefix("secret-assets/")) else {
-                        throw Problem(.mergeInput, at: Location(file: generation + "/" + path), "cannot link \(generation + "/" + path): it went while the merge read it")
+                    guard info.st_uid == owner else {
+                        throw Problem(.mergeInput, at: Location(file: file), "\(file) belongs to another user than its generation (a link to another's file?): not a file appconfig wrote")
+                    }
+                    if let digest = digests[path] {
+                        let bytes: [UInt8]
+                        do { bytes = try readFileBytes(file, limit: 1 << 30) } catch { throw error.problem }
+                        guard SHA256Digest(of: bytes) == digest else {
+                            throw Problem(.mergeInput, at: Location(file: file), "\(file) does not hold the bytes its index names (SHA-256 differs): not the file appconfig wrote")
+                        }
+                    }
+                    guard try folder.link(file, to: path, secret: path.hasPrefix("secret-assets/")) else {
+                        throw Problem(.mergeInput, at: Location(file: file), "cannot link \(file): it went while the merge read it")
                     }
                     linked += 1
                     if linked % 65536 == 0, cancelled() { throw interrupted }
                 default:
-                    throw Problem(.mergeInput, at: Location(file: generation + "/" + path), "\(generation + "/" + path) is not a file or a folder: not an output appconfig wrote")
+                    throw Problem(.mergeInput, at: Location(file: file), "\(file) is not a file or a folder (a symlink?): not an output appconfig wrote")
                 }
             }
         }
         try walk("")
+    }
+
+    /// An asset's path in the output.
+    static func path(of a: AssetName) -> String {
+        var out: [UInt8] = []
+        a.appendPath(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The files a device's index line names: its own file (`path`, with the index's `sha256` when
+    /// that is the file's, `fileDigest`: a plist's or a command's; a DDM set's is the device's
+    /// digest), and in DDM's files layout its activation's and configuration's declaration files.
+    private static func ownPaths(of line: IndexLine, in input: Input, files: Bool, count: Int, fileDigest: Bool) throws(Problem) -> [(String, SHA256Digest?)] {
+        guard count > 0 else { return [] }
+        let text = input.index[line.line]
+        func field(_ name: String) -> String? {
+            let key = Array("\"\(name)\":\"".utf8)
+            guard let r = text.firstRange(of: key) else { return nil }
+            guard let end = text[r.upperBound...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+            return String(decoding: text[r.upperBound..<end], as: UTF8.self)
+        }
+        let key = Problem.printable(String(decoding: input.key(line), as: UTF8.self))
+        guard let path = field("path") else {
+            throw Problem(.mergeInput, at: Location(file: input.output.path), "\(input.output.path): the index line of device \(key) names no file")
+        }
+        let digest = !fileDigest ? nil : field("sha256").flatMap { hex in Array(hex.utf8).withView { SHA256Digest(hex: $0) } }
+        var out: [(String, SHA256Digest?)] = [(path, digest)]
+        if files {
+            guard let r = text.firstRange(of: Array(#""declarations":[""#.utf8)) else {
+                throw Problem(.mergeInput, at: Location(file: input.output.path), "\(input.output.path): the index line of device \(key) names no declarations")
+            }
+            let ids = String(decoding: text[r.upperBound...].prefix { $0 != UInt8(ascii: "]") }, as: UTF8.self)
+                .split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            out += ids.prefix(2).map { ("declarations/\($0).json", nil) }
+        }
+        guard out.count == count else {
+            throw Problem(.mergeInput, at: Location(file: input.output.path), "\(input.output.path): the index line of device \(key) does not name its files")
+        }
+        return out
+    }
+
+    /// The archive's next members must be the files the index names for the device (in any order
+    /// among them), each with the bytes its digest names.
+    private static func expectMembers(_ input: Input, _ paths: [(String, SHA256Digest?)]) throws(Problem) {
+        guard case .tar(let members) = input.output.container else { return }
+        var expected = Dictionary(paths.map { ($0.0, $0.1) }, uniquingKeysWith: { a, _ in a })
+        for k in 0..<paths.count {
+            let i = input.member + k
+            guard i < members.count else {
+                throw Problem(.mergeInput, at: Location(file: input.output.path), "\(input.output.path) ends before the members its index names")
+            }
+            let name = String(decoding: input.output.name(of: members[i]), as: UTF8.self)
+            guard let digest = expected.removeValue(forKey: name) else {
+                throw Problem(.mergeInput, at: Location(file: input.output.path),
+                              "\(input.output.path): member \(i + 1) is \(Problem.printable(name)), which its index does not name there: not an archive appconfig wrote")
+            }
+            if let digest, SHA256Digest(of: input.output.body(of: members[i])) != digest {
+                throw Problem(.mergeInput, at: Location(file: input.output.path),
+                              "\(input.output.path): member \(Problem.printable(name)) does not hold the bytes its index names (SHA-256 differs)")
+            }
+        }
     }
 }

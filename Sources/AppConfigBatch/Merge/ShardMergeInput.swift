@@ -29,6 +29,9 @@ extension ShardMerge {
         var entry = 0
         /// The assets this shard wrote so far (the shard's writer stored each once).
         var seen = Set<AssetName>()
+        /// The files of this shard its index names, each with the digest its bytes must have (nil: a
+        /// secret document's, named by a keyed hash; a declaration's or a set's).
+        var paths: [(String, SHA256Digest?)] = []
 
         init(_ output: ShardOutput) throws(Problem) {
             self.output = output

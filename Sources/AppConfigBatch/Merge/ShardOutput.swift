@@ -19,6 +19,8 @@ final class ShardOutput {
         var offset: Int
         var length: Int
         var name: Range<Int>
+        /// Its body's bytes in the archive.
+        var body: Range<Int>
     }
 
     /// The path as given.
@@ -55,6 +57,12 @@ final class ShardOutput {
         if (info.st_mode & S_IFMT) == S_IFDIR {
             var generation = path
             if let published = GenerationFolder.published(path) {
+                // Only a generation of this output's own (`OUT.generations/g...`), never a folder
+                // the symlink was pointed at.
+                let full = PathText.normalized(published)
+                guard PathText.folder(of: full) == PathText.normalized(path) + ".generations", Generations.isGenerationName(PathText.name(of: full)) else {
+                    throw Problem(.mergeInput, at: Location(file: path), "\(path) is a symlink to \(published), which is not a generation of this output")
+                }
                 generation = published
             } else if access(path + "/" + Manifest.fileName, F_OK) != 0 {
                 throw Problem(.mergeInput, at: Location(file: path), "\(path) is not a complete appconfig output: it holds no \(Manifest.fileName)")
@@ -122,6 +130,9 @@ final class ShardOutput {
     /// Member `m`'s name.
     func name(of m: Member) -> ByteView { mapping!.view[view: m.name] }
 
+    /// Member `m`'s body.
+    func body(of m: Member) -> ByteView { mapping!.view[view: m.body] }
+
     /// Copies the archive's bytes in `range` (headers, bodies, padding) to `fd`, file to file in
     /// the kernel (`sendfile`), not faulted in through the mapping first.
     func copy(_ range: Range<Int>, to fd: Int32, path: String) throws(Problem) {
@@ -135,6 +146,26 @@ final class ShardOutput {
             try writeAll(fd, mapping!.view[view: Int(offset)..<range.upperBound], path: path)
             return
         }
+    }
+
+    /// A ustar numeric field: octal digits (at most 11), then NULs or spaces; nil for anything else
+    /// (a sign, a base-256 field, digits past the field's end).
+    static func octal(_ field: ByteView) -> Int? {
+        var value = 0, digits = 0, ended = false
+        for b in field {
+            if b == 0 || b == 0x20 { ended = digits > 0 || ended; continue }
+            guard !ended, b >= UInt8(ascii: "0"), b <= UInt8(ascii: "7"), digits < 11 else { return nil }
+            value = value * 8 + Int(b - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits > 0 ? value : nil
+    }
+
+    /// A relative path that stays below the folder: not absolute, no `.` or `..` or empty part,
+    /// no control character.
+    static func isSafeMemberName(_ name: String) -> Bool {
+        !name.hasPrefix("/") && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+            && name.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 
     /// Walks an archive's ustar headers: each member with its name and body. Only what appconfig
@@ -155,14 +186,16 @@ final class ShardOutput {
             guard header[257..<262].elementsEqual("ustar".utf8), header[156] == UInt8(ascii: "0") || header[156] == 0 else {
                 throw fail("a header that is not a ustar regular file")
             }
+            // appconfig writes names of at most 100 bytes: a ustar prefix would name another path.
+            guard header[view: 345..<500].allSatisfy({ $0 == 0 }) else { throw fail("a member name with a ustar prefix") }
             let nameLength = header[0..<100].firstIndex(of: 0) ?? 100
-            let sizeText = String(decoding: header[124..<136].prefix { $0 != 0 && $0 != 0x20 }, as: UTF8.self)
-            guard nameLength > 0, let size = Int(sizeText, radix: 8) else { throw fail("a header without a name or size") }
-            let length = block + size + Tar.padding(for: size)
-            guard offset + length <= b.count else { throw fail("a member longer than the archive") }
+            guard nameLength > 0, let size = octal(header[view: 124..<136]) else { throw fail("a header without a name or a size in octal digits") }
             let name = String(decoding: header[0..<nameLength], as: UTF8.self)
-            let bodyBytes = b[view: (offset + block)..<(offset + block + size)]
-            try body(Member(offset: offset, length: length, name: offset..<(offset + nameLength)), name, bodyBytes)
+            guard isSafeMemberName(name) else { throw fail("the member name \(Problem.printable(name)), which leaves the output's folder") }
+            let length = block + size + Tar.padding(for: size)
+            guard length <= b.count - offset else { throw fail("a member longer than the archive") }
+            let bodyRange = (offset + block)..<(offset + block + size)
+            try body(Member(offset: offset, length: length, name: offset..<(offset + nameLength), body: bodyRange), name, b[view: bodyRange])
             offset += length
         }
     }
