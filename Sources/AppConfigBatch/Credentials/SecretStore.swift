@@ -190,7 +190,7 @@ public final class SecretStore: @unchecked Sendable {
         let shape = "--secret \(name): \(path) holds {\"key\": VARIABLE, \"values\": {KEY: value, ...}}"
         let document: RawValue
         do { document = try JSONReader.document(bytes, file: path) } catch {
-            throw Problem(.secretSource, at: error.location, "--secret \(name): \(path):\(error.location.line):\(error.location.column): \(error.message)")
+            throw Problem(.secretSource, at: error.location, "--secret \(name): \(error.message)")
         }
         guard case .dictionary(let members) = document.kind else { throw Problem(.secretSource, at: Location(file: path), shape) }
         var keyVariable: Variable?
@@ -199,30 +199,29 @@ public final class SecretStore: @unchecked Sendable {
             switch m.key {
             case "key":
                 guard keyVariable == nil, case .string(let text) = m.value.kind, let v = Self.variable(named: text) else {
-                    throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"key\" at \(m.keyLocation.line):\(m.keyLocation.column) is not one variable's name, or is given twice")
+                    throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"key\" is not one variable's name, or is given twice")
                 }
                 keyVariable = v
             case "values":
                 guard entries == nil, case .dictionary(let list) = m.value.kind else {
-                    throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"values\" at \(m.keyLocation.line):\(m.keyLocation.column) is not an object, or is given twice")
+                    throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"values\" is not an object, or is given twice")
                 }
                 entries = list
             default:
-                throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"\(Problem.printable(m.key))\" at \(m.keyLocation.line):\(m.keyLocation.column) is not one of them")
+                throw Problem(.secretSource, at: m.keyLocation, "\(shape): \"\(Problem.printable(m.key))\" is not one of them")
             }
         }
         guard let keyVariable, let entries else { throw Problem(.secretSource, at: Location(file: path), shape) }
         var table: [String: MutableByteView] = [:]
         for e in entries {
-            let at = "\(path):\(e.keyLocation.line):\(e.keyLocation.column)"
             guard table[e.key] == nil else {
-                throw Problem(.secretSource, at: e.keyLocation, "--secret \(name): \(at): the key \"\(Problem.printable(e.key))\" is given twice")
+                throw Problem(.secretSource, at: e.keyLocation, "--secret \(name): the key \"\(Problem.printable(e.key))\" is given twice")
             }
             guard case .string(let s) = e.value.kind else {
-                throw Problem(.secretSource, at: e.keyLocation, "--secret \(name): \(at): the value for \"\(Problem.printable(e.key))\" is not a string")
+                throw Problem(.secretSource, at: e.keyLocation, "--secret \(name): the value for \"\(Problem.printable(e.key))\" is not a string")
             }
             let value = Array(s.utf8)
-            try Self.check(value, "--secret \(name): \(at): the value for \"\(Problem.printable(e.key))\"", at: e.keyLocation)
+            try Self.check(value, "--secret \(name): the value for \"\(Problem.printable(e.key))\"", at: e.keyLocation)
             table[e.key] = owner.copy(value)
         }
         return .keyed(keyVariable, table)
