@@ -29,13 +29,15 @@ extension RenderJob {
         let program = assignments.programs[assignments.variant(ofRow: row)]
         let mapping = SourceMapping(fleet: fleet, attributes: sources.attributes)
 
-        var lines = ["device \(inventory.deviceKey(row)) (\(inventory.file):\(inventory.line(of: row)))"]
-        let userKey = inventory.userKeySlot.map { (column: inventory.header[inventory.keptColumns[$0]], value: inventory.string(row: row, slot: $0)) }
+        // The inventory's and the directory's text is shown with control characters escaped, as every
+        // diagnostic is: a value never sends raw escapes to the terminal.
+        var lines = ["device \(Problem.printable(inventory.deviceKey(row))) (\(inventory.file):\(inventory.line(of: row)))"]
+        let userKey = inventory.userKeySlot.map { (column: Problem.printable(inventory.header[inventory.keptColumns[$0]]), value: Problem.printable(inventory.string(row: row, slot: $0))) }
         if let userKey, userKey.value.isEmpty {
             lines.append("user: none (its \"\(userKey.column)\" is empty): its user variables are missing")
         } else if let userKey, let users {
             if let u = fleet.user(ofRow: row) {
-                lines.append("user: \(users.string(user: u, .dn) ?? "") (\"\(userKey.column)\" \(userKey.value) = attribute \(sources.attributes.joinAttribute))")
+                lines.append("user: \(Problem.printable(users.string(user: u, .dn) ?? "")) (\"\(userKey.column)\" \(userKey.value) = attribute \(sources.attributes.joinAttribute))")
             } else {
                 lines.append("user: not found (no user has \(sources.attributes.joinAttribute) \(userKey.value) in \(users.source))")
             }
@@ -63,7 +65,7 @@ extension RenderJob {
             let source: String
             if case .deviceAttribute(let column) = v { source = "column \"\(column)\"" }
             else { source = mapping.sources.first { $0.variable == v }?.source ?? "missing" }
-            let value = values[v].map { "\"\($0)\"" } ?? "(missing)"
+            let value = values[v].map { "\"\(Problem.printable($0))\"" } ?? "(missing)"
             lines.append("  " + v.description.padding(toLength: width, withPad: " ", startingAt: 0) + " = \(value)  <- \(source)")
         }
         let renderer = Renderer(image: ProgramImage(program), format: .xml)

@@ -235,6 +235,33 @@ struct FaultsRound4Tests {
         }
     }
 
+    // MARK: 5. Shared keys
+
+    @Test("5. a user who copied another's sAMAccountName: both users' devices fail with credential.shared-key naming the two users; neither is given a password")
+    func sharedKey() throws {
+        try withTemporaryDirectory { dir in
+            let values = try dir.write(Self.passwordValues, to: "values.json")
+            var csv = "sAMAccountName,password\n"
+            for n in 0..<1000 { csv += String(format: "u%07d,pw-%d-SECRET\n", n, n) }
+            let passwords = try dir.write(csv, to: "passwords.csv")
+            // u0000006 sets their own sAMAccountName to u0000005's.
+            let text = try String(contentsOfFile: Paths.fixture("demo/directory.ldif"), encoding: .utf8)
+            let directory = try dir.write(text.replacingOccurrences(of: "sAMAccountName: u0000006\n", with: "sAMAccountName: u0000005\n"), to: "directory.ldif")
+            let report = dir.path("report"), out = dir.path("out")
+            let r = try Self.render(["--out", out, "--report", report, "--secret-asset-base-url", Self.secretBase, "--secret", "pw=file:" + passwords],
+                                    values: values, directory: directory)
+            #expect(r.status == 3, "\(r.stderr)")
+            let shared = try Self.errors(report).filter { $0["code"] as? String == "credential.shared-key" }
+            #expect(shared.count >= 2, "\(shared)")
+            let message = try #require(shared.first?["message"] as? String)
+            #expect(message.hasPrefix(#"the secret "pw" by $(sAMAccountName) "u0000005" is given by two users, "#), "\(message)")
+            #expect(message.contains("and"), "\(message)")
+            // Nobody got u0000005's password.
+            let published = try #require(GenerationFolder.published(out))
+            #expect(Self.everyByte([published + "/secret-assets"]).range(of: Data("pw-5-SECRET".utf8)) == nil)
+        }
+    }
+
     // MARK: 6. exec: sources
 
     @Test("6. exec: past --secret-timeout is killed with its process group (one line, exit 2); its environment lacks the other secrets and LDAP_PASSWORD")
@@ -530,6 +557,26 @@ struct FaultsRound4Tests {
         let r = try Self.render(["--dry-run"] + option, values: Paths.fixture("demo/values.json"))
         #expect(r.status == 2, "\(option): \(r.stderr)")
         #expect(r.stderr.hasSuffix("[delivery.option]\n"), "\(r.stderr)")
+    }
+
+    @Test("--explain prints inventory values with control characters escaped; an inventory header with a NUL or a BOM inside a column name is refused, named")
+    func explainAndHeader() throws {
+        try withTemporaryDirectory { dir in
+            let text = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8)
+            let inventory = try dir.write(text.replacingOccurrences(of: ",7X4X9Q34WXN6,", with: ",7X4X\u{1B}[2J9Q34,"), to: "escape.csv")
+            let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                                                           "--inventory", inventory, "--directory", Paths.fixture("demo/directory.ldif"),
+                                                           "--explain", "A8B14A37-9FAD6EA111EF0B59"])
+            #expect(!r.stdout.contains("\u{1B}"))
+            #expect(r.stdout.contains(#"serialNumber"#) && r.stdout.contains(#"7X4X\u001B[2J9Q34"#), "\(r.stdout)")
+            for (name, bad) in [("nul", "U\u{0}DID"), ("bom", "U\u{FEFF}DID")] {
+                let damaged = try dir.write(text.replacingOccurrences(of: ",UDID,", with: ",\(bad),"), to: name + ".csv")
+                let d = try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                                                               "--inventory", damaged, "--directory", Paths.fixture("demo/directory.ldif"), "--dry-run"])
+                #expect(d.status != 0 && d.status != 3)
+                #expect(d.stderr.contains("column 13 of the header") && d.stderr.contains("inside its name: the export is damaged"), "\(d.stderr)")
+            }
+        }
     }
 
     @Test("a PKCS#12 password with a NUL is refused, never cut to open the file")

@@ -27,6 +27,7 @@ final class CredentialRenderer: @unchecked Sendable {
     private let fleet: Fleet
     private let secrets: SecretStore
     private let assetKey: SecretAssetKey?
+    private let shared: SharedCredentialKeys
     /// Certificates found expired while rendering (their paths), warned of once after the render.
     private let expired = LockedSet()
 
@@ -54,6 +55,7 @@ final class CredentialRenderer: @unchecked Sendable {
             plans.append(try fleet.plan(for: variables))
         }
         self.plans = plans
+        shared = try SharedCredentialKeys(credentials: credentials, fleet: fleet, secrets: secrets)
     }
 
     var isEmpty: Bool { credentials.allSatisfy(\.isEmpty) }
@@ -85,6 +87,10 @@ final class CredentialRenderer: @unchecked Sendable {
     func render(row: Int, variant: Int, problems: inout [Problem]) -> [RenderedCredential] {
         let list = credentials[variant]
         guard !list.isEmpty else { return [] }
+        if let message = shared.conflicts[row] {
+            problems.append(Problem(.credentialSharedKey, at: fleet.inventory.location(of: row), message))
+            return []
+        }
         let plan = plans[variant]
         var values: [Variable: String] = [:]
         fleet.forEachValue(row: row, plan: plan) { slot, bytes in
