@@ -25,6 +25,15 @@ extension RenderJob {
                               "\(option) \"\(path)\" names no \(option == "--report" ? "folder" : "output") of its own; give a path such as ./out")
             }
         }
+        // A previous generation is a folder, its manifest or its tar: a FIFO, a device or a socket
+        // would block the night or feed it anything, refused before it is opened.
+        if let since = nightly.since {
+            var info = stat()
+            if stat(since, &info) == 0, ![S_IFREG, S_IFDIR].contains(info.st_mode & S_IFMT) {
+                throw Problem(.manifestSyntax, at: Location(file: since),
+                              "--since \(since) is not a file or a folder (a FIFO, a device or a socket): give a generation folder, its manifest.tsv or its tar")
+            }
+        }
     }
 
     /// The folder or archive the run writes (locked for the run), nil for a stream or a dry run.

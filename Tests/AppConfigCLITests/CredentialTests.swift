@@ -401,7 +401,7 @@ struct CredentialTests {
             (#"{"identifier": "i", "kind": "identity", "Identity": {"file": "\#(inputs.path)/identity.p12"}, "Password": {"secret": "wrong"}}"#,
              "credential \"i\", Identity: \(inputs.path)/identity.p12 cannot be used: its password does not open it"),
             (#"{"identifier": "c", "kind": "certificate", "Certificate": {"file": "\#(inputs.path)/passwords.csv"}}"#,
-             "credential \"c\", Certificate: \(inputs.path)/passwords.csv is not an X.509 certificate (PEM or DER)"),
+             "credential \"c\", Certificate: \(inputs.path)/passwords.csv cannot be delivered: not an X.509 certificate (PEM or DER)"),
             (#"{"identifier": "c", "kind": "certificate", "Certificate": {"file": "\#(inputs.path)/certs/$(sAMAccountName).pem"}}"#,
              "credential \"c\", Certificate: cannot read \(inputs.path)/certs/u0000005.pem: No such file or directory"),
         ]

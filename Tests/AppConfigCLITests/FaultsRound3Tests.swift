@@ -143,20 +143,18 @@ struct FaultsRound3Tests {
         }
     }
 
-    @Test("SIGTERM and SIGINT end a run blocked before the render (--since a FIFO nobody writes): exit 130 within a second, nothing written", arguments: [SIGTERM, SIGINT])
+    @Test("SIGTERM and SIGINT end a run blocked before the render (an exec: secret that does not end): exit 130 within a second, nothing written, the child gone", arguments: [SIGTERM, SIGINT])
     func signalBeforeRender(_ sig: Int32) throws {
         try withTemporaryDirectory { dir in
-            let fifo = dir.path("manifest.fifo")
-            #expect(mkfifo(fifo, 0o600) == 0)
-            let out = dir.path("out")
+            let out = dir.path("out"), pidFile = dir.path("child.pid")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
-            process.arguments = Array(Self.job.dropFirst(0)) + ["--since", fifo, "--out", out]
+            process.arguments = try FaultsRound4Tests.blockedJob(in: dir, pidFile: pidFile) + ["--out", out]
             let err = Pipe()
             process.standardError = err
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            usleep(800_000)  // compiled, locked, now blocked opening the FIFO
+            usleep(800_000)  // compiling, blocked reading the secret
             kill(process.processIdentifier, sig)
             let sent = Date()
             process.waitUntilExit()
@@ -164,6 +162,8 @@ struct FaultsRound3Tests {
             #expect(process.terminationStatus == 130)
             #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).hasSuffix("appconfig: interrupted: nothing was published\n"))
             #expect(!FileManager.default.fileExists(atPath: out))
+            // The secret's command ended with the job (gone, or a zombie for the machine's init).
+            #expect(FaultsRound4Tests.hasEnded(try String(contentsOfFile: pidFile, encoding: .utf8)))
         }
     }
 

@@ -526,17 +526,46 @@ struct FaultsRound4Tests {
 
     // MARK: Weak spots
 
-    @Test("a crash signal (SIGSEGV sent with kill) ends the run at once with nothing published")
-    func crashSignal() throws {
+    /// A render that blocks in its compile step on an `exec:` secret that sleeps (its pid written
+    /// to `pidFile`: `exec` keeps the shell's).
+    static func blockedJob(in dir: TemporaryDirectory, pidFile: String) throws -> [String] {
+        let values = try dir.write(passwordValues, to: "blocked-values.json")
+        return ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", values, "--inventory", Paths.fixture("demo/inventory.csv"),
+                "--directory", Paths.fixture("demo/directory.ldif"), "--quiet", "--delivery", "ddm", "--asset-base-url", base,
+                "--secret-asset-base-url", secretBase, "--secret", "pw=exec:echo $$ > '\(pidFile)'; exec sleep 30"]
+    }
+
+    /// Whether the process whose pid `text` holds has ended (gone, or a zombie not yet reaped).
+    static func hasEnded(_ text: String) -> Bool {
+        guard let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return false }
+        for _ in 0..<20 {
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: ")").last?.split(separator: " ").first
+            if state == nil || state == "Z" { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    @Test("--since a FIFO is refused at once, not opened (it blocked the night)")
+    func sinceFIFO() throws {
         try withTemporaryDirectory { dir in
             let fifo = dir.path("since.fifo")
             #expect(mkfifo(fifo, 0o600) == 0)
+            let started = Date()
+            let r = try Self.plainRender(dir.path("out"), ["--since", fifo])
+            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(r.status == 1)
+            #expect(r.stderr == "appconfig: --since \(fifo) is not a file or a folder (a FIFO, a device or a socket): give a generation folder, its manifest.tsv or its tar [manifest.syntax]\n", "\(r.stderr)")
+        }
+    }
+
+    @Test("a crash signal (SIGSEGV sent with kill) ends the run at once with nothing published")
+    func crashSignal() throws {
+        try withTemporaryDirectory { dir in
             let out = dir.path("out")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
-            process.arguments = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
-                                 "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
-                                 "--quiet", "--out", out, "--since", fifo]
+            process.arguments = try Self.blockedJob(in: dir, pidFile: dir.path("child.pid")) + ["--out", out]
             let err = Pipe()
             process.standardError = err
             process.standardOutput = FileHandle.nullDevice
@@ -576,6 +605,17 @@ struct FaultsRound4Tests {
                 #expect(d.status != 0 && d.status != 3)
                 #expect(d.stderr.contains("column 13 of the header") && d.stderr.contains("inside its name: the export is damaged"), "\(d.stderr)")
             }
+        }
+    }
+
+    @Test("an assignment or a credential with an empty name says so")
+    func emptyNames() throws {
+        try withTemporaryDirectory { dir in
+            let values = try dir.write(#"{"values": {"theme": "system"}, "assignments": [{"name": "", "match": {"ou": "EMEA"}, "values": {"theme": "dark"}}], "credentials": [{"identifier": "", "kind": "password", "UserName": "x", "Password": {"secret": "pw"}}]}"#, to: "values.json")
+            let r = try runProcess(Paths.appconfigBinary, ["lint", Paths.fixture("demo/spec.xml"), "--values", values])
+            #expect(r.status == 1)
+            #expect(r.stdout.contains("error: an assignment's name is a non-empty string, not an empty one [assignment.syntax]"), "\(r.stdout)")
+            #expect(r.stdout.contains("error: a credential's identifier is a non-empty string, not an empty one [credential.syntax]"), "\(r.stdout)")
         }
     }
 

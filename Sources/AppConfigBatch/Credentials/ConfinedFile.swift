@@ -73,7 +73,7 @@ enum ConfinedFile {
             throw Refusal(reason: "\(Problem.printable(path)) names no file below \(folder)")
         }
         var fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw Refusal(reason: "cannot open the folder \(folder): \(systemError())") }
+        guard fd >= 0 else { throw Refusal(reason: "cannot read \(Problem.printable(path)): \(systemError())") }
         defer { close(fd) }
         for name in names.dropLast() where name != "." {
             let next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)

@@ -10,27 +10,30 @@ import Glibc
 /// other users can write (`/tmp`) is refused, since they choose what it names.
 enum SecretFile {
     static func read(_ path: String, name: String, limit: Int) throws(Problem) -> [UInt8] {
-        func refuse(_ why: String) -> Problem { Problem(.secretSource, at: Location(file: path), "--secret \(name): \(path) \(why)") }
+        /// `--secret NAME: PATH why`, or for a failed call `--secret NAME: cannot read PATH: reason`.
+        func refuse(_ why: String?, _ reason: String = "") -> Problem {
+            Problem(.secretSource, at: Location(file: path), "--secret \(name): " + (why.map { "\(path) \($0)" } ?? "cannot read \(path): \(reason)"))
+        }
         var link = stat()
-        guard lstat(path, &link) == 0 else { throw refuse("cannot be read: \(systemError())") }
+        guard lstat(path, &link) == 0 else { throw refuse(nil, systemError()) }
         // The shell's pipes (`<(...)`) are links to the process's own descriptors.
         let ownDescriptor = path.hasPrefix("/dev/fd/") || path.hasPrefix("/proc/self/fd/")
         if link.st_mode & S_IFMT == S_IFLNK && !ownDescriptor {
-            guard let resolved = realpath(path, nil) else { throw refuse("cannot be read: \(systemError())") }
+            guard let resolved = realpath(path, nil) else { throw refuse(nil, systemError()) }
             let target = String(cString: resolved)
             free(resolved)
             var folder = stat()
             let parent = PathText.folder(of: target)
-            guard stat(parent, &folder) == 0 else { throw refuse("cannot be read: \(systemError())") }
+            guard stat(parent, &folder) == 0 else { throw refuse(nil, systemError()) }
             if folder.st_mode & (S_IWGRP | S_IWOTH) != 0 {
                 throw refuse("is a symlink to \(Problem.printable(target)), in a folder other users can write: a secret is read from a folder only its owner writes")
             }
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw refuse("cannot be read: \(systemError())") }
+        guard fd >= 0 else { throw refuse(nil, systemError()) }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw refuse("cannot be read: \(systemError())") }
+        guard fstat(fd, &info) == 0 else { throw refuse(nil, systemError()) }
         switch info.st_mode & S_IFMT {
         case S_IFREG, S_IFIFO: break
         case S_IFDIR: throw refuse("is a folder")
@@ -45,7 +48,7 @@ enum SecretFile {
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else {
                 bytes.overwriteWithZeros()
-                throw refuse("cannot be read: \(systemError())")
+                throw refuse(nil, systemError())
             }
             if n == 0 { return bytes }
             guard bytes.count + n <= limit else {

@@ -30,6 +30,9 @@ public struct RawValue: Sendable {
         self.location = location
     }
 
+    /// An empty string (a name left blank, told apart from a value of another type).
+    public var isEmptyString: Bool { if case .string(let s) = kind { s.isEmpty } else { false } }
+
     public var typeName: String {
         switch kind {
         case .string: "a string"

@@ -147,7 +147,7 @@ struct AssignmentReader {
             switch member.key {
             case "name":
                 if case .string(let s) = member.value.kind, !s.isEmpty { name = s } else {
-                    typer.log.report(.assignmentSyntax, at: member.value.location, "an assignment's name is a non-empty string, not \(member.value.typeName)")
+                    typer.log.report(.assignmentSyntax, at: member.value.location, "an assignment's name is a non-empty string, not \(member.value.isEmptyString ? "an empty one" : member.value.typeName)")
                     ok = false
                 }
             case "match": match = member.value

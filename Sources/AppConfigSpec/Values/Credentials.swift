@@ -164,7 +164,7 @@ struct CredentialReader {
             switch m.key {
             case "identifier":
                 if case .string(let s) = m.value.kind, !s.isEmpty { identifier = s } else {
-                    log.report(.credentialSyntax, at: m.value.location, "a credential's identifier is a non-empty string, not \(m.value.typeName)")
+                    log.report(.credentialSyntax, at: m.value.location, "a credential's identifier is a non-empty string, not \(m.value.isEmptyString ? "an empty one" : m.value.typeName)")
                 }
             case "kind":
                 if case .string(let s) = m.value.kind, let k = Credential.Kind(rawValue: s) { kind = k } else {
