@@ -57,6 +57,10 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// A setting of the job (an option, a job file's key) missing, unknown, given twice, or with a
     /// value it cannot take.
     case jobSetting = "job.setting"
+    /// A variable the programs read that no device of the fleet has (a warning): no column or
+    /// attribute feeds it (a console's username column not mapped), so every device loses the key
+    /// or fails on it.
+    case variableMissingEverywhere = "variable.missing-everywhere"
 
     public var defaultSeverity: Problem.Severity { .error }
 

@@ -150,6 +150,7 @@ extension RenderJob {
         let (users, image) = try loadDirectory(sources, for: inventory, fingerprints: fingerprints, observer: observer)
         clock.lap(.directory, next: .join)
         let fleet = Fleet(inventory: inventory, users: users)
+        Self.missingEverywhere(configurations, in: fleet).forEach(observer.warning)
         if var diagnosis = fleet.joinDiagnosis() {
             if diagnosis.code == .joinNone && !allowUnjoined {
                 diagnosis.message += " (--allow-unjoined renders the devices without users)"
@@ -159,6 +160,29 @@ extension RenderJob {
             observer.warning(diagnosis)
         }
         return (fleet, sources, image)
+    }
+
+    /// A warning per variable the base programs read that not one device has: the mapping has no
+    /// column or attribute for it (WS1's `{EnrollmentUser}` imported as `$(sAMAccountName)` with
+    /// no column mapped to it lost the key on 40 of 40 devices, silently, where it was nullable).
+    /// Rows are read until each variable is seen once: a variable some device has costs a few rows.
+    static func missingEverywhere(_ configurations: [Configuration], in fleet: Fleet) -> [Problem] {
+        var variables: [Variable] = []
+        for c in configurations { for v in c.base.slots where !variables.contains(v) { variables.append(v) } }
+        guard fleet.deviceCount > 0, !variables.isEmpty, let plan = try? fleet.plan(for: variables) else { return [] }
+        var seen = [Bool](repeating: false, count: variables.count)
+        var left = variables.count
+        for row in 0..<fleet.deviceCount where left > 0 {
+            fleet.forEachValue(row: row, plan: plan) { slot, bytes in
+                if let bytes, !bytes.isEmpty, !seen[slot] { seen[slot] = true; left -= 1 }
+            }
+        }
+        return variables.indices.filter { !seen[$0] }.map { i in
+            var p = Problem(.variableMissingEverywhere, at: Location(file: fleet.inventory.file),
+                            "$(\(variables[i])) is missing on every device (\(fleet.deviceCount)): no column or attribute gives it; every device loses or fails its keys (see the mapping: `appconfig sources`)")
+            p.severity = .warning
+            return p
+        }
     }
 
     /// Each device's variant for the app and each extension (a phase of its own only when a

@@ -19,7 +19,7 @@ struct SecretStoreTests {
             let one = dir.path("one"), csv = dir.path("users.csv")
             let json = dir.path("users.json")
             try "line one\nline two\n".write(toFile: one, atomically: true, encoding: .utf8)
-            try "sAMAccountName,password\r\njdoe,p,w\"1\r\nasmith, \r\n".write(toFile: csv, atomically: true, encoding: .utf8)
+            try "sAMAccountName,password\r\njdoe,\"p,w\"\"1\"\r\nasmith, \r\n".write(toFile: csv, atomically: true, encoding: .utf8)
             try #"{"key": "upn", "values": {"jdoe@corp.example": "pj", "ann@corp.example": "pa"}}"#.write(toFile: json, atomically: true, encoding: .utf8)
             let store = try SecretStore([
                 SecretSource(parsing: "a=env:A_SECRET"), SecretSource(parsing: "b=file:" + one), SecretSource(parsing: "c=exec:printf 'x\\ny\\n'"),
@@ -56,6 +56,25 @@ struct SecretStoreTests {
         }
     }
 
+    @Test("a secrets CSV saved as spreadsheets save it (a BOM, CRLF, quoted fields with commas and doubled quotes) reads as the inventory does: the values without their quotes")
+    func spreadsheetCSV() throws {
+        try withTemporaryDirectory { dir in
+            let csv = dir.path("school.csv")
+            let text = "\u{FEFF}sAMAccountName,password\r\nfox7,\"Fox\"\"quote\"\"7\"\r\nhorse,\"correct horse, battery\"\r\n\"multi\",\"line\r\nbreak\"\r\n"
+            try text.write(toFile: csv, atomically: true, encoding: .utf8)
+            let store = try SecretStore([SecretSource(name: "s", kind: .file(csv))])
+            #expect(store.keyVariable(of: "s") == .user(.sAMAccountName))
+            #expect(Self.string(store, "s", key: "fox7") == #"Fox"quote"7"#)
+            #expect(Self.string(store, "s", key: "horse") == "correct horse, battery")
+            #expect(Self.string(store, "s", key: "multi") == "line\r\nbreak")
+            // Python's csv module, the oracle, reads the same file the same way.
+            let python = try #require(which("python3"))
+            let r = try runProcess(python, ["-c", "import csv,sys,json; print(json.dumps({r[0]: r[1] for r in list(csv.reader(open(sys.argv[1], encoding='utf-8-sig', newline='')))[1:]}))", csv])
+            let oracle = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: String]
+            for (key, value) in oracle { #expect(Self.string(store, "s", key: key) == value, "\(key)") }
+        }
+    }
+
     @Test("a keyed CSV whose header names no variable, and a line that is not KEY,value: the line number, not the line")
     func badKeyedFiles() throws {
         try withTemporaryDirectory { dir in
@@ -63,7 +82,7 @@ struct SecretStoreTests {
             try "login,password\njdoe,x\n".write(toFile: a, atomically: true, encoding: .utf8)
             try "sAMAccountName,password\njdoe,x\nsecret-without-comma\n".write(toFile: b, atomically: true, encoding: .utf8)
             for (path, message) in [(a, "--secret s: \(a) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by"),
-                                    (b, "--secret s: line 3 of \(b) is not KEY,value")] {
+                                    (b, "--secret s: line 3 of \(b) is not KEY,value: it has 1 fields (a value that holds a comma is quoted)")] {
                 do {
                     _ = try SecretStore([SecretSource(name: "s", kind: .file(path))])
                     Issue.record("\(path) was taken")

@@ -32,14 +32,18 @@ struct SourcesCommandTests {
           .enabled(if: Paths.hasCorpus, "../shared/corpus is absent"))
     func shiftedExport() throws {
         let path = try #require(Paths.corpusFile("inventory/jamf-reports-community/harbor_mobile_insights_all_devices.csv"))
-        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path])
+        // Every value of the columns read is suspect: refused (status 1), unless --allow-suspect.
+        let refused = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("error: column \"Serial Number\" (serialNumber): all 16 of 16 values do not look like serial numbers"), "\(refused.stderr)")
+        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--allow-suspect"])
         #expect(r.status == 3)
         #expect(r.stdout.contains("\n  \(path):1: warning: column \"Email Address\" (emailAddress): 16 of 16 values do not look like email addresses, "
                                   + "e.g. \"0\" (line 2), \"25\" (line 6), \"50\" (line 14) [inventory.suspect-values]\n"), "\(r.stdout)")
         // Read as Jamf Pro's: the device's name is not the user's.
         #expect(r.stdout.contains("mapping (Jamf Pro export): device key \"Serial Number\"; user key \"Email Address\"\n"))
         #expect(r.stdout.contains("\n  displayName            column \"Full Name\"\n"))
-        let strict = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--strict-inventory"])
+        let strict = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--strict-inventory", "--allow-suspect"])
         #expect(strict.status == 1)
         #expect(strict.stderr == "\(path):1: error: 19 of 35 rows repeat a device key of column \"Serial Number\": a device key names one device [inventory.duplicate-keys]\n")
         let preset = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--inventory-preset", "jamf"])

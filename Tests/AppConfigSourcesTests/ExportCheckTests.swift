@@ -123,7 +123,8 @@ struct ExportCheckTests {
         let good = (0..<30).map { "00008030-0000000000\(String(format: "%04d", $0)),iPad\n" }.joined()
         let text = "UDID,Model\n" + good + "\"            \",iPad\n" + good.replacingOccurrences(of: "-00000", with: "-10000")
             + "\"00008030-AAAA\tBBBB\",iPad\n\"00008030-\"\"CCCC\"\"\u{7F}\",iPad\n\"00008030-\"\"DDDD\"\"\",iPad\n"
-        let t = try table(text) { $0.scanParts = parts }
+        // Keys made up for the test, unlike UDIDs in every row: taken as they are.
+        let t = try table(text) { $0.scanParts = parts; $0.allowSuspect = true }
         #expect(t.rowCount == 61)
         #expect(t.problems == [
             Problem(.csvBadDeviceKey, at: Location(file: "inv.csv", line: 32), "the device key column \"UDID\" holds only spaces; this row is skipped"),
@@ -164,6 +165,13 @@ struct ExportCheckTests {
         let path = try #require(Paths.corpusFile("inventory/jamf-reports-community/harbor_mobile_insights_all_devices.csv"))
         var options = InventoryOptions()
         options.userVariablesFromColumns = true
+        // Every value of three columns it reads is suspect: refused unless --allow-suspect.
+        #expect(throws: Problem(.inventorySuspectValues, .error, at: Location(file: path, line: 1),
+                                "column \"Serial Number\" (serialNumber): all 16 of 16 values do not look like serial numbers, e.g. \"38.126.164.226\" (line 2), \"86.41.56.215\" (line 6), \"83.202.103.186\" (line 14)",
+                                hint: "the export is shifted: no value of the column can be right (--allow-suspect renders it anyway)")) {
+            try InventoryTable.load(path, options: options)
+        }
+        options.allowSuspect = true
         let t = try InventoryTable.load(path, options: options)
         #expect(t.preset == .jamfPro)
         let checks = t.exportChecks.map(\.message)

@@ -68,8 +68,11 @@ final class ValueTests: @unchecked Sendable {
     private let patterns: [[Pattern]]
 
     typealias Test = (assignment: Int, variable: Int, condition: Assignment.Condition)
+    /// Lists are written in brackets (`[a,b]`, Jamf School's export): taken off before cutting.
+    private let bracketedLists: Bool
 
-    init(_ tests: [Test]) {
+    init(_ tests: [Test], bracketedLists: Bool = false) {
+        self.bracketedLists = bracketedLists
         var firstCandidate = [0], candidateStart = [0], pool: [UInt8] = []
         for test in tests {
             for value in test.condition.values {
@@ -119,6 +122,10 @@ final class ValueTests: @unchecked Sendable {
     /// equals a candidate.
     private func listHolds(_ t: Int, _ value: ByteView) -> Bool {
         func separator(_ b: UInt8) -> Bool { b == UInt8(ascii: ",") || b == UInt8(ascii: ";") || b == 0x0A || b == 0x0D }
+        var value = value
+        if bracketedLists && value.count >= 2 && value[0] == UInt8(ascii: "[") && value[value.count - 1] == UInt8(ascii: "]") {
+            value = value[view: 1..<(value.count - 1)]
+        }
         var start = 0
         while start <= value.count {
             var end = start
@@ -216,7 +223,7 @@ struct Matcher: @unchecked Sendable {
             }
             if !onUser { withoutUser |= 1 << UInt64(i) }
         }
-        self.rowTests = ValueTests(rowTests)
+        self.rowTests = ValueTests(rowTests, bracketedLists: fleet.inventory.preset.listsInBrackets)
         self.withoutUser = withoutUser
         guard let users = fleet.users else {
             userPasses = []

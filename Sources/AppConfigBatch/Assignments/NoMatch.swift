@@ -33,11 +33,13 @@ enum NoMatch {
     static func distinctValues(of variable: Variable, in fleet: Fleet, lists: Bool) -> Set<String>? {
         guard let plan = try? fleet.plan(for: [variable]) else { return nil }
         var seen = Set<String>()
+        // The inventory's lists as its console writes them; the directory's are values of their own.
+        let bracketed = fleet.inventory.preset.listsInBrackets && fleet.directoryVariable(variable) == nil
         for row in 0..<fleet.deviceCount where seen.count < 10_000 {
             fleet.forEachValue(row: row, plan: plan) { _, bytes in
                 guard let bytes, !bytes.isEmpty else { return }
                 let value = String(decoding: bytes, as: UTF8.self)
-                if lists { seen.formUnion(Assignment.Condition.listItems(value).filter { !$0.isEmpty }) } else { seen.insert(value) }
+                if lists { seen.formUnion(Assignment.Condition.listItems(value, bracketed: bracketed).filter { !$0.isEmpty }) } else { seen.insert(value) }
             }
         }
         return seen.isEmpty ? nil : seen

@@ -158,28 +158,30 @@ public final class SecretStore: @unchecked Sendable {
         return .single(owner.copy(bytes))
     }
 
-    /// `VARIABLE,value` rows under a header naming the variable.
+    /// `VARIABLE,value` rows under a header naming the variable, read as the inventory is (RFC
+    /// 4180: a value with a comma or a quote is quoted, its quotes doubled; CRLF; a byte order mark).
     private func keyedCSV(_ bytes: [UInt8], path: String, name: String) throws(Problem) -> Value {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\r")) }
-        guard !lines.isEmpty else { throw Problem(.secretEmpty, at: Location(file: path), "--secret \(name): \(path) is empty") }
-        let header = lines.removeFirst().split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard header.count == 2, let variable = Self.variable(named: header[0]) else {
-            throw Problem(.secretSource, at: Location(file: path, line: 1), "--secret \(name): \(path) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by")
+        var records = try CSVRecords.read(bytes, file: path)
+        defer { for i in records.indices { for j in records[i].fields.indices { records[i].fields[j].overwriteWithZeros() } } }
+        guard !records.isEmpty else { throw Problem(.secretEmpty, at: Location(file: path), "--secret \(name): \(path) is empty") }
+        let header = records.removeFirst()
+        let names = header.fields.map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespaces) }
+        guard names.count == 2, let variable = Self.variable(named: names[0]) else {
+            throw Problem(.secretSource, at: Location(file: path, line: header.line), "--secret \(name): \(path) starts with a header VARIABLE,value (as sAMAccountName,password), the variable a user's row is found by")
         }
         var table: [String: MutableByteView] = [:]
-        for (n, line) in lines.enumerated() {
-            guard let comma = line.firstIndex(of: ",") else {
+        for record in records {
+            let at = Location(file: path, line: record.line)
+            guard record.fields.count == 2 else {
                 // The line is not shown: it may hold a value.
-                throw Problem(.secretSource, at: Location(file: path, line: n + 2), "--secret \(name): line \(n + 2) of \(path) is not KEY,value")
+                throw Problem(.secretSource, at: at, "--secret \(name): line \(record.line) of \(path) is not KEY,value: it has \(record.fields.count) fields (a value that holds a comma is quoted)")
             }
-            let key = String(line[..<comma])
+            let key = String(decoding: record.fields[0], as: UTF8.self)
             guard table[key] == nil else {
-                throw Problem(.secretSource, at: Location(file: path, line: n + 2), "--secret \(name): \(path) gives \(header[0]) \"\(Problem.printable(key))\" twice")
+                throw Problem(.secretSource, at: at, "--secret \(name): \(path) gives \(names[0]) \"\(Problem.printable(key))\" twice")
             }
-            let value = Array(line[line.index(after: comma)...].utf8)
-            try Self.check(value, "--secret \(name): the value for \(header[0]) \"\(Problem.printable(key))\" on line \(n + 2) of \(path)", at: Location(file: path, line: n + 2))
-            table[key] = owner.copy(value)
+            try Self.check(record.fields[1], "--secret \(name): the value for \(names[0]) \"\(Problem.printable(key))\" on line \(record.line) of \(path)", at: at)
+            table[key] = owner.copy(record.fields[1])
         }
         return .keyed(variable, table)
     }

@@ -38,10 +38,12 @@ public struct JobSettings: Codable, Sendable, Equatable {
         public var attribute: Entries?
         public var strict: Bool?
         public var strictInventory: Bool?
+        /// Render although every value of a column read is suspect (a shifted export).
+        public var allowSuspect: Bool?
         public var inventoryPreset: String?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case inventory, directory, delimiter, deviceKey = "device-key", userKey = "user-key", userAttribute = "user-attribute",
-                 map, attribute, strict, strictInventory = "strict-inventory", inventoryPreset = "inventory-preset"
+                 map, attribute, strict, strictInventory = "strict-inventory", allowSuspect = "allow-suspect", inventoryPreset = "inventory-preset"
         }
         public init() {}
     }

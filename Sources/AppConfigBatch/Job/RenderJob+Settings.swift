@@ -121,6 +121,7 @@ extension JobSettings.Sources {
         o.userKeyColumn = userKey
         o.strict = strict ?? false
         o.strictInventory = strictInventory ?? false
+        o.allowSuspect = allowSuspect ?? false
         if let inventoryPreset, inventoryPreset != "auto" {
             guard let preset = InventoryPreset.named(inventoryPreset) else {
                 throw Problem(.jobSetting, "--inventory-preset takes auto, " + InventoryPreset.all.map(\.id).joined(separator: ", ") + ", not \"\(inventoryPreset)\"")

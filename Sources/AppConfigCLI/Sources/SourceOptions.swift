@@ -38,6 +38,9 @@ struct SourceOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Refuse an export whose columns do not look like what they are mapped to (serial numbers shaped like IP addresses, addresses without @, most rows wider or narrower than the header, most device keys repeated) instead of warning.")
     var strictInventory: Bool?
 
+    @Flag(name: .customLong("allow-suspect"), inversion: .prefixedNo, help: "Render although every value of a column the job reads looks unlike what it is mapped to (by default an error: the export is shifted).")
+    var allowSuspect: Bool?
+
     @Option(name: .customLong("inventory-preset"), help: "Whose export the inventory is, for its user columns: auto (default: found from the header), jamf-pro, jamf-school, intune, workspace-one or generic.")
     var inventoryPreset: String?
 
@@ -48,6 +51,7 @@ struct SourceOptions: ParsableArguments {
         (s.inventory, s.directory, s.delimiter, s.deviceKey, s.userKey) = (inventory, directory, delimiter, deviceKey, userKey)
         (s.userAttribute, s.strict, s.strictInventory, s.inventoryPreset) = (userAttribute, strict, strictInventory, inventoryPreset)
         (s.map, s.attribute) = (Entries(given: columnMap), Entries(given: attributeMap))
+        s.allowSuspect = allowSuspect
         return s
     }
 

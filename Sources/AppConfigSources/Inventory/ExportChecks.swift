@@ -141,7 +141,9 @@ enum ExportChecks {
 
     /// The warnings (errors when `strict`) for `table`: every row checked, examples the first rows
     /// in file order.
-    static func problems(_ table: InventoryTable, fieldCountRows: Int, duplicateKeyRows: Int, strict: Bool) -> [Problem] {
+    /// A column whose every value (at least 3) is suspect is an error whatever `strict` says, unless
+    /// `allowSuspect`: nothing of that column can be right.
+    static func problems(_ table: InventoryTable, fieldCountRows: Int, duplicateKeyRows: Int, strict: Bool, allowSuspect: Bool = false) -> [Problem] {
         let severity: Problem.Severity = strict ? .error : .warning
         let headerLine = Location(file: table.file, line: 1)
         var problems: [Problem] = []
@@ -213,9 +215,11 @@ enum ExportChecks {
                 "\"\(String(decoding: table.value(row: row, slot: column.slot).prefix(40), as: UTF8.self))\" (line \(table.line(of: row)))"
             }
             let name = table.header[table.keptColumns[column.slot]]
-            problems.append(Problem(.inventorySuspectValues, severity, at: headerLine,
-                                    "column \"\(name)\" (\(column.what)): \(unlike) of \(filled) values do not look like \(column.shape.rawValue), e.g. "
-                                    + examples.joined(separator: ", "), hint: hint))
+            let all = unlike == filled && filled >= 3 && !allowSuspect
+            problems.append(Problem(.inventorySuspectValues, all ? .error : severity, at: headerLine,
+                                    "column \"\(name)\" (\(column.what)): \(all ? "all " : "")\(unlike) of \(filled) values do not look like \(column.shape.rawValue), e.g. "
+                                    + examples.joined(separator: ", "),
+                                    hint: all ? "the export is shifted: no value of the column can be right (--allow-suspect renders it anyway)" : hint))
         }
         return problems
     }

@@ -40,7 +40,7 @@ public struct InventoryPreset: Sendable, Equatable {
         id: "jamf-school", name: "Jamf School",
         signatures: [["OwnerEmail"], ["OwnerUsername"], ["OwnerName"], ["DeviceUDID"]],
         userKeyColumns: ["OwnerEmail", "OwnerUsername", "Owner"],
-        userColumns: [.emailAddress: ["OwnerEmail"], .userName: ["OwnerUsername"], .firstName: ["OwnerFirstName"],
+        userColumns: [.emailAddress: ["OwnerEmail"], .userName: ["OwnerUsername"], .sAMAccountName: ["OwnerUsername"], .firstName: ["OwnerFirstName"],
                       .lastName: ["OwnerLastName"], .displayName: ["OwnerName"]],
         ownNames: false, deviceNameColumns: ["Name", "DeviceName"])
 
@@ -58,7 +58,7 @@ public struct InventoryPreset: Sendable, Equatable {
         id: "workspace-one", name: "Workspace ONE",
         signatures: [["Friendly Name"]],
         userKeyColumns: ["Email Address", "User Email", "Username"],
-        userColumns: [.emailAddress: ["Email Address", "User Email"], .userName: ["Username"],
+        userColumns: [.emailAddress: ["Email Address", "User Email"], .userName: ["Username"], .sAMAccountName: ["Username"],
                       .firstName: ["First Name"], .lastName: ["Last Name"]],
         ownNames: false, deviceNameColumns: ["Friendly Name"])
 
@@ -70,6 +70,10 @@ public struct InventoryPreset: Sendable, Equatable {
         userColumns: [.emailAddress: ["Email Address", "Email"], .upn: ["User Principal Name"],
                       .displayName: ["Full Name"], .userName: ["Username", "User Name"]],
         ownNames: true, deviceNameColumns: [])
+
+    /// Whether the console writes a list column in brackets: Jamf School's `MemberOf` is
+    /// `[[District] All iPads,Grade 7,Office Apps]`.
+    public var listsInBrackets: Bool { id == InventoryPreset.jamfSchool.id }
 
     public static let all = [jamfPro, jamfSchool, intune, workspaceOne, generic]
 

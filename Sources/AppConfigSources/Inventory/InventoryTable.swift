@@ -33,6 +33,9 @@ public struct InventoryOptions: Sendable {
     /// The export checks (`ExportChecks`: values shaped unlike their variable...) fail the load
     /// instead of warning.
     public var strictInventory = false
+    /// A column whose every value is suspect (a shifted export: 100% of "Email Address" values
+    /// are battery levels) is taken, with a warning, instead of refused.
+    public var allowSuspect = false
     /// The parts the rows are scanned in whatever the file's size (tests); nil: one per core for a
     /// large file.
     public var scanParts: Int?
@@ -368,8 +371,9 @@ public final class InventoryTable: @unchecked Sendable {
         self.continuationRows = continuationRows
         self.problems = problems
         exportChecks = ExportChecks.problems(self, fieldCountRows: problems.count { $0.code == .csvFieldCount },
-                                             duplicateKeyRows: problems.count { $0.code == .csvDuplicateDeviceKey }, strict: options.strictInventory)
-        if options.strictInventory, let first = exportChecks.first(where: { $0.severity == .error }) { throw first }
+                                             duplicateKeyRows: problems.count { $0.code == .csvDuplicateDeviceKey }, strict: options.strictInventory,
+                                             allowSuspect: options.allowSuspect)
+        if let first = exportChecks.first(where: { $0.severity == .error }) { throw first }
         if options.strict, let first = problems.first(where: { $0.code != .csvDuplicateColumn }) {
             throw first
         }

@@ -138,6 +138,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable, ProblemCode
     /// A key whose name or description says it holds a secret (a password, token, API key) given a
     /// literal: every device's plist, every copy of the output and every MDM log carries it.
     case valuesSecretLiteral = "values.secret-literal"
+    /// A key its constraint makes non-nullable that would get an empty string: the values leave it
+    /// out and its default is empty (a vendor's "fill this in"), or give it `""`.
+    case valuesRequiredEmpty = "values.required-empty"
 
     // MARK: Credentials (secrets the ManagedApp framework hands the app)
     /// A `credentials` entry that is not a dictionary with identifier and kind, a kind not known.

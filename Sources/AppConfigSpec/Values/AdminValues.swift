@@ -100,6 +100,7 @@ public enum AdminValuesReader {
         var typer = ValueTyper(log: log)
         guard isStructured(members, spec: spec) else {
             let entries = typedEntries(members, spec: spec, typer: &typer)
+            checkRequiredEmpty(entries, spec: spec, file: file, log: &typer.log)
             return AdminValuesResult(values: AdminValues(file: file, entries: entries), diagnostics: typer.log.sorted)
         }
         // `{"values": {...}, "assignments": [...]}`
@@ -141,10 +142,32 @@ public enum AdminValuesReader {
         if assignments.count + exclusions.count > Assignment.limit {
             typer.log.report(.assignmentSyntax, at: Location(file: file), "more than \(Assignment.limit) assignments and exclusions together")
         }
+        checkRequiredEmpty(entries, spec: spec, file: file, log: &typer.log)
         var values = AdminValues(file: file, entries: entries, assignments: assignments)
         values.exclusions = exclusions
         values.credentials = credentials
         return AdminValuesResult(values: values, diagnostics: typer.log.sorted)
+    }
+
+    /// A string key whose constraint makes it non-nullable must not get `""`: left out of the values
+    /// with an empty default (Wandera's `customerId`, `apiKey`: "fill this in"), or given `""`.
+    /// Every device would get `<string></string>`.
+    static func checkRequiredEmpty(_ entries: [String: AdminValues.Entry], spec: Spec, file: String, log: inout ProblemLog) {
+        func isEmpty(_ v: AssignedValue) -> Bool {
+            v.items.count == 1 && { if case .literal(.string(let s)) = v.items[0].content { s.isEmpty } else { false } }()
+        }
+        for key in spec.keys where key.type == .string && key.constraint != nil && !key.isNullable {
+            switch entries[key.name] {
+            case .value(let v)? where isEmpty(v):
+                log.report(.valuesRequiredEmpty, at: v.location, "\"\(key.name)\" may not be empty (its constraint is nullable=\"false\"): give it a value")
+            case nil:
+                if let d = key.defaultValue, isEmpty(d) {
+                    log.report(.valuesRequiredEmpty, at: Location(file: file, line: 1, column: 1),
+                               "\"\(key.name)\" may not be empty (its constraint is nullable=\"false\") and its default is empty: the values must give it one (the app's vendor asks for it)")
+                }
+            default: break
+            }
+        }
     }
 
     /// The form with assignments: the top level holds `assignments`, `values` or `credentials`, and the spec has

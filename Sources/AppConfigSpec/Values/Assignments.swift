@@ -66,8 +66,12 @@ public struct Assignment: Sendable {
         }
 
         /// A list column's items: cut at `,`, `;`, CR and LF, each trimmed of spaces and tabs.
-        public static func listItems(_ value: String) -> [String] {
-            value.split { $0 == "," || $0 == ";" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+        /// `bracketed`: the console writes its lists in brackets (Jamf School's `[a,b,c]`), taken
+        /// off first (an item may hold brackets of its own: `[[District] All iPads,Grade 7]`).
+        public static func listItems(_ value: String, bracketed: Bool = false) -> [String] {
+            var value = Substring(value)
+            if bracketed && value.count >= 2 && value.hasPrefix("[") && value.hasSuffix("]") { value = value.dropFirst().dropLast() }
+            return value.split { $0 == "," || $0 == ";" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
                 .map { $0.trimmingCharacters(in: [" ", "\t"]) }
         }
     }
