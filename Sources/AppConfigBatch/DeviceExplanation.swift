@@ -4,6 +4,46 @@ import AppConfigRender
 import AppConfigSources
 
 extension RenderJob {
+    /// The row `name` names: its device key or serial number, else (ASCII case aside) its user's
+    /// e-mail address, user name or UPN, or the device's name (`Display Name`, `Name`...). Several
+    /// devices of one user or name are listed, none chosen.
+    static func row(named name: String, in fleet: Fleet) throws(Problem) -> Int {
+        let inventory = fleet.inventory
+        let serialSlot = inventory.variableSlots[.serialNumber]
+        if let row = (0..<inventory.rowCount).first(where: { inventory.deviceKey($0) == name })
+            ?? serialSlot.flatMap({ slot in (0..<inventory.rowCount).first { inventory.string(row: $0, slot: slot).caseInsensitiveCompare(name) == .orderedSame } }) {
+            return row
+        }
+        let wanted = name.lowercased()
+        var slots = inventory.preset.deviceNameColumns.compactMap(inventory.slot(ofColumn:))
+        if let key = inventory.userKeySlot { slots.append(key) }
+        slots += [UserVariable.emailAddress, .userName, .sAMAccountName, .upn].compactMap { inventory.userVariableSlots[$0] }
+        let variables: [Variable] = [.user(.emailAddress), .user(.userName), .user(.sAMAccountName), .user(.upn)]
+        let plan = fleet.users == nil ? nil : try? fleet.plan(for: variables)
+        var matches: [Int] = []
+        for row in 0..<inventory.rowCount {
+            var found = slots.contains { inventory.string(row: row, slot: $0).lowercased() == wanted }
+            if !found, let plan {
+                fleet.forEachValue(row: row, plan: plan) { _, bytes in
+                    if let bytes, String(decoding: bytes, as: UTF8.self).lowercased() == wanted { found = true }
+                }
+            }
+            if found { matches.append(row) }
+        }
+        if matches.count == 1 { return matches[0] }
+        if matches.count > 1 {
+            let listed = matches.prefix(10).map { row in
+                "\(Problem.printable(inventory.deviceKey(row)))" + (serialSlot.map { " (serial \(Problem.printable(inventory.string(row: row, slot: $0))))" } ?? "")
+            }
+            throw Problem(.explainUnknownDevice, at: Location(file: inventory.file),
+                          "\"\(Problem.printable(name))\" names \(matches.count) devices: " + listed.joined(separator: ", ") + (matches.count > 10 ? ", ..." : "") + "; give one's device key")
+        }
+        let skipped = inventory.problems.first { $0.location.device == name }
+        throw Problem(.explainUnknownDevice, at: Location(file: inventory.file),
+                      "no device \"\(Problem.printable(name))\" in \(inventory.file) (its device key column is \"\(inventory.header[inventory.keptColumns[inventory.deviceKeySlot]])\"; a serial number, a user's e-mail address or name, or a device name find one too)"
+                      + (skipped.map { "; its row was skipped: \($0.message)" } ?? ""))
+    }
+
     /// `render --explain DEVICE`: one device as the job would render it, and why. Its row, its user
     /// and how it was joined, the assignments it matched, each variable it reads with the value
     /// and where the value came from, then its plist (XML, to be read). The fleet is loaded and
@@ -14,17 +54,11 @@ extension RenderJob {
         var sources = self.sources
         sources.attributes.readsGroups = (configuration.assignments + configuration.exclusions).contains { $0.conditions.contains { $0.subject == .group } }
         try sources.checkDirectory(warning: observer.warning)
-        let inventory = try sources.loadInventory(extraColumns: configuration.deviceColumns, matchColumns: configuration.matchColumns)
+        // Every column kept: a device may be named by a column no program reads (its name).
+        let inventory = try sources.loadInventory(extraColumns: nil, matchColumns: configuration.matchColumns)
         let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
         let fleet = Fleet(inventory: inventory, users: users)
-        let serialSlot = inventory.variableSlots[.serialNumber]
-        guard let row = (0..<inventory.rowCount).first(where: { inventory.deviceKey($0) == device })
-                ?? serialSlot.flatMap({ slot in (0..<inventory.rowCount).first { inventory.string(row: $0, slot: slot) == device } }) else {
-            let skipped = inventory.problems.first { $0.location.device == device }
-            throw Problem(.explainUnknownDevice, at: Location(file: inventory.file),
-                          "no device \"\(device)\" in \(inventory.file) (its device key column is \"\(inventory.header[inventory.keptColumns[inventory.deviceKeySlot]])\", or give its serial number)"
-                          + (skipped.map { "; its row was skipped: \($0.message)" } ?? ""))
-        }
+        let row = try Self.row(named: device, in: fleet)
         let assignments = try DeviceAssignments.resolve(configuration, fleet: fleet, warning: observer.warning)
         let program = assignments.programs[assignments.variant(ofRow: row)]
         let mapping = SourceMapping(fleet: fleet, attributes: sources.attributes)

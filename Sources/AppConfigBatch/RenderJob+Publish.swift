@@ -43,8 +43,12 @@ extension RenderJob {
         var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
                            programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
         // A shard accounts for its own devices: the join's problems of other shards' rows are theirs.
-        let joinProblems = batch.shard.count == 1 ? fleet.problems : fleet.problems.filter { p in
-            p.location.row.map { batch.shard.contains(hash: OutputNames.hash(fleet.inventory.value(row: $0, slot: fleet.inventory.deviceKeySlot))) } ?? true
+        // A device the values file's `exclude` leaves out has no problem of its user: nothing is rendered for it.
+        let excluded = Set(assignments.excludedRows.map(Int.init))
+        let joinProblems = fleet.problems.filter { p in
+            guard let row = p.location.row else { return true }
+            if excluded.contains(row) { return false }
+            return batch.shard.count == 1 || batch.shard.contains(hash: OutputNames.hash(fleet.inventory.value(row: row, slot: fleet.inventory.deviceKeySlot)))
         }
         s.problems = fleet.inventory.exportChecks + fleet.inventory.problems + (fleet.users?.problems ?? []) + joinProblems
         s.failures = result.failures

@@ -150,7 +150,6 @@ extension RenderJob {
         let (users, image) = try loadDirectory(sources, for: inventory, fingerprints: fingerprints, observer: observer)
         clock.lap(.directory, next: .join)
         let fleet = Fleet(inventory: inventory, users: users)
-        Self.missingEverywhere(configurations, in: fleet).forEach(observer.warning)
         if var diagnosis = fleet.joinDiagnosis() {
             if diagnosis.code == .joinNone && !allowUnjoined {
                 diagnosis.message += " (--allow-unjoined renders the devices without users)"
@@ -159,6 +158,7 @@ extension RenderJob {
             diagnosis.severity = .warning
             observer.warning(diagnosis)
         }
+        Self.missingEverywhere(configurations, in: fleet).forEach(observer.warning)
         return (fleet, sources, image)
     }
 

@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+@testable import AppConfigCLI
 import AppConfigCore
 import AppConfigSources
 import AppConfigSpec
@@ -126,6 +127,133 @@ struct TrustRound2Tests {
             let allowed = try runProcess(Paths.appconfigBinary, args + ["--allow-suspect"])
             #expect(allowed.status == 0 || allowed.status == 3, "\(allowed.stderr)")
             #expect(allowed.stderr.contains("warning: column \"Email Address\" (emailAddress): 20 of 20 values"), "\(allowed.stderr)")
+        }
+    }
+
+    static let demo = ["--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                       "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
+
+    @Test("9. a schema LDIF given as the directory is named a schema, not diagnosed as a join")
+    func schemaDirectory() throws {
+        try withTemporaryDirectory { dir in
+            let schema = try dir.write("""
+                dn: cn=msuser,cn=schema,cn=config
+                objectClass: olcSchemaConfig
+                cn: msuser
+                olcAttributeTypes: ( 1.2.840.113556.1.4.221 NAME 'sAMAccountName' SYNTAX '1.3.6.1.4.1.1466.115.121.1.15' SINGLE-VALUE )
+
+                """, to: "msuser.ldif")
+            var args = ["render"] + Self.demo + ["--dry-run"]
+            args[args.firstIndex(of: Paths.fixture("demo/directory.ldif"))!] = schema
+            let r = try runProcess(Paths.appconfigBinary, args)
+            #expect(r.status == 1)
+            #expect(r.stderr.hasSuffix("appconfig: \(schema) holds 1 entry and no person: a schema or a configuration, not a user export (export the users: ldapsearch -LLL '(objectClass=person)') [directory.empty]\n"), "\(r.stderr)")
+        }
+    }
+
+    @Test("10. devices left out by exclude are not counted as join problems")
+    func excludedJoinProblems() throws {
+        try withTemporaryDirectory { dir in
+            // The demo's 15 users not in the directory are all "gone…" addresses: excluded by their Email Address.
+            let values = try dir.write("""
+                {"values": {"serverURL": "https://$(ou).fs.northwind.example/tenant/$(sAMAccountName)", "theme": "system"},
+                 "exclude": [{"device.Email Address": {"matches": "^gone"}}]}
+                """, to: "values.json")
+            var job = RenderJob(spec: Paths.fixture("demo/spec.xml"), sources: FleetSources(inventory: Paths.fixture("demo/inventory.csv"), directory: .ldif(Paths.fixture("demo/directory.ldif"))))
+            job.values = values
+            job.output = .dryRun
+            let (summary, _) = try Self.run(job)
+            #expect(summary.devices.excluded == 15)
+            #expect(summary.devices.usersNotFound == 0)
+            #expect(!summary.problems.contains { $0.code == SourceCode.userNotFound })
+        }
+    }
+
+    @Test("11. an app option a delivery does not take is one line, exit 2", arguments: [
+        (["--bundle-id", "com.example.app"], "--bundle-id goes with --delivery ddm, mdm-settings or mdm-install: a bare plist names no app"),
+        (["--app-store-id", "123456"], "--app-store-id goes with --delivery ddm, mdm-settings or mdm-install: a bare plist names no app"),
+        (["--app-store-id", "123456", "--delivery", "mdm-settings"], "--app-store-id goes with --delivery ddm or mdm-install: a Settings command names the app by --bundle-id"),
+        (["--management-flags", "1", "--delivery", "mdm-settings"], "--management-flags goes with --delivery mdm-install"),
+    ])
+    func optionsNotTaken(_ extra: [String], _ message: String) throws {
+        let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--dry-run"] + extra)
+        #expect(r.status == 2)
+        #expect(r.stderr == "appconfig: \(message) [delivery.option]\n", "\(r.stderr)")
+    }
+
+    @Test("12, 13. a job file's paths are relative to its folder; --tar replaces its out; --secret NAME replaces its own, --no-secret removes one; an unreadable input names its key")
+    func jobFiles() throws {
+        try withTemporaryDirectory { dir in
+            let folder = dir.path("nightly")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for name in ["spec.xml", "values.json", "inventory.csv", "directory.ldif"] {
+                try FileManager.default.copyItem(atPath: Paths.fixture("demo/" + name), toPath: folder + "/" + name)
+            }
+            let job = try dir.write(#"{"spec": "spec.xml", "values": "values.json", "inventory": "inventory.csv", "directory": "directory.ldif", "out": "out", "secret": ["a=env:A", "b=env:B"], "quiet": true}"#, to: "nightly/job.json")
+            // Run from elsewhere (a shell's cd, as cron's): the job's files are found beside it.
+            let r = try runProcess("/bin/sh", ["-c", "cd / && '\(Paths.appconfigBinary)' render '\(job)'"])
+            #expect(r.status == 3, "\(r.stderr)")
+            #expect(GenerationFolder.published(folder + "/out") != nil)
+            // --tar replaces the file's out.
+            let tar = dir.path("tonight.tar")
+            let t = try runProcess(Paths.appconfigBinary, ["render", job, "--tar", tar])
+            #expect(t.status == 3, "\(t.stderr)")
+            #expect(FileManager.default.fileExists(atPath: tar))
+            // The secrets as the job ends up with them.
+            var settings = try JobSettings(jobFile: job)
+            var line = JobSettings()
+            line.delivery.secrets = ["b=file:/run/b"]
+            settings = try settings.overlaid(by: line)
+            #expect(settings.delivery.secrets?.items == ["a=env:A", "b=file:/run/b"])
+            #expect(settings.inputs.spec == folder + "/spec.xml")
+            let command = try RenderCommand.parse([job, "--no-secret", "a", "--secret", "b=env:C"]).settings()
+            #expect(command.delivery.secrets?.items == ["b=env:C"])
+            // An input the job file names that cannot be read: its key is said.
+            let broken = try dir.write(#"{"spec": "spec.xml", "values": "missing.json", "inventory": "inventory.csv", "out": "out"}"#, to: "nightly/broken.json")
+            let b = try runProcess(Paths.appconfigBinary, ["render", broken])
+            #expect(b.status != 0)
+            #expect(b.stderr.contains("the job file's \"values\" names \(folder)/missing.json, which cannot be read: No such file or directory"), "\(b.stderr)")
+        }
+    }
+
+    @Test("15. --explain finds a device by its user's e-mail or name and by device name, case aside; a user with two devices lists both")
+    func explainByName() throws {
+        func explain(_ name: String) throws -> ProcessResult { try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--explain", name]) }
+        let text = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8)
+        let rows = text.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let users = rows.compactMap { $0.first { $0.hasSuffix("@corp.example") } }
+        // A user with one device, found by their address in capitals.
+        let once = try #require(users.first { u in users.filter { $0 == u }.count == 1 })
+        let udid = try #require(rows.first { $0.contains(once) }?.first { $0.count == 25 && $0.contains("-") })
+        let byMail = try explain(once.uppercased())
+        #expect(byMail.status == 0, "\(byMail.stderr)")
+        #expect(byMail.stdout.hasPrefix("device \(udid) "), "\(byMail.stdout.prefix(200))")
+        let byName = try explain("josé okafor's iphone 14")
+        #expect(byName.stdout.hasPrefix("device 12156CB8-29FAC3AC50E5D997 "), "\(byName.stderr)")
+        // A user with several devices: each listed, none chosen.
+        let twice = try #require(Dictionary(grouping: users, by: { $0 }).first { $0.value.count > 1 }?.key)
+        let many = try explain(String(twice))
+        #expect(many.status == 2)
+        #expect(many.stderr.contains("\"\(twice)\" names \(users.filter { $0 == twice }.count) devices: "), "\(many.stderr)")
+    }
+
+    @Test("18. per-assignment counts on the terminal; mdm-install's ManagementFlags and Options, valid for plistlib")
+    func countsAndInstallOptions() throws {
+        try withTemporaryDirectory { dir in
+            var args = ["render"] + Self.demo + ["--dry-run"]
+            args[args.firstIndex(of: Paths.fixture("demo/values.json"))!] = Paths.fixture("demo/assignments.json")
+            let r = try runProcess(Paths.appconfigBinary, args)
+            let line = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("assignments: ") })
+            #expect(line.contains("everyone ") && line.contains("emea "), "\(line)")
+            let out = dir.path("install")
+            let i = try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--delivery", "mdm-install", "--app-store-id", "361309726", "--management-flags", "1",
+                                                                                   "--install-option", "PurchaseMethod=1", "--install-option", "NotManaged=false", "--out", out, "--quiet"])
+            #expect(i.status == 3, "\(i.stderr)")
+            let published = try #require(GenerationFolder.published(out))
+            let file = try #require(try FileManager.default.subpathsOfDirectory(atPath: published).first { $0.hasSuffix(".plist") })
+            let python = try #require(which("python3"))
+            let p = try runProcess(python, ["-c", "import plistlib,sys,json; c=plistlib.load(open(sys.argv[1],'rb'))['Command']; print(json.dumps([c['ManagementFlags'], c['Options'], c['iTunesStoreID'], c['RequestType']]))", published + "/" + file])
+            #expect(p.stdout == "[1, {\"NotManaged\": false, \"PurchaseMethod\": 1}, 361309726, \"InstallApplication\"]\n", "\(p.stdout)\(p.stderr)")
         }
     }
 }

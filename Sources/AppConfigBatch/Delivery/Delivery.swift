@@ -98,6 +98,11 @@ public struct DeliveryOptions: Sendable {
     /// DDM: secret documents' declarations carry `Hash-SHA-256` (by default left out: it would let
     /// a reader of the declarations test guesses of the secret).
     public var secretAssetHash = false
+    /// mdm-install: `InstallApplication`'s `ManagementFlags` (1: remove the app with the MDM
+    /// profile; 4: no backup of its data).
+    public var managementFlags: Int?
+    /// mdm-install: `InstallApplication`'s `Options` (`PurchaseMethod=1`, `NotManaged=true`).
+    public var installOptions: [(name: String, value: String)] = []
 
     public init(delivery: Delivery = .plist) { self.delivery = delivery }
 
@@ -131,6 +136,26 @@ public struct DeliveryOptions: Sendable {
                                          ("--extension", !extensions.isEmpty), ("--secret-asset-hash", secretAssetHash)]
         if delivery != .ddm, let given = ddmOnly.first(where: \.1) {
             throw Problem(.deliveryOption, "\(given.0) goes with --delivery ddm")
+        }
+        // What names the app goes where an app is named: a bare plist names none, a Settings
+        // command names it by bundle identifier only.
+        if delivery == .plist, let given = [("--bundle-id", bundleID != nil), ("--app-store-id", appStoreID != nil)].first(where: \.1) {
+            throw Problem(.deliveryOption, "\(given.0) goes with --delivery ddm, mdm-settings or mdm-install: a bare plist names no app")
+        }
+        if delivery == .mdmSettings && appStoreID != nil {
+            throw Problem(.deliveryOption, "--app-store-id goes with --delivery ddm or mdm-install: a Settings command names the app by --bundle-id")
+        }
+        if delivery != .mdmInstall, let given = [("--management-flags", managementFlags != nil), ("--install-option", !installOptions.isEmpty)].first(where: \.1) {
+            throw Problem(.deliveryOption, "\(given.0) goes with --delivery mdm-install")
+        }
+        if let flags = managementFlags, !(0...255).contains(flags) {
+            throw Problem(.deliveryOption, "--management-flags takes InstallApplication's ManagementFlags, 0 to 255 (1: remove the app with the MDM profile, 4: no backup), not \(flags)")
+        }
+        var optionNames = Set<String>()
+        for (name, _) in installOptions {
+            guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }), optionNames.insert(name).inserted else {
+                throw Problem(.deliveryOption, "--install-option takes NAME=VALUE with a letters-and-digits NAME given once (PurchaseMethod=1), not \"\(Problem.printable(name))\"")
+            }
         }
         if commandNonce != nil && !delivery.isMDMCommand {
             throw Problem(.deliveryOption, "--command-nonce goes with --delivery mdm-settings or mdm-install")
@@ -173,6 +198,8 @@ public struct DeliveryOptions: Sendable {
                                 layout: ddmLayout ?? .jsonl, extensions: extensions.map(\.composedID), commandNonce: commandNonce,
                                 secretAssetBaseURL: secretAssetBaseURL.map { var b = $0; while b.hasSuffix("/") { b.removeLast() }; return b })
         resolved.secretAssetHash = secretAssetHash
+        resolved.managementFlags = managementFlags
+        resolved.installOptions = installOptions.sorted { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
         return resolved
     }
 
@@ -231,6 +258,9 @@ public struct ResolvedDelivery: Sendable {
     public let secretAssetBaseURL: String?
     /// Secret documents' declarations carry `Hash-SHA-256` (`--secret-asset-hash`).
     public internal(set) var secretAssetHash = false
+    /// `InstallApplication`'s `ManagementFlags` and `Options` (sorted by name).
+    public internal(set) var managementFlags: Int?
+    public internal(set) var installOptions: [(name: String, value: String)] = []
 
     public var appStoreID: String? { if case .appStoreID(let id) = source { id } else { nil } }
     public var manifestURL: String? { if case .manifestURL(let url) = source { url } else { nil } }

@@ -61,7 +61,23 @@ package struct MDMCommand: Sendable {
             line(2, "<dict>", &head)
             line(2, "</dict>", &tail)
             if case .bundleID(let id) = delivery.source { string(2, "Identifier", id, &tail) }
+            if let flags = delivery.managementFlags {
+                line(2, "<key>ManagementFlags</key>", &tail)
+                line(2, "<integer>\(flags)</integer>", &tail)
+            }
             if case .manifestURL(let url) = delivery.source { string(2, "ManifestURL", url, &tail) }
+            if !delivery.installOptions.isEmpty {
+                // Each value typed as written: digits an integer, true/false a boolean, else a string.
+                line(2, "<key>Options</key>", &tail)
+                line(2, "<dict>", &tail)
+                for (name, value) in delivery.installOptions {
+                    line(3, "<key>\(Self.escaped(name))</key>", &tail)
+                    if let n = Int64(value) { line(3, "<integer>\(n)</integer>", &tail) }
+                    else if value == "true" || value == "false" { line(3, "<\(value)/>", &tail) }
+                    else { line(3, "<string>\(Self.escaped(value))</string>", &tail) }
+                }
+                line(2, "</dict>", &tail)
+            }
             string(2, "RequestType", "InstallApplication", &tail)
             if case .appStoreID(let id) = delivery.source {
                 line(2, "<key>iTunesStoreID</key>", &tail)

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigSources
 import AppConfigSpec
 import Foundation
 
@@ -24,6 +25,41 @@ extension JobSettings {
             throw Problem(InputCode.read, at: Location(file: path), error.description)
         }
         try self.init(document: try JSONReader.document(bytes, file: path))
+        try resolvePaths(besideJobFile: path)
+    }
+
+    /// A job file's relative paths are relative to its own folder (cron runs the job from
+    /// elsewhere), and each input it names must be readable, or the key that named it is said.
+    mutating func resolvePaths(besideJobFile jobFile: String) throws(Problem) {
+        let folder = PathText.folder(of: jobFile)
+        func resolved(_ p: String?) -> String? {
+            guard let p, !p.isEmpty, !p.hasPrefix("/"), p != "-", folder != "." else { return p }
+            return folder + "/" + p
+        }
+        inputs.spec = resolved(inputs.spec)
+        inputs.values = resolved(inputs.values)
+        sources.inventory = resolved(sources.inventory)
+        if let d = sources.directory, !FleetSources.Directory.isServerURL(d) { sources.directory = resolved(d) }
+        ldap.passwordFile = resolved(ldap.passwordFile)
+        ldap.caFile = resolved(ldap.caFile)
+        destination.out = resolved(destination.out)
+        destination.tar = resolved(destination.tar)
+        nightly.since = resolved(nightly.since)
+        report.report = resolved(report.report)
+        func entries(_ e: Entries?, _ rewrite: (String, String) -> String) -> Entries? {
+            e.map { Entries($0.items.map { item in
+                guard let eq = item.firstIndex(of: "=") else { return item }
+                return String(item[..<eq]) + "=" + rewrite(String(item[..<eq]), String(item[item.index(after: eq)...]))
+            }) }
+        }
+        delivery.extensions = entries(delivery.extensions) { _, v in resolved(v) ?? v }
+        delivery.extensionSpecs = entries(delivery.extensionSpecs) { _, v in resolved(v) ?? v }
+        delivery.secrets = entries(delivery.secrets) { _, v in v.hasPrefix("file:") ? "file:" + (resolved(String(v.dropFirst(5))) ?? "") : v }
+        for (key, path) in [("spec", inputs.spec), ("values", inputs.values), ("inventory", sources.inventory),
+                            ("directory", sources.directory.flatMap { FleetSources.Directory.isServerURL($0) ? nil : $0 })] {
+            guard let path, access(path, R_OK) != 0 else { continue }
+            throw Problem(InputCode.read, at: Location(file: jobFile), "the job file's \"\(key)\" names \(path), which cannot be read: \(systemError()) (relative paths are relative to the job file's folder)")
+        }
     }
 
     /// The settings a JSON document holds.
@@ -57,10 +93,17 @@ extension JobSettings {
             preconditionFailure("settings encode as an object")
         }
         var members = base
+        // One setting spelled by several keys: the command line's output replaces the file's.
+        for group in Self.exclusiveKeys where over.contains(where: { group.contains($0.key) }) {
+            members.removeAll { group.contains($0.key) }
+        }
         for m in over {
             if let i = members.firstIndex(where: { $0.key == m.key }) {
                 if case .array(let mine) = members[i].value.kind, case .array(let theirs) = m.value.kind {
-                    members[i].value.kind = .array(mine + theirs)
+                    // NAME=VALUE entries (`secret`, `extension`, `map`...): the command line's NAME
+                    // replaces the file's; the file's other names stand.
+                    let names = Set(theirs.compactMap(Self.entryName))
+                    members[i].value.kind = .array(mine.filter { Self.entryName($0).map { !names.contains($0) } ?? true } + theirs)
                 } else {
                     members[i].value = m.value
                 }
@@ -70,6 +113,15 @@ extension JobSettings {
         }
         document.kind = .dictionary(members)
         return try JobSettings(document: document)
+    }
+
+    /// Keys that spell one setting: where the output goes.
+    static let exclusiveKeys: [Set<String>] = [["out", "tar"]]
+
+    /// The NAME of a `NAME=VALUE` entry.
+    static func entryName(_ v: RawValue) -> String? {
+        guard case .string(let s) = v.kind, let eq = s.firstIndex(of: "=") else { return nil }
+        return String(s[..<eq])
     }
 
     /// The settings as the JSON document a job file would hold.

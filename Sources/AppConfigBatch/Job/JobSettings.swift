@@ -129,12 +129,17 @@ public struct JobSettings: Codable, Sendable, Equatable {
         public var secretAssetKey: String?
         /// Secret documents' declarations carry `Hash-SHA-256`.
         public var secretAssetHash: Bool?
+        /// `InstallApplication`'s `ManagementFlags`.
+        public var managementFlags: Int?
+        /// `InstallApplication`'s `Options`, `NAME=VALUE`.
+        public var installOptions: Entries?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case delivery, assetBaseURL = "asset-base-url", secretAssetBaseURL = "secret-asset-base-url", bundleID = "bundle-id",
                  appStoreID = "app-store-id", manifestURL = "manifest-url", appConfigKey = "app-config-key", install, license,
                  includeInBackup = "include-in-backup", ddmLayout = "ddm-layout", extensions = "extension",
                  extensionSpecs = "extension-spec", commandNonce = "command-nonce", secrets = "secret",
-                 secretTimeout = "secret-timeout", secretAssetKey = "secret-asset-key", secretAssetHash = "secret-asset-hash"
+                 secretTimeout = "secret-timeout", secretAssetKey = "secret-asset-key", secretAssetHash = "secret-asset-hash",
+                 managementFlags = "management-flags", installOptions = "install-option"
         }
         public init() {}
     }

@@ -216,6 +216,11 @@ extension JobSettings.DeliverySettings {
         o.ddmLayout = ddmLayout
         o.commandNonce = commandNonce
         o.secretAssetHash = secretAssetHash ?? false
+        o.managementFlags = managementFlags
+        for entry in installOptions?.items ?? [] {
+            let (name, value) = try JobSettings.pair(entry, "--install-option", "NAME=VALUE")
+            o.installOptions.append((name, value))
+        }
         var specs: [String: String] = [:]
         for entry in extensionSpecs?.items ?? [] {
             let (id, spec) = try JobSettings.pair(entry, "--extension-spec", "COMPOSED-ID=SPEC")

@@ -48,12 +48,18 @@ struct DeliveryArguments: ParsableArguments {
     @Option(name: .customLong("command-nonce"), help: "MDM: text mixed into every CommandUUID, so an identical command can be queued again.")
     var commandNonce: String?
 
+    @Option(name: .customLong("management-flags"), help: "mdm-install: InstallApplication's ManagementFlags (1: remove the app with the MDM profile, 4: no backup of its data).")
+    var managementFlags: Int?
+
+    @Option(name: .customLong("install-option"), help: "mdm-install: an entry of InstallApplication's Options, NAME=VALUE (PurchaseMethod=1, NotManaged=true); repeatable.")
+    var installOptions: [String] = []
+
     /// What the command line said of the delivery (nil: not given).
     var settings: JobSettings.DeliverySettings {
         var s = JobSettings.DeliverySettings()
         (s.delivery, s.assetBaseURL, s.secretAssetBaseURL, s.bundleID, s.appStoreID) = (delivery, assetBaseURL, secretAssetBaseURL, bundleID, appStoreID)
         (s.manifestURL, s.appConfigKey, s.install, s.license, s.includeInBackup) = (manifestURL, appConfigKey, install, license, includeInBackup)
-        (s.ddmLayout, s.commandNonce) = (ddmLayout, commandNonce)
+        (s.ddmLayout, s.commandNonce, s.managementFlags, s.installOptions) = (ddmLayout, commandNonce, managementFlags, Entries(given: installOptions))
         (s.extensions, s.extensionSpecs) = (Entries(given: extensions), Entries(given: extensionSpecs))
         return s
     }

@@ -33,6 +33,8 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Write summary.json and errors.jsonl into this folder (on every exit: a fatal error is recorded too). A --dry-run writes here only when --report is given on its command line or in a job file that asks for the dry run.") var report: String?
     @Option(name: .customLong("secret"), help: "A secret a credential names: NAME=env:VAR, NAME=file:PATH (one value, or a .csv/.json keyed by a variable) or NAME=exec:COMMAND; repeatable.")
     var secrets: [String] = []
+    @Option(name: .customLong("no-secret"), help: "Leave out a job file's --secret NAME=...; repeatable.")
+    var noSecrets: [String] = []
     @Option(name: .customLong("secret-timeout"), help: "Seconds an exec: secret source may run before it is killed with its process group (default: 60).")
     var secretTimeout: Double?
     @Option(name: .customLong("secret-asset-key"), help: "DDM: the key secret documents are named by, env:VAR, file:PATH or exec:COMMAND (default: OUT.secret-asset-key, made on the first night; shards of one run share one).")
@@ -112,8 +114,18 @@ struct RenderCommand: ParsableCommand {
         return s
     }
 
-    /// The job file's settings (if one is given) with the command line's over them.
+    /// The job file's settings (if one is given) with the command line's over them, less the
+    /// secrets `--no-secret` names.
     func settings() throws -> JobSettings {
+        var settings = try overlaidSettings()
+        if !noSecrets.isEmpty, let entries = settings.delivery.secrets {
+            let kept = entries.items.filter { item in !noSecrets.contains { item.hasPrefix($0 + "=") } }
+            settings.delivery.secrets = kept.isEmpty ? nil : Entries(kept)
+        }
+        return settings
+    }
+
+    private func overlaidSettings() throws -> JobSettings {
         let commandLine = commandLine
         guard let jobFile else { return commandLine }
         var file: JobSettings
@@ -248,6 +260,10 @@ struct RenderCommand: ParsableCommand {
         }
         if s.keptNotLinked > 0 {
             say("kept: \(s.keptNotLinked) devices keep their previous configuration (failed or missing tonight) but their files are not in this generation (the previous one is not a folder, or lacks them): keep serving those files")
+        }
+        if let counts = s.assignments, !counts.isEmpty {
+            // Devices per assignment, most first: a variant that an input row broke shows at once.
+            say("assignments: " + counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if !s.errorsByCode.isEmpty {
             say("errors: " + s.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
