@@ -129,4 +129,30 @@ struct DocsCommandTests {
             }
         }
     }
+
+    /// A line with its measurements blotted out: seconds and rates differ from run to run.
+    static func measured(_ line: String) -> String {
+        line.replacingOccurrences(of: #"[0-9]+\.[0-9]+ ([kM]?devices/s|s)"#, with: "# $1", options: .regularExpression)
+            .replacingOccurrences(of: #"[kM]?devices/s"#, with: "devices/s", options: .regularExpression)
+    }
+
+    @Test("the README's sample output is what tools/demo's job prints today, line for line (times and rates aside)")
+    func demoSample() throws {
+        let readme = try String(contentsOf: Paths.root.appendingPathComponent("README.md"), encoding: .utf8).components(separatedBy: "\n")
+        let start = try #require(readme.firstIndex(of: "$ tools/demo"))
+        let sample = Array(readme[(start + 1)...].prefix { !$0.hasPrefix("```") })
+        // The job tools/demo runs (its release build aside), from a folder holding Fixtures.
+        let script = try String(contentsOf: Paths.root.appendingPathComponent("tools/demo"), encoding: .utf8)
+        let command = try #require(script.components(separatedBy: "\n").first { $0.hasPrefix(".build/release/appconfig render") })
+        #expect(command.hasSuffix("\\"), "tools/demo's render is not where this test reads it")
+        try withTemporaryDirectory { dir in
+            try FileManager.default.createSymbolicLink(at: dir.url.appendingPathComponent("Fixtures"), withDestinationURL: Paths.root.appendingPathComponent("Fixtures"))
+            let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", "Fixtures/demo/spec.xml", "--values", "Fixtures/demo/values.json",
+                                                           "--inventory", "Fixtures/demo/inventory.csv", "--directory", "Fixtures/demo/directory.ldif",
+                                                           "--format", "binary", "--out", dir.path(".demo/out"), "--report", dir.path(".demo/report")])
+            #expect(r.status == 3)
+            let printed = r.stdout.replacingOccurrences(of: dir.url.path + "/", with: "").components(separatedBy: "\n").filter { !$0.isEmpty }
+            #expect(printed.map(Self.measured) == sample.map(Self.measured), "\(printed.joined(separator: "\n"))")
+        }
+    }
 }

@@ -75,6 +75,7 @@ struct ValuesFileTests {
         Bad(json: "{\"serverURL\": \"http://x\"}", code: .valuesConstraint, line: 1, column: 15),
         Bad(json: "{\"domains\": [\"a\", \"b\", \"c\"]}", code: .valuesConstraint, line: 1, column: 13),
         Bad(json: "{\"role\": \"boss\"}", code: .valuesConstraint, line: 1, column: 10),
+        Bad(json: "{\"token\": \"\"}", code: .valuesRequiredEmpty, line: 1, column: 11),
         Bad(json: "{\"serverURL\": \"https://$(mail)\"}", code: .valuesVariableUnknown, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://$(ou\"}", code: .valuesTemplate, line: 1, column: 15),
         Bad(json: "{\"serverURL\": \"https://a/$5\"}", code: .valuesTemplate, line: 1, column: 15),

@@ -170,13 +170,9 @@ public enum LDIFReader {
         guard entries > 0 || !builder.problems.isEmpty else {
             throw Problem(.directoryEmpty, at: Location(file: file), "\(file) holds no directory entries")
         }
-        // Entries, and not one person among them: a schema (`olcSchemaConfig`), a configuration or
-        // a tree of folders, not a user export (said so, not diagnosed as a join that found no one).
-        if builder.count == 0 && builder.problems.isEmpty {
-            throw Problem(.directoryEmpty, at: Location(file: file),
-                          "\(file) holds \(entries) entr\(entries == 1 ? "y" : "ies") and no person: a schema or a configuration, not a user export (export the users: ldapsearch -LLL '(objectClass=person)')")
-        }
-        return builder.finish()
+        let table = builder.finish()
+        table.entries = entries
+        return table
     }
 }
 

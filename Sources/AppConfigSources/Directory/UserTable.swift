@@ -77,6 +77,8 @@ public struct UserColumns: Sendable, Equatable {
 public final class UserTable: @unchecked Sendable {
     public let source: String
     public let count: Int
+    /// The entries the source held (people, groups, folders, a schema's), when it counts them (LDIF).
+    public internal(set) var entries: Int?
     public let problems: [Problem]
     /// The attribute devices are matched on, and how many users have each requested attribute
     /// (lowercased names): what `Fleet.joinDiagnosis` explains a poor join with.

@@ -98,6 +98,13 @@ public final class Fleet: @unchecked Sendable {
         guard let users, let keySlot = inventory.userKeySlot, keyedCount > 0, matchedCount * 2 < keyedCount else { return nil }
         let attribute = users.joinAttribute
         let column = inventory.header[inventory.keptColumns[keySlot]]
+        // Entries, and not one person among them: a schema (`olcSchemaConfig`), a configuration or
+        // folders only, not a user export: said so, not diagnosed as a join of the wrong attribute.
+        if users.count == 0, let entries = users.entries, entries > 0 {
+            return Problem(.joinNone, at: Location(file: users.source),
+                           "\(users.source) holds \(entries) entr\(entries == 1 ? "y" : "ies") and no person: a schema or a configuration, not a user export "
+                           + "(export the users: ldapsearch -LLL '(objectClass=person)')")
+        }
         var message = "\(matchedCount) of \(keyedCount) devices found their user: the inventory's \"\(column)\" was matched against "
             + "\(attribute), which \(users.attributeCounts[attribute.lowercased()] ?? 0) of \(users.count) directory users have"
         // The other attributes a join key is usually in, as the users' variables hold them.

@@ -1,0 +1,120 @@
+import AppConfigCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `appconfig rollback OUT [--to GENERATION]`: a generation before the current one published
+/// again, as a new generation (a step forward: the next night's `--since` compares with it, and
+/// a push sends what differs from tonight's). Its files are hard links to the earlier
+/// generation's, its closing files copies; published by the same symlink switch as a render,
+/// under the output's lock, held back past `--max-change-ratio` unless `--force`.
+public struct Rollback {
+    /// What the rollback published.
+    public struct Summary: Sendable {
+        /// The generation the output named before, and the one published again.
+        public var from = "", to = ""
+        public var output = ""
+        /// Devices whose configuration differs between the two (added, removed or changed).
+        public var changed = 0
+        public var devices = 0
+    }
+
+    public var output: String
+    /// The generation to publish again (its folder name, `g…`); nil: the one before the current.
+    public var target: String?
+    public var keep = 2
+    public var maxChangeRatio = 0.5
+    public var force = false
+
+    public init(output: String) { self.output = output }
+
+    public func run() throws(Problem) -> Summary {
+        let path = PathText.normalized(output)
+        guard let current = GenerationFolder.published(path) else {
+            throw Problem(.outputExists, at: Location(file: path), "\(path) is not a published folder output: nothing to roll back")
+        }
+        let lock = try OutputLock(output: path)
+        defer { withExtendedLifetime(lock) {} }
+        let root = path + ".generations"
+        let currentName = PathText.name(of: current)
+        let complete = Generations.list(in: root).filter(\.complete).sorted { ($0.sequence, $0.name) < ($1.sequence, $1.name) }
+        let names = complete.map(\.name)
+        let chosen: String
+        if let target {
+            guard names.contains(target), target != currentName else {
+                throw Problem(.outputExists, at: Location(file: root),
+                              "\(target) is not a complete earlier generation of \(path); they are: " + names.filter { $0 != currentName }.joined(separator: ", "))
+            }
+            chosen = target
+        } else {
+            guard let i = names.firstIndex(of: currentName), i > 0 else {
+                throw Problem(.outputExists, at: Location(file: root), "\(path) keeps no generation before its current one (\(currentName)): nothing to roll back to")
+            }
+            chosen = names[i - 1]
+        }
+        let source = root + "/" + chosen
+        var summary = Summary(from: currentName, to: chosen, output: path)
+        (summary.changed, summary.devices) = try Self.difference(try Manifest.load(current), try Manifest.load(source))
+        let share = Double(summary.changed) / Double(max(summary.devices, 1))
+        if share > maxChangeRatio && !force {
+            throw Problem(.outputExists, at: Location(file: path),
+                          "rolling back to \(chosen) changes \(summary.changed) of \(summary.devices) devices, more than --max-change-ratio \(maxChangeRatio): --force rolls back anyway; nothing was published")
+        }
+        let folder = try GenerationFolder(path: path, keep: max(keep, 2))
+        do throws(Problem) {
+            var closing: [ClosingFile] = []
+            try Self.linkTree(source, "", into: folder)
+            for name in ["index.jsonl", "declarations.jsonl", "assets.live"] where access(source + "/" + name, F_OK) == 0 {
+                do { closing.append(ClosingFile(name, try readFileBytes(source + "/" + name, limit: 1 << 34))) } catch { throw error.problem }
+            }
+            do { closing.append(ClosingFile(Manifest.fileName, try readFileBytes(source + "/" + Manifest.fileName, limit: 1 << 34))) } catch { throw error.problem }
+            _ = try folder.publish(closing: closing)
+        } catch {
+            folder.discard()
+            throw error
+        }
+        return summary
+    }
+
+    /// Devices added, removed or of another digest between two manifests (both in key order), and
+    /// how many the larger has.
+    static func difference(_ a: Manifest, _ b: Manifest) throws(Problem) -> (changed: Int, devices: Int) {
+        var i = 0, j = 0, changed = 0
+        while i < a.count || j < b.count {
+            if i == a.count { changed += 1; j += 1; continue }
+            if j == b.count { changed += 1; i += 1; continue }
+            let order = a.withKey(at: i) { ka in b.withKey(at: j) { kb in ka.elementsEqual(kb) ? 0 : (Array(ka).lexicographicallyPrecedes(Array(kb)) ? -1 : 1) } }
+            if order == 0 {
+                if a.digest(at: i) != b.digest(at: j) { changed += 1 }
+                i += 1; j += 1
+            } else if order < 0 { changed += 1; i += 1 } else { changed += 1; j += 1 }
+        }
+        return (changed, max(a.count, b.count))
+    }
+
+    /// Hard-links every file below `folder` (its top level's closing files aside) into the new
+    /// generation: regular files only, never a symlink.
+    static func linkTree(_ folder: String, _ relative: String, into generation: GenerationFolder) throws(Problem) {
+        let full = relative.isEmpty ? folder : folder + "/" + relative
+        guard let dir = opendir(full) else { throw Problem(.outputWrite, at: Location(file: full), "cannot read \(full): \(systemError())") }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name == "." || name == ".." { continue }
+            let path = relative.isEmpty ? name : relative + "/" + name
+            var info = stat()
+            guard lstat(folder + "/" + path, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: try linkTree(folder, path, into: generation)
+            case S_IFREG:
+                if relative.isEmpty { continue }
+                guard try generation.link(folder + "/" + path, to: path, secret: path.hasPrefix("secret-assets/")) else {
+                    throw Problem(.outputWrite, at: Location(file: folder + "/" + path), "cannot link \(folder + "/" + path) into the new generation")
+                }
+            default:
+                throw Problem(.outputExists, at: Location(file: folder + "/" + path), "\(folder + "/" + path) is not a file or a folder: not a generation appconfig wrote")
+            }
+        }
+    }
+}
