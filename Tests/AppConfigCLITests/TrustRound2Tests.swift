@@ -256,4 +256,47 @@ struct TrustRound2Tests {
             #expect(p.stdout == "[1, {\"NotManaged\": false, \"PurchaseMethod\": 1}, 361309726, \"InstallApplication\"]\n", "\(p.stdout)\(p.stderr)")
         }
     }
+
+    @Test("17. rollback: the previous generation published again as a new one, byte for byte; the next night compares with it; the ratio guard and --to")
+    func rollback() throws {
+        try withTemporaryDirectory { dir in
+            let out = dir.path("out")
+            let dark = try dir.write(#"{"serverURL": "https://$(ou).fs.northwind.example/tenant/$(sAMAccountName)", "theme": "dark"}"#, to: "dark.json")
+            var night1 = ["render"] + Self.demo + ["--out", out, "--quiet"]
+            #expect(try runProcess(Paths.appconfigBinary, night1).status == 3)
+            let first = try #require(GenerationFolder.published(out))
+            func files(_ folder: String) throws -> [String: Data] {
+                var all: [String: Data] = [:]
+                for name in try FileManager.default.subpathsOfDirectory(atPath: folder) {
+                    var isDir: ObjCBool = false
+                    if FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isDir), !isDir.boolValue { all[name] = FileManager.default.contents(atPath: folder + "/" + name) }
+                }
+                return all
+            }
+            let firstFiles = try files(first)
+            var night2 = night1
+            night2[night2.firstIndex(of: Paths.fixture("demo/values.json"))!] = dark
+            #expect(try runProcess(Paths.appconfigBinary, night2 + ["--force"]).status == 3)
+            let second = try #require(GenerationFolder.published(out))
+            // Every device changed: held back unless --force.
+            let held = try runProcess(Paths.appconfigBinary, ["rollback", out])
+            #expect(held.status == 1)
+            #expect(held.stderr.contains("changes 975 of 975 devices, more than --max-change-ratio 0.5: --force rolls back anyway; nothing was published"), "\(held.stderr)")
+            #expect(GenerationFolder.published(out) == second)
+            let unknown = try runProcess(Paths.appconfigBinary, ["rollback", out, "--to", "g1-1"])
+            #expect(unknown.status == 1 && unknown.stderr.contains("g1-1 is not a complete earlier generation"), "\(unknown.stderr)")
+            let r = try runProcess(Paths.appconfigBinary, ["rollback", out, "--force"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let third = try #require(GenerationFolder.published(out))
+            #expect(third != first && third != second)
+            #expect(r.stdout == "rolled back \(out) from \(PathText.name(of: second)) to \(PathText.name(of: first)), published as a new generation: 975 of 975 devices change\n")
+            // The first night's files, byte for byte (the first generation itself pruned by --keep 2).
+            #expect(try files(third) == firstFiles)
+            // The next night of the first night's values: nothing changed since the rolled-back generation.
+            night1.append("--changed-only")
+            let next = try runProcess(Paths.appconfigBinary, night1.filter { $0 != "--quiet" })
+            #expect(next.status == 3 || next.status == 0, "\(next.stderr)")
+            #expect(next.stdout.contains("nothing changed since") || next.stdout.contains("0 added, 0 changed"), "\(next.stdout)")
+        }
+    }
 }
