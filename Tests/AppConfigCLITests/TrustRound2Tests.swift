@@ -299,4 +299,35 @@ struct TrustRound2Tests {
             #expect(next.stdout.contains("nothing changed since") || next.stdout.contains("0 added, 0 changed"), "\(next.stdout)")
         }
     }
+
+    @Test("16. merge --report joins the shards' reports: the single run's counts, errors and changes")
+    func mergeReport() throws {
+        try withTemporaryDirectory { dir in
+            let base = ["render"] + Self.demo + ["--quiet", "--partial-exit", "0"]
+            var shardReports: [String] = []
+            for i in 0..<3 {
+                shardReports.append(dir.path("report\(i)"))
+                let r = try runProcess(Paths.appconfigBinary, base + ["--shard", "\(i)/3", "--tar", dir.path("s\(i).tar"), "--report", shardReports[i]])
+                #expect(r.status == 0, "\(r.stderr)")
+            }
+            #expect(try runProcess(Paths.appconfigBinary, base + ["--tar", dir.path("all.tar"), "--report", dir.path("single")]).status == 0)
+            let m = try runProcess(Paths.appconfigBinary, ["merge"] + (0..<3).map { dir.path("s\($0).tar") } + ["--tar", dir.path("merged.tar"), "--report", dir.path("merged")]
+                                   + shardReports.flatMap { ["--shard-report", $0] })
+            #expect(m.status == 0, "\(m.stderr)")
+            func summary(_ folder: String) throws -> [String: Any] {
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))) as! [String: Any]
+            }
+            let single = try summary(dir.path("single")), merged = try summary(dir.path("merged"))
+            for key in ["rendered", "failed", "usersNotFound", "inShard", "inventoryRows"] {
+                #expect((merged["devices"] as! [String: Int])[key] == (single["devices"] as! [String: Int])[key], "\(key)")
+            }
+            #expect(merged["errorsByCode"] as? [String: Int] == single["errorsByCode"] as? [String: Int])
+            #expect(merged["shard"] as? String == "0/1" && merged["output"] as? String == dir.path("merged.tar"))
+            func lines(_ folder: String) throws -> Set<String> { Set(try String(contentsOfFile: folder + "/errors.jsonl", encoding: .utf8).split(separator: "\n").map(String.init)) }
+            #expect(try lines(dir.path("merged")) == lines(dir.path("single")))
+            let wrong = try runProcess(Paths.appconfigBinary, ["merge"] + (0..<3).map { dir.path("s\($0).tar") } + ["--tar", dir.path("m2.tar"), "--report", dir.path("m2"), "--shard-report", shardReports[0]])
+            #expect(wrong.status == 2)
+            #expect(wrong.stderr.contains("--shard-report: give each shard's report folder once (1 given for 3 shards)"), "\(wrong.stderr)")
+        }
+    }
 }

@@ -31,11 +31,15 @@ struct MergeCommand: ParsableCommand {
     @Option(help: "Write the merged folder output here (from folder outputs).") var out: String?
     @Option(help: "Complete generations kept beside --out (the current one included).") var keep = 2
     @Flag(help: "Print nothing on success.") var quiet = false
+    @Option(help: "Write the merged run's summary.json, errors.jsonl and changes.jsonl here, from the shards' reports (--shard-report).") var report: String?
+    @Option(name: .customLong("shard-report"), help: "A shard's report folder (its render's --report); one per shard, with --report.") var shardReports: [String] = []
 
     func validate() throws {
         if (tar == nil) == (out == nil) { throw ValidationError("give one of --tar FILE or --out FOLDER") }
         if shards.isEmpty { throw ValidationError("give the shards' outputs to merge") }
         if keep < 1 { throw ValidationError("--keep takes 1 or more") }
+        if report != nil && shardReports.isEmpty { throw ValidationError("--report joins the shards' reports: give each with --shard-report DIR") }
+        if report == nil && !shardReports.isEmpty { throw ValidationError("--shard-report goes with --report DIR") }
     }
 
     func run() throws {
@@ -58,6 +62,9 @@ struct MergeCommand: ParsableCommand {
             }
         } catch let exit as ExitCode where interrupted.load(ordering: .relaxed) && exit.rawValue == ExitStatus.failed {
             throw ExitCode(ExitStatus.interrupted)
+        }
+        if let report {
+            try reportingProblems { try MergeReport(shardReports: shardReports).write(to: report, merged: summary) }
         }
         if !quiet {
             print("merged \(summary.shards) shards into \(summary.output) in \(String(format1: monotonicSeconds() - started)) s: "
