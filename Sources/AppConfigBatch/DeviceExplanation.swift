@@ -2,6 +2,8 @@ import AppConfigCompiler
 import AppConfigCore
 import AppConfigRender
 import AppConfigSources
+import AppConfigSpec
+import Foundation
 
 extension RenderJob {
     /// The row `name` names: its device key or serial number, else (ASCII case aside) its user's
@@ -88,14 +90,24 @@ extension RenderJob {
             let applied = assignments.applied(toRow: row)
             lines.append("assignments: " + (applied.isEmpty ? "none" : applied.joined(separator: ", ")))
         }
-        var values: [Variable: String] = [:]
-        let plan = try fleet.plan(for: program.slots)
-        fleet.forEachValue(row: row, plan: plan) { slot, bytes in
-            if let bytes { values[program.slots[slot]] = String(decoding: bytes, as: UTF8.self) }
+        // The device's credentials (its variant's) and every variable they read, beside the program's.
+        let variantCredentials = Self.credentials(configuration, assignments)
+        let credentials = variantCredentials.indices.contains(assignments.variant(ofRow: row)) ? variantCredentials[assignments.variant(ofRow: row)] : []
+        let secrets = credentials.isEmpty ? SecretStore() : try SecretStore(self.secrets, timeout: secretTimeout, withheld: withheldEnvironment)
+        defer { secrets.clear() }
+        var read = program.slots
+        for c in credentials {
+            for v in c.variables where !read.contains(v) { read.append(v) }
+            for name in CredentialRenderer.secretNames(c) { if let v = secrets.keyVariable(of: name), !read.contains(v) { read.append(v) } }
         }
-        if !program.slots.isEmpty { lines.append("variables:") }
-        let width = program.slots.map(\.description.count).max() ?? 0
-        for v in program.slots {
+        var values: [Variable: String] = [:]
+        let plan = try fleet.plan(for: read)
+        fleet.forEachValue(row: row, plan: plan) { slot, bytes in
+            if let bytes { values[plan.variables[slot]] = String(decoding: bytes, as: UTF8.self) }
+        }
+        if !read.isEmpty { lines.append("variables:") }
+        let width = read.map(\.description.count).max() ?? 0
+        for v in read {
             let source: String
             if case .deviceAttribute(let column) = v { source = "column \"\(column)\"" }
             else { source = mapping.sources.first { $0.variable == v }?.source ?? "missing" }
@@ -103,14 +115,42 @@ extension RenderJob {
             lines.append("  " + v.description.padding(toLength: width, withPad: " ", startingAt: 0) + " = \(value)  <- \(source)")
         }
         let renderer = Renderer(image: ProgramImage(program), format: .xml)
+        let bytes: [UInt8]
         do {
-            let bytes = try renderer.renderCopy(values) { fleet.source(of: $0, row: row) }
+            bytes = try renderer.renderCopy(values) { fleet.source(of: $0, row: row) }
             lines.append("output (XML; the job writes \(batch.format.rawValue)):")
             lines.append(String(decoding: bytes.last == 0x0A ? bytes.dropLast() : bytes[...], as: UTF8.self))
-            return (lines.joined(separator: "\n") + "\n", false)
         } catch {
             lines.append("fails: \(error)")
             return (lines.joined(separator: "\n") + "\n", true)
         }
+        let delivery = try self.delivery.resolved(specBundleID: program.metadata.bundleId)
+        guard delivery.delivery == .ddm else { return (lines.joined(separator: "\n") + "\n", false) }
+        // The declarations the device gets, each credential's document with its secrets named, and
+        // the credentials rendered as the job renders them: a device the render fails, fails here.
+        var previews: [(credential: Credential, document: [UInt8])] = []
+        for c in credentials {
+            var problems: [Problem] = []
+            previews.append((c, CredentialRenderer.preview(c, variables: values, problems: &problems)))
+        }
+        // The asset in the job's format: its digest names it in the declarations.
+        let asset = batch.format == .xml ? bytes : try Renderer(image: ProgramImage(program), format: batch.format).renderCopy(values) { fleet.source(of: $0, row: row) }
+        let files = DeliveryPreview.files(key: inventory.deviceKey(row), rendered: asset, delivery: delivery, credentials: previews)
+        lines.append("declarations (as --ddm-layout files names them\(credentials.isEmpty ? "" : "; " + DeliveryPreview.credentialNote)):")
+        for file in files where file.name.hasSuffix(".json") {
+            lines.append("# " + file.name)
+            lines.append(String(decoding: file.bytes, as: UTF8.self).trimmingCharacters(in: .newlines))
+        }
+        for (c, document) in previews {
+            lines.append("credential \(c.identifier) (\(c.kind.assetType)\(c.holdsSecret ? ", secret-assets/" : "")):")
+            lines.append(String(decoding: document, as: UTF8.self))
+        }
+        guard !credentials.isEmpty else { return (lines.joined(separator: "\n") + "\n", false) }
+        let credentialRenderer = try CredentialRenderer(credentials: [credentials], fleet: fleet, secrets: secrets, assetKey: SecretAssetKey.random())
+        var problems: [Problem] = []
+        var rendered = credentialRenderer.render(row: row, variant: 0, problems: &problems)
+        for i in rendered.indices { rendered[i].document.overwriteWithZeros() }
+        for p in problems { lines.append("fails: \(p.description)") }
+        return (lines.joined(separator: "\n") + "\n", !problems.isEmpty)
     }
 }

@@ -35,7 +35,7 @@ struct SourcesCommandTests {
         // Every value of the columns read is suspect: refused (status 1), unless --allow-suspect.
         let refused = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("error: column \"Serial Number\" (serialNumber): all 16 of 16 values do not look like serial numbers"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("error: column \"Wi-Fi MAC Address\" (wifiMacAddress): all 16 of 16 values do not look like MAC addresses"), "\(refused.stderr)")
         let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--allow-suspect"])
         #expect(r.status == 3)
         #expect(r.stdout.contains("\n  \(path):1: warning: column \"Email Address\" (emailAddress): 16 of 16 values do not look like email addresses, "
@@ -75,7 +75,7 @@ struct SourcesCommandTests {
         #expect(failing.stdout.hasSuffix("error: $(emailAddressDomain) is missing for this device [device.missing-variable]\n"))
         let unknown = try runProcess(Paths.appconfigBinary, base + ["--explain", "nope"])
         #expect(unknown.status == 2)
-        #expect(unknown.stderr == "appconfig: no device \"nope\" in \(Paths.fixture("demo/inventory.csv")) (its device key column is \"UDID\", or give its serial number) [explain.unknown-device]\n")
+        #expect(unknown.stderr == "appconfig: no device \"nope\" in \(Paths.fixture("demo/inventory.csv")) (its device key column is \"UDID\"; a serial number, a user's e-mail address or name, or a device name find one too) [explain.unknown-device]\n")
     }
 
     @Test func missingInventory() throws {

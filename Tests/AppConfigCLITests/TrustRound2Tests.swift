@@ -330,4 +330,41 @@ struct TrustRound2Tests {
             #expect(wrong.stderr.contains("--shard-report: give each shard's report folder once (1 given for 3 shards)"), "\(wrong.stderr)")
         }
     }
+
+    static let credentialValues = #"{"values": {"theme": "system", "serverURL": "https://x.example/$(sAMAccountName)"}, "credentials": [{"identifier": "pw", "kind": "password", "UserName": "$(sAMAccountName)", "Password": {"secret": "pw"}}]}"#
+
+    @Test("6. --explain shows the DDM declarations, each credential with its secrets named, the variables they read, and fails as render fails (device.secret-missing)")
+    func explainCredentials() throws {
+        try withTemporaryDirectory { dir in
+            let values = try dir.write(Self.credentialValues, to: "values.json")
+            let passwords = try dir.write("sAMAccountName,password\nu0000001,SECRET-pw-1\n", to: "pw.csv")
+            var args = ["render"] + Self.demo + ["--delivery", "ddm", "--asset-base-url", "https://a.example/x", "--secret-asset-base-url", "https://s.example/y",
+                                                 "--secret", "pw=file:" + passwords]
+            args[args.firstIndex(of: Paths.fixture("demo/values.json"))!] = values
+            let good = try runProcess(Paths.appconfigBinary, args + ["--explain", "R4G45DDN63HX"])
+            #expect(good.status == 0, "\(good.stderr)")
+            #expect(good.stdout.contains(#"{"Password":"<secret pw>","UserName":"u0000001"}"#))
+            #expect(good.stdout.contains(#""Passwords":[{"AssetReference":"appconfig.credential."#))
+            #expect(good.stdout.contains("\n  sAMAccountName "))
+            #expect(!good.stdout.contains("SECRET-pw-1"))
+            // u0000000 has no password: the render fails the device, and so does its explanation.
+            let bad = try runProcess(Paths.appconfigBinary, args + ["--explain", "7X4X9Q34WXN6"])
+            #expect(bad.status == 1)
+            #expect(bad.stdout.contains("error: credential \"pw\", Password: the secret \"pw\" has no value for this device's $(sAMAccountName) \"u0000000\" [device.secret-missing]"), "\(bad.stdout)")
+        }
+    }
+
+    @Test("7. compile --delivery ddm previews the configuration with its Passwords, as render makes it, and says what differs")
+    func compilePreviewCredentials() throws {
+        try withTemporaryDirectory { dir in
+            let values = try dir.write(Self.credentialValues, to: "values.json")
+            let r = try runProcess(Paths.appconfigBinary, ["compile", Paths.fixture("demo/spec.xml"), "--values", values, "--delivery", "ddm",
+                                                           "--asset-base-url", "https://a.example/x", "--secret-asset-base-url", "https://s.example/y",
+                                                           "--var", "sAMAccountName=jdoe", "--var", "udid=U1", "--var", "ou=EMEA", "--var", "emailAddress=j@x.example", "--var", "emailAddressDomain=x.example",
+                                                           "--var", "serialNumber=ABCDEFGH1", "--var", "displayName=J"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains(#""AppConfig":{"DataAssetReference":"appconfig.asset."#) && r.stdout.contains(#""Passwords":[{"AssetReference":"appconfig.credential."#), "\(r.stdout)")
+            #expect(r.stderr.contains("note: credential documents name their secrets and files"), "\(r.stderr)")
+        }
+    }
 }

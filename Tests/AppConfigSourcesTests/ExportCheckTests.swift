@@ -165,9 +165,9 @@ struct ExportCheckTests {
         let path = try #require(Paths.corpusFile("inventory/jamf-reports-community/harbor_mobile_insights_all_devices.csv"))
         var options = InventoryOptions()
         options.userVariablesFromColumns = true
-        // Every value of three columns it reads is suspect: refused unless --allow-suspect.
+        // Every value of the columns it reads (the device key aside) is suspect: refused unless --allow-suspect.
         #expect(throws: Problem(.inventorySuspectValues, .error, at: Location(file: path, line: 1),
-                                "column \"Serial Number\" (serialNumber): all 16 of 16 values do not look like serial numbers, e.g. \"38.126.164.226\" (line 2), \"86.41.56.215\" (line 6), \"83.202.103.186\" (line 14)",
+                                "column \"Wi-Fi MAC Address\" (wifiMacAddress): all 16 of 16 values do not look like MAC addresses, e.g. \"2017-06-06 15:43:44\" (line 2), \"2019-05-22 15:00:09\" (line 6), \"2018-05-06 15:10:46\" (line 14)",
                                 hint: "the export is shifted: no value of the column can be right (--allow-suspect renders it anyway)")) {
             try InventoryTable.load(path, options: options)
         }

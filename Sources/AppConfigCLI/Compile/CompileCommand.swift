@@ -94,20 +94,26 @@ struct CompileCommand: ParsableCommand {
         let renderer = Renderer(image: ProgramImage(program), format: renderFormat, xmlNesting: DeliveryPreview.xmlNesting(resolved))
         let bytes = try reportingProblems { try renderer.renderCopy(device) { _ in Location(file: "--var") } }
         let key = device[.device(.udid)] ?? device[.device(.serialNumber)] ?? "preview"
-        var files = DeliveryPreview.files(key: key, rendered: bytes, delivery: resolved)
+        // Each credential's document as the device would get it, its secrets and files named, not read.
+        var credentials: [(credential: Credential, document: [UInt8])] = []
+        if resolved.delivery == .ddm {
+            for credential in configuration.values?.credentials(applying: matched) ?? [] {
+                var problems: [Problem] = []
+                credentials.append((credential, CredentialPreview.document(credential, variables: device, problems: &problems)))
+                for p in problems { writeStandardError(stderrLine(p)) }
+            }
+        }
+        var files = DeliveryPreview.files(key: key, rendered: bytes, delivery: resolved, credentials: credentials)
         if resolved.delivery == .ddm {
             // The asset (a plist) to --out, the JSON files to stdout, each after its name.
             let asset = files.removeFirst()
             if let out { try reportingProblems { try writeFileAtomically(asset.bytes, to: out) } }
             print("# \(asset.name) (\(asset.bytes.count) bytes\(out.map { ", written to \($0)" } ?? ""))")
             for file in files { print("# \(file.name)\n" + String(decoding: file.bytes, as: UTF8.self).trimmingSuffix()) }
-            // Each credential's document as the device would get it, its secrets and files named, not read.
-            for credential in configuration.values?.credentials(applying: matched) ?? [] {
-                var problems: [Problem] = []
-                let document = CredentialPreview.document(credential, variables: device, problems: &problems)
-                for p in problems { writeStandardError(stderrLine(p)) }
+            for (credential, document) in credentials {
                 print("# credential \(credential.identifier) (\(credential.kind.assetType))\n" + String(decoding: document, as: UTF8.self))
             }
+            if !credentials.isEmpty { writeStandardError("note: " + DeliveryPreview.credentialNote + "\n") }
         } else if let out {
             try reportingProblems { try writeFileAtomically(files[0].bytes, to: out) }
         } else {
