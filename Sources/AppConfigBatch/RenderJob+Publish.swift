@@ -86,7 +86,7 @@ extension RenderJob {
 
     /// The last phase: the output made visible whole, with its index and manifest, unless the run
     /// was interrupted or a guard holds it back; then it is removed and the previous output stays.
-    func publish(_ sink: DeviceSink, _ generation: Generation, _ summary: inout RunSummary) throws(Problem) {
+    func publish(_ sink: DeviceSink, _ generation: Generation, _ summary: inout RunSummary, diff: [UInt8]? = nil) throws(Problem) {
         if summary.interrupted {
             sink.discard()
             return
@@ -119,7 +119,9 @@ extension RenderJob {
                 var ahead = summary
                 ahead.published = true
                 ahead.output = outputPath ?? "-"
-                try RunReport(summary: ahead, redact: redact, changes: generation.changes?.lines).write(to: report)
+                var account = RunReport(summary: ahead, redact: redact, changes: generation.changes?.lines)
+                account.diff = diff
+                try account.write(to: report)
             }
             let path = try sink.publish(closing: generation.closingFiles(liveAssets: live, kept: kept.linked))
             if output != .dryRun {

@@ -59,6 +59,8 @@ public struct RenderJob: Sendable {
     public var report: String?
     /// Leave values out of the error file.
     public var redact = false
+    /// Make the night's plan (`RunSummary.plan`): a dry run's counts, removals and changes by cause.
+    public var plan = false
 
     public init(spec: String, sources: FleetSources) {
         self.spec = spec
@@ -156,6 +158,9 @@ public struct RenderJob: Sendable {
                                     assignments: assignments.app, previous: previous, sink: sink)
         summary.changes = generation.changes?.counts
         summary.since = previous == nil ? nil : (nightly.since ?? outputPath)
+        let diff = nightDiff(compiled, fleet: fleet, assignments: assignments, previous: previous, changes: generation.changes, result: result)
+        if plan { summary.plan = diff?.plan(since: summary.since ?? "") ?? "plan: no previous generation to compare with (a first night): every device is added" }
+        let diffLines = diff?.lines()
         // A signal after the render's last chunk: nothing is published either.
         if cancellation.isCancelled { summary.interrupted = true }
         summary.seconds = clock.seconds
@@ -163,7 +168,7 @@ public struct RenderJob: Sendable {
         summary.directoryImage = image.loadedFrom
         let saving = fleet.users.flatMap { image.startSaving($0) }
         do {
-            try publish(sink, generation, &summary)
+            try publish(sink, generation, &summary, diff: diffLines)
         } catch {
             image.finish(saving, users: nil, published: false)
             throw error
@@ -178,12 +183,30 @@ public struct RenderJob: Sendable {
             // nothing); now its summary again with the whole job's times (the problems and changes
             // are those written then). If this second write fails the first stands: it says what
             // happened, only its times stop before the switch.
-            let final = RunReport(summary: summary, redact: redact, changes: generation.changes?.lines)
+            var final = RunReport(summary: summary, redact: redact, changes: generation.changes?.lines)
+            final.diff = diffLines
             if summary.published { try? final.writeSummary(to: report) } else { try final.write(to: report) }
             clock.lap(.report)  // for the caller; summary.json is written before it ends
             summary.seconds = clock.seconds
         }
         return summary
+    }
+
+    /// The night's changes key by key (`NightDiff`), when it compares with a previous generation.
+    func nightDiff(_ compiled: CompiledJob, fleet: Fleet, assignments: JobAssignments, previous: Manifest?, changes: ChangeSet?, result: BatchResult) -> NightDiff? {
+        guard let previous, let changes else { return nil }
+        var entryOfRow: [Int: Int] = [:]
+        if result.previousEntries.count == result.order.count {
+            for (position, row) in result.order.enumerated() where result.previousEntries[position] >= 0 && changes.changedRows.contains(row) {
+                entryOfRow[Int(row)] = Int(result.previousEntries[position])
+            }
+        }
+        var folder = previousFolder
+        if folder == nil, let since = nightly.since, PathText.name(of: since) == Manifest.fileName { folder = PathText.folder(of: since) }
+        let app = assignments.app
+        return NightDiff(changes: changes, previous: previous, entryOfRow: entryOfRow, previousFolder: folder, fleet: fleet,
+                         spec: compiled.configuration.spec, delivery: compiled.delivery.delivery, baseProgram: compiled.program,
+                         program: { app.programs[app.variant(ofRow: $0)] }, assignmentsOf: { app.names.isEmpty ? [] : app.applied(toRow: $0) })
     }
 
     /// Phase 1: the spec and values compiled (the program of devices without assignments);

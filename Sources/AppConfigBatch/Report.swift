@@ -10,6 +10,8 @@ package struct RunReport {
     package var redact: Bool
     /// `changes.jsonl`, when the run compared with a previous generation.
     package var changes: [UInt8]?
+    /// `diff.jsonl`, when the run compared with a previous generation: each changed device's keys.
+    package var diff: [UInt8]?
 
     package init(summary: RunSummary, redact: Bool, changes: [UInt8]? = nil) {
         self.summary = summary
@@ -83,6 +85,7 @@ package struct RunReport {
         do {
             try writeFileAtomically(errorsJSONL(), to: directory + "/errors.jsonl")
             if let changes { try writeFileAtomically(changes, to: directory + "/changes.jsonl") }
+            if let diff { try writeFileAtomically(diff, to: directory + "/diff.jsonl") }
         } catch {
             throw Problem(.reportWrite, at: error.location, error.message)
         }

@@ -77,6 +77,8 @@ public struct RunSummary: Sendable, Codable {
     /// With assignments: devices of the shard per assignment name (every name, 0 included), and
     /// how many distinct sets of assignments (program variants) the devices make, the set of none counted.
     public var assignments: [String: Int]?
+    /// `--plan`: the night's plan as a person reads it (not in summary.json: diff.jsonl holds it).
+    public var plan: String?
     public var variants: Int?
 
     public struct Devices: Sendable, Codable {

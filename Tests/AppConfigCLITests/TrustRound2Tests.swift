@@ -367,4 +367,36 @@ struct TrustRound2Tests {
             #expect(r.stderr.contains("note: credential documents name their secrets and files"), "\(r.stderr)")
         }
     }
+
+    @Test("8. a second night's --dry-run of a job file compares with its out; --plan groups each change by key and cause; diff.jsonl holds every device's")
+    func plan() throws {
+        try withTemporaryDirectory { dir in
+            for name in ["spec.xml", "assignments.json", "inventory.csv", "directory.ldif"] {
+                try FileManager.default.copyItem(atPath: Paths.fixture("demo/" + name), toPath: dir.path(name))
+            }
+            let job = try dir.write(#"{"spec": "spec.xml", "values": "assignments.json", "inventory": "inventory.csv", "directory": "directory.ldif", "out": "out", "quiet": true}"#, to: "job.json")
+            #expect(try runProcess(Paths.appconfigBinary, ["render", job]).status == 3)
+            // Night 2: the iPhone 15 assignment now names the iPhone 14, the theme is dark.
+            let values = try String(contentsOfFile: dir.path("assignments.json"), encoding: .utf8)
+                .replacingOccurrences(of: #""match": { "model": "iPhone 15" }"#, with: #""match": { "model": "iPhone 14" }"#)
+                .replacingOccurrences(of: #""theme": "system""#, with: #""theme": "dark""#)
+            try values.write(toFile: dir.path("assignments.json"), atomically: true, encoding: .utf8)
+            let dry = try runProcess(Paths.appconfigBinary, ["render", job, "--dry-run"])
+            #expect(dry.stdout.contains(" 868 changed, 0 removed, 0 missing, 107 unchanged"), "\(dry.stdout)")
+            let report = dir.path("report")
+            let r = try runProcess(Paths.appconfigBinary, ["render", job, "--plan", "--report", report])
+            #expect(r.status == 1)  // 89% changed: over --max-change-ratio, it would not be published
+            let lines = r.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasSuffix(": 0 added, 868 changed, 0 missing, 0 removed, 107 unchanged") == true, "\(r.stdout)")
+            #expect(lines.contains { $0.hasPrefix("  448 devices (") && $0.hasSuffix(#"): theme "system" -> "dark": the spec or the values changed"#) }, "\(r.stdout)")
+            #expect(lines.contains { $0.hasSuffix(#"retryBackoffSeconds [1, 2, 4, 8] -> [1, 5, 30], theme "system" -> "dark": assignment iphone-15 no longer matches"#) }, "\(r.stdout)")
+            #expect(lines.contains { $0.hasSuffix(#"retryBackoffSeconds [1, 5, 30] -> [1, 2, 4, 8], theme "system" -> "dark": assignment iphone-15 now matches"#) }, "\(r.stdout)")
+            let diff = try String(contentsOfFile: report + "/diff.jsonl", encoding: .utf8).split(separator: "\n")
+            #expect(diff.count == 868)
+            let first = try JSONSerialization.jsonObject(with: Data(diff[0].utf8)) as! [String: Any]
+            #expect((first["keys"] as? [[String: String]])?.contains { $0["key"] == "theme" && $0["from"] == "\"system\"" && $0["to"] == "\"dark\"" } == true, "\(first)")
+            // Nothing was written: the plan is a dry run.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("out.generations")).filter { !$0.hasPrefix(".") }.count == 1)
+        }
+    }
 }

@@ -188,8 +188,10 @@ public struct JobSettings: Codable, Sendable, Equatable {
         public var partialExit: Int?
         /// Show one device instead of running the job.
         public var explain: String?
+        /// The night's plan (a dry run): counts, removals, each change grouped by cause.
+        public var plan: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case quiet, partialExit = "partial-exit", explain
+            case quiet, partialExit = "partial-exit", explain, plan
         }
         public init() {}
     }

@@ -15,7 +15,7 @@ extension RenderJob {
         guard let spec = s.inputs.spec else { throw Problem(.jobSetting, "give the spec: --spec FILE") }
         guard let inventory = s.sources.inventory else { throw Problem(.jobSetting, "give the inventory: --inventory FILE") }
         let d = s.destination, r = s.rendering, g = s.guards
-        let dryRun = d.dryRun == true || s.console.explain != nil
+        let dryRun = d.dryRun == true || s.console.explain != nil || s.console.plan == true
         if !dryRun && (d.out == nil) == (d.tar == nil) { throw Problem(.jobSetting, "give one of --out DIR and --tar FILE (or --dry-run, or --explain DEVICE)") }
         if let jobs = r.jobs, jobs < 1 { throw Problem(.jobSetting, "--jobs must be at least 1") }
         if let base = r.shardBase, base != 0 && base != 1 { throw Problem(.jobSetting, "--shard-base is 0 or 1") }
@@ -41,6 +41,12 @@ extension RenderJob {
         keepGenerations = d.keep ?? keepGenerations
         allowUnjoined = r.allowUnjoined ?? false
         nightly.since = s.nightly.since
+        // A dry run of a nightly job compares with the job's output, as the real night does.
+        if dryRun && nightly.since == nil {
+            if let out = d.out { nightly.since = GenerationFolder.published(out) }
+            else if let tar = d.tar, tar != "-", FileManager.default.fileExists(atPath: tar) { nightly.since = tar }
+        }
+        plan = s.console.plan ?? false
         nightly.changedOnly = s.nightly.changedOnly ?? false
         nightly.rerender = s.nightly.rerender ?? false
         nightly.removeMissing = s.nightly.removeMissing ?? false

@@ -70,6 +70,8 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Show one device (by device key or serial number) as the job renders it: its row, its user, its assignments, each variable with its value and source, and its plist. Nothing is written; exit 1 when the device fails.")
     var explain: String?
 
+    @Flag(help: "The night's plan, a dry run: its counts (added, changed, missing, removed), the removals, and each change key by key grouped by its cause (assignments, values, inputs); diff.jsonl in --report holds every device's.")
+    var plan = false
     @Flag(name: .customLong("dry-run"), inversion: .prefixedNo, help: "Resolve and check every device, write nothing, print the report.") var dryRun: Bool?
     @Flag(inversion: .prefixedNo, help: "Leave values out of the error file.") var redact: Bool?
     @Flag(inversion: .prefixedNo, help: "No progress display.") var quiet: Bool?
@@ -111,6 +113,7 @@ struct RenderCommand: ParsableCommand {
         s.console.quiet = quiet
         s.console.partialExit = partialExit
         s.console.explain = explain
+        s.console.plan = plan ? true : nil
         return s
     }
 
@@ -241,6 +244,7 @@ struct RenderCommand: ParsableCommand {
     func printSummary(_ s: RunSummary, job: RenderJob, seconds: Double) {
         let report = job.report
         func say(_ line: String) { if job.output == .tarStdout { writeStandardError(line + "\n") } else { print(line) } }
+        if let plan = s.plan { say(plan) }
         if s.inputsUnchanged {
             say("nothing changed since \(s.since ?? "the previous generation"): its manifest has this run's program, options and input "
                 + "fingerprints; nothing was rendered or published (--rerender renders anyway) in \(String(format1: seconds)) s")
@@ -278,7 +282,7 @@ struct RenderCommand: ParsableCommand {
             s.seconds[phase.rawValue].map { "\(phase.rawValue) \(String(format: "%.2f", $0)) s" + (phase == .render ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
         }
         say("phases: " + phases.joined(separator: ", "))
-        if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl" : "")) }
+        if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl, \(report)/diff.jsonl" : "")) }
         if s.interrupted { say("interrupted: nothing was published") }
         if s.nothingChanged { say("nothing changed since \(s.since ?? "the previous generation"): nothing new was published") }
         if let reason = s.notPublished { say("\(reason): " + (s.dryRun ? "it would not be published" : "nothing was published")) }

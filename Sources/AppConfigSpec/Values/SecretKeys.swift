@@ -52,3 +52,10 @@ enum SecretKeys {
         return words.map { $0.lowercased() }
     }
 }
+
+extension Spec {
+    /// Whether the key's name or description says it holds a secret (a diff shows it masked).
+    public func looksSecret(keyNamed name: String) -> Bool {
+        key(named: name).map { SecretKeys.reason(for: $0, in: self) != nil } ?? false
+    }
+}
