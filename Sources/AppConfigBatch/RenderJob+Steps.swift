@@ -148,6 +148,17 @@ extension RenderJob {
         inventory.exportChecks.forEach(observer.warning)
         clock.lap(.inventory, next: .directory)
         let (users, image) = try loadDirectory(sources, for: inventory, fingerprints: fingerprints, observer: observer)
+        // An --attribute no entry has: said once, not as a missing variable on every device.
+        var said = Set<Variable>()
+        if let users {
+            for (v, attribute) in sources.attributes.given.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where (users.attributeCounts[attribute.lowercased()] ?? 0) == 0 {
+                var p = Problem(.variableMissingEverywhere, at: Location(file: users.source),
+                                "--attribute \(v.rawValue)=\(attribute): no entry of \(users.source) has \(attribute); $(\(v.rawValue)) is missing for every user")
+                p.severity = .warning
+                observer.warning(p)
+                said.insert(.user(v))
+            }
+        }
         clock.lap(.directory, next: .join)
         let fleet = Fleet(inventory: inventory, users: users)
         if var diagnosis = fleet.joinDiagnosis() {
@@ -158,7 +169,7 @@ extension RenderJob {
             diagnosis.severity = .warning
             observer.warning(diagnosis)
         }
-        Self.missingEverywhere(configurations, in: fleet).forEach(observer.warning)
+        Self.missingEverywhere(configurations, in: fleet, except: said).forEach(observer.warning)
         return (fleet, sources, image)
     }
 
@@ -166,9 +177,9 @@ extension RenderJob {
     /// column or attribute for it (WS1's `{EnrollmentUser}` imported as `$(sAMAccountName)` with
     /// no column mapped to it lost the key on 40 of 40 devices, silently, where it was nullable).
     /// Rows are read until each variable is seen once: a variable some device has costs a few rows.
-    static func missingEverywhere(_ configurations: [Configuration], in fleet: Fleet) -> [Problem] {
+    static func missingEverywhere(_ configurations: [Configuration], in fleet: Fleet, except said: Set<Variable> = []) -> [Problem] {
         var variables: [Variable] = []
-        for c in configurations { for v in c.base.slots where !variables.contains(v) { variables.append(v) } }
+        for c in configurations { for v in c.base.slots where !variables.contains(v) && !said.contains(v) { variables.append(v) } }
         guard fleet.deviceCount > 0, !variables.isEmpty, let plan = try? fleet.plan(for: variables) else { return [] }
         var seen = [Bool](repeating: false, count: variables.count)
         var left = variables.count

@@ -41,12 +41,18 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             let i = id - base
             guard i >= 0, i < n else {
                 let range = base == 0 ? "0 to \(n - 1)" : "\(base) to \(n - 1 + base) (--shard-base \(base))"
-                throw Problem(.shardIndex, "\(indexName)=\(index) is not a shard index below \(n): the tasks of \(n) shards are numbered \(range)")
+                let oneBased = base == 0 && i == n ? "; an array numbered from 1 (sbatch --array=1-\(n))? give --shard-base 1" : ""
+                throw Problem(.shardIndex, "\(indexName)=\(index) is not a shard index below \(n): the tasks of \(n) shards are numbered \(range)" + oneBased)
             }
             return Shard(index: i, count: n)
         }
         if let i = env["JOB_COMPLETION_INDEX"] { return try make("JOB_COMPLETION_INDEX", i, count) }
         if let i = env["SLURM_ARRAY_TASK_ID"] {
+            // Slurm says where its array starts: a 1-based array read as 0-based renders shards
+            // 1..N-1 and fails the last, and shard 0 never runs.
+            if let first = env["SLURM_ARRAY_TASK_MIN"].flatMap({ Int($0) }), first != base, first == 0 || first == 1 {
+                throw Problem(.shardIndex, "SLURM_ARRAY_TASK_MIN=\(first): this array's tasks are numbered from \(first); give --shard-base \(first)")
+            }
             return try make("SLURM_ARRAY_TASK_ID", i, count ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) })
         }
         if let i = env["AWS_BATCH_JOB_ARRAY_INDEX"] { return try make("AWS_BATCH_JOB_ARRAY_INDEX", i, count) }

@@ -20,8 +20,13 @@ func reportingProblems<T>(_ body: () throws -> T) throws -> T {
 }
 
 /// A problem with a line in a file reads as a compiler's (`file:line:col: error: ... [code]`);
-/// others as `appconfig: PLACE: ... [code]`, the place left out when the message names it.
+/// others as `appconfig: PLACE: ... [code]`, the place left out when the message names it. A
+/// hint follows on a line of its own, as lint prints it (`    hint: did you mean "email"?`).
 func stderrLine(_ p: Problem) -> String {
+    problemLine(p) + (p.hint.map { "    hint: \(Problem.printable($0))\n" } ?? "")
+}
+
+private func problemLine(_ p: Problem) -> String {
     if p.location.line > 0 { return p.description + "\n" }
     let place = p.location.description
     let prefix = place.isEmpty || p.message.contains(p.location.place ?? "\u{0}") ? "" : place + ": "

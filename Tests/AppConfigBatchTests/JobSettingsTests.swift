@@ -105,14 +105,15 @@ struct JobSettingsTests {
         try withTemporaryDirectory { dir in
             let path = try dir.write(#"{"spec": "s.xml", "inventory": "i.csv", "directory": "d.ldif", "tar": "-", "delivery": "mdm-settings", "since": "prev"}"#, to: "job.json")
             let job = try RenderJob(settings: JobSettings(jobFile: path), environment: [:])
-            #expect(job.spec == "s.xml" && job.sources.inventory == "i.csv")
-            guard case .ldif("d.ldif")? = job.sources.directory else { Issue.record("directory: \(String(describing: job.sources.directory))"); return }
+            // Relative paths are relative to the job file's folder.
+            #expect(job.spec == dir.path("s.xml") && job.sources.inventory == dir.path("i.csv"))
+            guard case .ldif(dir.path("d.ldif"))? = job.sources.directory else { Issue.record("directory: \(String(describing: job.sources.directory))"); return }
             #expect(job.output == .tarStdout && job.delivery.delivery == .mdmSettings)
             // MDM commands are XML; the guards and the rest at their defaults.
             #expect(job.batch.format == .xml && job.batch.shard == .whole && job.batch.jobs == Parallelism.machine)
-            #expect(job.nightly.since == "prev" && job.nightly == {
+            #expect(job.nightly.since == dir.path("prev") && job.nightly == {
                 var n = NightlyPolicy()
-                n.since = "prev"
+                n.since = dir.path("prev")
                 return n
             }())
             #expect(job.keepGenerations == 2 && job.report == nil && !job.redact && !job.allowUnjoined)

@@ -110,8 +110,12 @@ struct CarriedNightTests {
             #expect(old.status == 3, "\(old.stderr)")
             #expect(try reportSummary(dir.path("old"))["changes"] as? [String: Int] == ["added": 0, "changed": 0, "removed": 0, "missing": 0, "unchanged": 975, "rekeyed": 0])
             #expect(try Self.carried(dir.path("old")) == 0)
-            // Another bundle identifier: other render settings (the `render` line), rendered whole.
-            _ = try render(inputs + ["--since", dir.path("mon.tar"), "--changed-only", "--dry-run", "--report", dir.path("other"), "--bundle-id", "com.example.other"])
+            // A generation made with other render settings (its `render` line another's: a bare plist
+            // takes no app option any more to make one with), rendered whole.
+            let other = manifest.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix("render ") ? "render " + String(repeating: "0", count: 64) : String($0) }.joined(separator: "\n")
+            try other.write(toFile: dir.path("other.tsv"), atomically: true, encoding: .utf8)
+            _ = try render(inputs + ["--since", dir.path("other.tsv"), "--changed-only", "--dry-run", "--report", dir.path("other")])
             #expect(try Self.carried(dir.path("other")) == 0)
             // The same settings: every device carried.
             _ = try render(inputs + ["--since", dir.path("mon.tar"), "--changed-only", "--dry-run", "--report", dir.path("same")])

@@ -47,7 +47,7 @@ struct InProcessCommandTests {
                 """, to: "job.json")
             let parsed = try AppConfigCommand.parseAsRoot(["render", file, "--no-changed-only", "--keep", "5", "--map", "udid=Device ID"])
             let job = try #require(parsed as? RenderCommand).job()
-            #expect(job.spec == "s.xml" && job.output == .directory("/srv/out"))
+            #expect(job.spec == dir.path("s.xml") && job.output == .directory("/srv/out"))
             #expect(!job.nightly.changedOnly && job.keepGenerations == 5 && job.nightly.maxFailureRatio == 0.1)
             // The file's map and the command line's together.
             #expect(job.sources.inventoryOptions.columnMap == [.serialNumber: "Asset Tag", .udid: "Device ID"])

@@ -399,4 +399,50 @@ struct TrustRound2Tests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("out.generations")).filter { !$0.hasPrefix(".") }.count == 1)
         }
     }
+
+    @Test("14. messages that say how to fix: render keeps lint's hints; filters listed and the nearest suggested; a group typo; an --attribute no entry has; a 1-based Slurm array; --var typos and every missing --var; a UTF-16 export")
+    func hints() throws {
+        try withTemporaryDirectory { dir in
+            func render(_ extra: [String], values: String = Paths.fixture("demo/values.json"), environment: [String: String]? = nil) throws -> ProcessResult {
+                var args = ["render"] + Self.demo + ["--dry-run"] + extra
+                args[args.firstIndex(of: Paths.fixture("demo/values.json"))!] = values
+                return try runProcess(Paths.appconfigBinary, args, environment: environment)
+            }
+            // A values key typo: the hint lint gives, under render's error.
+            let typo = try dir.write(#"{"serverURl": "https://x.example", "theme": "system"}"#, to: "typo.json")
+            #expect(try render([], values: typo).stderr.contains("\n    hint: did you mean \"serverURL\"?\n"))
+            // An unknown filter: the nearest, and every filter.
+            let filter = try dir.write(#"{"serverURL": "https://$(ou|lowr).example", "theme": "system"}"#, to: "filter.json")
+            let f = try render([], values: filter)
+            #expect(f.stderr.contains("hint: did you mean |lower? filters: "), "\(f.stderr)")
+            // A group typo.
+            let group = try dir.write(#"{"values": {"theme": "system", "serverURL": "https://$(ou).example"}, "assignments": [{"name": "s", "match": {"group": "Cylists"}, "values": {"theme": "dark"}}]}"#, to: "group.json")
+            let g = try render([], values: group)
+            #expect(g.stderr.contains(#"holds no group "Cylists"; no device matches through it; did you mean "cyclists"?"#), "\(g.stderr)")
+            // An --attribute no entry has: once.
+            let a = try render(["--attribute", "emailAddress=proxyAddresses"])
+            #expect(a.stderr.components(separatedBy: "proxyAddresses").count - 1 == 2, "\(a.stderr)")  // the one line names it twice
+            #expect(a.stderr.contains("--attribute emailAddress=proxyAddresses: no entry of"), "\(a.stderr)")
+            // Slurm's 1-based array.
+            var environment = ProcessInfo.processInfo.environment
+            environment["SLURM_ARRAY_TASK_ID"] = "3"; environment["SLURM_ARRAY_TASK_COUNT"] = "3"; environment["SLURM_ARRAY_TASK_MIN"] = "1"
+            let slurm = try render([], environment: environment)
+            #expect(slurm.status == 2 && slurm.stderr.contains("SLURM_ARRAY_TASK_MIN=1: this array's tasks are numbered from 1; give --shard-base 1"), "\(slurm.stderr)")
+            environment["SLURM_ARRAY_TASK_MIN"] = nil
+            #expect(try render([], environment: environment).stderr.contains("an array numbered from 1 (sbatch --array=1-3)? give --shard-base 1"))
+            // compile --var: a typo's nearest name; every variable the device lacks at once.
+            let v = try runProcess(Paths.appconfigBinary, ["compile", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--var", "serialNumbr=X"])
+            #expect(v.stderr.contains("did you mean \"serialNumber\"?"), "\(v.stderr)")
+            let m = try runProcess(Paths.appconfigBinary, ["compile", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--var", "ou=EMEA"])
+            #expect(m.stderr.contains("the device lacks ") && m.stderr.contains("$(sAMAccountName)") && m.stderr.contains("$(serialNumber)"), "\(m.stderr)")
+            // A UTF-16 export.
+            let text = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8)
+            let utf16 = dir.path("utf16.csv")
+            try text.data(using: .utf16LittleEndian).map { Data([0xFF, 0xFE]) + $0 }!.write(to: URL(fileURLWithPath: utf16))
+            var args = ["render"] + Self.demo + ["--dry-run"]
+            args[args.firstIndex(of: Paths.fixture("demo/inventory.csv"))!] = utf16
+            let u = try runProcess(Paths.appconfigBinary, args)
+            #expect(u.stderr.contains("is UTF-16 text: save it as UTF-8 (CSV UTF-8)"), "\(u.stderr)")
+        }
+    }
 }

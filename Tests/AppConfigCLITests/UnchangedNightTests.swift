@@ -77,7 +77,7 @@ struct UnchangedNightTests {
             rows.swapAt(1, 2)
             try rows.joined(separator: "\r\n").write(toFile: inventory, atomically: true, encoding: .utf8)
         }),
-        ("another bundle ID", ["--bundle-id", "com.example.other"], nil),
+        ("another key policy", ["--key-missing", "serverURL=omit"], nil),
         ("another attribute", ["--attribute", "displayName=cn"], nil),
         ("another map", ["--map", "serialNumber=Serial Number"], nil),
         ("another format", ["--format", "xml"], nil),

@@ -236,8 +236,11 @@ struct Matcher: @unchecked Sendable {
             for assignment in assignments {
                 for condition in assignment.conditions where condition.subject == .group {
                     for name in condition.values where groups?.groups(named: name).isEmpty ?? true && warned.insert(name.lowercased()).inserted {
+                        // The nearest group name (canonical DNs are lower case: the suggestion is too).
+                        let nearest = groups.flatMap { closestName(to: name.lowercased(), among: $0.groupNames) }
                         warning(Problem(SourceCode.groupUnknown, at: condition.location,
-                                        "assignment \"\(assignment.name)\": the directory (\(users.source)) holds no group \"\(name)\"; no device matches through it"))
+                                        "assignment \"\(assignment.name)\": the directory (\(users.source)) holds no group \"\(name)\"; no device matches through it"
+                                        + (nearest.map { "; did you mean \"\($0)\"?" } ?? "")))
                     }
                 }
             }

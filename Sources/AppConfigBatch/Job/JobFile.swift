@@ -25,12 +25,12 @@ extension JobSettings {
             throw Problem(InputCode.read, at: Location(file: path), error.description)
         }
         try self.init(document: try JSONReader.document(bytes, file: path))
-        try resolvePaths(besideJobFile: path)
+        resolvePaths(besideJobFile: path)
     }
 
     /// A job file's relative paths are relative to its own folder (cron runs the job from
-    /// elsewhere), and each input it names must be readable, or the key that named it is said.
-    mutating func resolvePaths(besideJobFile jobFile: String) throws(Problem) {
+    /// elsewhere).
+    mutating func resolvePaths(besideJobFile jobFile: String) {
         let folder = PathText.folder(of: jobFile)
         func resolved(_ p: String?) -> String? {
             guard let p, !p.isEmpty, !p.hasPrefix("/"), p != "-", folder != "." else { return p }
@@ -55,11 +55,19 @@ extension JobSettings {
         delivery.extensions = entries(delivery.extensions) { _, v in resolved(v) ?? v }
         delivery.extensionSpecs = entries(delivery.extensionSpecs) { _, v in resolved(v) ?? v }
         delivery.secrets = entries(delivery.secrets) { _, v in v.hasPrefix("file:") ? "file:" + (resolved(String(v.dropFirst(5))) ?? "") : v }
+    }
+
+    /// The first input file these settings name (of a job file: `jobFile`) that cannot be read,
+    /// said with the job file's key that named it; `except`: keys another source (the command
+    /// line) gave instead.
+    public func unreadableInput(ofJobFile jobFile: String, except: Set<String> = []) -> Problem? {
         for (key, path) in [("spec", inputs.spec), ("values", inputs.values), ("inventory", sources.inventory),
-                            ("directory", sources.directory.flatMap { FleetSources.Directory.isServerURL($0) ? nil : $0 })] {
+                            ("directory", sources.directory.flatMap { FleetSources.Directory.isServerURL($0) ? nil : $0 })] where !except.contains(key) {
             guard let path, access(path, R_OK) != 0 else { continue }
-            throw Problem(InputCode.read, at: Location(file: jobFile), "the job file's \"\(key)\" names \(path), which cannot be read: \(systemError()) (relative paths are relative to the job file's folder)")
+            return Problem(InputCode.read, at: Location(file: jobFile),
+                           "the job file's \"\(key)\" names \(path), which cannot be read: \(systemError()) (relative paths are relative to the job file's folder)")
         }
+        return nil
     }
 
     /// The settings a JSON document holds.

@@ -152,6 +152,7 @@ extension JobSettings.Sources {
             let (name, attribute) = try JobSettings.pair(entry, "--attribute", "NAME=VALUE")
             guard case .user(let v)? = Variable.named(name)?.variable else { throw Problem(.jobSetting, "--attribute: \"\(name)\" is not a user variable") }
             map.set(v, to: attribute)
+            map.given[v] = attribute
         }
         return map
     }

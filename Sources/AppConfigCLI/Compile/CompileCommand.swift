@@ -59,7 +59,9 @@ struct CompileCommand: ParsableCommand {
                 continue
             }
             guard case .success(let (template, _)) = StringTemplate.parse("$(\(name))"), let variable = template.variables.first else {
-                throw ValidationError("\"\(name)\" is not a user or device variable (or device.<Column>, or group)")
+                let names = UserVariable.allCases.map(\.rawValue) + DeviceVariable.allCases.map(\.rawValue) + ["group"]
+                let hint = closestName(to: name, among: names).map { "; did you mean \"\($0)\"?" } ?? ""
+                throw ValidationError("\"\(name)\" is not a user or device variable (or device.<Column>, or group)" + hint)
             }
             device[variable] = value
         }
@@ -92,7 +94,15 @@ struct CompileCommand: ParsableCommand {
         let resolved = try reportingProblems { try options.resolved(specBundleID: program.metadata.bundleId) }
         let renderFormat: OutputFormat = resolved.delivery.isMDMCommand ? .xml : format ?? (resolved.delivery == .ddm ? .binary : .xml)
         let renderer = Renderer(image: ProgramImage(program), format: renderFormat, xmlNesting: DeliveryPreview.xmlNesting(resolved))
-        let bytes = try reportingProblems { try renderer.renderCopy(device) { _ in Location(file: "--var") } }
+        // Every variable the device lacks, at once (the render stops at the first).
+        let missing = program.slots.filter { device[$0] == nil }
+        let bytes = try reportingProblems {
+            do { return try renderer.renderCopy(device) { _ in Location(file: "--var") } } catch let failure as Problem where !missing.isEmpty && failure.code == DeviceCode.missingVariable {
+                throw Problem(DeviceCode.missingVariable, at: Location(file: "--var"),
+                              "the device lacks \(missing.count) variable\(missing.count == 1 ? "" : "s") the program reads: " + missing.map { "$(\($0))" }.joined(separator: ", ")
+                              + " (give each as --var NAME=VALUE)")
+            }
+        }
         let key = device[.device(.udid)] ?? device[.device(.serialNumber)] ?? "preview"
         // Each credential's document as the device would get it, its secrets and files named, not read.
         var credentials: [(credential: Credential, document: [UInt8])] = []

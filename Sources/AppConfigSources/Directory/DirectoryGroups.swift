@@ -294,6 +294,20 @@ public final class DirectoryGroups: Sendable {
     /// Groups known (entries and the groups `memberOf` values name).
     public var groupCount: Int { isGroup.lazy.filter { $0 }.count }
 
+    /// Every group's name, its leaf RDN's `cn=` value (for a "did you mean").
+    public var groupNames: [String] {
+        (0..<canonicalDNs.count).compactMap { n in
+            guard isGroup[n] else { return nil }
+            var rdn = 0
+            var leafCN: [UInt8]?
+            try? DistinguishedName.scan(canonicalDNs[n], wants: { _ in true }) { type, value, newRDN in
+                if newRDN { rdn += 1 }
+                if rdn == 1, leafCN == nil, type.elementsEqual("cn".utf8) { leafCN = value }
+            }
+            return leafCN.map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
     /// The groups a name stands for: a DN names one (by its canonical spelling), a bare name every
     /// group whose leaf RDN is `cn=` that name (ASCII case-insensitively).
     public func groups(named name: String) -> [Int32] {

@@ -19,6 +19,8 @@ public struct AttributeMap: Sendable {
     ]
     /// The attribute a device's user key is matched against (`--user-attribute`), case-insensitively.
     public var joinAttribute = "mail"
+    /// The attributes `--attribute VARIABLE=attr` named (the job says once when no entry has one).
+    public var given: [UserVariable: String] = [:]
     /// Also read group memberships: every `memberOf` of a user, and the group entries (`member`,
     /// `uniqueMember`, their own `memberOf`). Assignments that match on `group` need them.
     public var readsGroups = false

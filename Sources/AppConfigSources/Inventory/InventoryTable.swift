@@ -178,6 +178,11 @@ public final class InventoryTable: @unchecked Sendable {
         self.file = file
         byteCount = buffer.count
         let bytes = buffer.view
+        // A UTF-16 export (Excel's "Unicode text"): its byte order mark, or a NUL every other byte.
+        let head = bytes.prefix(64)
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || (head.count >= 8 && head.filter({ $0 == 0 }).count * 3 >= head.count) {
+            throw Problem(.csvInvalidUTF8, at: Location(file: file, line: 1), "\(file) is UTF-16 text: save it as UTF-8 (CSV UTF-8), which every export tool offers")
+        }
         let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         delimiter = options.delimiter ?? Self.detectDelimiter(bytes, from: start)
         delimiterDetected = options.delimiter == nil

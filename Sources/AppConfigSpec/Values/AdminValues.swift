@@ -369,8 +369,8 @@ struct ValueTyper {
         case .emptyName(let offset):
             log.report(.valuesTemplate, at: location, "\"\(key.name)\": '$()' at offset \(offset) names no variable")
         case .unknownFilter(let name, let offset):
-            let hint = ContentChecker.suggestion(for: name, among: TemplateFilter.names).map { "did you mean |\($0)?" }
-                ?? "filters: " + TemplateFilter.usage
+            // The nearest filter, and every filter there is.
+            let hint = (ContentChecker.suggestion(for: name, among: TemplateFilter.names).map { "did you mean |\($0)? " } ?? "") + "filters: " + TemplateFilter.usage
             log.report(.valuesTemplate, at: location, "\"\(key.name)\": the variable at offset \(offset) has an unknown filter \"\(name)\"", hint: hint)
         case .filterArguments(let filter, let offset):
             log.report(.valuesTemplate, at: location, "\"\(key.name)\": the filter \"\(filter)\" at offset \(offset) is not written as \(filter == "default" ? "one default:TEXT per variable" : filter == "replace" ? "replace:FROM:TO with a FROM" : "\(filter), without arguments")",
