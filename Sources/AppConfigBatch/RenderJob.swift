@@ -192,9 +192,10 @@ public struct RenderJob: Sendable {
         return summary
     }
 
-    /// The night's changes key by key (`NightDiff`), when it compares with a previous generation.
+    /// The night's changes key by key (`NightDiff`), when it compares with a previous generation
+    /// and someone will read them (`--plan`, or a report's diff.jsonl).
     func nightDiff(_ compiled: CompiledJob, fleet: Fleet, assignments: JobAssignments, previous: Manifest?, changes: ChangeSet?, result: BatchResult) -> NightDiff? {
-        guard let previous, let changes else { return nil }
+        guard let previous, let changes, plan || report != nil else { return nil }
         var entryOfRow: [Int: Int] = [:]
         if result.previousEntries.count == result.order.count {
             for (position, row) in result.order.enumerated() where result.previousEntries[position] >= 0 && changes.changedRows.contains(row) {

@@ -141,7 +141,7 @@ struct RenderCommand: ParsableCommand {
         // `--dry-run` on the command line checks tonight's job without touching its outputs: the
         // job file's report folder (last night's account) is left alone unless the file asks for
         // the dry run, or the command line gives a `--report`.
-        if commandLine.destination.dryRun == true, file.destination.dryRun != true, commandLine.report.report == nil, let folder = file.report.report {
+        if commandLine.destination.dryRun == true || commandLine.console.plan == true, file.destination.dryRun != true, commandLine.report.report == nil, let folder = file.report.report {
             file.report.report = nil
             writeStandardError("appconfig: --dry-run: the job file's report folder \(folder) is left as it is (give --report to write one)\n")
         }
