@@ -33,7 +33,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// 0..N-1 (`--array=1-4` without a base, a stepped `--array=0-6:2`) is refused, never renders
     /// another slice. Nil when no scheduler variable is set.
     public static func fromEnvironment(_ env: [String: String], count: Int?, base: Int = 0) throws(Problem) -> Shard? {
-        func make(_ indexName: String, _ index: String, _ n: Int?) throws(Problem) -> Shard {
+        func make(_ indexName: String, _ index: String, _ n: Int?, slurm: Bool = false) throws(Problem) -> Shard {
             guard let n else { throw Problem(.shardIndex, "\(indexName) is set; give --shard-count N") }
             guard let id = Int(index), n >= 1 else {
                 throw Problem(.shardIndex, "\(indexName)=\(index) is not a shard index below \(n)")
@@ -41,7 +41,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             let i = id - base
             guard i >= 0, i < n else {
                 let range = base == 0 ? "0 to \(n - 1)" : "\(base) to \(n - 1 + base) (--shard-base \(base))"
-                let oneBased = base == 0 && i == n ? "; an array numbered from 1 (sbatch --array=1-\(n))? give --shard-base 1" : ""
+                let oneBased = slurm && base == 0 && i == n ? "; an array numbered from 1 (sbatch --array=1-\(n))? give --shard-base 1" : ""
                 throw Problem(.shardIndex, "\(indexName)=\(index) is not a shard index below \(n): the tasks of \(n) shards are numbered \(range)" + oneBased)
             }
             return Shard(index: i, count: n)
@@ -53,7 +53,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             if let first = env["SLURM_ARRAY_TASK_MIN"].flatMap({ Int($0) }), first != base, first == 0 || first == 1 {
                 throw Problem(.shardIndex, "SLURM_ARRAY_TASK_MIN=\(first): this array's tasks are numbered from \(first); give --shard-base \(first)")
             }
-            return try make("SLURM_ARRAY_TASK_ID", i, count ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) })
+            return try make("SLURM_ARRAY_TASK_ID", i, count ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) }, slurm: true)
         }
         if let i = env["AWS_BATCH_JOB_ARRAY_INDEX"] { return try make("AWS_BATCH_JOB_ARRAY_INDEX", i, count) }
         // A count without an index would render the whole fleet as one shard of N: refused.

@@ -247,9 +247,9 @@ struct RenderCommandTests {
         let cases: [([String: String], [String], String)] = [
             (["JOB_COMPLETION_INDEX": "1"], [], "appconfig: JOB_COMPLETION_INDEX is set; give --shard-count N [shard.index]\n"),
             (["AWS_BATCH_JOB_ARRAY_INDEX": "3"], ["--shard-count", "3"], "appconfig: AWS_BATCH_JOB_ARRAY_INDEX=3 is not a shard index below 3: the tasks of 3 shards are numbered 0 to 2 [shard.index]\n"),
-            // sbatch --array=1-4 without --shard-base 1: task 4 would be no shard of 4.
+            // sbatch --array=1-4 without --shard-base 1: Slurm says where the array starts.
             (["SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "1"], [],
-             "appconfig: SLURM_ARRAY_TASK_ID=4 is not a shard index below 4: the tasks of 4 shards are numbered 0 to 3 [shard.index]\n"),
+             "appconfig: SLURM_ARRAY_TASK_MIN=1: this array's tasks are numbered from 1; give --shard-base 1 [shard.index]\n"),
             // A stepped array (--array=0-6:2): four tasks, ids up to 6.
             (["SLURM_ARRAY_TASK_ID": "6", "SLURM_ARRAY_TASK_COUNT": "4"], [],
              "appconfig: SLURM_ARRAY_TASK_ID=6 is not a shard index below 4: the tasks of 4 shards are numbered 0 to 3 [shard.index]\n"),

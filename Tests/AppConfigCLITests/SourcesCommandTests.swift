@@ -45,7 +45,8 @@ struct SourcesCommandTests {
         #expect(r.stdout.contains("\n  displayName            column \"Full Name\"\n"))
         let strict = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--strict-inventory", "--allow-suspect"])
         #expect(strict.status == 1)
-        #expect(strict.stderr == "\(path):1: error: 19 of 35 rows repeat a device key of column \"Serial Number\": a device key names one device [inventory.duplicate-keys]\n")
+        #expect(strict.stderr == "\(path):1: error: 19 of 35 rows repeat a device key of column \"Serial Number\": a device key names one device [inventory.duplicate-keys]\n"
+                + "    hint: does the header line up with the rows? (--strict-inventory refuses such an export)\n")
         let preset = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--inventory-preset", "jamf"])
         #expect(preset.status == 2)
         #expect(preset.stderr.contains("--inventory-preset takes auto, jamf-pro, jamf-school, intune, workspace-one, generic, not \"jamf\""))

@@ -97,7 +97,7 @@ struct CompileCommand: ParsableCommand {
         // Every variable the device lacks, at once (the render stops at the first).
         let missing = program.slots.filter { device[$0] == nil }
         let bytes = try reportingProblems {
-            do { return try renderer.renderCopy(device) { _ in Location(file: "--var") } } catch let failure as Problem where !missing.isEmpty && failure.code == DeviceCode.missingVariable {
+            do { return try renderer.renderCopy(device) { _ in Location(file: "--var") } } catch let failure as Problem where missing.count > 1 && failure.code == DeviceCode.missingVariable {
                 throw Problem(DeviceCode.missingVariable, at: Location(file: "--var"),
                               "the device lacks \(missing.count) variable\(missing.count == 1 ? "" : "s") the program reads: " + missing.map { "$(\($0))" }.joined(separator: ", ")
                               + " (give each as --var NAME=VALUE)")
