@@ -120,6 +120,18 @@ struct FaultsRound4Tests {
         }
     }
 
+    @Test("1. a path the admin wrote whole (no variable) may be a symlink they made, as a distribution's CA link")
+    func literalSymlink() throws {
+        try withTemporaryDirectory { dir in
+            try Self.certificate("ca", in: dir)
+            try FileManager.default.createSymbolicLink(atPath: dir.path("current-ca.pem"), withDestinationPath: dir.path("ca.pem"))
+            let values = try dir.write(#"{"values": {"theme": "system"}, "credentials": [{"identifier": "ca", "kind": "certificate", "Certificate": {"file": "current-ca.pem"}}]}"#, to: "values.json")
+            let r = try Self.render(["--dry-run"], values: values)
+            #expect(r.status == 3, "\(r.stderr)")
+            #expect(!r.stdout.contains("device.credential"), "\(r.stdout)")
+        }
+    }
+
     // MARK: 2. Certificates shipped parsed
 
     @Test("2. a certificate file with a private key, a password line, a second certificate or text beside it fails the device; a clean one ships as openssl re-encodes it")

@@ -11,7 +11,8 @@ import Glibc
 /// read, relative to the values file's folder when it is relative; what the variables made is
 /// walked below it with `openat` and `O_NOFOLLOW` (no symlink, no `..`), opened `O_NONBLOCK` (a
 /// FIFO never blocks a worker), and read only when it is a regular file owned by the job's user or
-/// root and not writable by others.
+/// root and not writable by others. A path without a variable is the admin's own: its last name
+/// may be a symlink; the file's checks are the same.
 enum ConfinedFile {
     /// Why a path was refused or could not be read, in words for a device's problem.
     struct Refusal: Error {
@@ -83,7 +84,9 @@ enum ConfinedFile {
             close(fd)
             fd = next
         }
-        let file = openat(fd, last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        // A path the admin wrote whole (no variable) may be a symlink they made (a distribution's
+        // CA bundle link): followed. A name the directory's values made never is.
+        let file = openat(fd, last, O_RDONLY | (inRest ? O_NOFOLLOW : 0) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard file >= 0 else {
             throw Refusal(reason: "cannot read \(Problem.printable(path)): \(errno == ELOOP ? "it is a symlink, which is not followed" : systemError())")
         }
