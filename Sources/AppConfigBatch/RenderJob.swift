@@ -196,16 +196,17 @@ public struct RenderJob: Sendable {
     /// and someone will read them (`--plan`, or a report's diff.jsonl).
     func nightDiff(_ compiled: CompiledJob, fleet: Fleet, assignments: JobAssignments, previous: Manifest?, changes: ChangeSet?, result: BatchResult) -> NightDiff? {
         guard let previous, let changes, plan || report != nil else { return nil }
-        var entryOfRow: [Int: Int] = [:]
+        // The changed devices that were there last night, in key order (the render's order).
+        var changed: [(row: Int, entry: Int)] = []
         if result.previousEntries.count == result.order.count {
             for (position, row) in result.order.enumerated() where result.previousEntries[position] >= 0 && changes.changedRows.contains(row) {
-                entryOfRow[Int(row)] = Int(result.previousEntries[position])
+                changed.append((Int(row), Int(result.previousEntries[position])))
             }
         }
         var folder = previousFolder
         if folder == nil, let since = nightly.since, PathText.name(of: since) == Manifest.fileName { folder = PathText.folder(of: since) }
         let app = assignments.app
-        return NightDiff(changes: changes, previous: previous, entryOfRow: entryOfRow, previousFolder: folder, fleet: fleet,
+        return NightDiff(changes: changes, previous: previous, changed: changed, previousFolder: folder, fleet: fleet,
                          spec: compiled.configuration.spec, delivery: compiled.delivery.delivery, baseProgram: compiled.program,
                          program: { app.programs[app.variant(ofRow: $0)] }, assignmentsOf: { app.names.isEmpty ? [] : app.applied(toRow: $0) })
     }

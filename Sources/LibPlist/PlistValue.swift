@@ -55,10 +55,12 @@ public enum LibPlist {
     /// Deeper files are refused before libplist parses them (see `PlistPrecheck`).
     public static let maxDepth = 512
 
-    public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> PlistValue {
+    /// `prechecked`: false only for bytes this process made itself (its own renderer's output),
+    /// which need no guard against what crashes libplist.
+    public static func decode(_ bytes: [UInt8], prechecked: Bool = true) throws(DecodeError) -> PlistValue {
         guard !bytes.isEmpty else { throw DecodeError(message: "empty file") }
         guard bytes.count < Int(UInt32.max) else { throw DecodeError(message: "file too large for libplist") }
-        switch PlistPrecheck.check(bytes, limit: maxDepth) {
+        switch prechecked ? PlistPrecheck.check(bytes, limit: maxDepth) : .fine {
         case .fine: break
         case .tooDeep: throw DecodeError(message: "nesting deeper than \(maxDepth) levels")
         case .cycle: throw DecodeError(message: "a container of this binary plist contains itself")

@@ -91,7 +91,7 @@ final class ShardOutput {
                         throw Problem(.mergeInput, at: Location(file: path), "\(path): the member \(name) comes after the closing files: not an archive appconfig wrote")
                     }
                     members.append(member)
-                    if name.hasPrefix("secret-assets/") { secrets = true }
+                    if name.utf8.starts(with: "secret-assets/".utf8) { secrets = true }
                 } else {
                     guard Self.closingFileNames.contains(name), !names.contains(name) else {
                         throw Problem(.mergeInput, at: Location(file: path), "\(path) holds a member \(name): not an archive appconfig wrote")
@@ -163,9 +163,24 @@ final class ShardOutput {
 
     /// A relative path that stays below the folder: not absolute, no `.` or `..` or empty part,
     /// no control character.
-    static func isSafeMemberName(_ name: String) -> Bool {
-        !name.hasPrefix("/") && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
-            && name.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
+    static func isSafeMemberName(_ name: String) -> Bool { isSafeMemberName(Array(name.utf8)) }
+
+    /// The same, on a name's bytes (every member of an archive: no String per member).
+    static func isSafeMemberName(_ name: some Collection<UInt8>) -> Bool {
+        var partLength = 0, dots = 0
+        for b in name {
+            if b < 0x20 || b == 0x7F { return false }
+            if b == UInt8(ascii: "/") {
+                // An empty part (a leading `/`, `//`) or a `.` or `..` part.
+                if partLength == 0 || dots == partLength { return false }
+                partLength = 0
+                dots = 0
+            } else {
+                partLength += 1
+                if b == UInt8(ascii: ".") && dots == partLength - 1 && partLength <= 2 { dots += 1 }
+            }
+        }
+        return partLength > 0 && dots != partLength
     }
 
     /// Walks an archive's ustar headers: each member with its name and body. Only what appconfig
@@ -190,8 +205,10 @@ final class ShardOutput {
             guard header[view: 345..<500].allSatisfy({ $0 == 0 }) else { throw fail("a member name with a ustar prefix") }
             let nameLength = header[0..<100].firstIndex(of: 0) ?? 100
             guard nameLength > 0, let size = octal(header[view: 124..<136]) else { throw fail("a header without a name or a size in octal digits") }
+            guard isSafeMemberName(header[0..<nameLength]) else {
+                throw fail("the member name \(Problem.printable(String(decoding: header[0..<nameLength], as: UTF8.self))), which leaves the output's folder")
+            }
             let name = String(decoding: header[0..<nameLength], as: UTF8.self)
-            guard isSafeMemberName(name) else { throw fail("the member name \(Problem.printable(name)), which leaves the output's folder") }
             let length = block + size + Tar.padding(for: size)
             guard length <= b.count - offset else { throw fail("a member longer than the archive") }
             let bodyRange = (offset + block)..<(offset + block + size)

@@ -36,57 +36,89 @@ struct NightDiff {
     /// changes a whole large fleet lists its first 20,000 and counts the rest.
     static let limit = 20_000
 
-    /// `entryOfRow`: each changed device's entry in the previous manifest (an added device has
-    /// none: it is in changes.jsonl, and has nothing to diff); `program(row)`: the device's
-    /// program; `assignmentsOf(row)`: the names of its assignments; `baseProgram`: the program of
-    /// devices without assignments.
-    init(changes: ChangeSet, previous: Manifest, entryOfRow: [Int: Int], previousFolder: String?, fleet: Fleet, spec: Spec, delivery: Delivery,
+    /// `changed`: each changed device (its row) with its entry in the previous manifest, in
+    /// device-key order (an added device has none: it is in changes.jsonl, with nothing to diff);
+    /// `program(row)`: the device's program; `assignmentsOf(row)`: the names of its assignments;
+    /// `baseProgram`: the program of devices without assignments.
+    init(changes: ChangeSet, previous: Manifest, changed: [(row: Int, entry: Int)], previousFolder: String?, fleet: Fleet, spec: Spec, delivery: Delivery,
          baseProgram: Program, program: (Int) -> Program, assignmentsOf: (Int) -> [String]) {
         counts = changes.counts
         removals = changes.removedKeys.map { Problem.printable(String(decoding: $0, as: UTF8.self)) }
         let inventory = fleet.inventory
-        let changedRows = entryOfRow.keys.sorted { inventory.value(row: $0, slot: inventory.deviceKeySlot).precedes(inventory.value(row: $1, slot: inventory.deviceKeySlot)) }
-        undiffed = max(0, changedRows.count - Self.limit)
+        undiffed = max(0, changed.count - Self.limit)
         let previousProgram = previous.header.first { $0.name == "program" }?.value
-        let previousAssignments = previousFolder.map { Self.assignments(inIndex: $0 + "/index.jsonl", of: Set(changedRows.map { inventory.deviceKey($0) })) } ?? [:]
-        for row in changedRows.prefix(Self.limit) {
-            let key = inventory.deviceKey(row)
-            let p = program(row)
-            var values: [Variable: String] = [:]
-            if let plan = try? fleet.plan(for: p.slots) {
-                fleet.forEachValue(row: row, plan: plan) { slot, bytes in if let bytes { values[plan.variables[slot]] = String(decoding: bytes, as: UTF8.self) } }
+        let diffed = changed.prefix(Self.limit)
+        let previousAssignments = previousFolder.map { Self.assignments(inIndex: $0 + "/index.jsonl", of: Set(diffed.map { inventory.deviceKey($0.row) })) } ?? [:]
+        // The devices in a part per core, each part with a renderer and a slot plan per program.
+        let rows = Array(diffed)
+        var parts = [[DeviceDiff]](repeating: [], count: Parallelism.threads)
+        parts.withWorkerSlots { parts in
+            forEachRange(rows.count, parallelFrom: 512) { part, range in
+                var renderers: [UInt64: (Renderer, Fleet.SlotPlan?)] = [:]
+                var out: [DeviceDiff] = []
+                for (row, entry) in rows[range] {
+                    let p = program(row)
+                    let (renderer, plan) = renderers[p.metadata.hash] ?? {
+                        let made = (Renderer(image: ProgramImage(p), format: .xml), try? fleet.plan(for: p.slots))
+                        renderers[p.metadata.hash] = made
+                        return made
+                    }()
+                    out.append(Self.diff(row: row, renderer: renderer, plan: plan, fleet: fleet, spec: spec, delivery: delivery, previous: previous,
+                                         entry: entry, previousFolder: previousFolder, previousProgram: previousProgram,
+                                         programHash: p.metadata.hashHex, baseHash: baseProgram.metadata.hashHex,
+                                         was: previousAssignments[inventory.deviceKey(row)], now: assignmentsOf(row)))
+                }
+                parts[part] = out
             }
-            let tonight = (try? Renderer(image: ProgramImage(p), format: .xml).renderCopy(values) { fleet.source(of: $0, row: row) }).flatMap { try? LibPlist.decode($0) }
-            var before: PlistValue?
-            if let folder = previousFolder, let entry = entryOfRow[row] {
-                before = Self.previousConfiguration(folder: folder, key: key, manifestPath: String(decoding: previous.path(at: entry), as: UTF8.self), delivery: delivery)
-            }
-            var keys = Self.keyChanges(before, tonight, known: before != nil)
-            for i in keys.indices where spec.looksSecret(keyNamed: keys[i].key) {
-                keys[i].from = keys[i].from.map { _ in "<secret>" }
-                keys[i].to = keys[i].to.map { _ in "<secret>" }
-            }
-            // Why: the assignments that stopped or started matching, else the values, else its inputs.
-            let now = assignmentsOf(row)
-            var cause: String
-            if let was = previousAssignments[key], was != now {
-                let gone = was.filter { !now.contains($0) }.map { "assignment \($0) no longer matches" }
-                let new = now.filter { !was.contains($0) }.map { "assignment \($0) now matches" }
-                cause = (gone + new).joined(separator: "; ")
-            } else if previousProgram != nil && previousProgram != p.metadata.hashHex && previousProgram != baseProgram.metadata.hashHex {
-                cause = "the spec or the values changed"
-            } else {
-                cause = "the device's inputs changed (inventory or directory)"
-            }
-            if keys.isEmpty { cause += "; its output's bytes differ in no key (an extension, a credential or the delivery)" }
-            devices.append(DeviceDiff(device: key, keys: keys, cause: cause))
         }
+        devices = parts.flatMap { $0 }
+    }
+
+    /// One device's changes and their cause.
+    static func diff(row: Int, renderer: Renderer, plan: Fleet.SlotPlan?, fleet: Fleet, spec: Spec, delivery: Delivery, previous: Manifest,
+                     entry: Int?, previousFolder: String?, previousProgram: String?, programHash: String, baseHash: String,
+                     was: [String]?, now: [String]) -> DeviceDiff {
+        let key = fleet.inventory.deviceKey(row)
+        var values: [Variable: String] = [:]
+        if let plan {
+            fleet.forEachValue(row: row, plan: plan) { slot, bytes in if let bytes { values[plan.variables[slot]] = String(decoding: bytes, as: UTF8.self) } }
+        }
+        // Tonight's bytes are this renderer's own: decoded without the guard hostile files need.
+        let tonight = (try? renderer.renderCopy(values) { fleet.source(of: $0, row: row) }).flatMap { try? LibPlist.decode($0, prechecked: false) }
+        var before: PlistValue?
+        if let folder = previousFolder, let entry {
+            before = previousConfiguration(folder: folder, key: key, manifestPath: String(decoding: previous.path(at: entry), as: UTF8.self), delivery: delivery)
+        }
+        var keys = keyChanges(before, tonight, known: before != nil)
+        for i in keys.indices where spec.looksSecret(keyNamed: keys[i].key) {
+            keys[i].from = keys[i].from.map { _ in "<secret>" }
+            keys[i].to = keys[i].to.map { _ in "<secret>" }
+        }
+        // Why: the assignments that stopped or started matching, else the values, else its inputs.
+        var cause: String
+        if let was, was != now {
+            let gone = was.filter { !now.contains($0) }.map { "assignment \($0) no longer matches" }
+            let new = now.filter { !was.contains($0) }.map { "assignment \($0) now matches" }
+            cause = (gone + new).joined(separator: "; ")
+        } else if previousProgram != nil && previousProgram != programHash && previousProgram != baseHash {
+            cause = "the spec or the values changed"
+        } else {
+            cause = "the device's inputs changed (inventory or directory)"
+        }
+        if keys.isEmpty { cause += "; its output's bytes differ in no key (an extension, a credential or the delivery)" }
+        return DeviceDiff(device: key, keys: keys, cause: cause)
     }
 
     /// Each device's `assignments` in a generation's `index.jsonl`, for the devices in `keys`.
     static func assignments(inIndex path: String, of keys: Set<String>) -> [String: [String]] {
         guard !keys.isEmpty, let bytes = try? readFileBytes(path, limit: 1 << 34) else { return [:] }
         var out: [String: [String]] = [:]
+        // A run with assignments names them on every line: without them in the first line there is
+        // nothing to parse (searching the whole index with Foundation's generic `firstRange` took
+        // a sixth of a night).
+        let field = Array(#""assignments":"#.utf8)
+        let first = bytes.prefix { $0 != 0x0A }
+        guard first.count >= field.count, (0...(first.count - field.count)).contains(where: { first[$0..<($0 + field.count)].elementsEqual(field) }) else { return [:] }
         for line in bytes.split(separator: 0x0A) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], let device = object["device"] as? String, keys.contains(device) else { continue }
             out[device] = object["assignments"] as? [String] ?? []
@@ -131,7 +163,7 @@ struct NightDiff {
         case .integer(let i): return String(i)
         case .real(let d): return String(d)
         case .boolean(let b): return b ? "true" : "false"
-        case .date(let d): return ISO8601DateFormatter().string(from: Date(timeIntervalSinceReferenceDate: d))
+        case .date(let d): return Date(timeIntervalSinceReferenceDate: d).formatted(.iso8601)
         case .data(let bytes): return "<\(bytes.count) bytes>"
         case .array(let items): return "[" + items.map(text).joined(separator: ", ") + "]"
         case .dictionary(let pairs): return "{" + pairs.map { "\($0.key): " + text($0.value) }.joined(separator: ", ") + "}"
