@@ -99,7 +99,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "appconfig", dependencies: ["AppConfigCLI"]),
+        .executableTarget(name: "appconfig", dependencies: ["AppConfigCLI", "AppConfigBatch"]),
 
         // MARK: Tests.
         /// Paths to the fixtures and to ../shared/corpus (absent in a user's clone: tests skip).

@@ -571,13 +571,14 @@ struct FaultsRound4Tests {
         }
     }
 
-    @Test("a crash signal (SIGSEGV sent with kill) ends the run at once with nothing published")
+    @Test("a crash signal (SIGSEGV sent with kill) ends the run at once with nothing published, its exec: child with it")
     func crashSignal() throws {
         try withTemporaryDirectory { dir in
             let out = dir.path("out")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Paths.appconfigBinary)
-            process.arguments = try Self.blockedJob(in: dir, pidFile: dir.path("child.pid")) + ["--out", out]
+            let pidFile = dir.path("child.pid")
+            process.arguments = try Self.blockedJob(in: dir, pidFile: pidFile) + ["--out", out]
             let err = Pipe()
             process.standardError = err
             process.standardOutput = FileHandle.nullDevice
@@ -588,6 +589,8 @@ struct FaultsRound4Tests {
             #expect(process.terminationStatus == 128 + SIGSEGV)
             #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).hasSuffix("appconfig: crashed: nothing was published\n"))
             #expect(GenerationFolder.published(out) == nil)
+            // The secret's command went with it.
+            #expect(Self.hasEnded(try String(contentsOfFile: pidFile, encoding: .utf8)))
         }
     }
 

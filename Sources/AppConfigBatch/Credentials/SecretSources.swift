@@ -152,16 +152,24 @@ enum ChildProcess {
 /// What the process does while it holds secrets: it cannot be dumped (no core, no ptrace by
 /// another user's process), and the children that produce them end with it.
 public enum ProcessSecrets {
-    /// The `exec:` children running now, by process group.
+    /// The `exec:` children running now, by process group: in slots of memory allocated once, so
+    /// that a signal handler can read them without a lock or an allocation.
     public final class Children: @unchecked Sendable {
         private let lock = NSLock()
-        private var groups = Set<pid_t>()
+        private let slots = UnsafeMutablePointer<pid_t>.allocate(capacity: 64)
 
-        func add(_ pid: pid_t) { lock.withLock { _ = groups.insert(pid) } }
-        func remove(_ pid: pid_t) { lock.withLock { _ = groups.remove(pid) } }
+        init() { slots.initialize(repeating: 0, count: 64) }
+
+        func add(_ pid: pid_t) { lock.withLock { if let i = (0..<64).first(where: { slots[$0] == 0 }) { slots[i] = pid } } }
+        func remove(_ pid: pid_t) { lock.withLock { if let i = (0..<64).first(where: { slots[$0] == pid }) { slots[i] = 0 } } }
 
         /// Kills every child's process group (an interrupted job ends its secret commands too).
-        public func killAll() { lock.withLock { for g in groups { kill(-g, SIGKILL) } } }
+        public func killAll() { lock.withLock { killFromSignalHandler() } }
+
+        /// The same without the lock: only `kill`, async-signal-safe (a crash signal's handler).
+        public func killFromSignalHandler() {
+            for i in 0..<64 where slots[i] > 0 { kill(-slots[i], SIGKILL) }
+        }
     }
 
     public static let children = Children()
