@@ -133,6 +133,9 @@ enum ChildProcess {
         if failure != nil { kill(-pid, SIGKILL) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // Killed because the job is being interrupted: its handler ends the process (exit 130);
+        // this thread reports nothing meanwhile.
+        if ProcessSecrets.children.isStopping { while true { pause() } }
         defer { errors.overwriteWithZeros() }
         if let failure {
             output.overwriteWithZeros()
@@ -163,8 +166,17 @@ public enum ProcessSecrets {
         func add(_ pid: pid_t) { lock.withLock { if let i = (0..<64).first(where: { slots[$0] == 0 }) { slots[i] = pid } } }
         func remove(_ pid: pid_t) { lock.withLock { if let i = (0..<64).first(where: { slots[$0] == pid }) { slots[i] = 0 } } }
 
+        private var stopping = false
+        /// The job is ending (a signal): a child's death is not a failure to report.
+        var isStopping: Bool { lock.withLock { stopping } }
+
         /// Kills every child's process group (an interrupted job ends its secret commands too).
-        public func killAll() { lock.withLock { killFromSignalHandler() } }
+        public func killAll() {
+            lock.withLock {
+                stopping = true
+                killFromSignalHandler()
+            }
+        }
 
         /// The same without the lock: only `kill`, async-signal-safe (a crash signal's handler).
         public func killFromSignalHandler() {
