@@ -328,6 +328,8 @@ struct TrustRound2Tests {
             let wrong = try runProcess(Paths.appconfigBinary, ["merge"] + (0..<3).map { dir.path("s\($0).tar") } + ["--tar", dir.path("m2.tar"), "--report", dir.path("m2"), "--shard-report", shardReports[0]])
             #expect(wrong.status == 2)
             #expect(wrong.stderr.contains("--shard-report: give each shard's report folder once (1 given for 3 shards)"), "\(wrong.stderr)")
+            // The report comes before the output is published: nothing was.
+            #expect(!FileManager.default.fileExists(atPath: dir.path("m2.tar")))
         }
     }
 

@@ -33,7 +33,10 @@ public struct ShardMerge {
 
     /// Merges `inputs` (every shard of one run, each once) into `output`. `cancelled` is asked
     /// between steps: true ends the merge with nothing published (`Problem` `.interrupted`).
-    public func run(inputs paths: [String], into output: Output, cancelled: () -> Bool = { false }) throws(Problem) -> Summary {
+    /// `beforePublish` runs once the merged output is written and before it is published, with its
+    /// summary (the merged report: one that cannot be written publishes nothing).
+    public func run(inputs paths: [String], into output: Output, cancelled: () -> Bool = { false },
+                    beforePublish: (Summary) throws(Problem) -> Void = { _ in }) throws(Problem) -> Summary {
         let last = PathText.name(of: output.path)
         if output.path.isEmpty || last == "." || last == ".." || last == "/" {
             throw Problem(.outputPath, at: Location(file: output.path), "\"\(output.path)\" names no output of its own; give a path such as ./merged.tar")
@@ -117,12 +120,14 @@ public struct ShardMerge {
         let closing = try closingFiles(inputs, plan: plan)
         var summary = Summary(shards: inputs.count, devices: inputs.reduce(0) { $0 + $1.output.manifest.count },
                               written: plan.index.count - plan.removed, removed: plan.removed)
+        summary.output = output.path
         switch output {
         case .tar(let path):
             AtomicFile.removeStale(beside: path)
             let file = try AtomicFile(path: path, mode: inputs.contains { $0.output.holdsSecrets } ? 0o600 : 0o644)
             do {
                 try Self.writeMembers(plan.members, of: inputs, to: file.descriptor, path: path, cancelled: cancelled)
+                try beforePublish(summary)
                 summary.output = try Tar.end(file.descriptor, name: path, closing: closing, file: file, copying: Manifest.fileName)
             } catch {
                 file.discard()
@@ -135,6 +140,7 @@ public struct ShardMerge {
                     guard case .folder(let generation) = input.output.container else { continue }
                     try Self.linkFiles(input.paths, of: generation, into: folder, cancelled: cancelled)
                 }
+                try beforePublish(summary)
                 summary.output = try folder.publish(closing: closing)
             } catch {
                 folder.discard()

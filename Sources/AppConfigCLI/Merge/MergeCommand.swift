@@ -58,13 +58,14 @@ struct MergeCommand: ParsableCommand {
         let summary: ShardMerge.Summary
         do {
             summary = try reportingProblems {
-                try ShardMerge().run(inputs: shards, into: output, cancelled: { interrupted.load(ordering: .relaxed) })
+                // The merged report is written before the output is published: one that cannot be
+                // written publishes nothing.
+                try ShardMerge().run(inputs: shards, into: output, cancelled: { interrupted.load(ordering: .relaxed) }) { merged throws(Problem) in
+                    if let report { try MergeReport(shardReports: shardReports).write(to: report, merged: merged) }
+                }
             }
         } catch let exit as ExitCode where interrupted.load(ordering: .relaxed) && exit.rawValue == ExitStatus.failed {
             throw ExitCode(ExitStatus.interrupted)
-        }
-        if let report {
-            try reportingProblems { try MergeReport(shardReports: shardReports).write(to: report, merged: summary) }
         }
         if !quiet {
             print("merged \(summary.shards) shards into \(summary.output) in \(String(format1: monotonicSeconds() - started)) s: "
