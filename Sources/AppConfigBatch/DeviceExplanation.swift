@@ -91,8 +91,8 @@ extension RenderJob {
             lines.append("assignments: " + (applied.isEmpty ? "none" : applied.joined(separator: ", ")))
         }
         // The device's credentials (its variant's) and every variable they read, beside the program's.
-        let variantCredentials = Self.credentials(configuration, assignments)
-        let credentials = variantCredentials.indices.contains(assignments.variant(ofRow: row)) ? variantCredentials[assignments.variant(ofRow: row)] : []
+        let variantCredentials = Self.credentials(configuration, assignments), variant = assignments.variant(ofRow: row)
+        let credentials = variantCredentials.indices.contains(variant) ? variantCredentials[variant] : []
         let secrets = credentials.isEmpty ? SecretStore() : try SecretStore(self.secrets, timeout: secretTimeout, withheld: withheldEnvironment)
         defer { secrets.clear() }
         var read = program.slots

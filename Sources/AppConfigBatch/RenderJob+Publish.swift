@@ -11,15 +11,15 @@ extension RenderJob {
     /// generation folder or the temporary tar file) with the delivery's encoding.
     func makeSink(_ delivery: ResolvedDelivery, filter: ChangeFilter?, devices: Int = 0,
                   credentials: DDMEncoding.CredentialKinds = ([[]], [])) throws(Problem) -> DeviceSink {
+        let encoding = Self.encoding(for: delivery, devices: devices, credentials: credentials)
         let container: OutputContainer
         switch output {
         case .directory(let path): container = try GenerationFolder(path: path, keep: keepGenerations)
-        case .tar(let path): container = try TarArchive(path: path, holdsSecrets: !(credentials.app + credentials.extensions).joined().isEmpty)
+        case .tar(let path): container = try TarArchive(path: path, holdsSecrets: encoding.holdsSecrets)
         case .tarStdout: container = TarArchive(streamingTo: 1)
         case .dryRun: container = NoOutput()
         }
-        return try DeviceSink(container: container, encoding: Self.encoding(for: delivery, devices: devices, credentials: credentials),
-                              filter: filter, devices: devices)
+        return try DeviceSink(container: container, encoding: encoding, filter: filter, devices: devices)
     }
 
     /// The sink for `output` and the delivery, for an embedder that runs the phases itself

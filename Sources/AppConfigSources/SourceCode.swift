@@ -18,6 +18,9 @@ public enum SourceCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     case csvUnknownColumn = "csv.unknown-column"
     /// An empty file.
     case csvNoHeader = "csv.no-header"
+    /// A NUL, a byte order mark or a control character inside a column's name: the export is
+    /// damaged, and the column would read as another than the one it names.
+    case csvHeaderName = "csv.header-name"
     /// A header with more columns than `InventoryTable.maxColumns`.
     case csvTooManyColumns = "csv.too-many-columns"
     /// No column names devices (no UDID or Serial Number, no `--device-key`).

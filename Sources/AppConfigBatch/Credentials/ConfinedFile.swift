@@ -30,9 +30,6 @@ enum ConfinedFile {
         return nil
     }
 
-    /// The folder every relative template is read from: the values file's.
-    static func baseFolder(ofValuesFile file: String) -> String { PathText.folder(of: file) }
-
     /// The file the template names once each variable's value is substituted (`value(v)`,
     /// filters applied), read whole up to `limit`. `base`: the values file's folder.
     static func read(_ template: StringTemplate, base: String, limit: Int,

@@ -69,6 +69,21 @@ final class CredentialRenderer: @unchecked Sendable {
         }
     }
 
+    /// A variable part's text for a device: its value (when empty, a `default:` filter's text), its
+    /// filters applied; nil when it has none. A literal part's own text.
+    static func text(of part: StringTemplate.Part, values: [Variable: String]) -> String? {
+        switch part {
+        case .literal(let s): return s
+        case .variable(let v): return values[v].flatMap { $0.isEmpty ? nil : $0 }
+        case .filtered(let v, let filters):
+            var value = values[v] ?? ""
+            if value.isEmpty, let d = filters.compactMap({ if case .defaultText(let t) = $0 { t } else { nil } }).first { value = d }
+            guard !value.isEmpty else { return nil }
+            for f in filters { value = f.applied(to: value) }
+            return value
+        }
+    }
+
     static func secretNames(_ c: Credential) -> [String] {
         var out: [String] = []
         func visit(_ v: CredentialValue) {
@@ -162,20 +177,11 @@ final class CredentialRenderer: @unchecked Sendable {
             for part in t.parts {
                 switch part {
                 case .literal(let s): out += s
-                case .variable(let v):
-                    guard let value = values[v], !value.isEmpty else {
+                case .variable(let v), .filtered(let v, _):
+                    guard let value = CredentialRenderer.text(of: part, values: values) else {
                         fail(.missingVariable, field, "$(\(v)) is missing for this device", variable: v)
                         return nil
                     }
-                    out += value
-                case .filtered(let v, let filters):
-                    var value = values[v] ?? ""
-                    if value.isEmpty, let d = filters.compactMap({ if case .defaultText(let t) = $0 { t } else { nil } }).first { value = d }
-                    guard !value.isEmpty else {
-                        fail(.missingVariable, field, "$(\(v)) is missing for this device", variable: v)
-                        return nil
-                    }
-                    for f in filters { value = f.applied(to: value) }
                     out += value
                 }
             }
@@ -199,7 +205,7 @@ final class CredentialRenderer: @unchecked Sendable {
         mutating func file(_ path: StringTemplate, field: String) -> [UInt8]? {
             var missing = false
             do throws(ConfinedFile.Refusal) {
-                let base = ConfinedFile.baseFolder(ofValuesFile: credential.location.file)
+                let base = PathText.folder(of: credential.location.file)
                 let (p, bytes) = try ConfinedFile.read(path, base: base, limit: 16 << 20) { (part: StringTemplate.Part) throws(ConfinedFile.Refusal) -> String in
                     guard let text = string(StringTemplate(parts: [part]), field: field) else {
                         missing = true

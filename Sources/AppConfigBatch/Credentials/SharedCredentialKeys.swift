@@ -42,16 +42,9 @@ struct SharedCredentialKeys {
             var keys: [String] = []
             for k in keyed { if let value = values[k.variable] { keys.append(k.what + " by $(\(k.variable)) \"" + Problem.printable(value) + "\"") } }
             for f in files {
-                var text = "", complete = true
-                for part in f.template.parts {
-                    switch part {
-                    case .literal(let s): text += s
-                    case .variable(let v), .filtered(let v, _):
-                        guard let value = values[v] else { complete = false; break }
-                        text += value
-                    }
-                }
-                if complete { keys.append(f.what + " as \"" + Problem.printable(text) + "\"") }
+                // The path as the render makes it, filters applied.
+                let parts = f.template.parts.map { CredentialRenderer.text(of: $0, values: values) }
+                if !parts.contains(nil) { keys.append(f.what + " as \"" + Problem.printable(parts.map { $0! }.joined()) + "\"") }
             }
             for key in keys {
                 if var entry = owners[key] {

@@ -350,62 +350,21 @@ public struct ShardMerge {
         try flush()
     }
 
-    /// Hard-links every file of a shard's generation but its closing files into the merged one:
-    /// regular files only (never a symlink, nor what one names), each the generation's owner's (a
-    /// hard link planted to another user's file is refused), each with the digest the index or its
-    /// name gives where one does (a plist's, a command's, an asset's).
+    /// Hard-links every file of a shard's generation but its closing files into the merged one
+    /// (`GenerationFolder.linkFiles`: its owner's regular files only), each with the digest the
+    /// index or its name gives where one does (a plist's, a command's, an asset's).
     private static func linkFiles(_ paths: [(String, SHA256Digest?)], of generation: String, into folder: GenerationFolder,
                                   cancelled: () -> Bool) throws(Problem) {
         var digests: [String: SHA256Digest] = [:]
         for (path, digest) in paths { if let digest { digests[path] = digest } }
-        var top = stat()
-        guard lstat(generation, &top) == 0, top.st_mode & S_IFMT == S_IFDIR else {
-            throw Problem(.mergeInput, at: Location(file: generation), "cannot read \(generation): not a folder")
-        }
-        let owner = top.st_uid
-        var linked = 0
-        func walk(_ relative: String) throws(Problem) {
-            let full = relative.isEmpty ? generation : generation + "/" + relative
-            guard let dir = opendir(full) else {
-                throw Problem(.mergeInput, at: Location(file: full), "cannot read \(full): \(systemError())")
-            }
-            defer { closedir(dir) }
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-                if name == "." || name == ".." { continue }
-                let path = relative.isEmpty ? name : relative + "/" + name
-                let file = generation + "/" + path
-                var info = stat()
-                guard lstat(file, &info) == 0 else { continue }
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR:
-                    guard info.st_uid == owner else {
-                        throw Problem(.mergeInput, at: Location(file: file), "\(file) belongs to another user than its generation: not an output appconfig wrote")
-                    }
-                    try walk(path)
-                case S_IFREG:
-                    if relative.isEmpty { continue }  // the closing files, merged
-                    guard info.st_uid == owner else {
-                        throw Problem(.mergeInput, at: Location(file: file), "\(file) belongs to another user than its generation (a link to another's file?): not a file appconfig wrote")
-                    }
-                    if let digest = digests[path] {
-                        let bytes: [UInt8]
-                        do { bytes = try readFileBytes(file, limit: 1 << 30) } catch { throw error.problem }
-                        guard SHA256Digest(of: bytes) == digest else {
-                            throw Problem(.mergeInput, at: Location(file: file), "\(file) does not hold the bytes its index names (SHA-256 differs): not the file appconfig wrote")
-                        }
-                    }
-                    guard try folder.link(file, to: path, secret: path.hasPrefix("secret-assets/")) else {
-                        throw Problem(.mergeInput, at: Location(file: file), "cannot link \(file): it went while the merge read it")
-                    }
-                    linked += 1
-                    if linked % 65536 == 0, cancelled() { throw interrupted }
-                default:
-                    throw Problem(.mergeInput, at: Location(file: file), "\(file) is not a file or a folder (a symlink?): not an output appconfig wrote")
-                }
+        try folder.linkFiles(of: generation, code: .mergeInput, cancelled: cancelled) { (path: String, file: String) throws(Problem) in
+            guard let digest = digests[path] else { return }
+            let bytes: [UInt8]
+            do throws(FileReadError) { bytes = try readFileBytes(file, limit: 1 << 30) } catch { throw error.problem }
+            guard SHA256Digest(of: bytes) == digest else {
+                throw Problem(.mergeInput, at: Location(file: file), "\(file) does not hold the bytes its index names (SHA-256 differs): not the file appconfig wrote")
             }
         }
-        try walk("")
     }
 
     static let declarationsField = Array(#""declarations":[""#.utf8)

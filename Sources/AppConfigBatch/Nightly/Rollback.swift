@@ -64,7 +64,7 @@ public struct Rollback {
         let folder = try GenerationFolder(path: path, keep: max(keep, 2))
         do throws(Problem) {
             var closing: [ClosingFile] = []
-            try Self.linkTree(source, "", into: folder)
+            try folder.linkFiles(of: source, code: .outputExists)
             for name in ["index.jsonl", "declarations.jsonl", "assets.live"] where access(source + "/" + name, F_OK) == 0 {
                 do { closing.append(ClosingFile(name, try readFileBytes(source + "/" + name, limit: 1 << 34))) } catch { throw error.problem }
             }
@@ -91,30 +91,5 @@ public struct Rollback {
             } else if order < 0 { changed += 1; i += 1 } else { changed += 1; j += 1 }
         }
         return (changed, max(a.count, b.count))
-    }
-
-    /// Hard-links every file below `folder` (its top level's closing files aside) into the new
-    /// generation: regular files only, never a symlink.
-    static func linkTree(_ folder: String, _ relative: String, into generation: GenerationFolder) throws(Problem) {
-        let full = relative.isEmpty ? folder : folder + "/" + relative
-        guard let dir = opendir(full) else { throw Problem(.outputWrite, at: Location(file: full), "cannot read \(full): \(systemError())") }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name == "." || name == ".." { continue }
-            let path = relative.isEmpty ? name : relative + "/" + name
-            var info = stat()
-            guard lstat(folder + "/" + path, &info) == 0 else { continue }
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR: try linkTree(folder, path, into: generation)
-            case S_IFREG:
-                if relative.isEmpty { continue }
-                guard try generation.link(folder + "/" + path, to: path, secret: path.hasPrefix("secret-assets/")) else {
-                    throw Problem(.outputWrite, at: Location(file: folder + "/" + path), "cannot link \(folder + "/" + path) into the new generation")
-                }
-            default:
-                throw Problem(.outputExists, at: Location(file: folder + "/" + path), "\(folder + "/" + path) is not a file or a folder: not a generation appconfig wrote")
-            }
-        }
     }
 }

@@ -164,6 +164,49 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
         return try publish(closing: files)
     }
 
+    /// Hard-links every file below `source` (another generation) but its top level's (the closing
+    /// files, which the caller writes) into this one: regular files and folders of `source`'s owner
+    /// only, never a symlink or another user's file (a planted hard link to one); `check(path,
+    /// file)` vets each file first. Problems carry `code` (the caller's: a merge's input, a
+    /// rollback's output); `cancelled` is asked every 65,536 files.
+    func linkFiles(of source: String, code: JobCode, cancelled: () -> Bool = { false },
+                   check: (_ relative: String, _ file: String) throws(Problem) -> Void = { _, _ in }) throws(Problem) {
+        var top = stat()
+        guard lstat(source, &top) == 0, top.st_mode & S_IFMT == S_IFDIR else {
+            throw Problem(code, at: Location(file: source), "cannot read \(source): not a folder")
+        }
+        var linked = 0
+        func walk(_ relative: String) throws(Problem) {
+            let full = relative.isEmpty ? source : source + "/" + relative
+            guard let dir = opendir(full) else { throw Problem(code, at: Location(file: full), "cannot read \(full): \(systemError())") }
+            defer { closedir(dir) }
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name == "." || name == ".." { continue }
+                let path = relative.isEmpty ? name : relative + "/" + name
+                let file = source + "/" + path
+                var info = stat()
+                guard lstat(file, &info) == 0 else { continue }
+                let kind = info.st_mode & S_IFMT
+                guard kind == S_IFDIR || kind == S_IFREG else {
+                    throw Problem(code, at: Location(file: file), "\(file) is not a file or a folder (a symlink?): not an output appconfig wrote")
+                }
+                guard info.st_uid == top.st_uid else {
+                    throw Problem(code, at: Location(file: file), "\(file) belongs to another user than its generation (a link to another's file?): not a file appconfig wrote")
+                }
+                if kind == S_IFDIR { try walk(path); continue }
+                if relative.isEmpty { continue }  // the closing files: the caller's
+                try check(path, file)
+                guard try link(file, to: path, secret: path.hasPrefix("secret-assets/")) else {
+                    throw Problem(code, at: Location(file: file), "cannot link \(file): it went while it was read")
+                }
+                linked += 1
+                if linked % 65536 == 0, cancelled() { throw ShardMerge.interrupted }
+            }
+        }
+        try walk("")
+    }
+
     public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         for file in files {
             // The manifest marks the generation complete: it is written under another name,

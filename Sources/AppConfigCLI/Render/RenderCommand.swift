@@ -161,12 +161,12 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         let settings = try settings()
-        // An input the job file names that cannot be read: the key that named it is said.
+        // An input the job file names that cannot be read: the key that named it is said (the
+        // settings hold the file's paths where the command line gave none).
         if let jobFile {
             let line = commandLine
             let given: [(String, String?)] = [("spec", line.inputs.spec), ("values", line.inputs.values), ("inventory", line.sources.inventory), ("directory", line.sources.directory)]
-            let file = try? JobSettings(jobFile: jobFile)
-            if let problem = file?.unreadableInput(ofJobFile: jobFile, except: Set(given.filter { $0.1 != nil }.map(\.0))) {
+            if let problem = settings.unreadableInput(ofJobFile: jobFile, except: Set(given.filter { $0.1 != nil }.map(\.0))) {
                 _ = try reportingProblems { () throws -> Int in throw problem }
             }
         }

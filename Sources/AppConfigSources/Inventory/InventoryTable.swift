@@ -208,9 +208,9 @@ public final class InventoryTable: @unchecked Sendable {
         // A NUL or a byte order mark inside a column's name makes it another column than the one it
         // reads as (the device key column silently not found, or another taken): refused, named.
         for (i, name) in header.enumerated() {
-            if let bad = name.unicodeScalars.first(where: { $0 == "\u{0}" || $0 == "\u{FEFF}" || $0.value < 0x20 }) {
+            if let bad = name.unicodeScalars.first(where: { $0 == "\u{FEFF}" || $0.value < 0x20 }) {
                 let what = bad == "\u{FEFF}" ? "a byte order mark (U+FEFF)" : bad == "\u{0}" ? "a NUL" : "a control character"
-                throw Problem(.csvNoHeader, at: headerLine, "column \(i + 1) of the header, \"\(Problem.printable(name))\", holds \(what) inside its name: the export is damaged (save it again as UTF-8 CSV)")
+                throw Problem(.csvHeaderName, at: headerLine, "column \(i + 1) of the header, \"\(Problem.printable(name))\", holds \(what) inside its name: the export is damaged (save it again as UTF-8 CSV)")
             }
         }
         self.header = header
