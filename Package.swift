@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AppConfigCompiler", targets: ["AppConfigCompiler"]),
         .library(name: "AppConfigRender", targets: ["AppConfigRender"]),
         .library(name: "AppConfigSources", targets: ["AppConfigSources"]),
+        .library(name: "AppConfigOutput", targets: ["AppConfigOutput"]),
         .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
         .library(name: "LibPlist", targets: ["LibPlist"]),
         .library(name: "AppConfigCore", targets: ["AppConfigCore"]),
@@ -80,8 +81,11 @@ let package = Package(
         .target(name: "AppConfigCompiler", dependencies: ["AppConfigCore", "AppConfigSpec", "AppConfigPattern"]),
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
         .target(name: "AppConfigSources", dependencies: ["AppConfigCore", "AppConfigSpec", "CByteScan", "CLDAP"]),
+        /// Where a generation goes: the output contract (`OutputDestination`, `OutputContainer`,
+        /// `DeviceEncoding`), folder generations, tar archives, atomic files, output names, the lock.
+        .target(name: "AppConfigOutput", dependencies: ["AppConfigCore", "Digest", "CFileSync"]),
         /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
-        .target(name: "AppConfigBatch", dependencies: ["AppConfigCore", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern", "CFileSync"]),
+        .target(name: "AppConfigBatch", dependencies: ["AppConfigCore", "AppConfigOutput", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern", "CFileSync"]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigCore", "AppConfigCompiler", "AppConfigPattern"]),
 
@@ -95,6 +99,7 @@ let package = Package(
                 "AppConfigRender",
                 "AppConfigSources",
                 "AppConfigBatch",
+                "AppConfigOutput",
                 "Digest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -109,12 +114,12 @@ let package = Package(
         .testTarget(name: "AppConfigCoreTests", dependencies: ["AppConfigCore", "TestSupport"]),
         .testTarget(name: "AppConfigCompilerTests", dependencies: ["AppConfigCompiler", "CompileSupport", "AppConfigCore", "AppConfigPattern", "AppConfigSpec", "TestSupport"]),
         .testTarget(name: "AppConfigBatchTests",
-                    dependencies: ["AppConfigBatch", "AppConfigCompiler", "AppConfigCore", "AppConfigRender", "AppConfigSources", "AppConfigSpec",
+                    dependencies: ["AppConfigBatch", "AppConfigOutput", "AppConfigCompiler", "AppConfigCore", "AppConfigRender", "AppConfigSources", "AppConfigSpec",
                                    "Digest", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigSpecTests", dependencies: ["AppConfigCore", "AppConfigSpec", "TestSupport", "LibPlist"]),
         .testTarget(name: "AppConfigRenderTests",
                     dependencies: ["AppConfigCore", "AppConfigRender", "AppConfigCompiler", "AppConfigSpec", "CompileSupport", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigSourcesTests", dependencies: ["AppConfigCore", "AppConfigSources", "AppConfigSpec", "CByteScan", "TestSupport"]),
-        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigCore", .product(name: "ArgumentParser", package: "swift-argument-parser"), "AppConfigBatch", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist", "TestSupport"]),
+        .testTarget(name: "AppConfigCLITests", dependencies: ["AppConfigCLI", "AppConfigCore", .product(name: "ArgumentParser", package: "swift-argument-parser"), "AppConfigBatch", "AppConfigOutput", "AppConfigCompiler", "AppConfigRender", "AppConfigSources", "AppConfigSpec", "Digest", "LibPlist", "TestSupport"]),
     ]
 )

@@ -1,17 +1,10 @@
 import AppConfigCore
+import AppConfigOutput
 
-/// Codes for problems of the job as a whole: its output, its report, its shard. Such a problem
+/// Codes for problems of the job as a whole: its report, its shard, its settings (its output's
+/// are `OutputCode`). Such a problem
 /// stops the run; nothing is published.
 public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
-    /// An output file or folder cannot be created or written (permissions, a full disk, a closed pipe).
-    case outputWrite = "output.write"
-    /// `--out` names something that is not an appconfig output (a real folder, a file).
-    case outputExists = "output.exists"
-    /// Two devices map to the same output file.
-    case outputCollision = "output.collision"
-    /// A generation does not hold the files this run wrote into it (something else removed some):
-    /// it is not published.
-    case outputIncomplete = "output.incomplete"
     /// The report folder or its files cannot be written.
     case reportWrite = "report.write"
     /// A delivery option missing or wrong (`--asset-base-url` not https, no bundle identifier...).
@@ -19,10 +12,6 @@ public enum JobCode: String, Sendable, CaseIterable, ProblemCodeCatalog {
     /// `--changed-only` with no previous generation to compare with: a first night, whose
     /// generation holds every device (a warning).
     case sinceMissing = "since.missing"
-    /// A manifest (`--since`) that is not one appconfig wrote.
-    case manifestSyntax = "manifest.syntax"
-    /// The run's output is locked by another run that is still going.
-    case outputLocked = "output.locked"
     /// A scheduler's shard index that is not a number below the shard count, or no count for it.
     case shardIndex = "shard.index"
     /// Assignments that cannot be matched against these sources: groups without a directory, more

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSources
 import Foundation
 
@@ -8,11 +9,7 @@ extension RenderJob {
     /// output (`OUT.users`, as `OUT.lock` and `OUT.generations` are: outside what is served), then
     /// the same beside `--since`. Nothing for a dry run or an archive on standard output.
     var directoryImagePlaces: (save: String?, read: [String]) {
-        var save: String?
-        switch output {
-        case .tar(let path), .directory(let path): save = PathText.trimmed(path) + ".users"
-        case .tarStdout, .dryRun: save = nil
-        }
+        let save = output.sideFile(".users")
         var read = save.map { [$0] } ?? []
         if let since = nightly.since.map(PathText.trimmed) {
             // A generation folder named itself: the output whose generations' folder it is in.

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
@@ -12,11 +13,7 @@ extension RenderJob {
     /// rendered the whole fleet before failing. Checked before anything is read.
     func checkPaths() throws(Problem) {
         var named: [(String, String)] = []
-        switch output {
-        case .directory(let p): named.append(("--out", p))
-        case .tar(let p): named.append(("--tar", p))
-        case .tarStdout, .dryRun: break
-        }
+        if let path = output.path { named.append((output.option ?? "--out", path)) }
         if let report { named.append(("--report", report)) }
         for (option, path) in named {
             let last = PathText.name(of: path)
@@ -37,20 +34,14 @@ extension RenderJob {
     }
 
     /// The folder or archive the run writes (locked for the run), nil for a stream or a dry run.
-    var outputPath: String? {
-        switch output {
-        case .directory(let p), .tar(let p): p
-        case .tarStdout, .dryRun: nil
-        }
-    }
+    var outputPath: String? { output.path }
 
-    /// The folder of the previous generation, when it is one: where a DDM folder output links
-    /// the live assets it did not write from.
-    var previousFolder: String? {
-        var isFolder: ObjCBool = false
-        if let since = nightly.since { return FileManager.default.fileExists(atPath: since, isDirectory: &isFolder) && isFolder.boolValue ? since : nil }
-        if case .directory(let path) = output { return GenerationFolder.published(path) }
-        return nil
+    /// The generation a night compares with: `--since`'s, else the one the output holds now (nil
+    /// for a first night, or an output nothing is read back from). Its folder, when it is one, is
+    /// where a folder output carries the files it did not write from.
+    var previousGeneration: PublishedGeneration? {
+        if let since = nightly.since { return PublishedGeneration(at: since) }
+        return output.current
     }
 
     /// `since`, or for a folder output the generation published now; nil when there is none (a
@@ -69,11 +60,11 @@ extension RenderJob {
             }
             return manifest
         }
-        guard case .directory(let path) = output, let current = GenerationFolder.published(path) else { return nil }
+        guard let current = output.current else { return nil }
         let manifest = try Manifest.load(current, keepsPaths: paths)
         if let difference = difference(from: manifest) {
-            var note = Problem(.sinceMismatch, at: Location(file: current),
-                               "the output's current generation (\(current)) \(difference): not compared; every device is written, none is removed")
+            var note = Problem(.sinceMismatch, at: Location(file: current.path),
+                               "the output's current generation (\(current.path)) \(difference): not compared; every device is written, none is removed")
             note.severity = .warning
             warning(note)
             return nil

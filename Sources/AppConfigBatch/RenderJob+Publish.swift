@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
@@ -9,23 +10,17 @@ import Foundation
 extension RenderJob {
     /// The sink for `output` and the delivery: the container (creating it makes the new
     /// generation folder or the temporary tar file) with the delivery's encoding.
-    func makeSink(_ delivery: ResolvedDelivery, filter: ChangeFilter?, devices: Int = 0,
+    func makeSink(_ delivery: ResolvedDelivery, previous: Manifest? = nil, devices: Int = 0,
                   credentials: DDMEncoding.CredentialKinds = ([[]], [])) throws(Problem) -> DeviceSink {
         let encoding = Self.encoding(for: delivery, devices: devices, credentials: credentials)
-        let container: OutputContainer
-        switch output {
-        case .directory(let path): container = try GenerationFolder(path: path, keep: keepGenerations)
-        case .tar(let path): container = try TarArchive(path: path, holdsSecrets: encoding.holdsSecrets)
-        case .tarStdout: container = TarArchive(streamingTo: 1)
-        case .dryRun: container = NoOutput()
-        }
-        return try DeviceSink(container: container, encoding: encoding, filter: filter, devices: devices)
+        let container = try output.open(holdsSecrets: encoding.holdsSecrets, keep: keepGenerations)
+        return try DeviceSink(container: container, encoding: encoding, previous: previous, changedOnly: nightly.changedOnly, devices: devices)
     }
 
     /// The sink for `output` and the delivery, for an embedder that runs the phases itself
     /// (`BatchRenderer.run(into:)`, then `publish(closing:)` or `discard()`).
     public func makeSink(_ delivery: ResolvedDelivery, devices: Int) throws(Problem) -> DeviceSink {
-        try makeSink(delivery, filter: nil, devices: devices)
+        try makeSink(delivery, previous: nil, devices: devices, credentials: ([[]], []))
     }
 
     /// What each device's files are, for the delivery.
@@ -105,13 +100,10 @@ extension RenderJob {
         }
         do {
             try generation.writeRemovals()
-            var live = LiveAssets()
-            if sink.encoding is DDMEncoding {
-                let written = try sink.takeSharedWritten()
-                live = generation.liveAssets()
-                summary.assetsNotLinked = try sink.link(live, written: written, from: previousFolder)
-            }
-            let kept = try generation.linkCarriedFiles(from: previousFolder)
+            let written = try sink.takeSharedWritten()
+            let live = generation.liveFiles()
+            if let live { summary.assetsNotLinked = try sink.carry(live, written: written, from: previousGeneration) }
+            let kept = try generation.linkCarriedFiles(from: previousGeneration)
             summary.keptNotLinked = kept.notLinked
             // The report goes first, as the run will be once published: a full disk found here
             // publishes nothing (exit 1 means nothing was published), not the output then exit 1.
@@ -123,7 +115,7 @@ extension RenderJob {
                 account.diff = diff
                 try account.write(to: report)
             }
-            let path = try sink.publish(closing: generation.closingFiles(liveAssets: live, kept: kept.linked))
+            let path = try sink.publish(closing: generation.closingFiles(liveFiles: live, kept: kept.linked))
             if output != .dryRun {
                 summary.published = true
                 summary.output = path

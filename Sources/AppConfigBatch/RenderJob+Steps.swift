@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigCompiler
 import AppConfigSources
 import AppConfigSpec
@@ -96,9 +97,7 @@ extension RenderJob {
     func unchangedNight(_ compiled: CompiledJob, fingerprints: FingerprintTask, clock: PhaseClock) throws(Problem) -> RunSummary? {
         if nightly.rerender || !compiled.credentials.isEmpty { return nil }
         if case .ldap = sources.directory { return nil }
-        var previousPath = nightly.since
-        if previousPath == nil, case .directory(let path) = output { previousPath = GenerationFolder.published(path) }
-        guard let previousPath, let prior = Manifest.header(of: previousPath) else { return nil }
+        guard let previous = previousGeneration, let file = previous.manifestFile, let prior = Manifest.header(of: file) else { return nil }
         // What needs no hashing first (a changed night mostly shows here, and goes on at once):
         // the lines beside the files', and the files' sizes.
         let before = Dictionary(prior.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
@@ -108,13 +107,9 @@ extension RenderJob {
         guard prior.elementsEqual(header, by: { $0.name == $1.0 && $0.value == $1.1 }) else { return nil }
         // The previous manifest is trusted only whole: its end line counts and hashes its lines
         // (a manifest cut or edited is refused as on any night).
-        if let file = Manifest.file(of: previousPath) { try Manifest.checkWhole(file) }
+        try Manifest.checkWhole(file)
         // What died with an earlier run goes, as on any night (the lock is held).
-        switch output {
-        case .directory(let path): GenerationFolder.removeIncomplete(in: PathText.trimmed(path) + ".generations")
-        case .tar(let path): AtomicFile.removeStale(beside: path)
-        case .tarStdout, .dryRun: break
-        }
+        output.removeStale()
         let program = compiled.program
         var s = RunSummary(spec: spec, bundleId: program.metadata.bundleId, version: program.metadata.version,
                            programHash: program.metadata.hashHex, format: batch.format.rawValue, shard: batch.shard.description)
@@ -232,8 +227,7 @@ extension RenderJob {
         if compiled.delivery.delivery == .ddm { options.maxOutputBytes = DeclarationBuilder.maxAssetBytes }
         let renderer = try BatchRenderer(assignments: assignments.app, fleet: fleet, options: options, extensions: assignments.extensions,
                                          credentials: credentialRenderer)
-        let filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: nightly.changedOnly) }
-        let sink = try makeSink(compiled.delivery, filter: filter, devices: renderer.deviceCount, credentials: credentialKinds)
+        let sink = try makeSink(compiled.delivery, previous: previous, devices: renderer.deviceCount, credentials: credentialKinds)
         observer.renderStarted(renderer)
         let result: BatchResult
         do {

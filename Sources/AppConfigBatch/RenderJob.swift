@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigCompiler
 import AppConfigRender
 import AppConfigSources
@@ -19,17 +20,9 @@ import Foundation
 /// print(summary.devices.rendered, summary.failures.count)
 /// ```
 public struct RenderJob: Sendable {
-    /// Where the plists go.
-    public enum Output: Sendable, Equatable {
-        /// A folder tree, published whole: a new generation folder beside it, then one atomic symlink switch.
-        case directory(String)
-        /// A tar archive, written under a temporary name and renamed when complete.
-        case tar(String)
-        /// A tar stream on standard output (no atomicity: the consumer sees it as it is written).
-        case tarStdout
-        /// Resolve and check every device, write nothing.
-        case dryRun
-    }
+    /// Where the plists go: `.directory(path)`, `.tar(path)`, `.tarStdout` or `.dryRun`
+    /// (`OutputDestination`, whose kinds live beside their containers).
+    public typealias Output = OutputDestination
 
     public var spec: String
     public var values: String?
@@ -102,12 +95,12 @@ public struct RenderJob: Sendable {
         switch error {
         case let p as Problem:
             // Not the report's own failure; not another run's lock (its report is that run's).
-            if p.code == JobCode.reportWrite || p.code == JobCode.outputLocked || p.code == JobCode.outputPath { return }
+            if p.code == JobCode.reportWrite || p.code == OutputCode.outputLocked || p.code == JobCode.outputPath { return }
             // A job that could not start (bad options) replaces an account, never makes one.
             if let code = p.code.as(JobCode.self), JobCode.usage.contains(code), !FileManager.default.fileExists(atPath: report) { return }
             problems = [p]
         case let list as ProblemList: problems = list.problems
-        default: problems = [Problem(JobCode.outputWrite, "\(error)")]
+        default: problems = [Problem(OutputCode.outputWrite, "\(error)")]
         }
         var summary = RunSummary(spec: spec, bundleId: "", version: 0, programHash: "", format: batch.format.rawValue, shard: batch.shard.description)
         let first = problems.first { $0.severity == .error } ?? problems.first
@@ -203,7 +196,7 @@ public struct RenderJob: Sendable {
                 changed.append((Int(row), Int(result.previousEntries[position])))
             }
         }
-        var folder = previousFolder
+        var folder = previousGeneration?.folder
         if folder == nil, let since = nightly.since, PathText.name(of: since) == Manifest.fileName { folder = PathText.folder(of: since) }
         let app = assignments.app
         return NightDiff(changes: changes, previous: previous, changed: changed, previousFolder: folder, fleet: fleet,

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Foundation
 
 /// The run's account on disk: `summary.json` (the `RunSummary`), `changes.jsonl` (with a previous

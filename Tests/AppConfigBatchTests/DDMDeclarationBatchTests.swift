@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+@testable import AppConfigOutput
 import AppConfigCore
 import AppConfigSpec
 import Digest
@@ -37,8 +38,8 @@ struct DDMDeclarationBatchTests {
         let arena = BufferArena()
         var random = SplitMix64(seed: 7)
         func bytes(_ count: Int) -> ByteView { arena.view((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }) }
-        let documents = [RenderedCredential(kind: .password, document: Array(#"{"UserName":"u","Password":"p"}"#.utf8), contentType: "application/json", holdsSecret: true),
-                         RenderedCredential(kind: .certificate, document: Array("-----BEGIN CERTIFICATE-----".utf8), contentType: "application/pem", holdsSecret: false)]
+        let documents = [RenderedCredential(assetType: Credential.Kind.password.assetType, document: Array(#"{"UserName":"u","Password":"p"}"#.utf8), contentType: "application/json", holdsSecret: true),
+                         RenderedCredential(assetType: Credential.Kind.certificate.assetType, document: Array("-----BEGIN CERTIFICATE-----".utf8), contentType: "application/pem", holdsSecret: false)]
         let credentials = UnsafeMutableBufferPointer<RenderedCredential>.allocate(capacity: 2)
         _ = credentials.initialize(from: documents)
         defer { credentials.deinitialize(); credentials.deallocate() }
@@ -83,10 +84,10 @@ struct DDMDeclarationBatchTests {
         }
         for c in device.credentials {
             let url = c.holdsSecret ? "https://secure.example.com/s/" : "https://cdn.example.com/a/"
-            let context = SHA256Digest(of: Array(c.kind.assetType.utf8) + [0] + Array(c.contentType.utf8) + [0] + Array(url.utf8))
+            let context = SHA256Digest(of: Array(c.assetType.utf8) + [0] + Array(c.contentType.utf8) + [0] + Array(url.utf8))
             let d = SHA256Digest(of: c.document)
             assets.append(.init(data: d, size: c.document.count,
-                                credential: CredentialAsset(type: c.kind.assetType, contentType: c.contentType, secret: c.holdsSecret),
+                                credential: CredentialAsset(type: c.assetType, contentType: c.contentType, secret: c.holdsSecret),
                                 name: digest([context, d])))
         }
         var d = DeviceDeclarations(assets: assets, identity: SHA256Digest(of: Array("appconfig".utf8) + [0] + Array("com.example.app".utf8) + [0] + Array(device.key)))

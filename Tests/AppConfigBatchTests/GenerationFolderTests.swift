@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+@testable import AppConfigOutput
 import AppConfigCore
 import Synchronization
 import Dispatch

@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+@testable import AppConfigOutput
 import AppConfigCore
 import Digest
 import Foundation
@@ -78,8 +79,8 @@ struct OutputTextTests {
                     if OutputNames.isOwnName(k) { took += 1 }
                     // Every other line with the path name kept from the render, read back.
                     let name = n % 3 == 0 ? nil : OutputNames.PathName(bits: OutputNames.PathName(key: k).bits)
-                    Generation.appendIndexLine(key: k, name: name, extension: ".plist", digest: digest, fields: f, to: &fast)
-                    Generation.appendIndexLineByPieces(key: k, extension: ".plist", digest: digest, fields: f, to: &reference)
+                    PlistEncoding().appendIndexLine(key: k, name: name, digest: digest, fields: f, to: &fast)
+                    PlistEncoding.appendIndexLineByPieces(key: k, extension: ".plist", digest: digest, fields: f, to: &reference)
                     // Every other line without an input digest (`-`).
                     let inputs = n % 2 == 0 ? random.next() | 1 : InputDigest.none
                     Manifest.appendLine(key: k, name: name, extension: ".json", digest: digest, inputs: inputs, to: &fastManifest)

@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+@testable import AppConfigOutput
 import AppConfigCore
 import Digest
 import TestSupport
@@ -107,7 +108,7 @@ struct DDMBatchedDigestTests {
         options.ddmLayout = layout
         let delivery = try options.resolved(specBundleID: "com.example.app")
         let encoding = DDMEncoding(delivery: delivery, devices: 1)
-        #expect(encoding.digestsPlistsInBatches)
+        #expect(encoding.batching == .plists)
         let plist = Array("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>k</key><string>v &amp; w</string></dict></plist>".utf8)
         func encoded(knowing digest: SHA256Digest?) throws -> (files: [String], records: [UInt8], digest: SHA256Digest) {
             let memory = MemoryFolder()

@@ -1,4 +1,5 @@
 import AppConfigBatch
+@testable import AppConfigOutput
 import Digest
 import Foundation
 import LibPlist

@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+@testable import AppConfigOutput
 import AppConfigSpec
 import Foundation
 import TestSupport

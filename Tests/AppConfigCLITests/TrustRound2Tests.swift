@@ -1,4 +1,5 @@
 @testable import AppConfigBatch
+@testable import AppConfigOutput
 @testable import AppConfigCLI
 import AppConfigCore
 import AppConfigSources

@@ -1,4 +1,5 @@
 import AppConfigBatch
+@testable import AppConfigOutput
 import Foundation
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigPattern
 import AppConfigCompiler
 import AppConfigSources

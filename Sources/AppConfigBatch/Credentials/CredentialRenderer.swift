@@ -1,20 +1,10 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigRender
 import AppConfigSources
 import AppConfigSpec
 import Digest
 import Foundation
-
-/// One credential document of one device: its bytes (JSON, or a certificate file's), its media
-/// type, whether it holds a secret. The bytes are cleared once the sink has written them.
-package struct RenderedCredential {
-    package var kind: Credential.Kind
-    package var document: [UInt8]
-    package var contentType: String
-    package var holdsSecret: Bool
-    /// A secret document's name: the keyed hash of its bytes (`SecretAssetKey`), nil for others.
-    package var name: SHA256Digest? = nil
-}
 
 /// Renders each device's credential documents: templates resolved against its variables (as
 /// values are, filters included), secrets from the `SecretStore` (a per-user one by the device's
@@ -122,7 +112,7 @@ final class CredentialRenderer: @unchecked Sendable {
                     switch CredentialFiles.certificate(bytes) {
                     case .success(let certificate):
                         if certificate.expired { expired.insert(context.lastPath) }
-                        out.append(RenderedCredential(kind: c.kind, document: certificate.document, contentType: certificate.contentType, holdsSecret: false))
+                        out.append(RenderedCredential(assetType: c.kind.assetType, document: certificate.document, contentType: certificate.contentType, holdsSecret: false))
                     case .failure(let refused):
                         context.fail(.credentialFile, "Certificate", "\(Problem.printable(context.lastPath)) cannot be delivered: \(refused.reason)")
                     }
@@ -133,7 +123,7 @@ final class CredentialRenderer: @unchecked Sendable {
                 if c.kind == .identity, context.problems.isEmpty { context.checkIdentity() }
                 if context.problems.isEmpty {
                     let name = c.holdsSecret ? (assetKey ?? SecretAssetKey.random()).name(of: json) : nil
-                    out.append(RenderedCredential(kind: c.kind, document: json, contentType: "application/json", holdsSecret: c.holdsSecret, name: name))
+                    out.append(RenderedCredential(assetType: c.kind.assetType, document: json, contentType: "application/json", holdsSecret: c.holdsSecret, name: name))
                 } else {
                     json.overwriteWithZeros()
                 }

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Digest
 import Foundation
 #if canImport(Glibc)
@@ -43,11 +44,7 @@ struct SecretAssetKey: Sendable {
             guard value.count >= 16 else { throw Problem(.secretSource, "--secret-asset-key: a key of at least 16 bytes") }
             return SecretAssetKey(Array(value))
         }
-        switch output {
-        case .directory(let path): return try kept(at: PathText.trimmed(path) + ".secret-asset-key")
-        case .tar(let path): return try kept(at: path + ".secret-asset-key")
-        case .tarStdout, .dryRun: return random()
-        }
+        return try output.sideFile(".secret-asset-key").map { p throws(Problem) in try kept(at: p) } ?? random()
     }
 
     /// The key file at `path`, made (0600, 32 random bytes as hex) when there is none. One that is

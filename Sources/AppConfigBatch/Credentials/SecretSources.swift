@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import CFileSync
 import Foundation
 #if canImport(Glibc)

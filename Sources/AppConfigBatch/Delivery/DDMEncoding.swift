@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSpec
 import Digest
 import Foundation
@@ -36,9 +37,9 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
     var pathExtension: StaticString { ".json" }
     var lineFiles: [LineKind] { layout == .jsonl ? [.declarations, .index] : [.index] }
 
-    /// Whether the sink may digest the devices' plists in batches (`encode(_:plistDigest:...)`):
-    /// only the app's plist, no extension's and no credential (a secret is not held in a batch).
-    var digestsPlistsInBatches: Bool { assetsByPosition.count == 1 && credentialAssets == nil && !holdsSecrets }
+    /// The sink may digest the devices' plists in batches only with the app's plist alone: no
+    /// extension's and no credential (a secret is not held in a batch).
+    var batching: DigestBatching { assetsByPosition.count == 1 && credentialAssets == nil && !holdsSecrets ? .plists : .none }
 
     func encode(_ device: RenderedDevice, scratch text: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
         try encode(device, plistDigest: nil, scratch: &text, files: &files)
@@ -50,10 +51,15 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
         try encode(device, declarations: builder.build([device], plistDigests: [plistDigest], inLanes: false)[0], scratch: &text, files: &files)
     }
 
-    /// The declarations of devices whose plists the sink digested together (`digestsPlistsInBatches`),
-    /// their names and tokens digested together too; each is then written by `encode(_:declarations:...)`.
-    func declarations(of devices: [RenderedDevice], plistDigests: [SHA256Digest?]) -> [DeviceDeclarations] {
-        builder.build(devices, plistDigests: plistDigests)
+    /// Devices whose plists the sink digested together (`batching`): their declarations' names
+    /// and tokens digested together too, then each device written by `encode(_:declarations:...)`.
+    func encode(_ devices: [RenderedDevice], plistDigests: [SHA256Digest], scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> [SHA256Digest] {
+        var digests: [SHA256Digest] = []
+        digests.reserveCapacity(devices.count)
+        for (device, d) in zip(devices, builder.build(devices, plistDigests: plistDigests)) {
+            digests.append(try encode(device, declarations: d, scratch: &scratch, files: &files))
+        }
+        return digests
     }
 
     /// Writes the device's files and lines from its declarations `d`; returns its digest.
@@ -123,6 +129,8 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
 
     /// The manifest's path of the device at `position`: the assets its set names (what a server
     /// must keep serving while the device has this set), space-separated.
+    var namesManifestPaths: Bool { true }
+
     func appendManifestPath(position: Int, to out: inout [UInt8]) {
         for i in assetsByPosition.indices {
             let digest = assetsByPosition[i].digest(at: position)
@@ -138,26 +146,24 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
             name.appendPath(to: &out)
         }
     }
-}
 
-extension DeviceSink {
-    /// A DDM folder generation: hard-links each live asset it did not write (`written`:
-    /// `takeSharedWritten()`) from `previousFolder`'s `assets/` (linked, not copied: the same
-    /// file). Returns how many it could not (no previous folder, or not there); 0 for a tar, which
-    /// holds what tonight wrote (`assets.live` lists all).
-    func link(_ live: LiveAssets, written: Set<UInt128>, from previousFolder: String?) throws(Problem) -> Int {
-        guard let folder = container as? GenerationFolder else { return 0 }
-        var notLinked = 0
-        try live.forEach { name throws(Problem) in
-            if written.contains(name.digest.firstHalf) { return }
-            var path: [UInt8] = []
-            name.appendPath(to: &path)
-            let relative = String(decoding: path, as: UTF8.self)
-            guard let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative, secret: relative.hasPrefix("secret-assets/")) else {
-                notLinked += 1
-                return
+    /// Every asset a live set names (tonight's devices', and those carried from the previous
+    /// generation), once each: what an asset store must keep serving.
+    func liveFiles(reserving count: Int, _ devices: (_ visit: (LiveDevice) -> Void) -> Void) -> (any LiveFiles)? {
+        let slots = assetsByPosition
+        var live = LiveAssets(digests: slots, reservingRendered: count * slots.count)
+        devices { device in
+            switch device {
+            case .carried(let path):
+                for part in path.split(separator: UInt8(ascii: " ")) {
+                    if let name = AssetName(path: part) { live.addOther(name) }
+                }
+            case .rendered(let position):
+                for k in slots.indices { live.addRendered(position: position, slots: k) }
+                credentialAssets?.forEach(position) { live.addOther($0) }
             }
         }
-        return notLinked
+        live.sortKeepingEachOnce()
+        return live
     }
 }

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSpec
 import Digest
 
@@ -223,7 +224,7 @@ struct DeclarationBuilder: Sendable {
             assets.append(.init(data: plistDigests[i] ?? SHA256Digest(of: device.plist), size: device.plist.count, name: none))
             for e in device.extensions { assets.append(.init(data: SHA256Digest(of: e), size: e.count, name: none)) }
             for c in device.credentials {
-                let info = CredentialAsset(type: c.kind.assetType, contentType: c.contentType, secret: c.holdsSecret)
+                let info = CredentialAsset(type: c.assetType, contentType: c.contentType, secret: c.holdsSecret)
                 assets.append(.init(data: c.name ?? c.document.withUnsafeBytes { SHA256Digest(of: $0) }, size: c.document.count, credential: info, name: none))
             }
             for a in assets {

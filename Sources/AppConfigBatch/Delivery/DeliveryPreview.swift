@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSpec
 
 /// One device in a delivery's form (`compile --delivery`): what the device, or the MDM server,
@@ -20,7 +21,7 @@ package enum DeliveryPreview {
         delivery.layout = .files
         let memory = MemoryFolder()
         let documents = credentials.map { c in
-            RenderedCredential(kind: c.credential.kind, document: c.document,
+            RenderedCredential(assetType: c.credential.kind.assetType, document: c.document,
                                contentType: c.credential.kind == .certificate ? "application/pem" : "application/json", holdsSecret: c.credential.holdsSecret)
         }
         let kinds: DDMEncoding.CredentialKinds = ([credentials.map { ($0.credential.identifier, $0.credential.kind) }], [])
@@ -49,7 +50,10 @@ package enum DeliveryPreview {
 final class MemoryFolder: OutputContainer, @unchecked Sendable {
     private(set) var files: [(name: String, bytes: [UInt8])] = []
 
-    func place(_ bytes: ByteView, at relative: String, once: Bool, secret: Bool) throws(Problem) {
+    func add(_ bytes: ByteView, path: (inout [UInt8]) -> Void, once: Bool, secret: Bool, members: inout [UInt8]) throws(Problem) {
+        var name: [UInt8] = []
+        path(&name)
+        let relative = String(decoding: name, as: UTF8.self)
         if once && files.contains(where: { $0.name == relative }) { return }
         files.append((relative, Array(bytes)))
     }

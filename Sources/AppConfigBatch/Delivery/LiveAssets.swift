@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSpec
 import Digest
 
@@ -7,7 +8,7 @@ import Digest
 /// references into the encoding's per-position digests, 16 bytes a name where a copy of each name
 /// was 40, at a DDM run's peak; the other names (credential documents, carried devices' assets)
 /// are kept whole. The two sorted lists are merged as they are read.
-struct LiveAssets {
+struct LiveAssets: LiveFiles {
     /// A rendered device's asset: the first 8 bytes of its digest as a number in path order
     /// (the sort compares these, and the rest only where they agree), and where the digest is.
     private struct Reference {
@@ -117,7 +118,19 @@ struct LiveAssets {
 
     /// `assets.live`: a line per live asset, made in rounds on every core as it is written (made
     /// whole, its text was as large as the fleet's asset paths, at the run's peak).
-    func closingFile(named name: String = "assets.live") -> ClosingFile {
+    func closingFile() -> ClosingFile { closingFile(named: "assets.live") }
+
+    /// Each asset's path, the first half of its digest and whether it is a secret document.
+    func forEach(_ body: (_ relative: String, _ key: UInt128, _ secret: Bool) throws(Problem) -> Void) throws(Problem) {
+        try forEach { (name: AssetName) throws(Problem) in
+            var path: [UInt8] = []
+            name.appendPath(to: &path)
+            let relative = String(decoding: path, as: UTF8.self)
+            try body(relative, name.digest.firstHalf, relative.hasPrefix("secret-assets/"))
+        }
+    }
+
+    func closingFile(named name: String) -> ClosingFile {
         ClosingFile(name: name) { emit throws(Problem) in
             try bytesInRounds(count: rounds, make: { range, out in
                 forEach(inRounds: range) { n in

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Digest
 
 /// An MDM command plist around a device's configuration, as the MDM protocol sends it: an XML
@@ -183,5 +184,25 @@ package struct MDMCommand: Sendable {
         var out: [UInt8] = []
         Array(s.utf8).withView { XMLEscaping.forEachEscaped($0) { out.append($0) } }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// `--delivery mdm-settings|mdm-install`: the device's file is the command around its plist.
+extension MDMCommand: SingleFileEncoding {
+    package func appendFile(of device: RenderedDevice, to out: inout [UInt8]) { encode(key: device.key, plist: device.plist, into: &out) }
+
+    /// The removal command, and its line of `index.jsonl` (the generation writes it after the devices').
+    package func removal(of key: ByteView) -> (file: [UInt8]?, indexLine: [UInt8]?) { (removal(key: key), removalIndexLine(key: key)) }
+    package var writesRemovalFiles: Bool { true }
+}
+
+extension ResolvedDelivery {
+    /// How deep the renderer nests the dictionary (an MDM command's body; XML only).
+    public var xmlNesting: Int {
+        switch delivery {
+        case .mdmSettings: MDMCommand(kind: .settings, delivery: self).nesting
+        case .mdmInstall: MDMCommand(kind: .install, delivery: self).nesting
+        case .plist, .ddm: 0
+        }
     }
 }

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSources
 import AppConfigSpec
 import Foundation

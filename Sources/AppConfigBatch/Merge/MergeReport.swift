@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Foundation
 
 /// `appconfig merge --report DIR --shard-report S0 --shard-report S1 ...`: one account of the

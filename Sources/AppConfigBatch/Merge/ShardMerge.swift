@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Digest
 import Foundation
 
@@ -357,7 +358,7 @@ public struct ShardMerge {
                                   cancelled: () -> Bool) throws(Problem) {
         var digests: [String: SHA256Digest] = [:]
         for (path, digest) in paths { if let digest { digests[path] = digest } }
-        try folder.linkFiles(of: generation, code: .mergeInput, cancelled: cancelled) { (path: String, file: String) throws(Problem) in
+        try folder.linkFiles(of: generation, code: JobCode.mergeInput, cancelled: { cancelled() ? Self.interrupted : nil }) { (path: String, file: String) throws(Problem) in
             guard let digest = digests[path] else { return }
             let bytes: [UInt8]
             do throws(FileReadError) { bytes = try readFileBytes(file, limit: 1 << 30) } catch { throw error.problem }

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigCompiler
 import AppConfigSources
 import AppConfigSpec
@@ -149,8 +150,8 @@ struct Generation {
     /// a night, although its manifest (and `--remove-missing`'s rule) kept it. Returns the entries
     /// linked (the index lists them) and how many could not be (the previous generation is not a
     /// folder, or lacks the file: it was `--changed-only`).
-    func linkCarriedFiles(from previousFolder: String?) throws(Problem) -> (linked: Set<Int>, notLinked: Int) {
-        guard !policy.changedOnly, let folder = sink.container as? GenerationFolder, let previous else { return ([], 0) }
+    func linkCarriedFiles(from previousGeneration: PublishedGeneration?) throws(Problem) -> (linked: Set<Int>, notLinked: Int) {
+        guard !policy.changedOnly, sink.container.carriesFilesForward, let previous else { return ([], 0) }
         var linked = Set<Int>(), notLinked = 0
         let ending = sink.pathExtension
         for (i, e) in entries.enumerated() where e.carried {
@@ -161,7 +162,7 @@ struct Generation {
                 previous.withKey(at: Int(e.source)) { OutputNames.appendRelativePath($0, extension: ending, to: &path) }
             }
             let relative = String(decoding: path, as: UTF8.self)
-            if let previousFolder, try folder.link(previousFolder + "/" + relative, to: relative) {
+            if let previousGeneration, try sink.container.carry(relative, from: previousGeneration, secret: false) {
                 linked.insert(i)
             } else {
                 notLinked += 1
@@ -175,9 +176,8 @@ struct Generation {
     /// and the manifest of the whole fleet (the devices rendered, and those that failed tonight
     /// with their previous entry), both in device-key order, each made when the sink writes it,
     /// in rounds of lines made on every core.
-    func closingFiles(liveAssets live: LiveAssets = LiveAssets(), kept: Set<Int> = []) -> [ClosingFile] {
-        let ddm = sink.encoding as? DDMEncoding
-        let ending = sink.pathExtension
+    func closingFiles(liveFiles live: (any LiveFiles)? = nil, kept: Set<Int> = []) -> [ClosingFile] {
+        let encoding = sink.encoding, ownPaths = encoding.namesManifestPaths
         let index = ClosingFile(name: "index.jsonl") { [self] emit throws(Problem) in
             try assignments.withIndexFields { fields throws(Problem) in
                 try bytesInRounds(count: entries.count, make: { range, index in
@@ -191,30 +191,24 @@ struct Generation {
                         if e.row < 0 {
                             // Missing tonight, its file kept: its key is the previous manifest's.
                             previous!.withKey(at: Int(e.source)) {
-                                Self.appendIndexLine(key: $0, extension: ending, digest: digest(of: e), fields: fields[0], to: &index)
+                                encoding.appendIndexLine(key: $0, name: nil, digest: digest(of: e), fields: fields[0], to: &index)
                             }
                             continue
                         }
-                        Self.appendIndexLine(key: keys.value(row: Int(e.row)), name: name(of: e), extension: ending, digest: digest(of: e),
-                                             fields: fields[Int(e.variant)], to: &index)
+                        encoding.appendIndexLine(key: keys.value(row: Int(e.row)), name: name(of: e), digest: digest(of: e),
+                                                 fields: fields[Int(e.variant)], to: &index)
                     } }
                 }, emit: emit)
             }
-            // The removal commands written (`--remove-missing`), after the devices: each with its
-            // path. (An encoding that writes its own index lists its removals there.)
-            if sink.writesRemovalFiles, let removed = changes?.removedKeys, !removed.isEmpty {
+            // The removals written (`--remove-missing`), after the devices: each with its path.
+            // (An encoding that writes its own index lists its removals there.)
+            if let removed = changes?.removedKeys, !removed.isEmpty {
                 var lines: [UInt8] = []
-                for key in removed {
-                    JSONText.append(#"{"device":"#, to: &lines)
-                    JSONText.appendString(key, to: &lines)
-                    JSONText.append(#","path":""#, to: &lines)
-                    key.withView { OutputNames.appendRelativePath($0, extension: ending, to: &lines) }
-                    JSONText.append("\",\"removed\":true}\n", to: &lines)
-                }
+                for key in removed { key.withView { lines += encoding.removal(of: $0).indexLine ?? [] } }
                 try ClosingFile.emit(lines, to: emit)
             }
         }
-        let manifest = ClosingFile(name: Manifest.fileName) { [self] write throws(Problem) in
+        let manifest = ClosingFile(name: OutputNames.manifestFile) { [self] write throws(Problem) in
             try ClosingFile.emit(Manifest.headerText(header), to: write)
             // The device lines, hashed as they go: the trailer's check (`Manifest.trailer`).
             let hasher = Manifest.LinesCheck()
@@ -222,7 +216,7 @@ struct Generation {
                 hasher.update(piece)
                 try write(piece)
             }
-            let copies = ddm == nil ? linesToCopy : nil
+            let copies = ownPaths ? nil : linesToCopy
             try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
                 withKeys(entries) { entries, keys in
@@ -241,7 +235,7 @@ struct Generation {
                             if p >= 0 { continue }
                         }
                         if e.row >= 0 { prefetchKeys(after: i, in: entries, keys) }
-                        appendManifestLine(e, keys, ddm: ddm, to: &lines)
+                        appendManifestLine(e, keys, ownPaths: ownPaths, to: &lines)
                     }
                     if let copies { copyLines(copies, run, from: runFrom, entries, keys, to: &lines) }
                 }
@@ -254,8 +248,8 @@ struct Generation {
             try ClosingFile.emit(Manifest.trailer(count: entries.count, check: hasher.finish()), to: write)
         }
         // An encoding that writes its own index (a DDM set per line) has it among its line files.
-        let ownIndex = sink.encoding.lineFiles.contains(.index)
-        return (ownIndex ? [] : [index]) + (ddm == nil ? [] : [live.closingFile()]) + [manifest]
+        let ownIndex = encoding.lineFiles.contains(.index)
+        return (ownIndex ? [] : [index]) + (live.map { [$0.closingFile()] } ?? []) + [manifest]
     }
 
     /// The previous manifest's lines, to copy those of devices whose lines are the same
@@ -282,16 +276,16 @@ struct Generation {
     /// Entry `e`'s manifest line, made: its key (tonight's, or the previous one of a device missing
     /// tonight), its path (DDM: the assets its set names, tonight's or a carried device's previous
     /// ones) and digests.
-    private func appendManifestLine(_ e: Entry, _ keys: InventoryTable.Column, ddm: DDMEncoding?, to lines: inout [UInt8]) {
+    private func appendManifestLine(_ e: Entry, _ keys: InventoryTable.Column, ownPaths: Bool, to lines: inout [UInt8]) {
         func append(_ key: ByteView) {
-            guard let ddm else {
+            guard ownPaths else {
                 return Manifest.appendLine(key: key, name: name(of: e), extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             }
             if e.carried {
                 Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             } else {
                 Manifest.appendLine(key: key, digest: digest(of: e), inputs: inputs(of: e), to: &lines) {
-                    ddm.appendManifestPath(position: Int(e.source), to: &$0)
+                    sink.encoding.appendManifestPath(position: Int(e.source), to: &$0)
                 }
             }
         }
@@ -303,67 +297,17 @@ struct Generation {
     private func copyLines(_ copies: ManifestLines, _ run: Range<Int>, from first: Int, _ entries: BufferView<Entry>,
                            _ keys: InventoryTable.Column, to lines: inout [UInt8]) {
         guard !run.isEmpty, !copies.append(lines: first..<(first + run.count), to: &lines) else { return }
-        for i in run { appendManifestLine(entries[i], keys, ddm: nil, to: &lines) }
+        for i in run { appendManifestLine(entries[i], keys, ownPaths: false, to: &lines) }
     }
 
-    /// DDM: every asset a live set names (tonight's devices', and those carried from the previous
-    /// generation), once each: what an asset store must keep serving.
-    func liveAssets() -> LiveAssets {
-        guard let ddm = sink.encoding as? DDMEncoding, sink.container.writesFiles else { return LiveAssets() }
-        let slots = ddm.assetsByPosition
-        var live = LiveAssets(digests: slots, reservingRendered: entries.reduce(0) { $0 + ($1.carried ? 0 : slots.count) })
-        for e in entries {
-            if e.carried {
-                for path in previous!.path(at: Int(e.source)).split(separator: UInt8(ascii: " ")) {
-                    if let name = AssetName(path: path) { live.addOther(name) }
-                }
-            } else {
-                for k in slots.indices { live.addRendered(position: Int(e.source), slots: k) }
-                ddm.credentialAssets?.forEach(Int(e.source)) { live.addOther($0) }
-            }
+    /// The shared files the live devices name (tonight's and those carried from the previous
+    /// generation; DDM: its assets), once each: what an asset store must keep serving. Nil for an
+    /// encoding that shares none, or an output that writes nothing.
+    func liveFiles() -> (any LiveFiles)? {
+        guard sink.container.writesFiles else { return nil }
+        let rendered = entries.reduce(0) { $0 + ($1.carried ? 0 : 1) }
+        return sink.encoding.liveFiles(reserving: rendered) { visit in
+            for e in entries { visit(e.carried ? .carried(previous!.path(at: Int(e.source))) : .rendered(Int(e.source))) }
         }
-        live.sortKeepingEachOnce()
-        return live
-    }
-}
-
-extension Generation {
-    /// One `index.jsonl` line: `{"device":KEY,"path":PATH,"sha256":HEX` and the variant's fields.
-    /// A key that is its own file name (most) needs no JSON escape either: its line is made on the
-    /// stack and appended at once (piece by piece, ten appends a line).
-    /// `name`: the key's path name, when it was made already.
-    @inline(__always)
-    static func appendIndexLine(key k: ByteView, name: OutputNames.PathName? = nil, extension ending: StaticString, digest: SHA256Digest,
-                                fields: ByteView, to index: inout [UInt8]) {
-        let name = name ?? OutputNames.PathName(key: k)
-        if name.isOwn {
-            index.append(room: 128 + 2 * OutputNames.maxNameLength + ending.utf8CodeUnitCount + fields.count) { line in
-                line.write(#"{"device":""#)
-                line.write(k)
-                line.write(#"","path":""#)
-                line.writeSafeRelativePath(k, folder: name.folder, extension: ending)
-                line.write(#"","sha256":""#)
-                line.write(hex: digest)
-                line.write(UInt8(ascii: "\""))
-                line.write(fields)
-                line.write("}\n")
-            }
-            return
-        }
-        appendIndexLineByPieces(key: k, extension: ending, digest: digest, fields: fields, to: &index)
-    }
-
-    /// `appendIndexLine` piece by piece, for any key (the tests' reference too).
-    static func appendIndexLineByPieces(key k: ByteView, extension ending: StaticString, digest: SHA256Digest,
-                                        fields: ByteView, to index: inout [UInt8]) {
-        JSONText.append(#"{"device":"#, to: &index)
-        JSONText.appendString(k, to: &index)
-        JSONText.append(#","path":""#, to: &index)
-        OutputNames.appendRelativePath(k, extension: ending, to: &index)
-        JSONText.append(#"","sha256":""#, to: &index)
-        digest.appendHex(to: &index)
-        index.append(UInt8(ascii: "\""))
-        index.append(fields)
-        JSONText.append("}\n", to: &index)
     }
 }

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSpec
 import Digest
 import Foundation
@@ -22,8 +23,8 @@ import Foundation
 /// digests. An unkeyed hash guards against a file cut short or damaged, not against an editor,
 /// who could hash again: XXH3 does that at memory speed, where SHA-256 cost a night a pass over
 /// last night's manifest and another over tonight's.
-public final class Manifest: @unchecked Sendable {
-    public static let fileName = "manifest.tsv"
+public final class Manifest: PreviousDigests, @unchecked Sendable {
+    public static let fileName = OutputNames.manifestFile
 
     /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE xxh3-128:HEX".
     public let header: [(name: String, value: String)]
@@ -138,7 +139,7 @@ public final class Manifest: @unchecked Sendable {
         return keys.withView { body($0[view: entries[i].key]) }
     }
 
-    func digest(at i: Int) -> SHA256Digest { entries[i].digest }
+    public func digest(at i: Int) -> SHA256Digest { entries[i].digest }
 
     func inputs(at i: Int) -> UInt64 { entries[i].inputs }
 
@@ -154,24 +155,23 @@ public final class Manifest: @unchecked Sendable {
     /// Reads a manifest from a generation folder, a manifest file, or a tar written by appconfig
     /// (the manifest beside it, `FILE.manifest.tsv`, else its member).
     public static func load(_ path: String, keepsPaths: Bool = false) throws(Problem) -> Manifest {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+        guard let generation = PublishedGeneration(at: path) else {
             throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): No such file or directory")
         }
-        if isFolder.boolValue { return try parse(file: path + "/" + fileName, keepsPaths: keepsPaths) }
-        if path.hasSuffix(".tar") {
-            let beside = path + "." + fileName
-            if FileManager.default.fileExists(atPath: beside) { return try parse(file: beside, keepsPaths: keepsPaths) }
-            return try parse(try Tar.member(named: fileName, in: path), file: path, keepsPaths: keepsPaths)
-        }
-        return try parse(file: path, keepsPaths: keepsPaths)
+        return try load(generation, keepsPaths: keepsPaths)
     }
 
-    /// The header alone of the manifest of a generation folder, a manifest file or an archive's
-    /// copy beside it (`FILE.manifest.tsv`), read from its first 64 KiB: nil when there is none
-    /// to read so (an archive without its copy), or it is not a manifest's.
-    static func header(of path: String) -> [(name: String, value: String)]? {
-        guard let file = file(of: path) else { return nil }
+    /// Reads the manifest of a published generation, from its file or its archive.
+    public static func load(_ generation: PublishedGeneration, keepsPaths: Bool = false) throws(Problem) -> Manifest {
+        switch generation.manifest {
+        case .file(let file): return try parse(file: file, keepsPaths: keepsPaths)
+        case .archiveMember(let archive): return try parse(try Tar.member(named: fileName, in: archive), file: archive, keepsPaths: keepsPaths)
+        }
+    }
+
+    /// The header alone of a manifest file, read from its first 64 KiB: nil when it is not a
+    /// manifest's.
+    static func header(of file: String) -> [(name: String, value: String)]? {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -188,14 +188,6 @@ public final class Manifest: @unchecked Sendable {
             header.append((String(text[..<space]), String(text[text.index(after: space)...])))
         }
         return nil
-    }
-
-    /// The manifest file of a generation folder, a manifest file or an archive (its copy beside
-    /// it), nil when there is none.
-    static func file(of path: String) -> String? {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { return nil }
-        return isFolder.boolValue ? path + "/" + fileName : path.hasSuffix(".tar") ? path + "." + fileName : path
     }
 
     /// Whether a manifest file is whole as a run wrote it: version 2 or later, its end line last, counting

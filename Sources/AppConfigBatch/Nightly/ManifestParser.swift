@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Digest
 
 /// Reads a manifest a line at a time, from one buffer or from a file's windows: a night reads last

@@ -1,5 +1,6 @@
 import AppConfigCompiler
 import AppConfigCore
+import AppConfigOutput
 import AppConfigRender
 import AppConfigSources
 import AppConfigSpec

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -64,7 +65,7 @@ public struct Rollback {
         let folder = try GenerationFolder(path: path, keep: max(keep, 2))
         do throws(Problem) {
             var closing: [ClosingFile] = []
-            try folder.linkFiles(of: source, code: .outputExists)
+            try folder.linkFiles(of: source, code: OutputCode.outputExists)
             for name in ["index.jsonl", "declarations.jsonl", "assets.live"] where access(source + "/" + name, F_OK) == 0 {
                 do { closing.append(ClosingFile(name, try readFileBytes(source + "/" + name, limit: 1 << 34))) } catch { throw error.problem }
             }

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Digest
 
 /// Where rendered devices go: a container (folder generation, tar file or stream, nothing for a
@@ -10,22 +11,12 @@ import Digest
 /// their line files. The job then publishes the whole with the generation's closing files (the
 /// index, then the manifest that marks it complete), or discards it.
 public final class DeviceSink: @unchecked Sendable {
-    let container: OutputContainer
+    let container: any OutputContainer
     let encoding: any DeviceEncoding
-    /// What the sink digests sixteen devices at a time (`PendingFiles`), if anything.
-    private let batching: Batching
-
-    private enum Batching {
-        /// Each device's own file, then written (`SingleFileEncoding`).
-        case files(any SingleFileEncoding)
-        /// Each device's plist, then encoded (DDM without extensions or credentials).
-        case plists(DDMEncoding)
-        case none
-    }
     /// `--changed-only`: devices whose output is unchanged are not written.
     private let filter: ChangeFilter?
     /// The manifest a `--changed-only` filter compares with: `RenderedDevice.previousEntry` is in it.
-    package var changedOnlyManifest: Manifest? { filter?.skipsUnchanged == true ? filter?.previous : nil }
+    package let changedOnlyManifest: Manifest?
     /// The encoding's line files, by `LineKind` (nil: not written by this encoding).
     private let lines: [LineFile?]
     /// Chunks written in key order by a writer thread, with what was written.
@@ -46,18 +37,15 @@ public final class DeviceSink: @unchecked Sendable {
         init(devices: Int) { seen = Set(minimumCapacity: devices) }
     }
 
-    init(container: OutputContainer, encoding: any DeviceEncoding, filter: ChangeFilter? = nil, devices: Int = 0) throws(Problem) {
+    /// `previous`: the manifest a night compares with, whose unchanged devices are not written
+    /// when `changedOnly`.
+    init(container: any OutputContainer, encoding: any DeviceEncoding, previous: Manifest? = nil, changedOnly: Bool = false,
+         devices: Int = 0) throws(Problem) {
         self.container = container
         self.encoding = encoding
-        if let single = encoding as? any SingleFileEncoding {
-            precondition(!single.holdsSecrets, "a batch's files are not cleared")
-            batching = .files(single)
-        } else if let ddm = encoding as? DDMEncoding, ddm.digestsPlistsInBatches {
-            batching = .plists(ddm)
-        } else {
-            batching = .none
-        }
-        self.filter = filter
+        precondition(encoding.batching == .none || !encoding.holdsSecrets, "a batch's files are not cleared")
+        filter = previous.map { ChangeFilter(previous: $0, skipsUnchanged: changedOnly) }
+        changedOnlyManifest = changedOnly ? previous : nil
         var lines = [LineFile?](repeating: nil, count: LineKind.allCases.count)
         do {
             for kind in encoding.lineFiles { lines[Int(kind.rawValue)] = try container.lineFile(kind.fileName) }
@@ -78,11 +66,12 @@ public final class DeviceSink: @unchecked Sendable {
     public var writesRemovalFiles: Bool { encoding.writesRemovalFiles }
 
     /// Takes one rendered device and sets the SHA-256 of the output that stands for it in
-    /// `digests` at its position: at once, or where the sink batches (`Batching`) when its batch
+    /// `digests` at its position: at once, or where the sink batches (`DeviceEncoding.batching`) when its batch
     /// is full or its chunk finishes. A device the change filter finds unchanged is not written (`--changed-only`).
     package func add(_ device: RenderedDevice, to chunk: inout ChunkBuffers, digests: DigestSlots) throws(Problem) {
-        switch batching {
-        case .files(let single): chunk.pending.add(device) { single.appendFile(of: device, to: &$0) }
+        let encoding = encoding
+        switch encoding.batching {
+        case .files: chunk.pending.add(device) { encoding.appendFile(of: device, to: &$0) }
         case .plists: chunk.pending.add(device) { $0.append(device.plist) }
         case .none:
             var files = DeviceFiles(container: container, filter: filter)
@@ -107,9 +96,8 @@ public final class DeviceSink: @unchecked Sendable {
         var files = DeviceFiles(container: container, filter: filter)
         swap(&files.records, &chunk.records)
         defer { swap(&files.records, &chunk.records) }
-        let ending = encoding.pathExtension
-        let batching = batching
-        switch batching {
+        let encoding = encoding, ending = encoding.pathExtension
+        switch encoding.batching {
         case .files:
             try chunk.pending.flush { device, digest, bytes throws(Problem) in
                 let name = OutputNames.PathName(key: device.key)
@@ -118,7 +106,7 @@ public final class DeviceSink: @unchecked Sendable {
                     try files.file(path: { OutputNames.appendRelativePath(device.key, name: name, extension: ending, to: &$0) }, bytes: bytes)
                 }
             }
-        case .plists(let ddm):
+        case .plists:
             try chunk.pending.flushAll { devices, plistDigests, plist throws(Problem) in
                 let rendered = devices.indices.map { i in
                     var r = RenderedDevice(key: devices[i].key, plist: plist(i), indexFields: devices[i].indexFields, position: devices[i].position)
@@ -126,10 +114,8 @@ public final class DeviceSink: @unchecked Sendable {
                     r.previousEntry = devices[i].previousEntry
                     return r
                 }
-                let declarations = ddm.declarations(of: rendered, plistDigests: plistDigests)
-                for (device, d) in zip(rendered, declarations) {
-                    digests.set(device.position, try ddm.encode(device, declarations: d, scratch: &chunk.scratch, files: &files))
-                }
+                let made = try encoding.encode(rendered, plistDigests: plistDigests, scratch: &chunk.scratch, files: &files)
+                for (device, digest) in zip(rendered, made) { digests.set(device.position, digest) }
             }
         case .none: return  // nothing waits without batching
         }
@@ -148,15 +134,11 @@ public final class DeviceSink: @unchecked Sendable {
         let removal = encoding.removal(of: key)
         if let file = removal.file {
             let ending = encoding.pathExtension
+            var member: [UInt8] = []
             try file.withView { bytes throws(Problem) in
-                if container.isArchive {
-                    var member: [UInt8] = []
-                    Tar.appendMember(to: &member, path: { OutputNames.appendRelativePath(key, extension: ending, to: &$0) }, body: { $0.append(bytes) })
-                    try member.withView { m throws(Problem) in try container.writeMembers([m]) }
-                } else {
-                    try container.place(bytes, at: OutputNames.relativePath(key, extension: ending), once: false, secret: false)
-                }
+                try container.add(bytes, path: { OutputNames.appendRelativePath(key, extension: ending, to: &$0) }, once: false, secret: false, members: &member)
             }
+            if !member.isEmpty { try member.withView { m throws(Problem) in try container.writeMembers([m]) } }
         }
         if let line = removal.indexLine { try lines[Int(LineKind.index.rawValue)]?.append(line) }
     }
@@ -176,8 +158,8 @@ public final class DeviceSink: @unchecked Sendable {
         container.discard()
     }
 
-    /// Once every chunk is written: the content-addressed files written tonight, for a folder
-    /// generation to link the others from the previous one (empty for any other container). The
+    /// Once every chunk is written: the content-addressed files written tonight, for a container
+    /// that carries the others from the previous generation (empty for any other). The
     /// writer's own record of them goes: at 10M DDM devices it was half a gigabyte held through
     /// the publish, beside the live assets.
     func takeSharedWritten() throws(Problem) -> Set<UInt128> {
@@ -187,7 +169,24 @@ public final class DeviceSink: @unchecked Sendable {
             swap(&taken, &state.seen)
             return taken
         }
-        return container is GenerationFolder ? taken : []
+        return container.carriesFilesForward ? taken : []
+    }
+
+    /// The shared files the generation's live devices name that tonight did not write
+    /// (`written`: `takeSharedWritten()`), carried from `previous` by a container that can (a
+    /// folder hard-links them: the same file). Returns how many it could not (no previous
+    /// generation, or not there); 0 for a container that holds only what tonight wrote.
+    func carry(_ live: any LiveFiles, written: Set<UInt128>, from previous: PublishedGeneration?) throws(Problem) -> Int {
+        guard container.carriesFilesForward else { return 0 }
+        var notCarried = 0
+        try live.forEach { relative, key, secret throws(Problem) in
+            if written.contains(key) { return }
+            guard let previous, try container.carry(relative, from: previous, secret: secret) else {
+                notCarried += 1
+                return
+            }
+        }
+        return notCarried
     }
 
     /// What the writer thread does with each chunk in turn: members go to the archive (a shared
@@ -229,80 +228,5 @@ package struct ChunkBuffers {
     var scratch: [UInt8] = []
     var pending = PendingFiles()
     package init() {}
-}
-
-/// A closing file of a generation (the index, the manifest), made when the sink writes it and
-/// handed over in pieces as they are made: each is a line per device, and building them whole
-/// first was the job's peak in memory. `write` makes the file and calls `emit` with its bytes in order, a piece
-/// at a time; a piece is valid only during its call (its buffer is made again into the next).
-public struct ClosingFile {
-    public typealias Emit = (ByteView) throws(Problem) -> Void
-    public let name: String
-    public let write: (_ emit: Emit) throws(Problem) -> Void
-
-    public init(name: String, write: @escaping (_ emit: Emit) throws(Problem) -> Void) {
-        self.name = name
-        self.write = write
-    }
-
-    public init(_ name: String, _ bytes: [UInt8]) {
-        self.init(name: name) { emit throws(Problem) in try Self.emit(bytes, to: emit) }
-    }
-
-    /// Hands `bytes` to `emit` as one piece.
-    static func emit(_ bytes: [UInt8], to emit: Emit) throws(Problem) {
-        try bytes.withView { b throws(Problem) in try emit(b) }
-    }
-}
-
-/// One rendered device, as the batch renderer hands it to a sink: every buffer is valid only
-/// during the call.
-package struct RenderedDevice {
-    package var key: ByteView
-    /// The app's configuration.
-    package var plist: ByteView
-    /// Each app extension's configuration, in `ResolvedDelivery.extensions` order (DDM).
-    package var extensions: BufferView<ByteView>
-    /// JSON members with their leading commas (the assignments that applied): the end of the
-    /// device's `index.jsonl` line.
-    package var indexFields: ByteView
-    /// The device's place in device-key order (`BatchResult.order`).
-    package var position: Int
-    /// Its variant (the set of assignments that matched it; 0: none).
-    package var variant = 0
-    /// Its credential documents (DDM with `credentials`), cleared after the call.
-    package var credentials = BufferView<RenderedCredential>.empty
-    /// Its entry in the previous manifest the night compares with (`BatchResult.previousEntries`;
-    /// the one a `--changed-only` filter reads), or -1.
-    package var previousEntry: Int32 = -1
-
-    package init(key: ByteView, plist: ByteView,
-                extensions: BufferView<ByteView> = .empty, indexFields: ByteView = .empty, position: Int = 0) {
-        self.key = key
-        self.plist = plist
-        self.extensions = extensions
-        self.indexFields = indexFields
-        self.position = position
-    }
-}
-
-/// Which devices are unchanged since a previous generation: their digest there equals tonight's.
-/// Shared by the workers (read-only).
-package final class ChangeFilter: Sendable {
-    package let previous: Manifest
-    /// `--changed-only`: unchanged devices are not written.
-    package let skipsUnchanged: Bool
-
-    package init(previous: Manifest, skipsUnchanged: Bool) {
-        self.previous = previous
-        self.skipsUnchanged = skipsUnchanged
-    }
-
-    /// True when the device is to be left out: `--changed-only` and the same digest as before
-    /// (`entry`: the device's in `previous`, or -1).
-    @inline(__always)
-    package func skips(entry: Int32, _ digest: SHA256Digest) -> Bool {
-        skipsUnchanged && entry >= 0 && previous.digest(at: Int(entry)) == digest
-    }
 }
 

@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigOutput
 import Foundation
 
 /// Chunks finished in any order, handled in chunk order by a writer thread of their own: a worker

@@ -1,28 +1,6 @@
 import AppConfigCore
+import AppConfigOutput
 import Digest
-
-/// An encoding whose output for a device is one file of its own and nothing else (a plist, an MDM
-/// command). The sink digests such files sixteen at a time (`SHA256.digests(of:ends:)`) before it
-/// writes them: digested one by one as they came, they were most of the render pass's CPU.
-protocol SingleFileEncoding: DeviceEncoding {
-    /// Appends the device's file to `out`.
-    func appendFile(of device: RenderedDevice, to out: inout [UInt8])
-}
-
-extension SingleFileEncoding {
-    /// One device on its own (`DeliveryPreview`): its file made in `scratch`, digested, written.
-    func encode(_ device: RenderedDevice, scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest {
-        scratch.removeAll(keepingCapacity: true)
-        appendFile(of: device, to: &scratch)
-        let digest = SHA256Digest(of: scratch)
-        if files.writes(entry: device.previousEntry, digest) {
-            try scratch.withView { b throws(Problem) in
-                try files.file(path: { OutputNames.appendRelativePath(device.key, extension: pathExtension, to: &$0) }, bytes: b)
-            }
-        }
-        return digest
-    }
-}
 
 /// A worker's devices whose files (or, for DDM, plists) are made and wait for their digests: the
 /// bytes one after another in one buffer, kept from batch to batch (no allocation once it has grown).

@@ -1,5 +1,6 @@
 import AppConfigBatch
 import AppConfigCore
+import AppConfigOutput
 import AppConfigSpec
 import ArgumentParser
 

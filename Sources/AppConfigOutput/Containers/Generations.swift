@@ -1,5 +1,4 @@
 import AppConfigCore
-import AppConfigSpec
 import Foundation
 
 /// The generations beside a folder output (`OUT.generations/g<time>-<pid>`), and which of them this
@@ -9,20 +8,20 @@ import Foundation
 /// name and its marker (or, for a generation made before markers, its name and its manifest) prove
 /// it one of ours, and `--keep` prunes by sequence, never by name or clock (a clock that ran ahead
 /// named generations that sorted after every later night's).
-enum Generations {
+package enum Generations {
     /// The marker of generation `name`, in the generations' folder.
-    static func markerName(of name: String) -> String { "." + name + ".appconfig" }
+    package static func markerName(of name: String) -> String { "." + name + ".appconfig" }
 
     /// One generation found in the folder.
-    struct Entry {
-        var name: String
+    package struct Entry {
+        package var name: String
         /// From its marker; 0 for one made before markers.
-        var sequence: Int
-        var complete: Bool
+        package var sequence: Int
+        package var complete: Bool
     }
 
     /// `g`, 14 digits, `-`, digits: the names `GenerationFolder` gives.
-    static func isGenerationName(_ name: String) -> Bool {
+    package static func isGenerationName(_ name: String) -> Bool {
         let u = Array(name.utf8)
         guard u.count > 16, u[0] == UInt8(ascii: "g"), u[15] == UInt8(ascii: "-") else { return false }
         func digits(_ s: ArraySlice<UInt8>) -> Bool { !s.isEmpty && s.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
@@ -31,7 +30,7 @@ enum Generations {
 
     /// The folder of generations: made if missing; refused when it is a symlink (planted to make
     /// the cleanup delete another folder's entries) or not the running user's.
-    static func prepareRoot(_ root: String) throws(Problem) {
+    package static func prepareRoot(_ root: String) throws(Problem) {
         var info = stat()
         if lstat(root, &info) != 0 {
             guard mkdir(root, 0o755) == 0 || errno == EEXIST else {
@@ -58,17 +57,17 @@ enum Generations {
 
     /// The highest publication sequence a marker may hold: far above any count of nights, far
     /// below where one more overflows.
-    static let maxSequence = 1 << 48
+    package static let maxSequence = 1 << 48
 
     /// The generations this tool made, as the folder holds them (symlinks, foreign entries and
     /// entries of another user aside).
-    static func list(in root: String) -> [Entry] {
+    package static func list(in root: String) -> [Entry] {
         var entries: [Entry] = []
         for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where isGenerationName(name) {
             let folder = root + "/" + name
             var info = stat()
             guard lstat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else { continue }
-            let complete = access(folder + "/" + Manifest.fileName, F_OK) == 0
+            let complete = access(folder + "/" + OutputNames.manifestFile, F_OK) == 0
             if let sequence = markerSequence(root + "/" + markerName(of: name)) {
                 entries.append(Entry(name: name, sequence: sequence, complete: complete))
             } else if complete {
@@ -80,7 +79,7 @@ enum Generations {
 
     /// A marker's sequence: the job's user's file (no symlink), `appconfig-generation N` with N in
     /// 0...maxSequence; nil for anything else.
-    static func markerSequence(_ path: String) -> Int? {
+    package static func markerSequence(_ path: String) -> Int? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -98,7 +97,7 @@ enum Generations {
 
     /// Writes the marker of a generation about to be made (exclusively: a planted file or symlink
     /// under its name is refused).
-    static func writeMarker(of name: String, sequence: Int, in root: String) throws(Problem) {
+    package static func writeMarker(of name: String, sequence: Int, in root: String) throws(Problem) {
         let path = root + "/" + markerName(of: name)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Problem(.outputWrite, at: Location(file: path), "cannot create \(path): \(systemError())") }
@@ -109,7 +108,7 @@ enum Generations {
     /// Removes a generation this tool made, and its marker: relative to descriptors of the folders
     /// opened without following a symlink, so that a folder swapped for a symlink while it is removed
     /// loses the symlink, never what it names.
-    static func remove(_ name: String, in root: String) {
+    package static func remove(_ name: String, in root: String) {
         let rootFD = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard rootFD >= 0 else { return }
         defer { close(rootFD) }
@@ -118,7 +117,7 @@ enum Generations {
     }
 
     /// Markers whose generation is gone (a run killed between the two): removed.
-    static func removeOrphanMarkers(in root: String) {
+    package static func removeOrphanMarkers(in root: String) {
         for file in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where file.hasPrefix(".g") && file.hasSuffix(".appconfig") {
             let name = String(file.dropFirst().dropLast(".appconfig".count))
             var info = stat()
@@ -131,7 +130,7 @@ enum Generations {
     /// Complete generations beyond `keep`, oldest first by sequence: never `current`, nor with
     /// `keep` of 2 or more `previous` (the one the output named before the switch: a reader may
     /// still be inside it; `--keep 1` asks for it to go).
-    static func prunable(in root: String, keep: Int, current: String, previous: String?) -> [String] {
+    package static func prunable(in root: String, keep: Int, current: String, previous: String?) -> [String] {
         let complete = list(in: root).filter(\.complete).sorted { ($0.sequence, $0.name) < ($1.sequence, $1.name) }
         return complete.dropLast(max(keep, 1)).map(\.name).filter { $0 != current && (keep < 2 || $0 != previous) }
     }

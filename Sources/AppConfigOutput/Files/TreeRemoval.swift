@@ -7,9 +7,9 @@ import Glibc
 /// never by path: a folder inside it swapped for a symlink mid-removal is unlinked as the symlink
 /// it now is, and nothing it points at is touched (`rm -rf` by path followed such a swap out of the
 /// tree).
-enum TreeRemoval {
+package enum TreeRemoval {
     /// Removes `name` in the folder `parent` (a descriptor), with everything below it.
-    static func remove(_ name: String, in parent: Int32) {
+    package static func remove(_ name: String, in parent: Int32) {
         let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             // Not a folder (a file, or a symlink, which O_NOFOLLOW refuses): the entry itself goes.

@@ -7,10 +7,10 @@ import Synchronization
 /// files (the manifest last). To a file (written under a temporary name and renamed when complete,
 /// its manifest then also beside it as `FILE.manifest.tsv` for a quick `--since`) or to a stream
 /// (standard output: the consumer sees it as it is written).
-final class TarArchive: OutputContainer, @unchecked Sendable {
+package final class TarArchive: OutputContainer, @unchecked Sendable {
     private let file: AtomicFile?
     private let descriptor: Int32
-    let name: String
+    package let name: String
     /// Where line files wait to be appended: beside the archive, or the temporary folder for a stream.
     private let scratchFolder: String
     /// The members, then the line files, past the page cache where the file system takes that
@@ -20,7 +20,7 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
     /// An archive written to `path`, published by a rename. Temporaries that died with their run
     /// (`FILE.tmp-PID`, the caller holding the output's lock) are removed first. An archive that
     /// will hold secret documents is its owner's alone (0600), from its temporary on.
-    init(path: String, holdsSecrets: Bool = false) throws(Problem) {
+    package init(path: String, holdsSecrets: Bool = false) throws(Problem) {
         AtomicFile.removeStale(beside: path)
         let file = try AtomicFile(path: path, mode: holdsSecrets ? 0o600 : 0o644)
         self.file = file
@@ -32,7 +32,7 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
     }
 
     /// An archive streamed to a descriptor (standard output); publishing only ends it.
-    init(streamingTo descriptor: Int32, name: String = "-") {
+    package init(streamingTo descriptor: Int32, name: String = "-") {
         file = nil
         self.descriptor = descriptor
         self.name = name
@@ -40,9 +40,12 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
         direct = Mutex(nil)
     }
 
-    var isArchive: Bool { true }
+    /// A member for the chunk writer: an archive's members go in key order.
+    package func add(_ bytes: ByteView, path: (inout [UInt8]) -> Void, once: Bool, secret: Bool, members: inout [UInt8]) throws(Problem) {
+        Tar.appendMember(to: &members, path: path, body: { $0.append(bytes) }, mode: secret ? Tar.secretMode : nil)
+    }
 
-    func writeMembers(_ pieces: [ByteView]) throws(Problem) {
+    package func writeMembers(_ pieces: [ByteView]) throws(Problem) {
         try direct.withLock { direct throws(Problem) in
             if let direct { try direct.write(pieces) } else { try writeAllGathered(descriptor, pieces, path: name) }
         }
@@ -56,11 +59,11 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
         }
     }
 
-    func lineFile(_ member: String) throws(Problem) -> LineFile {
+    package func lineFile(_ member: String) throws(Problem) -> LineFile {
         try LineFile.scratch(member, in: scratchFolder, shownAs: name + " (\(member))")
     }
 
-    func publish(lines: [LineFile], closing files: [ClosingFile]) throws(Problem) -> String {
+    package func publish(lines: [LineFile], closing files: [ClosingFile]) throws(Problem) -> String {
         for line in lines {
             try direct.withLock { direct throws(Problem) in
                 if let direct { try appendMember(line, direct: direct) } else { try appendMember(line) }
@@ -68,10 +71,10 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
             try line.close()
         }
         try endDirect()
-        return try Tar.end(descriptor, name: name, closing: files, file: file, copying: Manifest.fileName)
+        return try Tar.end(descriptor, name: name, closing: files, file: file, copying: OutputNames.manifestFile)
     }
 
-    func discard() {
+    package func discard() {
         direct.withLock { $0 = nil }
         file?.discard()
     }
@@ -107,5 +110,24 @@ final class TarArchive: OutputContainer, @unchecked Sendable {
             left -= n
         }
         try writeAll(descriptor, [UInt8](repeating: 0, count: Tar.padding(for: size)), path: name)
+    }
+}
+
+extension OutputDestination {
+    /// A tar archive, written under a temporary name and renamed when complete.
+    public static func tar(_ path: String) -> OutputDestination { OutputDestination(ArchiveFile(file: path)) }
+    /// A tar stream on standard output (no atomicity: the consumer sees it as it is written).
+    public static let tarStdout = OutputDestination(ArchiveStream())
+
+    struct ArchiveFile: OutputDestination.Kind {
+        let file: String
+        var path: String? { file }
+        var option: String? { "--tar" }
+        func removeStale() { AtomicFile.removeStale(beside: file) }
+        func open(holdsSecrets: Bool, keep: Int) throws(Problem) -> any OutputContainer { try TarArchive(path: file, holdsSecrets: holdsSecrets) }
+    }
+
+    struct ArchiveStream: OutputDestination.Kind {
+        func open(holdsSecrets: Bool, keep: Int) throws(Problem) -> any OutputContainer { TarArchive(streamingTo: 1) }
     }
 }

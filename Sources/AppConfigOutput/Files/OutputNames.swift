@@ -5,9 +5,12 @@ import AppConfigCore
 /// system: bytes outside `A-Z a-z 0-9 . _ -` become `%XX`, as does a leading `.`, so `/`, `..`,
 /// control characters and newlines cannot appear and the mapping stays one to one. A key longer
 /// than 90 bytes once encoded is cut and given a hash suffix.
-package enum OutputNames {
+public enum OutputNames {
+    /// The closing file that marks a generation complete (written last), and that a later run
+    /// reads to compare with.
+    public static let manifestFile = "manifest.tsv"
     package static let folderCount = 4096
-    static let maxNameLength = 90
+    package static let maxNameLength = 90
 
     /// FNV-1a 64 of the device key: stable across runs, machines and shard counts.
     package static func hash(_ key: ByteView) -> UInt64 { fnv1a(key) }
@@ -18,7 +21,7 @@ package enum OutputNames {
 
     /// Runs of safe bytes are appended whole (`appendEscapingRuns`): every device's name is made
     /// two or three times per run (its tar member, its index and manifest lines).
-    static func appendSafeName(_ key: ByteView, hash h: UInt64, to out: inout [UInt8]) {
+    package static func appendSafeName(_ key: ByteView, hash h: UInt64, to out: inout [UInt8]) {
         let start = out.count
         appendEscapingRuns(key, to: &out, where: { b, i in !isSafe(b) || (i == 0 && b == UInt8(ascii: ".")) }, escape: appendPercentEscaped)
         if out.count - start > maxNameLength {
@@ -39,7 +42,7 @@ package enum OutputNames {
 
     /// `appendRelativePath` with the key's `PathName` made already.
     @inline(__always)
-    static func appendRelativePath(_ key: ByteView, name: PathName, extension ending: StaticString, to out: inout [UInt8]) {
+    package static func appendRelativePath(_ key: ByteView, name: PathName, extension ending: StaticString, to out: inout [UInt8]) {
         guard name.isOwn else {
             appendEscapedRelativePath(key, hash: hash(key), extension: ending, to: &out)
             return
@@ -51,20 +54,20 @@ package enum OutputNames {
     /// its own name (`isOwnName`). Made once a device, when it is rendered, and kept with its
     /// digest (`DigestSlots`): its tar member, index line and manifest line each made it again (the
     /// key's FNV hash, a multiply per byte, and its bytes checked).
-    package struct PathName: Equatable, Sendable {
-        package let folder: UInt16
-        package let isOwn: Bool
+    public struct PathName: Equatable, Sendable {
+        public let folder: UInt16
+        public let isOwn: Bool
 
         @inline(__always)
-        package init(key: ByteView) {
+        public init(key: ByteView) {
             folder = UInt16(truncatingIfNeeded: OutputNames.hash(key) % UInt64(folderCount))
             isOwn = isOwnName(key)
         }
 
         /// Two bytes: the folder, 0x4000 for an own name, 0x8000 always (so that 0 is none).
-        var bits: UInt16 { 0x8000 | (isOwn ? 0x4000 : 0) | folder }
+        package var bits: UInt16 { 0x8000 | (isOwn ? 0x4000 : 0) | folder }
 
-        init?(bits: UInt16) {
+        package init?(bits: UInt16) {
             guard bits & 0x8000 != 0 else { return nil }
             folder = bits & 0x0FFF
             isOwn = bits & 0x4000 != 0
@@ -74,10 +77,10 @@ package enum OutputNames {
     /// Whether a key is its own name (`writeSafeRelativePath` takes it): no escape, not too long.
     /// Such a key needs no escape in JSON or in the manifest either.
     @inline(__always)
-    static func isOwnName(_ key: ByteView) -> Bool { key.count <= maxNameLength && isSafeName(key) }
+    package static func isOwnName(_ key: ByteView) -> Bool { key.count <= maxNameLength && isSafeName(key) }
 
     /// `appendRelativePath` through the escaping path, for any key (the tests' reference too).
-    static func appendEscapedRelativePath(_ key: ByteView, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
+    package static func appendEscapedRelativePath(_ key: ByteView, hash h: UInt64, extension ending: StaticString, to out: inout [UInt8]) {
         out.append(room: 4) { $0.writeFolder(UInt16(truncatingIfNeeded: h % UInt64(folderCount))) }
         appendSafeName(key, hash: h, to: &out)
         out.append(ending)
@@ -86,7 +89,7 @@ package enum OutputNames {
     /// Whether a key is its own safe name: every byte `isSafe`, the first not `.`. Eight bytes at a
     /// time (the last eight overlapping when the count is not a multiple of eight): each byte's
     /// classes as SWAR range tests (`ByteRangeMarks`).
-    static func isSafeName(_ key: ByteView) -> Bool {
+    package static func isSafeName(_ key: ByteView) -> Bool {
         guard key.count > 0 else { return true }
         if key[0] == UInt8(ascii: ".") { return false }
         guard key.count >= 8 else { return key.allSatisfy(isSafe) }
@@ -119,7 +122,7 @@ package enum OutputNames {
 extension ByteWriter {
     /// `folder/key.ext` for a key that `OutputNames.isOwnName` (at most `4 + maxNameLength + ext` bytes).
     @inline(__always)
-    mutating func writeSafeRelativePath(_ key: ByteView, folder: UInt16, extension ending: StaticString) {
+    package mutating func writeSafeRelativePath(_ key: ByteView, folder: UInt16, extension ending: StaticString) {
         writeFolder(folder)
         write(key)
         write(ending)
@@ -127,7 +130,7 @@ extension ByteWriter {
 
     /// The four bytes `fff/` of a key's folder.
     @inline(__always)
-    mutating func writeFolder(_ folder: UInt16) {
+    package mutating func writeFolder(_ folder: UInt16) {
         write(hex: UInt64(folder), digits: 3)
         write(UInt8(ascii: "/"))
     }

@@ -1,16 +1,16 @@
 /// Paths taken apart as text: the folder a path is in and its last component. Foundation's
 /// `NSString.deletingLastPathComponent` trapped on Linux for a one-letter relative path (`--out o`:
 /// SIGILL), and a relative output's parent is "" there, which joined with `/` named the root.
-enum PathText {
+package enum PathText {
     /// The folder `path` is in: `a/b` -> `a`, `/a` -> `/`, `a` -> `.` (trailing slashes ignored).
-    static func folder(of path: String) -> String {
+    package static func folder(of path: String) -> String {
         let p = trimmed(path)
         guard let slash = p.lastIndex(of: "/") else { return "." }
         return slash == p.startIndex ? "/" : String(p[..<slash])
     }
 
     /// The last component: `a/b` -> `b`, `a` -> `a`.
-    static func name(of path: String) -> String {
+    package static func name(of path: String) -> String {
         let p = trimmed(path)
         guard let slash = p.lastIndex(of: "/") else { return p }
         return String(p[p.index(after: slash)...])
@@ -18,13 +18,13 @@ enum PathText {
 
     /// A symlink's target as a path from where the caller stands: relative targets are relative
     /// to the link's folder.
-    static func resolve(_ target: String, besideLink link: String) -> String {
+    package static func resolve(_ target: String, besideLink link: String) -> String {
         target.hasPrefix("/") ? target : folder(of: link) == "." ? target : folder(of: link) + "/" + target
     }
 
     /// `path` without `.` components and repeated or trailing slashes: `./out` -> `out`,
     /// `a//./b/` -> `a/b`; `..` is kept (it is not resolved without the file system).
-    static func normalized(_ path: String) -> String {
+    package static func normalized(_ path: String) -> String {
         let absolute = path.hasPrefix("/")
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
         let joined = parts.joined(separator: "/")
@@ -32,7 +32,7 @@ enum PathText {
         return joined.isEmpty ? "." : joined
     }
 
-    static func trimmed(_ path: String) -> String {
+    package static func trimmed(_ path: String) -> String {
         var p = Substring(path)
         while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
         return String(p)

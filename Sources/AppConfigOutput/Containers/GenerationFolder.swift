@@ -11,21 +11,21 @@ import Foundation
 /// generation. (Replacing each file through a temporary name costs several times creating it;
 /// one switch per run costs nothing per file.) Each device's file is written
 /// as soon as it is rendered. The caller holds the output's lock (`OutputLock`).
-public final class GenerationFolder: OutputContainer, @unchecked Sendable {
-    let path: String
-    let root: String
-    let generation: String
+package final class GenerationFolder: OutputContainer, @unchecked Sendable {
+    package let path: String
+    package let root: String
+    package let generation: String
     /// The generation the output named when this run began (kept by the pruning: a reader may be in it).
     private var previous: String?
     /// Complete generations kept: the current one and the ones before it (a reader still inside one
     /// is not pulled from under its feet).
-    let keep: Int
+    package let keep: Int
     /// Files this run created in its generation (all threads): what the generation must hold when
     /// it is published.
     private var created = 0
     private let createdLock = NSLock()
 
-    public init(path: String, keep: Int = 2) throws(Problem) {
+    package init(path: String, keep: Int = 2) throws(Problem) {
         // `./out` and `out` are one output: the symlink's target is compared with the folder.
         let p = PathText.normalized(path)
         self.path = p
@@ -66,26 +66,37 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     }
 
     /// The generation the output's symlink names, when it is a complete one.
-    public static func published(_ path: String) -> String? {
+    package static func published(_ path: String) -> String? {
         let p = PathText.trimmed(path)
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: p) else { return nil }
         let full = PathText.resolve(target, besideLink: p)
-        return FileManager.default.fileExists(atPath: full + "/" + Manifest.fileName) ? full : nil
+        return FileManager.default.fileExists(atPath: full + "/" + OutputNames.manifestFile) ? full : nil
     }
 
     /// Generations without a manifest were left by a run that died (the caller holds the lock: no
     /// live run owns them): removed, and never counted toward `keep`.
-    static func removeIncomplete(in root: String) {
+    package static func removeIncomplete(in root: String) {
         for entry in Generations.list(in: root) where !entry.complete { Generations.remove(entry.name, in: root) }
         Generations.removeOrphanMarkers(in: root)
     }
 
-    static func reason(_ error: any Error) -> String {
+    package static func reason(_ error: any Error) -> String {
         ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) } ?? "\(error.localizedDescription)"
     }
 
-    func place(_ bytes: ByteView, at relative: String, once: Bool, secret: Bool) throws(Problem) {
-        try write(bytes, to: relative, once: once, secret: secret)
+    /// Written now: a folder's files need no order.
+    package func add(_ bytes: ByteView, path: (inout [UInt8]) -> Void, once: Bool, secret: Bool, members: inout [UInt8]) throws(Problem) {
+        var relative: [UInt8] = []
+        path(&relative)
+        try write(bytes, to: String(decoding: relative, as: UTF8.self), once: once, secret: secret)
+    }
+
+    package var carriesFilesForward: Bool { true }
+
+    /// Hard-linked from the previous generation's folder (the same file, not a copy).
+    package func carry(_ relative: String, from previous: PublishedGeneration, secret: Bool) throws(Problem) -> Bool {
+        guard let folder = previous.folder else { return false }
+        return try link(folder + "/" + relative, to: relative, secret: secret)
     }
 
     /// Writes one file under its relative path (`folder/name.plist`). A missing folder is made on
@@ -93,7 +104,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     /// With `once`, a file that exists already is left as it is (content-addressed files: the same
     /// name holds the same bytes); otherwise two writers of one name are an error.
     /// A `secret` file is its owner's alone (0600, its folder 0700): a credential document.
-    func write(_ bytes: ByteView, to relative: String, once: Bool = false, secret: Bool = false) throws(Problem) {
+    package func write(_ bytes: ByteView, to relative: String, once: Bool = false, secret: Bool = false) throws(Problem) {
         let full = generation + "/" + relative
         let mode: mode_t = secret ? 0o600 : 0o644
         var fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
@@ -116,7 +127,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
 
     /// Hard-links `source` (a file of an earlier generation) into this one as `relative`, counted
     /// like a file `write` makes. False when `source` is not there.
-    func link(_ source: String, to relative: String, secret: Bool = false) throws(Problem) -> Bool {
+    package func link(_ source: String, to relative: String, secret: Bool = false) throws(Problem) -> Bool {
         let full = generation + "/" + relative
         if Foundation.link(source, full) != 0 {
             if errno == ENOENT, let slash = relative.firstIndex(of: "/"), access(source, F_OK) == 0 {
@@ -139,13 +150,13 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
 
     /// A file of the generation the run appends lines to (the DDM index), counted like the files
     /// `write` makes.
-    func lineFile(_ name: String) throws(Problem) -> LineFile {
+    package func lineFile(_ name: String) throws(Problem) -> LineFile {
         LineFile(name: name, path: generation + "/" + name, descriptor: try createAppending(name))
     }
 
     /// Creates a file of the generation to be appended to, counted like the files `write` makes;
     /// the caller closes the descriptor.
-    func createAppending(_ relative: String) throws(Problem) -> Int32 {
+    package func createAppending(_ relative: String) throws(Problem) -> Int32 {
         let full = generation + "/" + relative
         let fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Problem(.outputWrite, at: Location(file: full), "cannot create \(full): \(systemError())") }
@@ -153,13 +164,13 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
         return fd
     }
 
-    func write(_ bytes: [UInt8], to relative: String, once: Bool = false) throws(Problem) {
+    package func write(_ bytes: [UInt8], to relative: String, once: Bool = false) throws(Problem) {
         try bytes.withView { b throws(Problem) in try write(b, to: relative, once: once) }
     }
 
     /// Writes the closing files (the manifest last: it marks the generation complete), switches
     /// `path` to this generation in one rename, then removes complete generations beyond `keep`.
-    func publish(lines: [LineFile], closing files: [ClosingFile]) throws(Problem) -> String {
+    package func publish(lines: [LineFile], closing files: [ClosingFile]) throws(Problem) -> String {
         for line in lines { try line.close() }
         return try publish(closing: files)
     }
@@ -168,8 +179,8 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     /// files, which the caller writes) into this one: regular files and folders of `source`'s owner
     /// only, never a symlink or another user's file (a planted hard link to one); `check(path,
     /// file)` vets each file first. Problems carry `code` (the caller's: a merge's input, a
-    /// rollback's output); `cancelled` is asked every 65,536 files.
-    func linkFiles(of source: String, code: JobCode, cancelled: () -> Bool = { false },
+    /// rollback's output); `cancelled` is asked every 65,536 files: a problem it gives stops the walk.
+    package func linkFiles(of source: String, code: some ProblemCodeCatalog, cancelled: () -> Problem? = { nil },
                    check: (_ relative: String, _ file: String) throws(Problem) -> Void = { _, _ in }) throws(Problem) {
         var top = stat()
         guard lstat(source, &top) == 0, top.st_mode & S_IFMT == S_IFDIR else {
@@ -201,18 +212,18 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
                     throw Problem(code, at: Location(file: file), "cannot link \(file): it went while it was read")
                 }
                 linked += 1
-                if linked % 65536 == 0, cancelled() { throw ShardMerge.interrupted }
+                if linked % 65536 == 0, let stop = cancelled() { throw stop }
             }
         }
         try walk("")
     }
 
-    public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
+    package func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         for file in files {
             // The manifest marks the generation complete: it is written under another name,
             // flushed with everything the generation holds, and only then renamed (written in
             // place, a run killed while writing it left a short manifest taken as complete).
-            let isManifest = file.name == Manifest.fileName
+            let isManifest = file.name == OutputNames.manifestFile
             let name = isManifest ? file.name + ".partial" : file.name
             let fd = try createAppending(name)
             defer { close(fd) }
@@ -250,7 +261,7 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     }
 
     /// Regular files under a folder, its subfolders included (readdir: no Foundation per entry).
-    static func countFiles(in folder: String) -> Int {
+    package static func countFiles(in folder: String) -> Int {
         guard let dir = opendir(folder) else { return 0 }
         defer { closedir(dir) }
         var count = 0
@@ -272,7 +283,23 @@ public final class GenerationFolder: OutputContainer, @unchecked Sendable {
     }
 
     /// Removes this unpublished generation.
-    public func discard() {
+    package func discard() {
         Generations.remove(PathText.name(of: generation), in: root)
+    }
+}
+
+extension OutputDestination {
+    /// A folder tree, published whole: a new generation folder beside it, then one atomic symlink switch.
+    public static func directory(_ path: String) -> OutputDestination { OutputDestination(Directory(folder: path)) }
+
+    struct Directory: OutputDestination.Kind {
+        let folder: String
+        var path: String? { folder }
+        var option: String? { "--out" }
+        var current: PublishedGeneration? {
+            GenerationFolder.published(folder).map { PublishedGeneration(path: $0, folder: $0, manifest: .file($0 + "/" + OutputNames.manifestFile)) }
+        }
+        func removeStale() { GenerationFolder.removeIncomplete(in: PathText.trimmed(folder) + ".generations") }
+        func open(holdsSecrets: Bool, keep: Int) throws(Problem) -> any OutputContainer { try GenerationFolder(path: folder, keep: keep) }
     }
 }

@@ -3,8 +3,8 @@ import Foundation
 
 /// ustar members, deterministic: mode 0644, owner 0, mtime 0 (the same inputs give the same
 /// archive), names of at most 100 bytes.
-enum Tar {
-    static let blockSize = 512
+package enum Tar {
+    package static let blockSize = 512
 
     /// The fixed part of every header: mode, owner, mtime, type and magic (all members share them).
     /// In an arena kept for the process, like a C constant: appended for every member on every
@@ -24,10 +24,10 @@ enum Tar {
     /// `out`: the name is moved into the header, the size patched in once the body is there.
     /// Nothing is allocated.
     /// The mode of a member that holds a secret (`secret-assets/`): its owner's alone.
-    static let secretMode: StaticString = "0000600"
+    package static let secretMode: StaticString = "0000600"
 
     @inline(__always)
-    static func appendMember(to out: inout [UInt8], path: (inout [UInt8]) -> Void, body: (inout [UInt8]) -> Void, mode: StaticString? = nil) {
+    package static func appendMember(to out: inout [UInt8], path: (inout [UInt8]) -> Void, body: (inout [UInt8]) -> Void, mode: StaticString? = nil) {
         let start = out.count
         out.append(template)
         if let mode {
@@ -56,7 +56,7 @@ enum Tar {
     /// written under a temporary name with the archive's member and renamed once the archive is in
     /// place. Returns the archive's name.
     /// `copied`: the closing file also written beside the archive (the manifest).
-    static func end(_ fd: Int32, name: String, closing files: [ClosingFile], file: AtomicFile?, copying copied: String) throws(Problem) -> String {
+    package static func end(_ fd: Int32, name: String, closing files: [ClosingFile], file: AtomicFile?, copying copied: String) throws(Problem) -> String {
         let beside = name + "." + copied
         var besideCopy: AtomicFile?
         defer { besideCopy?.discard() }  // after a commit, nothing is left to discard
@@ -76,7 +76,7 @@ enum Tar {
     /// first with no size, then the body, then the header again with its size, written in place.
     /// To a descriptor that cannot seek (a pipe) or writes only at its end (`>>`, O_APPEND, where
     /// Linux's `pwrite` appends), the whole body is made first, for the size.
-    static func writeMember(_ member: ClosingFile, to fd: Int32, path: String, copy: (fd: Int32, path: String)?) throws(Problem) {
+    package static func writeMember(_ member: ClosingFile, to fd: Int32, path: String, copy: (fd: Int32, path: String)?) throws(Problem) {
         func copyOut(_ piece: ByteView) throws(Problem) {
             if let copy { try writeAll(copy.fd, piece, path: copy.path) }
         }
@@ -110,7 +110,7 @@ enum Tar {
     }
 
     /// The header of a member of `size` bytes whose body the caller writes after it (a large file).
-    static func header(named name: String, size: Int) -> [UInt8] {
+    package static func header(named name: String, size: Int) -> [UInt8] {
         var out = Array(template)
         let bytes = Array(name.utf8)
         precondition(bytes.count <= 100, "tar member name too long")
@@ -150,7 +150,7 @@ enum Tar {
     }
 
     /// The bytes of the member `name` of an archive, walking its headers (seeking past bodies).
-    static func member(named name: String, in path: String) throws(Problem) -> [UInt8] {
+    package static func member(named name: String, in path: String) throws(Problem) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path)")
         }
@@ -182,8 +182,8 @@ enum Tar {
         return sum
     }
 
-    static func padding(for size: Int) -> Int { (blockSize - size % blockSize) % blockSize }
+    package static func padding(for size: Int) -> Int { (blockSize - size % blockSize) % blockSize }
 
     /// Two zero blocks end an archive.
-    static let trailer = [UInt8](repeating: 0, count: 2 * blockSize)
+    package static let trailer = [UInt8](repeating: 0, count: 2 * blockSize)
 }

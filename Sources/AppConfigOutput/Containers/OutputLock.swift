@@ -4,10 +4,10 @@ import Foundation
 /// One run at a time per output: an exclusive `flock` on `OUTPUT.lock`, held for the whole run and
 /// let go when the run ends (or its process dies: the kernel releases it). A second run fails at
 /// once with one clear line instead of interleaving with the first.
-final class OutputLock {
+package final class OutputLock {
     private let descriptor: Int32
 
-    init(output: String) throws(Problem) {
+    package init(output: String) throws(Problem) {
         let p = PathText.trimmed(output)
         let parent = PathText.folder(of: p)
         if parent != "." {

@@ -9,9 +9,9 @@ import Foundation
 /// archive goes at the disk's own speed (the figures are in the commit that made this). Not on
 /// tmpfs, whose pages are the file, nor where the file system refuses such writes (a first block
 /// is tried): nil there, and the archive is written as before.
-final class DirectWrites {
+package final class DirectWrites {
     /// Direct writes go in blocks of this size, from addresses and offsets it divides.
-    static let block = 4096
+    package static let block = 4096
     private let descriptor: Int32
     private let path: String
     private let staging: UnsafeMutableRawBufferPointer
@@ -20,7 +20,7 @@ final class DirectWrites {
     private var offset = 0
 
     /// For the archive being written at `path` (its temporary name, empty), shown as `name`.
-    init?(path: String, shownAs name: String, capacity: Int = 8 << 20) {
+    package init?(path: String, shownAs name: String, capacity: Int = 8 << 20) {
         let fd = appconfig_open_direct(path)
         guard fd >= 0 else { return nil }
         var memory: UnsafeMutableRawPointer?
@@ -42,7 +42,7 @@ final class DirectWrites {
     }
 
     /// Appends the pieces, writing the staging buffer each time it fills.
-    func write(_ pieces: [ByteView]) throws(Problem) {
+    package func write(_ pieces: [ByteView]) throws(Problem) {
         for piece in pieces {
             try piece.withUnsafeBufferPointer { bytes throws(Problem) in
                 var from = 0
@@ -59,7 +59,7 @@ final class DirectWrites {
 
     /// Appends `count` bytes read from `source` (from where it stands), read straight into the
     /// staging buffer.
-    func copy(from source: Int32, count: Int, shownAs sourceName: String) throws(Problem) {
+    package func copy(from source: Int32, count: Int, shownAs sourceName: String) throws(Problem) {
         var left = count
         while left > 0 {
             let n = read(source, staging.baseAddress! + filled, min(staging.count - filled, left))
@@ -73,7 +73,7 @@ final class DirectWrites {
 
     /// Ends direct writing: the whole blocks staged are written; the rest (under a block) goes
     /// through `buffered`, a descriptor of the same file, left at the end for what follows.
-    func finish(through buffered: Int32) throws(Problem) {
+    package func finish(through buffered: Int32) throws(Problem) {
         let whole = filled / Self.block * Self.block
         if whole > 0 { try writeStaged(whole) }
         try write(filled, through: buffered)

@@ -3,17 +3,17 @@ import Foundation
 
 /// A file written under a temporary name beside its final one, renamed when complete: no partial
 /// file ever stands under the final name.
-final class AtomicFile {
-    let path: String
-    let temporary: String
-    let descriptor: Int32
+package final class AtomicFile {
+    package let path: String
+    package let temporary: String
+    package let descriptor: Int32
     private var isOpen = true
 
     /// The temporary is `PATH.tmp-PID-RANDOM`, created with `O_EXCL | O_NOFOLLOW`: a file or a
     /// symlink planted under a name a run would use is never opened (a root run truncated a
     /// symlink's target through `PATH.tmp-PID`). `mode` 0600 for a file that holds secrets
     /// (member modes protect nothing inside an archive others can read).
-    init(path: String, mode: mode_t = 0o644) throws(Problem) {
+    package init(path: String, mode: mode_t = 0o644) throws(Problem) {
         self.path = path
         var name = "", fd: Int32 = -1
         for _ in 0..<16 {
@@ -28,7 +28,7 @@ final class AtomicFile {
 
     /// Flushed to the disk, then renamed over the final name: a crash after the rename never finds
     /// a short file under it.
-    func commit() throws(Problem) {
+    package func commit() throws(Problem) {
         guard isOpen else { return }
         isOpen = false
         guard fsync(descriptor) == 0 || errno == EINVAL, close(descriptor) == 0, rename(temporary, path) == 0 else {
@@ -38,7 +38,7 @@ final class AtomicFile {
         }
     }
 
-    func discard() {
+    package func discard() {
         guard isOpen else { return }
         isOpen = false
         close(descriptor)
@@ -55,7 +55,7 @@ final class AtomicFile {
     /// `path` made a hard link to `source`, under a temporary name first, as a file is written
     /// (`link` never follows or overwrites what stands at the name). False when it cannot be
     /// linked (another file system, `source` gone): nothing is then left.
-    static func link(_ source: String, to path: String) -> Bool {
+    package static func link(_ source: String, to path: String) -> Bool {
         let name = temporaryName(for: path)
         guard Foundation.link(source, name) == 0 else { return false }
         guard rename(name, path) == 0 else {
@@ -66,7 +66,7 @@ final class AtomicFile {
     }
 
     /// Removes `PATH.tmp-PID-RANDOM` files whose process is gone (a run killed while writing).
-    static func removeStale(beside path: String) {
+    package static func removeStale(beside path: String) {
         let folder = PathText.folder(of: path)
         let prefix = PathText.name(of: path) + ".tmp-"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
@@ -89,11 +89,11 @@ package func writeFileAtomically(parts: [[UInt8]], to path: String) throws(Probl
 }
 
 /// Writes all of `bytes` to a descriptor, through partial writes and EINTR. `path` names it in errors.
-func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(Problem) {
+package func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(Problem) {
     try bytes.withView { b throws(Problem) in try writeAll(fd, b, path: path) }
 }
 
-func writeAll(_ fd: Int32, _ view: ByteView, path: String) throws(Problem) {
+package func writeAll(_ fd: Int32, _ view: ByteView, path: String) throws(Problem) {
     var done = 0
     while done < view.count {
         let n = view.withUnsafeBufferPointer { write(fd, $0.baseAddress! + done, $0.count - done) }
@@ -106,12 +106,12 @@ func writeAll(_ fd: Int32, _ view: ByteView, path: String) throws(Problem) {
 }
 
 /// errno in the system's words.
-func systemError() -> String { String(cString: strerror(errno)) }
+package func systemError() -> String { String(cString: strerror(errno)) }
 
 /// Writes `pieces` in order with as few system calls as the kernel takes (`writev`, at most 1024
 /// pieces a call: Linux's IOV_MAX), through partial writes and EINTR: a chunk's members are
 /// written where they lie, not copied together first.
-func writeAllGathered(_ fd: Int32, _ pieces: [ByteView], path: String) throws(Problem) {
+package func writeAllGathered(_ fd: Int32, _ pieces: [ByteView], path: String) throws(Problem) {
     var vectors = pieces.compactMap { p in
         p.isEmpty ? nil : p.withUnsafeBufferPointer { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
     }
