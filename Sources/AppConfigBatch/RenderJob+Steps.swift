@@ -58,9 +58,7 @@ extension RenderJob {
     func compileStep(observer: Observer) throws -> CompiledJob {
         let configuration = try configuration(observer: observer)
         let delivery = try self.delivery.resolved(specBundleID: configuration.base.metadata.bundleId)
-        if delivery.delivery.isMDMCommand && batch.format != .xml {
-            throw Problem(.deliveryOption, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
-        }
+        if delivery.delivery.plistFormat(batch.format) != batch.format { throw Problem(.deliveryOption, delivery.delivery.formatRefusal) }
         let extensions = try extensionConfigurations(observer: observer)
         if let e = extensions.first(where: { $0.configuration.values?.assignments.contains { !$0.credentials.isEmpty } ?? false }) {
             throw Problem(.deliveryOption, "the values of --extension \(e.id) give credentials in assignments: an extension's credentials are its file's \"credentials\", for every device")

@@ -30,6 +30,51 @@ struct InProcessCommandTests {
         #expect(job.keepGenerations == 3 && job.report == "r" && job.redact && job.nightly.maxFailures == 7)
     }
 
+    /// `render`'s long options, read from the usage column of its help (a flag's `--NAME/--no-NAME` is NAME).
+    static func renderLongOptions() -> Set<String> {
+        var names = Set<String>()
+        for line in RenderCommand.helpMessage(columns: 100_000).split(separator: "\n") {
+            let usage = line.trimmingCharacters(in: .whitespaces).components(separatedBy: "  ")[0]
+            guard usage.hasPrefix("-") else { continue }  // a help text's own line
+            // `--NAME/--no-NAME`: one setting, the first name.
+            for match in usage.matches(of: /--([a-z0-9-]+)/).prefix(usage.contains("/--no-") ? 1 : .max) { names.insert(String(match.1)) }
+        }
+        return names
+    }
+
+    @Test("render's long options and a job file's keys are one set (a setting is never the command line's or the file's alone)")
+    func optionsAreJobKeys() {
+        let options = Self.renderLongOptions()
+        // The command line's alone: help, and leaving out a job file's secret.
+        let commandLineOnly: Set = ["help", "no-secret"]
+        #expect(options.count > 60)
+        #expect(options.subtracting(commandLineOnly).sorted() == Set(JobSettings.keys).sorted())
+        #expect(commandLineOnly.isSubset(of: options))
+    }
+
+    @Test("every option given on the command line reaches the settings: a key's value set from its option, each on its own")
+    func everyOptionReachesItsKey() throws {
+        // A value each option takes; flags are given bare.
+        let values: [String: String] = [
+            "format": "xml", "jobs": "2", "shard": "0/2", "shard-count": "2", "shard-base": "1", "keep": "3", "partial-exit": "0",
+            "max-failures": "1", "max-failure-ratio": "0.1", "max-change-ratio": "0.2", "max-removal-ratio": "0.3",
+            "secret-timeout": "5", "delimiter": ";", "ldap-page-size": "10", "ldap-timeout": "1", "ldap-deadline": "2", "ldap-retries": "1",
+            "missing": "omit", "key-missing": "k=omit", "map": "udid=UDID", "attribute": "cn=cn", "delivery": "ddm", "app-config-key": "both",
+            "install": "optional", "license": "user", "include-in-backup": "true", "ddm-layout": "files", "ldap-scope": "one",
+            "ldap-targeted": "never", "extension": "a.b=v.json", "extension-spec": "a.b=s.xml", "secret": "pw=env:X", "install-option": "A=1",
+            "management-flags": "1", "inventory-preset": "jamf",
+        ]
+        let empty = try JSONEncoder().encode(JobSettings())
+        for key in JobSettings.keys {
+            let flag = (try? RenderCommand.parse(["--" + key])) != nil
+            let arguments = flag ? ["--" + key] : ["--" + key, values[key] ?? "x"]
+            let command = try RenderCommand.parse(arguments)
+            let encoded = try JSONSerialization.jsonObject(with: JSONEncoder().encode(command.commandLine)) as? [String: Any]
+            #expect(encoded?[key] != nil, "--\(key) is not carried into the job's settings")
+            #expect(try JSONEncoder().encode(command.commandLine) != empty, "--\(key)")
+        }
+    }
+
     @Test("the outputs: --tar FILE, --tar - (a stream), --dry-run")
     func renderOutputs() throws {
         let base = ["--spec", "s.xml", "--inventory", "i.csv"]

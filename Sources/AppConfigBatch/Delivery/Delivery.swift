@@ -1,4 +1,5 @@
 import AppConfigCore
+import AppConfigRender
 import Foundation
 
 /// How the configuration reaches the device (`--delivery`).
@@ -15,6 +16,17 @@ public enum Delivery: String, SettingChoice {
 
     /// MDM commands travel as XML plists: the dictionary is rendered as XML, nested in the command.
     public var isMDMCommand: Bool { self == .mdmSettings || self == .mdmInstall }
+
+    /// The plist format this delivery renders in, the one place that decides it: MDM commands
+    /// are XML plists (nothing asked: XML; binary asked: nil, refused with `formatRefusal`); the
+    /// others take what is asked, `otherwise` when nothing is.
+    public func plistFormat(_ requested: OutputFormat?, otherwise: OutputFormat = .binary) -> OutputFormat? {
+        guard isMDMCommand else { return requested ?? otherwise }
+        return requested == .binary ? nil : .xml
+    }
+
+    /// Why `plistFormat` refuses a binary plist.
+    public var formatRefusal: String { "MDM commands are XML plists: --delivery \(rawValue) takes --format xml" }
 }
 
 /// Which AppManaged key names the data asset (`--app-config-key`). Apps written to the AppConfig

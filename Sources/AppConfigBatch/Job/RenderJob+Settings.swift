@@ -25,16 +25,14 @@ extension RenderJob {
             throw Problem(.jobSetting, "--max-failure-ratio, --max-change-ratio and --max-removal-ratio take a share from 0 to 1")
         }
         let delivery = try s.delivery.options()
-        if delivery.delivery.isMDMCommand && r.format == .binary {
-            throw Problem(.jobSetting, "MDM commands are XML plists: --delivery \(delivery.delivery.rawValue) takes --format xml")
-        }
+        guard let format = delivery.delivery.plistFormat(r.format) else { throw Problem(.jobSetting, delivery.delivery.formatRefusal) }
 
         self.init(spec: spec, sources: try s.sources.fleetSources(inventory: inventory, ldap: s.ldap, environment: environment))
         values = s.inputs.values
         specOptions.lenient = s.inputs.lenient ?? false
         compileOptions = try s.inputs.compileOptions()
         self.delivery = delivery
-        batch.format = r.format ?? (delivery.delivery.isMDMCommand ? .xml : .binary)
+        batch.format = format
         batch.jobs = r.jobs ?? Parallelism.machine
         batch.verify = r.verify ?? false
         batch.shard = try Self.shard(r, environment: environment)

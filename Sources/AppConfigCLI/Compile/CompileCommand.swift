@@ -93,7 +93,8 @@ struct CompileCommand: ParsableCommand {
         }
         let options = try delivery.options()
         let resolved = try reportingProblems { try options.resolved(specBundleID: program.metadata.bundleId) }
-        let renderFormat: OutputFormat = resolved.delivery.isMDMCommand ? .xml : format ?? (resolved.delivery == .ddm ? .binary : .xml)
+        // A preview shows XML unless asked (DDM's assets: binary); an MDM command is XML whatever is asked.
+        let renderFormat = resolved.delivery.plistFormat(format, otherwise: resolved.delivery == .ddm ? .binary : .xml) ?? .xml
         let renderer = Renderer(image: ProgramImage(program), format: renderFormat, xmlNesting: DeliveryPreview.xmlNesting(resolved))
         // Every variable the device lacks, at once (the render stops at the first).
         let missing = program.slots.filter { device[$0] == nil }
