@@ -132,7 +132,7 @@ public final class BatchRenderer: @unchecked Sendable {
         fleet.inventory.withColumn(keySlot) { keys in
         inputDigests.withWorkerSlots { inputs in
         rowDigests.withView { rowDigests in
-        assignments.withIndexFields { indexFields in DispatchQueue.concurrentPerform(iterations: jobs) { w in
+        assignments.withIndexFields { indexFields in Parallelism.concurrentPerform(iterations: jobs) { w in
             let worker = workers[w]
             while !cancellation.isCancelled {
                 let chunk = next.add(1, ordering: .relaxed).oldValue

@@ -1,6 +1,6 @@
 /// The phases of a render job, in the order they run: the keys of `summary.json`'s `seconds`, the
 /// `phases:` line, the progress line and the observer's `phaseStarted` all name them from here.
-public enum Phase: String, CaseIterable, Sendable {
+public enum Phase: String, CaseIterable, Sendable, Codable, CodingKeyRepresentable {
     case compile, since, inventory, directory, join, assign, render, publish, report
 
     /// What the progress line says while the phase runs.

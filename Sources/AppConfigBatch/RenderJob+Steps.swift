@@ -9,7 +9,7 @@ import Digest
 final class PhaseClock {
     let start = monotonicSeconds()
     private(set) var last: Double
-    private(set) var seconds: [String: Double] = [:]
+    private(set) var seconds: [Phase: Double] = [:]
     private let observer: RenderJob.Observer
 
     init(observer: RenderJob.Observer) {
@@ -19,7 +19,7 @@ final class PhaseClock {
 
     func lap(_ phase: Phase, next: Phase? = nil) {
         let now = monotonicSeconds()
-        seconds[phase.rawValue] = now - last
+        seconds[phase] = now - last
         last = now
         if let next { observer.phaseStarted(next) }
     }

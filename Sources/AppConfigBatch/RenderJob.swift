@@ -75,10 +75,10 @@ public struct RenderJob: Sendable {
     /// `ProblemList` (the spec or values do not compile). Device failures do not throw: they are in
     /// the summary, whose `exitStatus` says what a script should see.
     public func run(cancellation: Cancellation = Cancellation(), observer: Observer = Observer()) throws -> RunSummary {
-        // Every pass, not only the render, takes at most `batch.jobs` threads.
-        Parallelism.limit(to: batch.jobs)
+        // Every pass, not only the render, takes at most `batch.jobs` threads: this job's, not
+        // another's in the same process.
         do {
-            return try runPhases(cancellation: cancellation, observer: observer)
+            return try Parallelism.limited(to: batch.jobs) { () throws -> RunSummary in try runPhases(cancellation: cancellation, observer: observer) }
         } catch {
             writeFailureReport(error)
             throw error

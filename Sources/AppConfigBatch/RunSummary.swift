@@ -20,7 +20,7 @@ public struct RunSummary: Sendable, Codable {
     /// Seconds per phase: compile, since (the lock, the report folder), inventory, directory, join,
     /// render, publish. The previous manifest is read beside the inventory and the directory: what
     /// is left of it when they are read counts in join.
-    public var seconds: [String: Double] = [:]
+    public var seconds: [Phase: Double] = [:]
     /// The job's time from its start to the end of publishing: the phases add up to it (writing
     /// the report comes after; the summary the job returns has it as `report`).
     public var wallSeconds = 0.0

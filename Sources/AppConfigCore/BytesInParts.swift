@@ -10,7 +10,7 @@ package func forEachRange(_ count: Int, parts: Int = Parallelism.threads, parall
     let n = count >= parallelFrom ? max(1, min(parts, count)) : 1
     // Each call touches its own slots (the caller's promise above): no lock, no copy.
     nonisolated(unsafe) let body = body
-    DispatchQueue.concurrentPerform(iterations: n) { i in body(i, (count * i / n)..<(count * (i + 1) / n)) }
+    Parallelism.concurrentPerform(iterations: n) { i in body(i, (count * i / n)..<(count * (i + 1) / n)) }
 }
 
 /// Bytes for `count` items, made `round` items at a time (a round cut into contiguous pieces,
@@ -42,7 +42,7 @@ package func bytesInRounds<E: Error>(count: Int, round: Int = 1 << 13, parts: In
         let taken = Atomic<Int>(last ? pieces : 0)
         next.clear()
         next.buffers.withWorkerSlots { slots in
-            DispatchQueue.concurrentPerform(iterations: last ? 1 : threads) { task in
+            Parallelism.concurrentPerform(iterations: last ? 1 : threads) { task in
                 if task == 0 {
                     do throws(E) {
                         for buffer in sets[r & 1].buffers where !buffer.isEmpty {

@@ -5,21 +5,36 @@ import Synchronization
 /// (`--jobs`, `BatchOptions.jobs`). One value, read by every loader and pass (the inventory's
 /// parts, the directory's, the join, the export checks, the duplicate keys, the renderer, the
 /// index and manifest rounds, the fingerprints), so that `--jobs 1` runs the whole job on one
-/// core, not only its render. Process-wide: a job sets it when it starts.
+/// core, not only its render. A job binds it for its own run (`limited(to:_:)`), a task-local
+/// value: two jobs in one embedding process each keep theirs. The threads a pass fans out to
+/// (`concurrentPerform`, `WorkBeside`) are given the caller's.
 public enum Parallelism {
-    private static let limit = Atomic<Int>(0)
+    @TaskLocal private static var bound: Int = 0
 
     /// The threads a pass may use now.
     public static var threads: Int {
-        let n = limit.load(ordering: .relaxed)
+        let n = bound
         return n > 0 ? n : machine
     }
 
     /// The machine's cores.
     public static var machine: Int { ProcessInfo.processInfo.activeProcessorCount }
 
-    /// At most `threads` from now on (nil or 0: the machine's cores).
-    public static func limit(to threads: Int?) { limit.store(max(0, threads ?? 0), ordering: .relaxed) }
+    /// Runs `body` with at most `threads` for every pass it makes (nil or 0: the machine's cores).
+    public static func limited<R, E: Error>(to threads: Int?, _ body: () throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = $bound.withValue(max(0, threads ?? 0)) { Result { () throws(E) in try body() } }
+        return try result.get()
+    }
+
+    /// `DispatchQueue.concurrentPerform`, each iteration under the caller's limit.
+    package static func concurrentPerform(iterations: Int, execute work: (Int) -> Void) {
+        let n = bound
+        // The iterations end before this returns: the closure does not outlive the call.
+        withoutActuallyEscaping(work) { work in
+            nonisolated(unsafe) let work = work
+            DispatchQueue.concurrentPerform(iterations: iterations) { i in $bound.withValue(n) { work(i) } }
+        }
+    }
 }
 
 /// Work run on a thread of its own while the caller does other work, its result (or error) taken
@@ -35,9 +50,10 @@ package final class WorkBeside<Value, Failure: Error>: @unchecked Sendable {
             return
         }
         nonisolated(unsafe) let work = work
+        let threads = Parallelism.threads
         done.enter()
         Thread.detachNewThread { [self] in
-            result = Result { () throws(Failure) in try work() }
+            result = Parallelism.limited(to: threads) { Result { () throws(Failure) in try work() } }
             done.leave()
         }
     }

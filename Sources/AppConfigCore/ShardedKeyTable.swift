@@ -34,7 +34,7 @@ package struct ShardedKeyTable: Sendable {
         hashes.withView { hashes in
             tables.withWorkerSlots { tables in
                 found.withWorkerSlots { found in
-                    DispatchQueue.concurrentPerform(iterations: shareCount) { share in
+                    Parallelism.concurrentPerform(iterations: shareCount) { share in
                         var table = ByteKeyTable(capacity: count / shareCount + 16, foldingASCIICase: foldingASCIICase)
                         for id in 0..<count {
                             // The slot of a key some ids ahead read into the cache now: each key's

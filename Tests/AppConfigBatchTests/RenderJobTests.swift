@@ -37,9 +37,10 @@ struct RenderJobTests {
             #expect(summary.failures.map(\.problems.count).reduce(0, +) == 70)
             #expect(summary.published && summary.output == tar)
             #expect(summary.exitStatus == ExitStatus.partial)
-            #expect(Set(summary.seconds.keys) == ["compile", "since", "inventory", "directory", "join", "render", "publish", "report"])
+            #expect(Set(summary.seconds.keys) == [.compile, .since, .inventory, .directory, .join, .render, .publish, .report])
+            #expect(summary.json().contains("\"seconds\" : {\n    \"compile\" : "))
             // The phases are laps of one clock: up to publishing they add up to the job's time.
-            let phases = summary.seconds.filter { $0.key != "report" }.values.reduce(0, +)
+            let phases = summary.seconds.filter { $0.key != .report }.values.reduce(0, +)
             #expect(abs(phases - summary.wallSeconds) <= 0.05 * summary.wallSeconds + 1e-6, "\(phases) vs \(summary.wallSeconds)")
             #expect(summary.failures.map(\.problem.location.device).allSatisfy { $0 != nil })
             let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n")

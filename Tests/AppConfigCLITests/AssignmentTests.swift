@@ -131,7 +131,7 @@ struct AssignmentTests {
             #expect(summary.devices.rendered == 6 && summary.failures.isEmpty, "\(summary.failures.map(\.problem))")
             #expect(summary.assignments == ["sales": 2, "hq": 3, "pacific-ipads": 2, "field": 4])
             #expect(summary.variants == 6)
-            #expect(summary.seconds["assign"] != nil)
+            #expect(summary.seconds[.assign] != nil)
             let index = try String(contentsOfFile: out + "/index.jsonl", encoding: .utf8).split(separator: "\n").map {
                 try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
             }

@@ -74,7 +74,7 @@ public struct DeviceAssignments: Sendable {
         var setOfRow = [UInt64](repeating: 0, count: fleet.deviceCount)
         let chunk = 65_536
         setOfRow.withWorkerSlots { sets in
-            DispatchQueue.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
+            Parallelism.concurrentPerform(iterations: (fleet.deviceCount + chunk - 1) / chunk) { c in
                 var scratch = [ByteView?](repeating: nil, count: matcher.plan.variables.count)
                 let patternScratch = Pattern.Scratch()  // one match data per worker, for `matches`
                 scratch.withWorkerSlots { scratch in

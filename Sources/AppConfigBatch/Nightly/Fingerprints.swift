@@ -54,7 +54,7 @@ final class FingerprintTask: @unchecked Sendable {
                     prints.withLock { $0[i] = fingerprint }
                 }
             }
-            if concurrently { DispatchQueue.concurrentPerform(iterations: inputs.count, execute: hash) } else { inputs.indices.forEach(hash) }
+            if concurrently { Parallelism.concurrentPerform(iterations: inputs.count, execute: hash) } else { inputs.indices.forEach(hash) }
             let values = prints.withLock { $0 }
             self.result = before + zip(inputs, values).map { ($0.0, $1) }
         }

@@ -217,7 +217,7 @@ struct RenderCommand: ParsableCommand {
         }
         if let mapping = s.mapping { say(mapping) }
         let phases = Phase.allCases.compactMap { phase in
-            s.seconds[phase.rawValue].map { "\(phase.rawValue) \(String(format: "%.2f", $0)) s" + (phase == .render ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
+            s.seconds[phase].map { "\(phase.rawValue) \(String(format: "%.2f", $0)) s" + (phase == .render ? " (\(formatRate(Double(s.devicesPerSecond)))devices/s)" : "") }
         }
         say("phases: " + phases.joined(separator: ", "))
         if let report { say("report: \(report)/summary.json, \(report)/errors.jsonl" + (s.changes != nil ? ", \(report)/changes.jsonl, \(report)/diff.jsonl" : "")) }

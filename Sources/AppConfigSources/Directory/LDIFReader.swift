@@ -117,7 +117,7 @@ public enum LDIFReader {
         collectors.withWorkerSlots { collectors in
             lineCounts.withWorkerSlots { counts in
                 failures.withWorkerSlots { failures in
-                    DispatchQueue.concurrentPerform(iterations: partCount) { i in
+                    Parallelism.concurrentPerform(iterations: partCount) { i in
                         var physicalLines = 0
                         var atStart = true
                         do throws(FileReadError) {
@@ -187,7 +187,7 @@ extension LDIFReader {
         let tasks = (1..<collectors.count).flatMap { part in (0..<cores).map { (part, $0) } }
         collectors.withView { parts in
             repeated.withWorkerSlots { flags in
-                DispatchQueue.concurrentPerform(iterations: tasks.count) { t in
+                Parallelism.concurrentPerform(iterations: tasks.count) { t in
                     let (part, share) = tasks[t]
                     // Taken once per task: read through the buffer per user, each was a copy.
                     let mine = parts[part].builder

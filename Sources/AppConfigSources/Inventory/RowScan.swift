@@ -79,7 +79,7 @@ struct RowScan {
         let count = bounds.count - 1
         var scans = [RowScan](repeating: RowScan(start: 0, end: 0), count: count)
         scans.withWorkerSlots { slots in
-            DispatchQueue.concurrentPerform(iterations: count) { [bounds] i in
+            Parallelism.concurrentPerform(iterations: count) { [bounds] i in
                 // Part 0 reserves room for every part's rows: the table takes its ranges whole and
                 // appends the others' (room never written is never touched).
                 slots[i] = scan(bytes, from: bounds[i], to: bounds[i + 1], delimiter: delimiter, layout: layout,
