@@ -35,17 +35,11 @@ public struct AppConfigCommand: ParsableCommand {
             let code = exitCode(for: error)
             let message = fullMessage(for: error)
             if code == .success {
-                print(message)
+                writeStandardOutput(message)
                 return ExitStatus.ok
             }
             writeStandardError(message + "\n")
             return code == .validationFailure ? ExitStatus.usage : code.rawValue
         }
     }
-}
-
-/// Writes to standard error unbuffered, so that messages interleave correctly with stdout.
-func writeStandardError(_ text: String) {
-    var bytes = Array(text.utf8)
-    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
 }

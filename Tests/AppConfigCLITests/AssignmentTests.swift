@@ -330,12 +330,12 @@ struct AssignmentTests {
     func compilePreview() throws {
         let files = try Files()
         defer { try? FileManager.default.removeItem(at: files.dir) }
-        let disasm = try runProcess(Paths.appconfigBinary, ["compile", files.spec, "--values", files.values, "--disasm"])
+        let disasm = try appconfig(["compile", files.spec, "--values", files.values, "--disasm"])
         #expect(disasm.status == 0, "\(disasm.stderr)")
         let headers = disasm.stdout.split(separator: "\n").filter { $0.hasPrefix("; variant") }
         #expect(headers == ["; variant: no assignment", "; variant: assignment \"sales\" (line 4)", "; variant: assignment \"hq\" (line 5)",
                             "; variant: assignment \"pacific-ipads\" (line 6)", "; variant: assignment \"field\" (line 7)"])
-        let preview = try runProcess(Paths.appconfigBinary, ["compile", files.spec, "--values", files.values, "--var", "sAMAccountName=dan",
+        let preview = try appconfig(["compile", files.spec, "--values", files.values, "--var", "sAMAccountName=dan",
                                                             "--var", "ou=pacific", "--var", "device.Model=ipad", "--var", "group=cn=Field,ou=TestGroups,dc=corp,dc=example",
                                                             "--var", "device.Building=Annex"])
         #expect(preview.status == 0, "\(preview.stderr)")

@@ -11,7 +11,7 @@ import Testing
 struct CarriedNightTests {
 
     func render(_ arguments: [String], values: String = "demo/values.json") throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture(values)] + arguments
+        try appconfig(["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture(values)] + arguments
                        + ["--quiet", "--max-failure-ratio", "1", "--max-change-ratio", "1"])
     }
 

@@ -9,7 +9,7 @@ struct CompileCommandTests {
     let benchValues = Paths.fixture("reference/bench-values.json")
 
     @Test func disassembly() throws {
-        let r = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", benchValues, "--disasm"])
+        let r = try appconfig(["compile", example, "--values", benchValues, "--disasm"])
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("; com.myCompany.myApp version 123, hash "))
         #expect(r.stdout.contains("0048  literal      t1 \"CN=\"\n0049  variable     s2 $(cn)\n"))
@@ -20,7 +20,7 @@ struct CompileCommandTests {
 
     @Test("a preview renders one device exactly as plistlib would write it")
     func preview() throws {
-        let r = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", benchValues, "--format", "xml",
+        let r = try appconfig(["compile", example, "--values", benchValues, "--format", "xml",
                                                        "--var", "cn=Jane & Co", "--var", "ou=EMEA",
                                                        "--var", "emailAddress=jdoe@company.com", "--var", "serialNumber=C02ABC"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -30,7 +30,7 @@ struct CompileCommandTests {
 
     @Test("a failing device: its error on stderr, status 1, nothing on stdout")
     func failingDevice() throws {
-        let r = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", benchValues,
+        let r = try appconfig(["compile", example, "--values", benchValues,
                                                        "--var", "cn=Jane", "--var", "ou=EMEA", "--var", "serialNumber=C02ABC"])
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
@@ -38,11 +38,11 @@ struct CompileCommandTests {
     }
 
     @Test func statuses() throws {
-        #expect(try runProcess(Paths.appconfigBinary, ["compile", "/nonexistent.xml"]).status == 2)
-        #expect(try runProcess(Paths.appconfigBinary, ["compile", example, "--missing", "sometimes"]).status == 2)
+        #expect(try appconfig(["compile", "/nonexistent.xml"]).status == 2)
+        #expect(try appconfig(["compile", example, "--missing", "sometimes"]).status == 2)
         let corpusMac = Paths.corpusFile("specs/jamf-AppConfig-Generator/mac.xml")
         if let corpusMac {
-            let r = try runProcess(Paths.appconfigBinary, ["compile", corpusMac, "--lenient"])
+            let r = try appconfig(["compile", corpusMac, "--lenient"])
             #expect(r.status == 1)
             #expect(r.stderr.contains("[compile.literal-breaks-constraint]"))
         }

@@ -388,7 +388,7 @@ struct CredentialTests {
         try withTemporaryDirectory { dir in
             let file = dir.path("values.json")
             try values.write(toFile: file, atomically: true, encoding: .utf8)
-            let lint = try runProcess(Paths.appconfigBinary, ["lint", Paths.fixture("demo/spec.xml"), "--values", file])
+            let lint = try appconfig(["lint", Paths.fixture("demo/spec.xml"), "--values", file])
             #expect(lint.status == 1)
             #expect(lint.stdout.split(separator: "\n").first.map(String.init) == message.replacingOccurrences(of: "values.json", with: file), "\(lint.stdout)")
         }

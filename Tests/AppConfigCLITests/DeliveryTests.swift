@@ -18,7 +18,7 @@ struct DeliveryTests {
     static let bundle = "com.northwind.fieldservice"
 
     func render(_ arguments: [String]) throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, ["render"] + arguments + ["--quiet"])
+        try appconfig(["render"] + arguments + ["--quiet"])
     }
 
     /// Runs the validator; returns its last line.
@@ -404,7 +404,7 @@ struct DeliveryTests {
             try #"{"values": {"notes": "$(device.Notes)"}}"#.write(toFile: values, atomically: true, encoding: .utf8)
             let report = dir.path("report")
             let args = ["render", "--spec", spec, "--values", values, "--inventory", inventory, "--quiet", "--max-failure-ratio", "0.5"]
-            let r = try runProcess(Paths.appconfigBinary, args + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", dir.path("ddm"), "--report", report])
+            let r = try appconfig(args + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", dir.path("ddm"), "--report", report])
             #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
             #expect(r.stdout.contains("rendered 2 of 3 devices"))
             // The made-up UDIDs (U1...) are an export check's warning; the device's failure after it.
@@ -414,7 +414,7 @@ struct DeliveryTests {
             #expect(error["code"] as? String == "device.asset-too-large")
             #expect(error["device"] as? String == "U2")
             #expect((error["message"] as? String)?.hasSuffix("bytes, more than the 1048576 bytes Apple allows app config data (a DDM data asset)") == true)
-            let bare = try runProcess(Paths.appconfigBinary, args + ["--out", dir.path("plain")])
+            let bare = try appconfig(args + ["--out", dir.path("plain")])
             #expect(bare.status == 0, "\(bare.stdout)\(bare.stderr)")
         }
     }
@@ -456,7 +456,7 @@ struct DeliveryTests {
         #expect(settings?.first?["Configuration"] as? NSDictionary == decodedPlain)
         let asset = FileManager.default.temporaryDirectory.appendingPathComponent("appconfig-preview-\(UUID().uuidString).plist").path
         defer { try? FileManager.default.removeItem(atPath: asset) }
-        let ddm = try runProcess(Paths.appconfigBinary, ["compile", example, "--values", values, "--delivery", "ddm", "--asset-base-url", Self.base, "--out", asset] + vars)
+        let ddm = try appconfig(["compile", example, "--values", values, "--delivery", "ddm", "--asset-base-url", Self.base, "--out", asset] + vars)
         #expect(ddm.status == 0, "\(ddm.stderr)")
         let jsonLines = ddm.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
         let types = jsonLines.prefix(3).compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["Type"] as? String }

@@ -11,7 +11,7 @@ struct FaultsRound3Tests {
     static let job = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
                       "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"), "--quiet"]
 
-    func render(_ arguments: [String]) throws -> ProcessResult { try runProcess(Paths.appconfigBinary, Self.job + arguments) }
+    func render(_ arguments: [String]) throws -> ProcessResult { try appconfig(Self.job + arguments) }
 
     /// A first night rendered to `DIR/out`: the output, its generations' folder, the generation.
     func firstNight(in dir: TemporaryDirectory) throws -> (out: String, root: String, generation: String) {
@@ -212,14 +212,14 @@ struct FaultsRound3Tests {
             let assignments = (0..<10_000).map { #"{"name": "a\#($0)", "match": {"ou": "x\#($0)"}, "values": {"theme": "dark"}}"# }
             try (#"{"values": {"mapZoomLevels": ["# + Array(repeating: "0.5", count: 40_000).joined(separator: ", ") + #"]}, "assignments": ["#
                  + assignments.joined(separator: ", ") + "]}").write(toFile: values, atomically: true, encoding: .utf8)
-            let r = try runProcess(Paths.appconfigBinary, ["lint", Paths.fixture("demo/spec.xml"), "--values", values])
+            let r = try appconfig(["lint", Paths.fixture("demo/spec.xml"), "--values", values])
             #expect(r.status == 1)
             // The 65th assignment, found where it stands on the line.
             #expect(r.stdout.contains(":1:") && r.stdout.contains("error: more than 64 assignments [assignment.syntax]"), "\(r.stdout)")
             try ("<managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId><dict>"
                  + (0..<20_000).map { #"<string keyName="k\#($0)"/>"# }.joined() + "<bad/></dict></managedAppConfiguration>")
                 .write(toFile: spec, atomically: true, encoding: .utf8)
-            let l = try runProcess(Paths.appconfigBinary, ["lint", spec])
+            let l = try appconfig(["lint", spec])
             #expect(l.status == 1)
             let column = 87 + (0..<20_000).reduce(0) { $0 + #"<string keyName="k\#($1)"/>"#.count } + 1
             #expect(l.stdout.contains("\(spec):1:\(column): error:"), "\(l.stdout.prefix(300))")
@@ -258,7 +258,7 @@ struct FaultsRound3Tests {
             let args = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--inventory", inventory,
                         "--directory", Paths.fixture("demo/directory.ldif"), "--quiet", "--out", out, "--delivery", "mdm-settings", "--format", "xml",
                         "--changed-only", "--remove-missing", "--report", report]
-            let r = try runProcess(Paths.appconfigBinary, args)
+            let r = try appconfig(args)
             #expect(r.status == 3, "\(r.stderr)")
             #expect(r.stdout.contains("since \(out): 0 added, 0 changed, 0 removed, 0 missing, 974 unchanged (974 not rendered: their inputs are last night's), 1 re-keyed"), "\(r.stdout)")
             #expect(try String(contentsOfFile: report + "/changes.jsonl", encoding: .utf8)
@@ -311,7 +311,7 @@ struct FaultsRound3Tests {
             }
             for night in 1...2 { try inventory(night).write(toFile: path("inventory\(night).csv"), atomically: true, encoding: .utf8) }
             func render(_ night: Int, _ options: [String]) throws -> ProcessResult {
-                try runProcess(Paths.appconfigBinary, ["render", "--spec", path("spec.xml"), "--values", path("values.json"), "--inventory", path("inventory\(night).csv"),
+                try appconfig(["render", "--spec", path("spec.xml"), "--values", path("values.json"), "--inventory", path("inventory\(night).csv"),
                                                        "--quiet", "--no-strict-inventory", "--max-failure-ratio", "0.5"] + options)
             }
             #expect(try render(1, ["--out", path("out")]).status == 0)

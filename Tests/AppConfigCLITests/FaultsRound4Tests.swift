@@ -243,7 +243,7 @@ struct FaultsRound4Tests {
                 #expect(r.status == 3, "\(r.stderr)")
                 shards.append(dir.path(name))
             }
-            let m = try runProcess(Paths.appconfigBinary, ["merge"] + shards + ["--tar", dir.path("merged.tar")])
+            let m = try appconfig(["merge"] + shards + ["--tar", dir.path("merged.tar")])
             #expect(m.status == 0, "\(m.stderr)")
             for name in ["s0.tar", "s1.tar", "merged.tar"] {
                 var s = stat()
@@ -395,7 +395,7 @@ struct FaultsRound4Tests {
     static func shards(in dir: TemporaryDirectory, folder: Bool = false) throws -> [String] {
         try (0..<2).map { i in
             let path = dir.path(folder ? "o-s\(i)" : "s\(i).tar")
-            let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+            let r = try appconfig(["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
                                                            "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
                                                            "--quiet", "--shard", "\(i)/2", folder ? "--out" : "--tar", path])
             #expect(r.status == 3, "\(r.stderr)")
@@ -429,7 +429,7 @@ struct FaultsRound4Tests {
         try withTemporaryDirectory { dir in
             let shards = try Self.shards(in: dir)
             try Self.rewriteTar(shards[0], to: dir.path("edited.tar"), edit)
-            let r = try runProcess(Paths.appconfigBinary, ["merge", dir.path("edited.tar"), shards[1], "--tar", dir.path("m.tar")])
+            let r = try appconfig(["merge", dir.path("edited.tar"), shards[1], "--tar", dir.path("m.tar")])
             #expect(r.status == 2)
             #expect(r.stderr.contains(message) && r.stderr.hasSuffix("[merge.input]\n"), "\(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: dir.path("m.tar")))
@@ -448,7 +448,7 @@ struct FaultsRound4Tests {
             let sum = bytes[0..<512].reduce(0) { $0 + Int($1) }
             bytes.replaceSubrange(148..<156, with: Array(String(format: "%06o\0 ", sum).utf8))
             try Data(bytes).write(to: URL(fileURLWithPath: dir.path("bad.tar")))
-            let r = try runProcess(Paths.appconfigBinary, ["merge", dir.path("bad.tar"), shards[1], "--tar", dir.path("m.tar")])
+            let r = try appconfig(["merge", dir.path("bad.tar"), shards[1], "--tar", dir.path("m.tar")])
             #expect(r.status == 2, "\(r.stderr)")
             #expect(r.stderr == "appconfig: \(dir.path("bad.tar")) is not an archive appconfig wrote: a header without a name or a size in octal digits at byte 0 [merge.input]\n", "\(r.stderr)")
         }
@@ -464,7 +464,7 @@ struct FaultsRound4Tests {
             _ = try runProcess("/bin/cp", ["-a", generation, elsewhere])
             try FileManager.default.removeItem(atPath: shards[0])
             try FileManager.default.createSymbolicLink(atPath: shards[0], withDestinationPath: elsewhere)
-            let r = try runProcess(Paths.appconfigBinary, ["merge"] + shards + ["--out", dir.path("m")])
+            let r = try appconfig(["merge"] + shards + ["--out", dir.path("m")])
             #expect(r.status == 2)
             #expect(r.stderr.contains("is a symlink to \(elsewhere), which is not a generation of this output"), "\(r.stderr)")
             try FileManager.default.removeItem(atPath: shards[0])
@@ -476,7 +476,7 @@ struct FaultsRound4Tests {
                 let planted = generation + "/" + PathText.folder(of: path) + "/planted.plist"
                 try "root-only".write(toFile: planted, atomically: true, encoding: .utf8)
                 #expect(chown(planted, 65534, 65534) == 0)
-                let p = try runProcess(Paths.appconfigBinary, ["merge"] + shards + ["--out", dir.path("m")])
+                let p = try appconfig(["merge"] + shards + ["--out", dir.path("m")])
                 #expect(p.status == 2)
                 #expect(p.stderr.contains("planted.plist belongs to another user than its generation"), "\(p.stderr)")
                 try FileManager.default.removeItem(atPath: planted)
@@ -484,7 +484,7 @@ struct FaultsRound4Tests {
             // A device file whose bytes were replaced: its digest is the index's no more.
             try FileManager.default.removeItem(atPath: generation + "/" + path)
             try "swapped".write(toFile: generation + "/" + path, atomically: true, encoding: .utf8)
-            let s = try runProcess(Paths.appconfigBinary, ["merge"] + shards + ["--out", dir.path("m")])
+            let s = try appconfig(["merge"] + shards + ["--out", dir.path("m")])
             #expect(s.status == 2)
             #expect(s.stderr.contains("does not hold the bytes its index names (SHA-256 differs)"), "\(s.stderr)")
         }
@@ -493,7 +493,7 @@ struct FaultsRound4Tests {
     // MARK: 13-15. Generations
 
     static func plainRender(_ out: String, _ extra: [String] = []) throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+        try appconfig(["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
                                                "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
                                                "--quiet", "--out", out] + extra)
     }
@@ -632,14 +632,14 @@ struct FaultsRound4Tests {
         try withTemporaryDirectory { dir in
             let text = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8)
             let inventory = try dir.write(text.replacingOccurrences(of: ",7X4X9Q34WXN6,", with: ",7X4X\u{1B}[2J9Q34,"), to: "escape.csv")
-            let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+            let r = try appconfig(["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
                                                            "--inventory", inventory, "--directory", Paths.fixture("demo/directory.ldif"),
                                                            "--explain", "A8B14A37-9FAD6EA111EF0B59"])
             #expect(!r.stdout.contains("\u{1B}"))
             #expect(r.stdout.contains(#"serialNumber"#) && r.stdout.contains(#"7X4X\u001B[2J9Q34"#), "\(r.stdout)")
             for (name, bad) in [("nul", "U\u{0}DID"), ("bom", "U\u{FEFF}DID")] {
                 let damaged = try dir.write(text.replacingOccurrences(of: ",UDID,", with: ",\(bad),"), to: name + ".csv")
-                let d = try runProcess(Paths.appconfigBinary, ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
+                let d = try appconfig(["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"),
                                                                "--inventory", damaged, "--directory", Paths.fixture("demo/directory.ldif"), "--dry-run"])
                 #expect(d.status == 1, "\(d.stderr)")
                 #expect(d.stderr.contains("column 13 of the header") && d.stderr.hasSuffix("inside its name: the export is damaged (save it again as UTF-8 CSV) [csv.header-name]\n"), "\(d.stderr)")
@@ -651,7 +651,7 @@ struct FaultsRound4Tests {
     func emptyNames() throws {
         try withTemporaryDirectory { dir in
             let values = try dir.write(#"{"values": {"theme": "system"}, "assignments": [{"name": "", "match": {"ou": "EMEA"}, "values": {"theme": "dark"}}], "credentials": [{"identifier": "", "kind": "password", "UserName": "x", "Password": {"secret": "pw"}}]}"#, to: "values.json")
-            let r = try runProcess(Paths.appconfigBinary, ["lint", Paths.fixture("demo/spec.xml"), "--values", values])
+            let r = try appconfig(["lint", Paths.fixture("demo/spec.xml"), "--values", values])
             #expect(r.status == 1)
             #expect(r.stdout.contains("error: an assignment's name is a non-empty string, not an empty one [assignment.syntax]"), "\(r.stdout)")
             #expect(r.stdout.contains("error: a credential's identifier is a non-empty string, not an empty one [credential.syntax]"), "\(r.stdout)")

@@ -73,7 +73,7 @@ struct HostileInputTests {
     func refused(_ c: Case) throws {
         try withTemporaryDirectory { dir in
             for (name, bytes) in c.files { try Data(bytes).write(to: dir.url.appendingPathComponent(name)) }
-            let r = try runProcess(Paths.appconfigBinary, c.arguments.map { $0.replacingOccurrences(of: "DIR", with: dir.path) })
+            let r = try appconfig(c.arguments.map { $0.replacingOccurrences(of: "DIR", with: dir.path) })
             #expect(r.status == c.status, "\(r.stderr)")
             // The export checks' warnings on made-up keys (`U1`) come first; the case's line after them.
             let first = (c.arguments[0] == "lint" ? r.stdout : r.stderr).split(separator: "\n").first { !$0.contains("[inventory.") }.map(String.init) ?? ""
@@ -88,7 +88,7 @@ struct HostileInputTests {
             try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
             try Data("keep me".utf8).write(to: URL(fileURLWithPath: foreign + "/notes.txt"))
             try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: "home")
-            let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
+            let r = try appconfig(["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
                                                             "--directory", Self.directory, "--out", out])
             #expect(r.status == 1)
             #expect(r.stderr == "appconfig: \(out) is a symlink to home, which is not a generation of this output; give a new --out path [output.exists]\n")
@@ -97,7 +97,7 @@ struct HostileInputTests {
             // Its own symlink is taken: a first run, then a rerun through the same path.
             try FileManager.default.removeItem(atPath: out)
             for _ in 0..<2 {
-                let ok = try runProcess(Paths.appconfigBinary, ["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
+                let ok = try appconfig(["render", "--spec", Self.spec, "--values", Self.values, "--inventory", Self.inventory,
                                                                  "--directory", Self.directory, "--out", out, "--rerender", "--quiet"])
                 #expect(ok.status == 3, "\(ok.stderr)")
             }

@@ -27,7 +27,7 @@ struct ImportCommandTests {
         try withTemporaryDirectory { dir in
             let file = dir.path("jamf.xml"), out = dir.path("values.json")
             try Self.fragment.write(toFile: file, atomically: true, encoding: .utf8)
-            let r = try runProcess(Paths.appconfigBinary, ["import", "--from", "jamf", file, "--out", out])
+            let r = try appconfig(["import", "--from", "jamf", file, "--out", out])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(try String(contentsOfFile: out, encoding: .utf8) == """
                 {
@@ -45,7 +45,7 @@ struct ImportCommandTests {
 
                 """)
             // Against the demo spec: the untranslated token is an error there, status 1.
-            let checked = try runProcess(Paths.appconfigBinary, ["import", "--from", "jamf", file, "--spec", Paths.fixture("demo/spec.xml")])
+            let checked = try appconfig(["import", "--from", "jamf", file, "--spec", Paths.fixture("demo/spec.xml")])
             #expect(checked.status == 1)
             #expect(checked.stderr.contains("(imported values):6:13: error: \"region\": {{accountid}} is Intune's variable"))
             #expect(checked.stdout.hasPrefix("{\n  \"serverURL\""))
@@ -68,7 +68,7 @@ struct ImportCommandTests {
                 <managedAppConfiguration><version>1</version><bundleId>com.example.app</bundleId>
                 <dict><string keyName="dept"/><string keyName="user"/><string keyName="odd"/></dict></managedAppConfiguration>
                 """.write(toFile: spec, atomically: true, encoding: .utf8)
-            let r = try runProcess(Paths.appconfigBinary, ["import", "--from", "jamf", file, "--out", out])
+            let r = try appconfig(["import", "--from", "jamf", file, "--out", out])
             #expect(r.status == 0)
             #expect(try String(contentsOfFile: out, encoding: .utf8) == """
                 {
@@ -83,7 +83,7 @@ struct ImportCommandTests {
                 \(file):4:17: warning: "odd": $DEPT_NAME is written like Jamf Pro's variables but is not one of them; it is kept as literal text [values.foreign-variable]
 
                 """)
-            let lint = try runProcess(Paths.appconfigBinary, ["lint", spec, "--values", out])
+            let lint = try appconfig(["lint", spec, "--values", out])
             #expect(lint.status == 0)
             #expect(lint.stdout.contains("\(out):2:11: warning: \"dept\": the literal text $DEPARTMENTID is Jamf Pro's variable, which devices would receive as text; "
                                          + "map it to an inventory column: $(device.<Column>) [values.foreign-literal]"), "\(lint.stdout)")
@@ -99,7 +99,7 @@ struct ImportCommandTests {
         try withTemporaryDirectory { dir in
             let file = dir.path("c.xml")
             try text.write(toFile: file, atomically: true, encoding: .utf8)
-            let r = try runProcess(Paths.appconfigBinary, ["import", "--from", "intune", file])
+            let r = try appconfig(["import", "--from", "intune", file])
             #expect(r.status == 1)
             #expect(r.stderr == message.replacingOccurrences(of: "DIR", with: dir.path) + "\n")
         }

@@ -6,7 +6,7 @@ import Testing
 @Suite("appconfig lint, end to end")
 struct LintCommandTests {
     func appconfig(_ arguments: String...) throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, arguments)
+        try AppConfigCLITests.appconfig(arguments)
     }
 
     @Test func cleanSpecExitsZero() throws {
@@ -82,7 +82,7 @@ struct LintCommandTests {
 
     @Test(arguments: [["lint"], ["lint", "a.xml", "b.xml", "--values", "v.json"], ["lint", "--format", "yaml", "a.xml"], ["frobnicate"]])
     func usageErrorsExitTwo(arguments: [String]) throws {
-        let r = try runProcess(Paths.appconfigBinary, arguments)
+        let r = try AppConfigCLITests.appconfig(arguments)
         #expect(r.status == 2)
         #expect(r.stderr.contains("Error:") || r.stderr.contains("Usage:"), "\(r.stderr)")
     }

@@ -46,13 +46,13 @@ struct MergeCommandTests {
         /// Renders night `night` into `output` (`--tar` or `--out`) with `options`; its status.
         @discardableResult
         func render(night: Int, _ options: [String], values: String = "values.json") throws -> ProcessResult {
-            let r = try runProcess(Paths.appconfigBinary, ["render", "--spec", path("spec.xml"), "--values", path(values),
+            let r = try appconfig(["render", "--spec", path("spec.xml"), "--values", path(values),
                                                            "--inventory", path("inventory\(night).csv"), "--quiet", "--no-strict-inventory"] + options)
             #expect(r.status == 0, "\(options): \(r.stdout)\(r.stderr)")
             return r
         }
 
-        func merge(_ arguments: [String]) throws -> ProcessResult { try runProcess(Paths.appconfigBinary, ["merge"] + arguments) }
+        func merge(_ arguments: [String]) throws -> ProcessResult { try appconfig(["merge"] + arguments) }
     }
 
     /// Every file under a folder output (through its symlink), relative path and bytes.

@@ -15,7 +15,7 @@ struct NightlyTests {
     static let spec = ["--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json")]
 
     func render(_ arguments: [String]) throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + arguments + ["--quiet"])
+        try appconfig(["render"] + Self.spec + arguments + ["--quiet"])
     }
 
     /// A generated fleet of `devices` in `dir` (tools/gen-fleet).
@@ -220,15 +220,15 @@ struct NightlyTests {
             // no user, every device fails, and the render is not published.
             let empty = dir.path("empty.ldif")
             try "# the export failed\n".write(toFile: empty, atomically: true, encoding: .utf8)
-            let refused = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out])
+            let refused = try appconfig(["render"] + Self.spec + demo + ["--directory", empty, "--out", out])
             #expect(refused.status == 1)
             #expect(refused.stderr == "appconfig: \(empty) holds no directory entries [directory.empty]\n")
             #expect(GenerationFolder.published(out) == good)
             try "dn: ou=People,dc=corp,dc=example\nobjectClass: organizationalUnit\n".write(toFile: empty, atomically: true, encoding: .utf8)
-            let unjoined = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out])
+            let unjoined = try appconfig(["render"] + Self.spec + demo + ["--directory", empty, "--out", out])
             #expect(unjoined.status == 1)
             #expect(unjoined.stderr.hasSuffix("(--allow-unjoined renders the devices without users) [join.none]\n"), "\(unjoined.stderr)")
-            let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.spec + demo + ["--directory", empty, "--out", out, "--report", report, "--allow-unjoined"])
+            let r = try appconfig(["render"] + Self.spec + demo + ["--directory", empty, "--out", out, "--report", report, "--allow-unjoined"])
             #expect(r.status == 1)
             #expect(r.stdout.contains("no device rendered: nothing was published\n"), "\(r.stdout)")
             #expect(GenerationFolder.published(out) == good)
@@ -254,20 +254,20 @@ struct NightlyTests {
             try String(contentsOfFile: Paths.fixture("demo/values.json"), encoding: .utf8)
                 .replacingOccurrences(of: "\"syncIntervalMinutes\": 30", with: "\"syncIntervalMinutes\": 45").write(toFile: values, atomically: true, encoding: .utf8)
             let changed = ["--spec", Paths.fixture("demo/spec.xml"), "--values", values] + sources
-            let dry = try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--dry-run", "--since", out])
+            let dry = try appconfig(["render"] + changed + ["--dry-run", "--since", out])
             // The check before a rollout: the counts, and the status the run would have (held back: 1).
             #expect(dry.status == 1)
             #expect(dry.stdout.contains("since \(out): 0 added, 975 changed, 0 removed, 0 missing, 0 unchanged\n"), "\(dry.stdout)")
             #expect(dry.stdout.contains("(100.0%, more than --max-change-ratio 0.5: a wrong input? --force publishes it): it would not be published\n"))
             #expect(GenerationFolder.published(out) == good)
-            let held = try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out])
+            let held = try appconfig(["render"] + changed + ["--out", out])
             #expect(held.status == 1)
             #expect(held.stdout.contains("975 changed and 0 removed of 975 devices (100.0%, more than --max-change-ratio 0.5: a wrong input? --force publishes it): nothing was published"), "\(held.stdout)")
             #expect(GenerationFolder.published(out) == good)
-            #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--force", "--quiet"]).status == 3)
+            #expect(try appconfig(["render"] + changed + ["--out", out, "--force", "--quiet"]).status == 3)
             #expect(GenerationFolder.published(out) != good)
             // --keep 1: only the published generation stays (--rerender: the same inputs again).
-            #expect(try runProcess(Paths.appconfigBinary, ["render"] + changed + ["--out", out, "--keep", "1", "--rerender", "--quiet"]).status == 3)
+            #expect(try appconfig(["render"] + changed + ["--out", out, "--keep", "1", "--rerender", "--quiet"]).status == 3)
             #expect(try FileManager.default.contentsOfDirectory(atPath: out + ".generations").filter { !$0.hasPrefix(".") }.count == 1)
         }
     }
@@ -300,7 +300,7 @@ struct NightlyTests {
             // A job file that sets the flag, and the command line that turns it off.
             let job = dir.path("job.json")
             try #"{"changed-only": true, "force": true}"#.write(toFile: job, atomically: true, encoding: .utf8)
-            let full = try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + sources + ["--out", out, "--no-changed-only", "--no-force", "--rerender", "--quiet"])
+            let full = try appconfig(["render", job] + Self.spec + sources + ["--out", out, "--no-changed-only", "--no-force", "--rerender", "--quiet"])
             #expect(full.status == 3, "\(full.stderr)")
             #expect(try Self.files(try #require(GenerationFolder.published(out))).count == 975)
         }
@@ -345,7 +345,7 @@ struct NightlyTests {
             // A spec that does not compile: its problems are the errors.
             let spec = dir.path("bad.xml")
             try "<managedAppConfiguration><version>1</version></managedAppConfiguration>".write(toFile: spec, atomically: true, encoding: .utf8)
-            let bad = try runProcess(Paths.appconfigBinary, ["render", "--spec", spec] + sources + ["--out", out, "--report", report, "--quiet"])
+            let bad = try appconfig(["render", "--spec", spec] + sources + ["--out", out, "--report", report, "--quiet"])
             #expect(bad.status == 1)
             #expect(try summary()["error"] as? [String: String] == ["code": "structure.missing-element", "message": "<managedAppConfiguration> needs a <bundleId> element"])
             // Another run holds the output's lock: its report is its own, not this refused run's.
@@ -371,15 +371,15 @@ struct NightlyTests {
             let job = dir.path("job.json")
             try #"{"inventory": "\#(Paths.fixture("demo/inventory.csv"))", "directory": "\#(Paths.fixture("demo/directory.ldif"))", "out": "\#(out)", "report": "\#(report)"}"#
                 .write(toFile: job, atomically: true, encoding: .utf8)
-            #expect(try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + ["--quiet"]).status == 3)
+            #expect(try appconfig(["render", job] + Self.spec + ["--quiet"]).status == 3)
             let night = try Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))
             // The dry run compares with the job's output, as the night would: the same inputs, nothing to do (0).
-            let dry = try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + ["--dry-run", "--quiet"])
+            let dry = try appconfig(["render", job] + Self.spec + ["--dry-run", "--quiet"])
             #expect(dry.status == 0)
             #expect(dry.stderr == "appconfig: --dry-run: the job file's report folder \(report) is left as it is (give --report to write one)\n")
             #expect(try Data(contentsOf: URL(fileURLWithPath: report + "/summary.json")) == night)
             let other = dir.path("dry")
-            #expect(try runProcess(Paths.appconfigBinary, ["render", job] + Self.spec + ["--dry-run", "--report", other, "--quiet"]).status == 0)
+            #expect(try appconfig(["render", job] + Self.spec + ["--dry-run", "--report", other, "--quiet"]).status == 0)
             let s = try reportSummary(other)
             #expect(s["dryRun"] as? Bool == true)
         }
@@ -472,7 +472,7 @@ struct NightlyTests {
                 }
                 #expect(!FileManager.default.fileExists(atPath: out) || GenerationFolder.published(out) != nil, "round \(round): a link to an incomplete generation")
             }
-            let last = try runProcess(Paths.appconfigBinary, arguments)
+            let last = try appconfig(arguments)
             #expect(last.status == 3, "\(last.stderr)")
             let current = try #require(GenerationFolder.published(out))
             try Self.checkWhole(current)

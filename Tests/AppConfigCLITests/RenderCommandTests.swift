@@ -18,7 +18,7 @@ struct RenderCommandTests {
     }
 
     func render(_ arguments: [String]) throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, ["render"] + arguments)
+        try appconfig(["render"] + arguments)
     }
 
     func relative(_ key: String) -> String {
@@ -432,7 +432,7 @@ struct RenderCommandTests {
                  "inventory": "\(Paths.fixture("demo/inventory.csv"))", "directory": "\(Paths.fixture("demo/directory.ldif"))",
                  "format": "binary", "out": "\(jobOut)", "jobs": 2, "quiet": true}
                 """.write(toFile: job, atomically: true, encoding: .utf8)
-            let r = try runProcess(Paths.appconfigBinary, ["render", job, "--format", "xml"])
+            let r = try appconfig(["render", job, "--format", "xml"])
             #expect(r.status == 3, "\(r.stderr)")
             #expect(r.stdout.hasPrefix("rendered 975 of 1000 devices (xml) to \(jobOut)"))
             let bytes = try Data(contentsOf: URL(fileURLWithPath: jobOut + "/" + relative(Self.firstDevice)))

@@ -10,7 +10,7 @@ import Testing
 struct SourcesCommandTests {
     @Test("the demo fixtures: every device accounted for, missing users listed with their CSV line, status 3")
     func demo() throws {
-        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", Paths.fixture("demo/inventory.csv"),
+        let r = try appconfig(["sources", "--inventory", Paths.fixture("demo/inventory.csv"),
                                                        "--directory", Paths.fixture("demo/directory.ldif"), "--show-problems", "1"])
         #expect(r.status == 3, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
@@ -33,21 +33,21 @@ struct SourcesCommandTests {
     func shiftedExport() throws {
         let path = try #require(Paths.corpusFile("inventory/jamf-reports-community/harbor_mobile_insights_all_devices.csv"))
         // Every value of the columns read is suspect: refused (status 1), unless --allow-suspect.
-        let refused = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path])
+        let refused = try appconfig(["sources", "--inventory", path])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("error: column \"Wi-Fi MAC Address\" (wifiMacAddress): all 16 of 16 values do not look like MAC addresses"), "\(refused.stderr)")
-        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--allow-suspect"])
+        let r = try appconfig(["sources", "--inventory", path, "--allow-suspect"])
         #expect(r.status == 3)
         #expect(r.stdout.contains("\n  \(path):1: warning: column \"Email Address\" (emailAddress): 16 of 16 values do not look like email addresses, "
                                   + "e.g. \"0\" (line 2), \"25\" (line 6), \"50\" (line 14) [inventory.suspect-values]\n"), "\(r.stdout)")
         // Read as Jamf Pro's: the device's name is not the user's.
         #expect(r.stdout.contains("mapping (Jamf Pro export): device key \"Serial Number\"; user key \"Email Address\"\n"))
         #expect(r.stdout.contains("\n  displayName            column \"Full Name\"\n"))
-        let strict = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--strict-inventory", "--allow-suspect"])
+        let strict = try appconfig(["sources", "--inventory", path, "--strict-inventory", "--allow-suspect"])
         #expect(strict.status == 1)
         #expect(strict.stderr == "\(path):1: error: 19 of 35 rows repeat a device key of column \"Serial Number\": a device key names one device [inventory.duplicate-keys]\n"
                 + "    hint: does the header line up with the rows? (--strict-inventory refuses such an export)\n")
-        let preset = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", path, "--inventory-preset", "jamf"])
+        let preset = try appconfig(["sources", "--inventory", path, "--inventory-preset", "jamf"])
         #expect(preset.status == 2)
         #expect(preset.stderr.contains("--inventory-preset takes auto, jamf-pro, jamf-school, intune, workspace-one, generic, not \"jamf\""))
     }
@@ -56,7 +56,7 @@ struct SourcesCommandTests {
     func explain() throws {
         let base = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/assignments.json"),
                     "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif")]
-        let r = try runProcess(Paths.appconfigBinary, base + ["--explain", "R4G45DDN63HX"])
+        let r = try appconfig(base + ["--explain", "R4G45DDN63HX"])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(Array(lines.prefix(5)) == [
@@ -70,17 +70,17 @@ struct SourcesCommandTests {
         #expect(lines.contains("output (XML; the job writes binary):"))
         #expect(lines.contains("\t<string>R4G45DDN63HX</string>"))
         // A device without its user fails, and says why.
-        let failing = try runProcess(Paths.appconfigBinary, base + ["--explain", "070AA671-7E505868A60C485F"])
+        let failing = try appconfig(base + ["--explain", "070AA671-7E505868A60C485F"])
         #expect(failing.status == 1)
         #expect(failing.stdout.contains("user: not found (no user has mail gone0000083@corp.example in \(Paths.fixture("demo/directory.ldif")))\n"))
         #expect(failing.stdout.hasSuffix("error: $(emailAddressDomain) is missing for this device [device.missing-variable]\n"))
-        let unknown = try runProcess(Paths.appconfigBinary, base + ["--explain", "nope"])
+        let unknown = try appconfig(base + ["--explain", "nope"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr == "appconfig: no device \"nope\" in \(Paths.fixture("demo/inventory.csv")) (its device key column is \"UDID\"; a serial number, a user's e-mail address or name, or a device name find one too) [explain.unknown-device]\n")
     }
 
     @Test func missingInventory() throws {
-        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", "/nonexistent.csv"])
+        let r = try appconfig(["sources", "--inventory", "/nonexistent.csv"])
         #expect(r.status == 1)
         #expect(r.stderr == "appconfig: cannot read /nonexistent.csv: No such file or directory [input.read]\n")
     }
@@ -110,13 +110,13 @@ struct SourcesCommandTests {
         // The bind is checked before the inventory is read: a missing inventory is not what is reported.
         let wrongFile = server.directory + "/wrong-password"
         try "\(wrong)\n".write(toFile: wrongFile, atomically: true, encoding: .utf8)
-        let early = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", "/nonexistent.csv", "--directory", server.url,
+        let early = try appconfig(["sources", "--inventory", "/nonexistent.csv", "--directory", server.url,
                                                            "--ldap-bind-dn", server.bindDN, "--ldap-password-file", wrongFile])
         #expect(early.status == 1)
         #expect(early.stderr.hasSuffix("appconfig: \(server.url): bind as \(server.bindDN) refused: invalid credentials (check the bind DN and the password's source) [ldap.bind]\n"), "\(early.stderr)")
 
         // The right password from a file: all 300 users, every device joined.
-        let ok = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", server.inventory, "--directory", server.url,
+        let ok = try appconfig(["sources", "--inventory", server.inventory, "--directory", server.url,
                                                         "--ldap-bind-dn", server.bindDN,
                                                         "--ldap-password-file", server.passwordFile, "--ldap-targeted", "never"])
         #expect(ok.status == 0, "\(ok.stderr)")
@@ -128,11 +128,11 @@ struct SourcesCommandTests {
 
     @Test("a bind DN without a password source is a usage error; there is no password option")
     func noPasswordOnTheCommandLine() throws {
-        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", Paths.fixture("demo/inventory.csv"),
+        let r = try appconfig(["sources", "--inventory", Paths.fixture("demo/inventory.csv"),
                                                        "--directory", "ldap://127.0.0.1:1", "--ldap-base", "dc=x", "--ldap-bind-dn", "cn=a"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("--ldap-bind-dn needs --ldap-password-env or --ldap-password-file"))
-        let help = try runProcess(Paths.appconfigBinary, ["sources", "--help"])
+        let help = try appconfig(["sources", "--help"])
         #expect(!help.stdout.contains("--ldap-password ") && !help.stdout.contains("--password"))
     }
 
@@ -145,7 +145,7 @@ struct SourcesCommandTests {
          "Error: --ldap-timeout and --ldap-deadline take a number of seconds above 0"),
     ])
     func ldapOptionErrors(arguments: [String], message: String) throws {
-        let r = try runProcess(Paths.appconfigBinary, ["sources", "--inventory", Paths.fixture("demo/inventory.csv")] + arguments)
+        let r = try appconfig(["sources", "--inventory", Paths.fixture("demo/inventory.csv")] + arguments)
         #expect(r.status == 2)
         #expect(r.stderr.split(separator: "\n").first.map(String.init) == message)
         #expect(r.stderr.hasSuffix("Usage: appconfig sources [<options>] --inventory <inventory>\n  See 'appconfig sources --help' for more information.\n"))

@@ -70,15 +70,15 @@ struct TrustRound2Tests {
                 </dict></managedAppConfiguration>
                 """, to: "wandera.xml")
             let values = try dir.write(#"{"userEmail": "$(emailAddress)", "apiKey": ""}"#, to: "values.json")
-            let lint = try runProcess(Paths.appconfigBinary, ["lint", spec, "--values", values])
+            let lint = try appconfig(["lint", spec, "--values", values])
             #expect(lint.status == 1)
             for key in ["customerId", "secretKey"] {
                 #expect(lint.stdout.contains("\(values):1:1: error: \"\(key)\" may not be empty (its constraint is nullable=\"false\") and its default is empty: the values must give it one (the app's vendor asks for it) [values.required-empty]"), "\(lint.stdout)")
             }
             #expect(lint.stdout.contains("error: \"apiKey\" may not be empty (its constraint is nullable=\"false\"): give it a value [values.required-empty]"), "\(lint.stdout)")
             let given = try dir.write(#"{"userEmail": "$(emailAddress)", "apiKey": "k", "customerId": "c", "secretKey": "$(sAMAccountName)"}"#, to: "given.json")
-            #expect(try runProcess(Paths.appconfigBinary, ["lint", spec, "--values", given]).status == 0)
-            let render = try runProcess(Paths.appconfigBinary, ["render", "--spec", spec, "--values", values, "--inventory", Paths.fixture("demo/inventory.csv"),
+            #expect(try appconfig(["lint", spec, "--values", given]).status == 0)
+            let render = try appconfig(["render", "--spec", spec, "--values", values, "--inventory", Paths.fixture("demo/inventory.csv"),
                                                                 "--directory", Paths.fixture("demo/directory.ldif"), "--dry-run"])
             #expect(render.status == 1, "\(render.stderr)")
             #expect(render.stderr.contains("[values.required-empty]"))
@@ -122,10 +122,10 @@ struct TrustRound2Tests {
             let inventory = try dir.write(csv, to: "jamf-pro.csv")
             let values = try dir.write(#"{"label": "$(emailAddress)"}"#, to: "values.json")
             let args = ["render", "--spec", spec, "--values", values, "--inventory", inventory, "--dry-run"]
-            let r = try runProcess(Paths.appconfigBinary, args)
+            let r = try appconfig(args)
             #expect(r.status == 1)
             #expect(r.stderr.contains("error: column \"Email Address\" (emailAddress): all 20 of 20 values do not look like email addresses"), "\(r.stderr)")
-            let allowed = try runProcess(Paths.appconfigBinary, args + ["--allow-suspect"])
+            let allowed = try appconfig(args + ["--allow-suspect"])
             #expect(allowed.status == 0, "\(allowed.stderr)")
             #expect(allowed.stderr.contains("warning: column \"Email Address\" (emailAddress): 20 of 20 values"), "\(allowed.stderr)")
         }
@@ -146,7 +146,7 @@ struct TrustRound2Tests {
                 """, to: "msuser.ldif")
             var args = ["render"] + Self.demo + ["--dry-run"]
             args[args.firstIndex(of: Paths.fixture("demo/directory.ldif"))!] = schema
-            let r = try runProcess(Paths.appconfigBinary, args)
+            let r = try appconfig(args)
             #expect(r.status == 1)
             #expect(r.stderr.hasSuffix("appconfig: \(schema) holds 1 entry and no person: a schema or a configuration, not a user export (export the users: ldapsearch -LLL '(objectClass=person)') (--allow-unjoined renders the devices without users) [join.none]\n"), "\(r.stderr)")
         }
@@ -177,7 +177,7 @@ struct TrustRound2Tests {
         (["--management-flags", "1", "--delivery", "mdm-settings"], "--management-flags goes with --delivery mdm-install"),
     ])
     func optionsNotTaken(_ extra: [String], _ message: String) throws {
-        let r = try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--dry-run"] + extra)
+        let r = try appconfig(["render"] + Self.demo + ["--dry-run"] + extra)
         #expect(r.status == 2)
         #expect(r.stderr == "appconfig: \(message) [delivery.option]\n", "\(r.stderr)")
     }
@@ -197,7 +197,7 @@ struct TrustRound2Tests {
             #expect(GenerationFolder.published(folder + "/out") != nil)
             // --tar replaces the file's out.
             let tar = dir.path("tonight.tar")
-            let t = try runProcess(Paths.appconfigBinary, ["render", job, "--tar", tar])
+            let t = try appconfig(["render", job, "--tar", tar])
             #expect(t.status == 3, "\(t.stderr)")
             #expect(FileManager.default.fileExists(atPath: tar))
             // The secrets as the job ends up with them.
@@ -211,7 +211,7 @@ struct TrustRound2Tests {
             #expect(command.delivery.secrets?.items == ["b=env:C"])
             // An input the job file names that cannot be read: its key is said.
             let broken = try dir.write(#"{"spec": "spec.xml", "values": "missing.json", "inventory": "inventory.csv", "out": "out"}"#, to: "nightly/broken.json")
-            let b = try runProcess(Paths.appconfigBinary, ["render", broken])
+            let b = try appconfig(["render", broken])
             #expect(b.status != 0)
             #expect(b.stderr.contains("the job file's \"values\" names \(folder)/missing.json, which cannot be read: No such file or directory"), "\(b.stderr)")
         }
@@ -219,7 +219,7 @@ struct TrustRound2Tests {
 
     @Test("15. --explain finds a device by its user's e-mail or name and by device name, case aside; a user with two devices lists both")
     func explainByName() throws {
-        func explain(_ name: String) throws -> ProcessResult { try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--explain", name]) }
+        func explain(_ name: String) throws -> ProcessResult { try appconfig(["render"] + Self.demo + ["--explain", name]) }
         let text = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8)
         let rows = text.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
         let users = rows.compactMap { $0.first { $0.hasSuffix("@corp.example") } }
@@ -243,11 +243,11 @@ struct TrustRound2Tests {
         try withTemporaryDirectory { dir in
             var args = ["render"] + Self.demo + ["--dry-run"]
             args[args.firstIndex(of: Paths.fixture("demo/values.json"))!] = Paths.fixture("demo/assignments.json")
-            let r = try runProcess(Paths.appconfigBinary, args)
+            let r = try appconfig(args)
             let line = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("assignments: ") })
             #expect(line.contains("everyone ") && line.contains("emea "), "\(line)")
             let out = dir.path("install")
-            let i = try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + ["--delivery", "mdm-install", "--app-store-id", "361309726", "--management-flags", "1",
+            let i = try appconfig(["render"] + Self.demo + ["--delivery", "mdm-install", "--app-store-id", "361309726", "--management-flags", "1",
                                                                                    "--install-option", "PurchaseMethod=1", "--install-option", "NotManaged=false", "--out", out, "--quiet"])
             #expect(i.status == 3, "\(i.stderr)")
             let published = try #require(GenerationFolder.published(out))
@@ -264,7 +264,7 @@ struct TrustRound2Tests {
             let out = dir.path("out")
             let dark = try dir.write(#"{"serverURL": "https://$(ou).fs.northwind.example/tenant/$(sAMAccountName)", "theme": "dark"}"#, to: "dark.json")
             var night1 = ["render"] + Self.demo + ["--out", out, "--quiet"]
-            #expect(try runProcess(Paths.appconfigBinary, night1).status == 3)
+            #expect(try appconfig(night1).status == 3)
             let first = try #require(GenerationFolder.published(out))
             func files(_ folder: String) throws -> [String: Data] {
                 var all: [String: Data] = [:]
@@ -277,16 +277,16 @@ struct TrustRound2Tests {
             let firstFiles = try files(first)
             var night2 = night1
             night2[night2.firstIndex(of: Paths.fixture("demo/values.json"))!] = dark
-            #expect(try runProcess(Paths.appconfigBinary, night2 + ["--force"]).status == 3)
+            #expect(try appconfig(night2 + ["--force"]).status == 3)
             let second = try #require(GenerationFolder.published(out))
             // Every device changed: held back unless --force.
-            let held = try runProcess(Paths.appconfigBinary, ["rollback", out])
+            let held = try appconfig(["rollback", out])
             #expect(held.status == 1)
             #expect(held.stderr.contains("changes 975 of 975 devices, more than --max-change-ratio 0.5: --force rolls back anyway; nothing was published"), "\(held.stderr)")
             #expect(GenerationFolder.published(out) == second)
-            let unknown = try runProcess(Paths.appconfigBinary, ["rollback", out, "--to", "g1-1"])
+            let unknown = try appconfig(["rollback", out, "--to", "g1-1"])
             #expect(unknown.status == 1 && unknown.stderr.contains("g1-1 is not a complete earlier generation"), "\(unknown.stderr)")
-            let r = try runProcess(Paths.appconfigBinary, ["rollback", out, "--force"])
+            let r = try appconfig(["rollback", out, "--force"])
             #expect(r.status == 0, "\(r.stderr)")
             let third = try #require(GenerationFolder.published(out))
             #expect(third != first && third != second)
@@ -295,7 +295,7 @@ struct TrustRound2Tests {
             #expect(try files(third) == firstFiles)
             // The next night of the first night's values: nothing changed since the rolled-back generation.
             night1.append("--changed-only")
-            let next = try runProcess(Paths.appconfigBinary, night1.filter { $0 != "--quiet" })
+            let next = try appconfig(night1.filter { $0 != "--quiet" })
             // Every device is last night's (the demo's 25 still fail: status 3), nothing new is published.
             #expect(next.status == 3, "\(next.stderr)")
             #expect(next.stdout.contains(": 0 added, 0 changed, 0 removed, 0 missing, 975 unchanged"), "\(next.stdout)")
@@ -310,11 +310,11 @@ struct TrustRound2Tests {
             var shardReports: [String] = []
             for i in 0..<3 {
                 shardReports.append(dir.path("report\(i)"))
-                let r = try runProcess(Paths.appconfigBinary, base + ["--shard", "\(i)/3", "--tar", dir.path("s\(i).tar"), "--report", shardReports[i]])
+                let r = try appconfig(base + ["--shard", "\(i)/3", "--tar", dir.path("s\(i).tar"), "--report", shardReports[i]])
                 #expect(r.status == 0, "\(r.stderr)")
             }
-            #expect(try runProcess(Paths.appconfigBinary, base + ["--tar", dir.path("all.tar"), "--report", dir.path("single")]).status == 0)
-            let m = try runProcess(Paths.appconfigBinary, ["merge"] + (0..<3).map { dir.path("s\($0).tar") } + ["--tar", dir.path("merged.tar"), "--report", dir.path("merged")]
+            #expect(try appconfig(base + ["--tar", dir.path("all.tar"), "--report", dir.path("single")]).status == 0)
+            let m = try appconfig(["merge"] + (0..<3).map { dir.path("s\($0).tar") } + ["--tar", dir.path("merged.tar"), "--report", dir.path("merged")]
                                    + shardReports.flatMap { ["--shard-report", $0] })
             #expect(m.status == 0, "\(m.stderr)")
             func summary(_ folder: String) throws -> [String: Any] {
@@ -328,7 +328,7 @@ struct TrustRound2Tests {
             #expect(merged["shard"] as? String == "0/1" && merged["output"] as? String == dir.path("merged.tar"))
             func lines(_ folder: String) throws -> Set<String> { Set(try String(contentsOfFile: folder + "/errors.jsonl", encoding: .utf8).split(separator: "\n").map(String.init)) }
             #expect(try lines(dir.path("merged")) == lines(dir.path("single")))
-            let wrong = try runProcess(Paths.appconfigBinary, ["merge"] + (0..<3).map { dir.path("s\($0).tar") } + ["--tar", dir.path("m2.tar"), "--report", dir.path("m2"), "--shard-report", shardReports[0]])
+            let wrong = try appconfig(["merge"] + (0..<3).map { dir.path("s\($0).tar") } + ["--tar", dir.path("m2.tar"), "--report", dir.path("m2"), "--shard-report", shardReports[0]])
             #expect(wrong.status == 2)
             #expect(wrong.stderr.contains("--shard-report: give each shard's report folder once (1 given for 3 shards)"), "\(wrong.stderr)")
             // The report comes before the output is published: nothing was.
@@ -346,14 +346,14 @@ struct TrustRound2Tests {
             var args = ["render"] + Self.demo + ["--delivery", "ddm", "--asset-base-url", "https://a.example/x", "--secret-asset-base-url", "https://s.example/y",
                                                  "--secret", "pw=file:" + passwords]
             args[args.firstIndex(of: Paths.fixture("demo/values.json"))!] = values
-            let good = try runProcess(Paths.appconfigBinary, args + ["--explain", "R4G45DDN63HX"])
+            let good = try appconfig(args + ["--explain", "R4G45DDN63HX"])
             #expect(good.status == 0, "\(good.stderr)")
             #expect(good.stdout.contains(#"{"Password":"<secret pw>","UserName":"u0000001"}"#))
             #expect(good.stdout.contains(#""Passwords":[{"AssetReference":"appconfig.credential."#))
             #expect(good.stdout.contains("\n  sAMAccountName "))
             #expect(!good.stdout.contains("SECRET-pw-1"))
             // u0000000 has no password: the render fails the device, and so does its explanation.
-            let bad = try runProcess(Paths.appconfigBinary, args + ["--explain", "7X4X9Q34WXN6"])
+            let bad = try appconfig(args + ["--explain", "7X4X9Q34WXN6"])
             #expect(bad.status == 1)
             #expect(bad.stdout.contains("error: credential \"pw\", Password: the secret \"pw\" has no value for this device's $(sAMAccountName) \"u0000000\" [device.secret-missing]"), "\(bad.stdout)")
         }
@@ -363,7 +363,7 @@ struct TrustRound2Tests {
     func compilePreviewCredentials() throws {
         try withTemporaryDirectory { dir in
             let values = try dir.write(Self.credentialValues, to: "values.json")
-            let r = try runProcess(Paths.appconfigBinary, ["compile", Paths.fixture("demo/spec.xml"), "--values", values, "--delivery", "ddm",
+            let r = try appconfig(["compile", Paths.fixture("demo/spec.xml"), "--values", values, "--delivery", "ddm",
                                                            "--asset-base-url", "https://a.example/x", "--secret-asset-base-url", "https://s.example/y",
                                                            "--var", "sAMAccountName=jdoe", "--var", "udid=U1", "--var", "ou=EMEA", "--var", "emailAddress=j@x.example", "--var", "emailAddressDomain=x.example",
                                                            "--var", "serialNumber=ABCDEFGH1", "--var", "displayName=J"])
@@ -380,16 +380,16 @@ struct TrustRound2Tests {
                 try FileManager.default.copyItem(atPath: Paths.fixture("demo/" + name), toPath: dir.path(name))
             }
             let job = try dir.write(#"{"spec": "spec.xml", "values": "assignments.json", "inventory": "inventory.csv", "directory": "directory.ldif", "out": "out", "quiet": true}"#, to: "job.json")
-            #expect(try runProcess(Paths.appconfigBinary, ["render", job]).status == 3)
+            #expect(try appconfig(["render", job]).status == 3)
             // Night 2: the iPhone 15 assignment now names the iPhone 14, the theme is dark.
             let values = try String(contentsOfFile: dir.path("assignments.json"), encoding: .utf8)
                 .replacingOccurrences(of: #""match": { "model": "iPhone 15" }"#, with: #""match": { "model": "iPhone 14" }"#)
                 .replacingOccurrences(of: #""theme": "system""#, with: #""theme": "dark""#)
             try values.write(toFile: dir.path("assignments.json"), atomically: true, encoding: .utf8)
-            let dry = try runProcess(Paths.appconfigBinary, ["render", job, "--dry-run"])
+            let dry = try appconfig(["render", job, "--dry-run"])
             #expect(dry.stdout.contains(" 868 changed, 0 removed, 0 missing, 107 unchanged"), "\(dry.stdout)")
             let report = dir.path("report")
-            let r = try runProcess(Paths.appconfigBinary, ["render", job, "--plan", "--report", report])
+            let r = try appconfig(["render", job, "--plan", "--report", report])
             #expect(r.status == 1)  // 89% changed: over --max-change-ratio, it would not be published
             let lines = r.stdout.split(separator: "\n").map(String.init)
             #expect(lines.first?.hasSuffix(": 0 added, 868 changed, 0 missing, 0 removed, 107 unchanged") == true, "\(r.stdout)")
@@ -436,9 +436,9 @@ struct TrustRound2Tests {
             environment["SLURM_ARRAY_TASK_MIN"] = nil
             #expect(try render([], environment: environment).stderr.contains("an array numbered from 1 (sbatch --array=1-3)? give --shard-base 1"))
             // compile --var: a typo's nearest name; every variable the device lacks at once.
-            let v = try runProcess(Paths.appconfigBinary, ["compile", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--var", "serialNumbr=X"])
+            let v = try appconfig(["compile", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--var", "serialNumbr=X"])
             #expect(v.stderr.contains("did you mean \"serialNumber\"?"), "\(v.stderr)")
-            let m = try runProcess(Paths.appconfigBinary, ["compile", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--var", "ou=EMEA"])
+            let m = try appconfig(["compile", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/values.json"), "--var", "ou=EMEA"])
             #expect(m.stderr.contains("the device lacks ") && m.stderr.contains("$(sAMAccountName)") && m.stderr.contains("$(serialNumber)"), "\(m.stderr)")
             // A UTF-16 export.
             let text = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8)
@@ -446,7 +446,7 @@ struct TrustRound2Tests {
             try text.data(using: .utf16LittleEndian).map { Data([0xFF, 0xFE]) + $0 }!.write(to: URL(fileURLWithPath: utf16))
             var args = ["render"] + Self.demo + ["--dry-run"]
             args[args.firstIndex(of: Paths.fixture("demo/inventory.csv"))!] = utf16
-            let u = try runProcess(Paths.appconfigBinary, args)
+            let u = try appconfig(args)
             #expect(u.stderr.contains("is UTF-16 text: save it as UTF-8 (CSV UTF-8)"), "\(u.stderr)")
         }
     }

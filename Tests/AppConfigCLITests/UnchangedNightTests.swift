@@ -12,7 +12,7 @@ struct UnchangedNightTests {
                        "--directory", Paths.fixture("demo/directory.ldif")]
 
     func render(_ arguments: [String]) throws -> ProcessResult {
-        try runProcess(Paths.appconfigBinary, ["render"] + Self.demo + arguments + ["--quiet"])
+        try appconfig(["render"] + Self.demo + arguments + ["--quiet"])
     }
 
     static func generations(_ out: String) throws -> [String] {

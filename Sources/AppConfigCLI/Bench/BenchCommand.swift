@@ -31,7 +31,7 @@ struct BenchCommand: ParsableCommand {
         let program = try policy.compile(spec: spec, values: values)
         let fleet = SyntheticFleet(slots: program.slots, count: min(devices, 100_000))
         let image = ProgramImage(program)
-        print("spec \(spec)\(values.map { " + \($0)" } ?? ""): \(program.keys.count) keys, \(program.slots.count) variables per device "
+        writeStandardOutput("spec \(spec)\(values.map { " + \($0)" } ?? ""): \(program.keys.count) keys, \(program.slots.count) variables per device "
               + "(\(program.slots.map(\.description).joined(separator: ", "))), \(devices) devices, 1 thread")
         for f in format.isEmpty ? OutputFormat.allCases : format {
             let renderer = Renderer(image: image, format: f)
@@ -52,11 +52,11 @@ struct BenchCommand: ParsableCommand {
             }
             let seconds = monotonicSeconds() - start
             let rate = Double(devices) / seconds
-            print("\(f.rawValue.padding(6)) \(formatRate(rate)) devices/s  \(String(format1: seconds * 1e9 / Double(devices))) ns/device  "
+            writeStandardOutput("\(f.rawValue.padding(6)) \(formatRate(rate)) devices/s  \(String(format1: seconds * 1e9 / Double(devices))) ns/device  "
                   + "\(bytes / max(devices - failures, 1)) bytes/device  \(failures) failed")
-            if let firstFailure { print("  first failure: \(firstFailure)") }
+            if let firstFailure { writeStandardOutput("  first failure: \(firstFailure)") }
             let digest = Self.digestNanoseconds(renderer, fleet, devices: devices)
-            print("       sha256 \(String(format1: digest)) ns/device (\(SHA256.hasLanes ? "\(SHA256.lanes) lanes" : "one at a time"), as the sink hashes each device's bytes)")
+            writeStandardOutput("       sha256 \(String(format1: digest)) ns/device (\(SHA256.hasLanes ? "\(SHA256.lanes) lanes" : "one at a time"), as the sink hashes each device's bytes)")
         }
     }
 
@@ -79,12 +79,10 @@ struct BenchCommand: ParsableCommand {
         }
         var hashed = 0
         let start = monotonicSeconds()
-        bytes.withUnsafeBytes { all in
+        bytes.withView { all in
             while hashed < devices {
                 for (range, passEnds) in passes where hashed < devices {
-                    passEnds.withUnsafeBufferPointer { e in
-                        SHA256.digests(of: UnsafeRawBufferPointer(rebasing: all[range]), ends: e) { _, _ in }
-                    }
+                    SHA256.digests(of: all[view: range], ends: passEnds) { _, _ in }
                     hashed += passEnds.count
                 }
             }

@@ -76,19 +76,19 @@ struct CompileCommand: ParsableCommand {
         }
         if disasm {
             if assignments.isEmpty || !variables.isEmpty {
-                print(Disassembler.listing(program), terminator: "")
+                writeStandardOutput(Disassembler.listing(program), terminator: "")
             } else {
-                print("; variant: no assignment")
-                print(Disassembler.listing(program), terminator: "")
+                writeStandardOutput("; variant: no assignment")
+                writeStandardOutput(Disassembler.listing(program), terminator: "")
                 for i in assignments.indices {
                     let variant = try reportingProblems { try configuration.program(for: [i]) }
-                    print("\n; variant: assignment \"\(assignments[i].name)\" (line \(assignments[i].location.line))")
-                    print(Disassembler.listing(variant), terminator: "")
+                    writeStandardOutput("\n; variant: assignment \"\(assignments[i].name)\" (line \(assignments[i].location.line))")
+                    writeStandardOutput(Disassembler.listing(variant), terminator: "")
                 }
             }
         }
         guard !variables.isEmpty || (!disasm && program.slots.isEmpty) || out != nil else {
-            if !disasm { print("compiled \(program.metadata.bundleId) version \(program.metadata.version): \(program.keys.count) keys, \(program.slots.count) variables, hash \(program.metadata.hashHex)" + (assignments.isEmpty ? "" : "; \(assignments.count) assignments")) }
+            if !disasm { writeStandardOutput("compiled \(program.metadata.bundleId) version \(program.metadata.version): \(program.keys.count) keys, \(program.slots.count) variables, hash \(program.metadata.hashHex)" + (assignments.isEmpty ? "" : "; \(assignments.count) assignments")) }
             return
         }
         let options = try delivery.options()
@@ -120,16 +120,16 @@ struct CompileCommand: ParsableCommand {
             // The asset (a plist) to --out, the JSON files to stdout, each after its name.
             let asset = files.removeFirst()
             if let out { try reportingProblems { try writeFileAtomically(asset.bytes, to: out) } }
-            print("# \(asset.name) (\(asset.bytes.count) bytes\(out.map { ", written to \($0)" } ?? ""))")
-            for file in files { print("# \(file.name)\n" + String(decoding: file.bytes, as: UTF8.self).trimmingSuffix()) }
+            writeStandardOutput("# \(asset.name) (\(asset.bytes.count) bytes\(out.map { ", written to \($0)" } ?? ""))")
+            for file in files { writeStandardOutput("# \(file.name)\n" + String(decoding: file.bytes, as: UTF8.self).trimmingSuffix()) }
             for (credential, document) in credentials {
-                print("# credential \(credential.identifier) (\(credential.kind.assetType))\n" + String(decoding: document, as: UTF8.self))
+                writeStandardOutput("# credential \(credential.identifier) (\(credential.kind.assetType))\n" + String(decoding: document, as: UTF8.self))
             }
             if !credentials.isEmpty { writeStandardError("note: " + DeliveryPreview.credentialNote + "\n") }
         } else if let out {
             try reportingProblems { try writeFileAtomically(files[0].bytes, to: out) }
         } else {
-            _ = files[0].bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            writeStandardOutput(bytes: files[0].bytes)
         }
     }
 }

@@ -44,7 +44,7 @@ struct ImportCommand: ParsableCommand {
             if let out {
                 try writeFileAtomically(Array(result.json.utf8), to: out)
             } else {
-                print(result.json, terminator: "")
+                writeStandardOutput(result.json, terminator: "")
             }
             if let spec {
                 let specBytes: [UInt8]

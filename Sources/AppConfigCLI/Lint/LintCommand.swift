@@ -33,7 +33,7 @@ struct LintCommand: ParsableCommand {
 
     func run() throws {
         let outcome = Linter(options: SpecOptions(lenient: lenient)).lint(files: files, valuesFile: values)
-        print(LintReport.render(outcome, format: format), terminator: "")
+        writeStandardOutput(LintReport.render(outcome, format: format), terminator: "")
         for failure in outcome.ioFailures { writeStandardError("appconfig: \(failure)\n") }
         let status = outcome.exitStatus
         if status != ExitStatus.ok { throw ExitCode(status) }

@@ -68,7 +68,7 @@ struct MergeCommand: ParsableCommand {
             throw ExitCode(ExitStatus.interrupted)
         }
         if !quiet {
-            print("merged \(summary.shards) shards into \(summary.output) in \(String(format1: monotonicSeconds() - started)) s: "
+            writeStandardOutput("merged \(summary.shards) shards into \(summary.output) in \(String(format1: monotonicSeconds() - started)) s: "
                   + "\(summary.devices) devices in the manifest, \(summary.written) written"
                   + (summary.removed > 0 ? ", \(summary.removed) removals" : ""))
         }

@@ -29,6 +29,6 @@ struct RollbackCommand: ParsableCommand {
         var rollback = Rollback(output: output)
         (rollback.target, rollback.keep, rollback.maxChangeRatio, rollback.force) = (to, keep, maxChangeRatio, force)
         let s = try reportingProblems { try rollback.run() }
-        if !quiet { print("rolled back \(s.output) from \(s.from) to \(s.to), published as a new generation: \(s.changed) of \(s.devices) devices change") }
+        if !quiet { writeStandardOutput("rolled back \(s.output) from \(s.from) to \(s.to), published as a new generation: \(s.changed) of \(s.devices) devices change") }
     }
 }

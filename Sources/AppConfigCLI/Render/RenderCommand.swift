@@ -102,7 +102,7 @@ struct RenderCommand: ParsableCommand {
         let job = try job(settings)
         if let explain = settings.console.explain {
             let (text, failed) = try reportingProblems { try job.explain(explain, observer: warningsObserver()) }
-            print(text, terminator: "")
+            writeStandardOutput(text, terminator: "")
             if failed { throw ExitCode(ExitStatus.failed) }
             return
         }
@@ -111,8 +111,9 @@ struct RenderCommand: ParsableCommand {
         // their next chunk and the job discards its output; in the phases before (a --since FIFO
         // nobody writes, an LDAP server retried, a long compile) nothing is written yet, so the
         // process ends at once, exit 130.
-        let rendering = Atomic<Bool>(false)
-        let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
+        // (A command run in process leaves the process's signals alone.)
+        let rendering = Atomic<Bool>(false), console = Console.current
+        let signals = (console.isProcess ? [SIGINT, SIGTERM] : []).map { sig -> DispatchSourceSignal in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
@@ -129,10 +130,10 @@ struct RenderCommand: ParsableCommand {
         }
         defer { signals.forEach { $0.cancel() } }
         var observer = RenderJob.Observer()
-        let meter = settings.console.quiet != true && isatty(2) != 0 ? ProgressMeter(after: ProgressMeter.delay) : nil
+        let meter = settings.console.quiet != true && console.isProcess && isatty(2) != 0 ? ProgressMeter(after: ProgressMeter.delay) : nil
         // On a terminal, a warning first clears the progress line it would otherwise run into.
         let clear = meter == nil ? "" : "\r\u{1B}[K"
-        observer.warning = { writeStandardError(clear + $0.description + "\n") }
+        observer.warning = { console.err(clear + $0.description + "\n") }
         observer.phaseStarted = { phase in
             // From the render on, the job itself stops and cleans up.
             if phase == .render { rendering.store(true, ordering: .releasing) }
@@ -173,7 +174,8 @@ struct RenderCommand: ParsableCommand {
     /// Warnings on standard error, for a command without a progress display.
     func warningsObserver() -> RenderJob.Observer {
         var observer = RenderJob.Observer()
-        observer.warning = { writeStandardError($0.description + "\n") }
+        let console = Console.current
+        observer.warning = { console.err($0.description + "\n") }
         return observer
     }
 
@@ -181,7 +183,7 @@ struct RenderCommand: ParsableCommand {
     /// the whole job's; the phases follow it.
     func printSummary(_ s: RunSummary, job: RenderJob, seconds: Double) {
         let report = job.report
-        func say(_ line: String) { if job.output == .tarStdout { writeStandardError(line + "\n") } else { print(line) } }
+        func say(_ line: String) { if job.output == .tarStdout { writeStandardError(line + "\n") } else { writeStandardOutput(line) } }
         if let plan = s.plan { say(plan) }
         if s.inputsUnchanged {
             say("nothing changed since \(s.since ?? "the previous generation"): its manifest has this run's program, options and input "

@@ -32,26 +32,26 @@ struct SourcesCommand: ParsableCommand {
             let inventorySeconds = lap()
             let continuation = inventory.continuationRows > 0 ? ", \(inventory.continuationRows) continuing the device above" : ""
             let delimiter = InventoryTable.name(of: inventory.delimiter) + (inventory.delimiterDetected ? " (detected)" : "")
-            print("inventory \(inventory.file): \(inventory.rowCount) devices in \(inventory.dataRows) rows\(continuation), delimiter \(delimiter), "
+            writeStandardOutput("inventory \(inventory.file): \(inventory.rowCount) devices in \(inventory.dataRows) rows\(continuation), delimiter \(delimiter), "
                   + "\(inventory.problems.count) problems, "
                   + "\(inventory.byteCount) bytes in \(ms(inventorySeconds)) (\(String(format1: Double(inventory.byteCount) / inventorySeconds / 1e6)) MB/s)")
             var problems = inventory.exportChecks + inventory.problems
             let users = try fleetSources.loadDirectory(for: inventory, warning: { writeStandardError($0.description + "\n") })
             let mapping = SourceMapping(fleet: Fleet(inventory: inventory, users: users), attributes: fleetSources.attributes)
-            if users == nil { mapping.lines.forEach { print($0) } }
+            if users == nil { mapping.lines.forEach { writeStandardOutput($0) } }
             if let users {
                 let seconds = lap()
-                print("directory \(users.source): \(users.count) users, \(users.problems.count) problems, in \(ms(seconds)) "
+                writeStandardOutput("directory \(users.source): \(users.count) users, \(users.problems.count) problems, in \(ms(seconds)) "
                       + "(\(formatRate(Double(users.count) / seconds))entries/s)")
                 problems += users.problems
-                mapping.lines.forEach { print($0) }
+                mapping.lines.forEach { writeStandardOutput($0) }
                 let fleet = Fleet(inventory: inventory, users: users)
-                print("join: \(fleet.matchedCount) of \(fleet.deviceCount) devices found their user, \(fleet.problems.count) did not, in \(ms(lap()))")
-                if let diagnosis = fleet.joinDiagnosis() { print("  \(diagnosis)") }
+                writeStandardOutput("join: \(fleet.matchedCount) of \(fleet.deviceCount) devices found their user, \(fleet.problems.count) did not, in \(ms(lap()))")
+                if let diagnosis = fleet.joinDiagnosis() { writeStandardOutput("  \(diagnosis)") }
                 problems += fleet.problems
             }
-            for p in problems.prefix(showProblems) { print("  \(p)") }
-            if problems.count > showProblems { print("  ... and \(problems.count - showProblems) more") }
+            for p in problems.prefix(showProblems) { writeStandardOutput("  \(p)") }
+            if problems.count > showProblems { writeStandardOutput("  ... and \(problems.count - showProblems) more") }
             if !problems.isEmpty { throw ExitCode(ExitStatus.partial) }
         }
     }
