@@ -112,6 +112,9 @@ let package = Package(
         /// Specs and values compiled from text, for the compiler's and the renderer's tests.
         .target(name: "CompileSupport", dependencies: ["AppConfigCompiler", "AppConfigSpec"], path: "Tests/CompileSupport"),
         .testTarget(name: "AppConfigCoreTests", dependencies: ["AppConfigCore", "TestSupport"]),
+        .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
+        .testTarget(name: "AppConfigPatternTests", dependencies: ["AppConfigPattern", "AppConfigCore", "TestSupport"]),
+        .testTarget(name: "LibPlistTests", dependencies: ["LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigCompilerTests", dependencies: ["AppConfigCompiler", "CompileSupport", "AppConfigCore", "AppConfigPattern", "AppConfigSpec", "TestSupport"]),
         .testTarget(name: "AppConfigBatchTests",
                     dependencies: ["AppConfigBatch", "AppConfigOutput", "AppConfigCompiler", "AppConfigCore", "AppConfigRender", "AppConfigSources", "AppConfigSpec",

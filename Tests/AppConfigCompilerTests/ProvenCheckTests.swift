@@ -8,39 +8,6 @@ import Testing
 /// Pattern checks the compiler proves from a template's fixed text, and leaves out of the program.
 @Suite("Proven pattern checks")
 struct ProvenCheckTests {
-    typealias Anchors = Pattern.Anchors
-
-    @Test("what a pattern tests outside its match, read from its source", arguments: [
-        ("CN=.*", Anchors(start: false, end: false)),
-        ("^https://", Anchors(start: true, end: false)),
-        (#"@company\.com$"#, Anchors(start: false, end: true)),
-        ("^[A-Z0-9]{8,14}$", Anchors(start: true, end: true)),
-        (#"[^@\s]+@x"#, Anchors(start: false, end: false)),   // `^` first in a class negates it
-        ("a|^b", Anchors(start: true, end: false)),
-        (#"\$5\^"#, Anchors(start: false, end: false)),         // escaped: characters
-        (#"\d{3}-\w+\S?\t"#, Anchors(start: false, end: false)),
-        ("[[:alpha:]]+[]a][\\]]", Anchors(start: false, end: false)),
-        ("(/.*)?", nil),                                        // any group
-        ("x(?=y)", nil),
-        ("(*UTF)x", nil),
-        (#"\bword"#, nil),
-        (#"\Bx"#, nil),
-        (#"\Aabc"#, nil),
-        (#"abc\z"#, nil),
-        (#"abc\Z"#, nil),
-        (#"\Gx"#, nil),
-        (#"a\Kb"#, nil),
-        (#"a\1"#, nil),                                         // a backreference
-        (#"\Qa.b\E"#, nil),
-        (#"[a\Q]\E]"#, nil),
-        ("[[:<:]]word", nil),
-        ("word[[:>:]]", nil),
-        ("[abc", nil),
-    ] as [(String, Anchors?)])
-    func anchors(_ source: String, _ expected: Anchors?) {
-        #expect(Anchors.of(source) == expected)
-    }
-
     static func template(_ parts: [StringTemplate.Part]) -> StringTemplate { StringTemplate(parts: parts) }
     static let cn = StringTemplate.Part.variable(.user(.cn))
     static let ou = StringTemplate.Part.variable(.user(.ou))

@@ -13,7 +13,7 @@ extension DeclarationBuilder {
     func appendConfigurationPayload(_ d: DeviceDeclarations, to out: inout [UInt8]) {
         let (parts, holes) = templates[d.variant]
         for i in 0..<parts.count {
-            parts[i].withUnsafeBufferPointer { out.append(contentsOf: $0) }
+            out.append(contentsOf: parts[i])
             if i < holes.count { Self.appendAssetIdentifier(d.assets[holes[i]], to: &out) }
         }
     }
@@ -68,7 +68,7 @@ extension DeclarationBuilder {
             if credential == nil { w.writeQuoted(Self.contentType) }
         }
         if let credential { JSONText.appendString(credential.contentType, to: &out) }
-        (secret ? secretURLPrefix : urlPrefix).withUnsafeBufferPointer { url in
+        (secret ? secretURLPrefix : urlPrefix).withView { url in
             out.append(room: 320 + url.count) { w in
                 w.write(#","DataURL":""#)
                 w.write(url)

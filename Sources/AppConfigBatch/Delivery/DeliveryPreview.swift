@@ -27,11 +27,11 @@ package enum DeliveryPreview {
         let kinds: DDMEncoding.CredentialKinds = ([credentials.map { ($0.credential.identifier, $0.credential.kind) }], [])
         Array(key.utf8).withView { key in
             rendered.withView { plist in
-                documents.withUnsafeBufferPointer { documents in
+                documents.withView { documents in
                     var files = DeviceFiles(container: memory, filter: nil)
                     var scratch: [UInt8] = []
                     var device = RenderedDevice(key: key, plist: plist)
-                    device.credentials = BufferView(documents)
+                    device.credentials = documents
                     // A folder in memory takes every file: nothing here can fail.
                     _ = try? RenderJob.encoding(for: delivery, devices: 1, credentials: kinds).encode(device, scratch: &scratch, files: &files)
                 }

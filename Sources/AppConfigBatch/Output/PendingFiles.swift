@@ -49,9 +49,7 @@ struct PendingFiles {
             devices.removeAll(keepingCapacity: true)
             digests.removeAll(keepingCapacity: true)
         }
-        bytes.withUnsafeBytes { b in
-            ends.withUnsafeBufferPointer { e in SHA256.digests(of: b, ends: e, inLanes: inLanes) { _, d in digests.append(d) } }
-        }
+        bytes.withView { b in SHA256.digests(of: b, ends: ends, inLanes: inLanes) { _, d in digests.append(d) } }
         let stops = ends
         try bytes.withView { b throws(Problem) in
             try body(devices, digests) { i in b[view: (i == 0 ? 0 : stops[i - 1])..<stops[i]] }

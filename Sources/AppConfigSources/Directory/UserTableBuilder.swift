@@ -134,7 +134,7 @@ public struct UserTableBuilder {
         }
         if let line { lines.append(UInt32(line)) }
         // The counts' uniqueness checked once an entry, not once a value.
-        attributeCounts.withUnsafeMutableBufferPointer { counts in
+        attributeCounts.withWorkerSlots { counts in
             for (i, v) in values.enumerated() where v != nil { counts[i] += 1 }
         }
         // The user's pairs are made on the stack and appended at once: written into `ranges` one by

@@ -17,7 +17,7 @@ package enum CSVRecords {
         let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         let arena = BufferArena()
         let buffer = arena.slots(copying: Array(bytes[start...]) + [0])
-        let view = WorkerSlots(UnsafeMutableBufferPointer(rebasing: buffer.buffer[0..<(bytes.count - start)]))
+        let view = buffer[slots: 0..<(bytes.count - start)]
         defer { buffer.fill(with: 0) }
         var scanner = CSVScanner(bytes: view, delimiter: UInt8(ascii: ","))
         var fields = CSVFieldBuffer()
