@@ -177,7 +177,9 @@ struct Generation {
     /// with their previous entry), both in device-key order, each made when the sink writes it,
     /// in rounds of lines made on every core.
     func closingFiles(liveFiles live: (any LiveFiles)? = nil, kept: Set<Int> = []) -> [ClosingFile] {
-        let encoding = sink.encoding, ownPaths = encoding.namesManifestPaths
+        let encoding = sink.encoding
+        // The encoding whose manifest paths the lines name (DDM's assets), nil for own files'.
+        let paths = encoding.namesManifestPaths ? encoding : nil
         let index = ClosingFile(name: "index.jsonl") { [self] emit throws(Problem) in
             try assignments.withIndexFields { fields throws(Problem) in
                 try bytesInRounds(count: entries.count, make: { range, index in
@@ -216,7 +218,7 @@ struct Generation {
                 hasher.update(piece)
                 try write(piece)
             }
-            let copies = ownPaths ? nil : linesToCopy
+            let copies = paths == nil ? linesToCopy : nil
             try bytesInRounds(count: entries.count, make: { range, lines in
                 lines.reserveCapacity(range.count * 224)  // ~77 bytes and the key twice; see the index
                 withKeys(entries) { entries, keys in
@@ -235,7 +237,7 @@ struct Generation {
                             if p >= 0 { continue }
                         }
                         if e.row >= 0 { prefetchKeys(after: i, in: entries, keys) }
-                        appendManifestLine(e, keys, ownPaths: ownPaths, to: &lines)
+                        appendManifestLine(e, keys, paths: paths, to: &lines)
                     }
                     if let copies { copyLines(copies, run, from: runFrom, entries, keys, to: &lines) }
                 }
@@ -276,16 +278,16 @@ struct Generation {
     /// Entry `e`'s manifest line, made: its key (tonight's, or the previous one of a device missing
     /// tonight), its path (DDM: the assets its set names, tonight's or a carried device's previous
     /// ones) and digests.
-    private func appendManifestLine(_ e: Entry, _ keys: InventoryTable.Column, ownPaths: Bool, to lines: inout [UInt8]) {
+    private func appendManifestLine(_ e: Entry, _ keys: InventoryTable.Column, paths: (any DeviceEncoding)?, to lines: inout [UInt8]) {
         func append(_ key: ByteView) {
-            guard ownPaths else {
+            guard let paths else {
                 return Manifest.appendLine(key: key, name: name(of: e), extension: sink.pathExtension, digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             }
             if e.carried {
                 Manifest.appendLine(key: key, path: previous!.path(at: Int(e.source)), digest: digest(of: e), inputs: inputs(of: e), to: &lines)
             } else {
                 Manifest.appendLine(key: key, digest: digest(of: e), inputs: inputs(of: e), to: &lines) {
-                    sink.encoding.appendManifestPath(position: Int(e.source), to: &$0)
+                    paths.appendManifestPath(position: Int(e.source), to: &$0)
                 }
             }
         }
@@ -297,7 +299,7 @@ struct Generation {
     private func copyLines(_ copies: ManifestLines, _ run: Range<Int>, from first: Int, _ entries: BufferView<Entry>,
                            _ keys: InventoryTable.Column, to lines: inout [UInt8]) {
         guard !run.isEmpty, !copies.append(lines: first..<(first + run.count), to: &lines) else { return }
-        for i in run { appendManifestLine(entries[i], keys, ownPaths: false, to: &lines) }
+        for i in run { appendManifestLine(entries[i], keys, paths: nil, to: &lines) }
     }
 
     /// The shared files the live devices name (tonight's and those carried from the previous
