@@ -18,7 +18,7 @@ public final class BatchRenderer: @unchecked Sendable {
     public let fleet: Fleet
     public let options: BatchOptions
     /// Each device's variant (its set of assignments), and per variant its program, image and slot plan.
-    public let assignments: DeviceAssignments
+    package let assignments: DeviceAssignments
     let images: [ProgramImage]
     let plans: [Fleet.SlotPlan]
     /// The rows of this shard, in inventory order.
@@ -36,7 +36,7 @@ public final class BatchRenderer: @unchecked Sendable {
         try self.init(assignments: DeviceAssignments(base: program), fleet: fleet, options: options)
     }
 
-    public convenience init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions) throws(Problem) {
+    package convenience init(assignments: DeviceAssignments, fleet: Fleet, options: BatchOptions) throws(Problem) {
         try self.init(assignments: assignments, fleet: fleet, options: options, extensions: [])
     }
 
@@ -83,17 +83,16 @@ public final class BatchRenderer: @unchecked Sendable {
     var digestsInputs: Bool { extensions.isEmpty && credentials == nil }
 
     /// Renders the shard's devices into `sink`. A sink error stops every worker and is thrown; the
-    /// sink is neither published nor discarded here (the job decides). `carrying`: a previous
-    /// manifest (made with this run's render settings, the one the sink's `--changed-only` filter
-    /// compares with, if it has one) whose devices with tonight's input digest are not rendered:
-    /// their output digest is taken from it (a `--changed-only` night, which does not write
-    /// unchanged devices). `comparedWith`: the previous generation's manifest a night compares
-    /// with (the carried one, if any): each device's entry in it is found by one merge in key
-    /// order (`BatchResult.previousEntries`), and then its keys are let go but for the entries no
-    /// device of tonight's has (`Manifest.releaseKeys(matchedBy:)`: the others' are tonight's keys,
-    /// in the inventory; at 10M devices they were a quarter of a gigabyte held to the end).
-    public func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation(), carrying previous: Manifest? = nil,
-                    comparedWith night: Manifest? = nil) throws(Problem) -> BatchResult {
+    /// sink is neither published nor discarded here (the job decides). `previous`: the one manifest
+    /// a night compares with (the sink's `--changed-only` filter's too, when it has one): each
+    /// device's entry in it is found by one merge in key order (`BatchResult.previousEntries`), and
+    /// then its keys are let go but for the entries no device of tonight's has
+    /// (`Manifest.releaseKeys(matchedBy:)`: the others' are tonight's keys, in the inventory; at 10M
+    /// devices they were a quarter of a gigabyte held to the end). `carryingUnchanged`: devices with
+    /// tonight's input digest there are not rendered, their output digest taken from it (a
+    /// `--changed-only` night made with this run's render settings, which does not write them).
+    package func run(into sink: DeviceSink, cancellation: Cancellation = Cancellation(), previous: Manifest? = nil,
+                     carryingUnchanged: Bool = false) throws(Problem) -> BatchResult {
         let start = monotonicSeconds()
         // Key order for every sink: archives need it, and the index and manifest are in it.
         let rows = rowsInKeyOrder()
@@ -101,21 +100,19 @@ public final class BatchRenderer: @unchecked Sendable {
         let digests = DigestSlots(count: rows.count)
         let digestsInputs = self.digestsInputs
         var inputDigests = digestsInputs ? [UInt64](repeating: InputDigest.none, count: rows.count) : []
-        let carry = digestsInputs ? previous : nil
+        let carry = digestsInputs && carryingUnchanged ? previous : nil
+        precondition(sink.changedOnlyManifest.map { $0 === previous } ?? true, "one previous manifest a night: the sink compares with it")
         // Each device's entry in last night's manifest, found by one merge in key order.
-        let compared = sink.changedOnlyManifest
-        precondition(previous == nil || compared == nil || previous === compared, "the manifest carried is the one the sink compares with")
-        precondition(night == nil || [previous, compared].allSatisfy { $0 == nil || $0 === night }, "one previous manifest a night")
         let keySlot = fleet.inventory.deviceKeySlot
         // The keys read through views: a closure over the fleet and the rows retained and released them per device.
-        let previousEntries = (night ?? compared ?? carry).map { m in
+        let previousEntries = previous.map { m in
             fleet.inventory.withColumn(keySlot) { keys in rows.withView { rows in
                 m.entryIndices(count: rows.count, key: { keys.value(row: Int(rows[$0])) }) { i, step in
                     if step == 0 { keys.prefetchRange(row: Int(rows[i])) } else { keys.prefetchValue(row: Int(rows[i])) }
                 }
             } }
         } ?? []
-        night?.releaseKeys(matchedBy: previousEntries)
+        previous?.releaseKeys(matchedBy: previousEntries)
         let chunks = (rows.count + Self.chunkSize - 1) / Self.chunkSize
         let next = Atomic<Int>(0)
         let jobs = max(1, min(options.jobs, chunks))

@@ -19,7 +19,7 @@ extension RenderJob {
 
     /// The sink for `output` and the delivery, for an embedder that runs the phases itself
     /// (`BatchRenderer.run(into:)`, then `publish(closing:)` or `discard()`).
-    public func makeSink(_ delivery: ResolvedDelivery, devices: Int) throws(Problem) -> DeviceSink {
+    package func makeSink(_ delivery: ResolvedDelivery, devices: Int) throws(Problem) -> DeviceSink {
         try makeSink(delivery, previous: nil, devices: devices, credentials: ([[]], []))
     }
 

@@ -229,7 +229,8 @@ extension RenderJob {
         observer.renderStarted(renderer)
         let result: BatchResult
         do {
-            result = try renderer.run(into: sink, cancellation: cancellation, carrying: carryingManifest(previous, compiled), comparedWith: previous)
+            result = try renderer.run(into: sink, cancellation: cancellation, previous: previous,
+                                         carryingUnchanged: carriesUnchanged(previous, compiled))
             observer.renderFinished()
             credentialRenderer?.expiryWarnings().forEach(observer.warning)
             // What was rendered from a mapped inventory or directory image that changed since is not published.
@@ -241,14 +242,13 @@ extension RenderJob {
         return (sink, result)
     }
 
-    /// The previous manifest a `--changed-only` night carries unchanged devices from (their input
-    /// digest is last night's: their output is too, and is not written), nil to render every
+    /// Whether a `--changed-only` night carries unchanged devices from the previous manifest (their
+    /// input digest is last night's: their output is too, and is not written); false renders every
     /// device: a whole night (it writes every device's bytes), `--rerender`, `--verify` (every
     /// output checked), DDM (a set names its assets, which a carried device would not make), or a
     /// previous generation made with other render settings.
-    func carryingManifest(_ previous: Manifest?, _ compiled: CompiledJob) -> Manifest? {
-        guard nightly.changedOnly, !nightly.rerender, !batch.verify, compiled.delivery.delivery != .ddm, let previous,
-              previous.header.first(where: { $0.name == "render" })?.value == renderSettings(compiled.delivery) else { return nil }
-        return previous
+    func carriesUnchanged(_ previous: Manifest?, _ compiled: CompiledJob) -> Bool {
+        guard nightly.changedOnly, !nightly.rerender, !batch.verify, compiled.delivery.delivery != .ddm, let previous else { return false }
+        return previous.header.first(where: { $0.name == "render" })?.value == renderSettings(compiled.delivery)
     }
 }

@@ -10,17 +10,17 @@ import Dispatch
 /// Which assignments match each device, and one program per distinct set of them (a variant),
 /// compiled once on first sight. The render loop only picks a device's variant: its program
 /// image and slot plan are ready, so rendering stays as it is without assignments.
-public struct DeviceAssignments: Sendable {
+package struct DeviceAssignments: Sendable {
     /// The assignments' names, in file order (bit i of a set is assignment i).
-    public let names: [String]
+    package let names: [String]
     /// Per variant: the set of assignments (bits) and its program. Variant 0 is the set of none,
     /// the base program, whether a device has it or not.
-    public let sets: [UInt64]
-    public let programs: [Program]
+    package let sets: [UInt64]
+    package let programs: [Program]
     /// Per inventory row, its variant.
     let variantOfRow: [UInt16]
     /// The rows the values file's `exclude` leaves out, in row order: not rendered, not failed.
-    public private(set) var excludedRows: [Int32] = []
+    package private(set) var excludedRows: [Int32] = []
     /// Per variant, what ends its devices' lines of `index.jsonl`: `,"assignments":[...]` (nothing
     /// without assignments), made once, all in one buffer (`withIndexFields`).
     private let indexFieldBytes: [UInt8]
@@ -53,7 +53,7 @@ public struct DeviceAssignments: Sendable {
     }
 
     /// The names of the assignments that applied to a row, in file order.
-    public func applied(toRow row: Int) -> [String] {
+    package func applied(toRow row: Int) -> [String] {
         let set = sets[variant(ofRow: row)]
         return Self.members(of: set, among: names.count).map { names[$0] }
     }
@@ -62,7 +62,7 @@ public struct DeviceAssignments: Sendable {
     /// each distinct set. A match on an inventory column the inventory lacks, or on groups without
     /// a directory, is an error (nothing could match); a group the directory does not hold is a
     /// warning. Throws a `Problem` for the sources, a `ProblemList` for a variant that does not compile.
-    public static func resolve(_ configuration: Configuration, fleet: Fleet, warning: (Problem) -> Void) throws -> DeviceAssignments {
+    package static func resolve(_ configuration: Configuration, fleet: Fleet, warning: (Problem) -> Void) throws -> DeviceAssignments {
         let assignments = configuration.assignments
         let exclusions = configuration.exclusions
         guard !assignments.isEmpty || !exclusions.isEmpty else { return DeviceAssignments(base: configuration.base) }

@@ -53,7 +53,7 @@ public struct SecretSource: Sendable, Equatable {
 /// Every value is checked as it is read: an empty one (`secret.empty`), one that is not UTF-8 or
 /// holds a NUL (`secret.source`) stops the run; a device is never given a secret other than the
 /// one its source holds.
-public final class SecretStore: @unchecked Sendable {
+package final class SecretStore: @unchecked Sendable {
     enum Value {
         case single(MutableByteView)
         case keyed(Variable, [String: MutableByteView])
@@ -64,16 +64,16 @@ public final class SecretStore: @unchecked Sendable {
     private var owner = SecretPages()
 
     /// How long an `exec:` source may run (`--secret-timeout`), and how much a source may hold.
-    public static let defaultTimeout = 60.0
+    package static let defaultTimeout = 60.0
     static let limit = 64 << 20
 
-    public init() {}
+    package init() {}
 
     /// Reads every source. A source that cannot be read is a `secret.source` problem that names the
     /// source, never a value: a command's first line of standard error, never its output.
     /// `withheld`: environment variables an `exec:` child is not given (the LDAP password's), on
     /// top of every variable an `env:` source reads.
-    public init(_ sources: [SecretSource], environment: [String: String] = ProcessInfo.processInfo.environment,
+    package init(_ sources: [SecretSource], environment: [String: String] = ProcessInfo.processInfo.environment,
                 timeout: Double = SecretStore.defaultTimeout, withheld: [String] = []) throws(Problem) {
         if !sources.isEmpty { ProcessSecrets.holdSecrets() }
         var childEnvironment = environment
@@ -102,12 +102,12 @@ public final class SecretStore: @unchecked Sendable {
     }
 
     /// The variable a per-user secret is keyed by.
-    public func keyVariable(of name: String) -> Variable? {
+    package func keyVariable(of name: String) -> Variable? {
         if case .keyed(let v, _)? = values[name] { return v }
         return nil
     }
 
-    public func has(_ name: String) -> Bool { values[name] != nil }
+    package func has(_ name: String) -> Bool { values[name] != nil }
 
     /// The secret's bytes for a device whose key variable is `key` (ignored for a single value);
     /// nil when a per-user file has no value for it. Valid until `clear`.
@@ -120,7 +120,7 @@ public final class SecretStore: @unchecked Sendable {
     }
 
     /// Overwrites every secret's bytes with zeros and frees them.
-    public func clear() {
+    package func clear() {
         for value in values.values {
             switch value {
             case .single(let b): b.fill(with: 0)

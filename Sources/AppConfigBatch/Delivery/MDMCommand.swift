@@ -198,7 +198,7 @@ extension MDMCommand: SingleFileEncoding {
 
 extension ResolvedDelivery {
     /// How deep the renderer nests the dictionary (an MDM command's body; XML only).
-    public var xmlNesting: Int {
+    package var xmlNesting: Int {
         switch delivery {
         case .mdmSettings: MDMCommand(kind: .settings, delivery: self).nesting
         case .mdmInstall: MDMCommand(kind: .install, delivery: self).nesting

@@ -7,13 +7,13 @@ import Foundation
 /// devices summed, what every shard read of the whole inventory taken once), `errors.jsonl` with
 /// each line once (the inventory's and directory's problems stand in every shard's report, each
 /// device's in its own shard's), `changes.jsonl` in device-key order, as one run writes it.
-public struct MergeReport {
-    public var shardReports: [String]
+package struct MergeReport {
+    package var shardReports: [String]
 
-    public init(shardReports: [String]) { self.shardReports = shardReports }
+    package init(shardReports: [String]) { self.shardReports = shardReports }
 
     /// Writes the merged report into `directory` for the merge `merged` made.
-    public func write(to directory: String, merged: ShardMerge.Summary) throws(Problem) {
+    package func write(to directory: String, merged: ShardMerge.Summary) throws(Problem) {
         guard shardReports.count == merged.shards else {
             throw Problem(.mergeShards, "--shard-report: give each shard's report folder once (\(shardReports.count) given for \(merged.shards) shards)")
         }

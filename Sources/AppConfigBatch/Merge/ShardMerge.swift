@@ -10,8 +10,8 @@ import Foundation
 /// into an archive (written under a temporary name, renamed when complete), folder outputs into a
 /// folder output (a new generation whose files are hard links to the shards', published by the
 /// same symlink switch as a render). Nothing is written until every input is read and checked.
-public struct ShardMerge {
-    public enum Output: Sendable {
+package struct ShardMerge {
+    package enum Output: Sendable {
         case tar(String)
         case folder(String, keep: Int)
 
@@ -19,24 +19,24 @@ public struct ShardMerge {
     }
 
     /// What the merge made.
-    public struct Summary: Sendable {
-        public var shards = 0
+    package struct Summary: Sendable {
+        package var shards = 0
         /// Devices in the merged manifest (rendered, and carried from an earlier generation).
-        public var devices = 0
+        package var devices = 0
         /// Devices whose files the merged output holds (the index's device lines).
-        public var written = 0
+        package var written = 0
         /// Removal lines (`--remove-missing`) merged.
-        public var removed = 0
-        public var output = ""
+        package var removed = 0
+        package var output = ""
     }
 
-    public init() {}
+    package init() {}
 
     /// Merges `inputs` (every shard of one run, each once) into `output`. `cancelled` is asked
     /// between steps: true ends the merge with nothing published (`Problem` `.interrupted`).
     /// `beforePublish` runs once the merged output is written and before it is published, with its
     /// summary (the merged report: one that cannot be written publishes nothing).
-    public func run(inputs paths: [String], into output: Output, cancelled: () -> Bool = { false },
+    package func run(inputs paths: [String], into output: Output, cancelled: () -> Bool = { false },
                     beforePublish: (Summary) throws(Problem) -> Void = { _ in }) throws(Problem) -> Summary {
         let last = PathText.name(of: output.path)
         if output.path.isEmpty || last == "." || last == ".." || last == "/" {

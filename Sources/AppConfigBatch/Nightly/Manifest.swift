@@ -23,11 +23,11 @@ import Foundation
 /// digests. An unkeyed hash guards against a file cut short or damaged, not against an editor,
 /// who could hash again: XXH3 does that at memory speed, where SHA-256 cost a night a pass over
 /// last night's manifest and another over tonight's.
-public final class Manifest: PreviousDigests, @unchecked Sendable {
-    public static let fileName = OutputNames.manifestFile
+package final class Manifest: PreviousDigests, @unchecked Sendable {
+    package static let fileName = OutputNames.manifestFile
 
     /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE xxh3-128:HEX".
-    public let header: [(name: String, value: String)]
+    package let header: [(name: String, value: String)]
     /// The devices' keys, back to back; each entry's key is a range of it. (Paths are checked
     /// when read, and kept only when asked for: a device's path follows from its key, but for DDM
     /// it names the assets its set names.)
@@ -81,7 +81,7 @@ public final class Manifest: PreviousDigests, @unchecked Sendable {
         keys = kept
     }
 
-    public var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     init(header: [(String, String)], keys: [UInt8], paths: [UInt8] = [], pathRanges: [Range<Int>] = [], entries: [Entry]) {
         self.header = header
@@ -139,7 +139,7 @@ public final class Manifest: PreviousDigests, @unchecked Sendable {
         return keys.withView { body($0[view: entries[i].key]) }
     }
 
-    public func digest(at i: Int) -> SHA256Digest { entries[i].digest }
+    package func digest(at i: Int) -> SHA256Digest { entries[i].digest }
 
     func inputs(at i: Int) -> UInt64 { entries[i].inputs }
 
@@ -154,7 +154,7 @@ public final class Manifest: PreviousDigests, @unchecked Sendable {
 
     /// Reads a manifest from a generation folder, a manifest file, or a tar written by appconfig
     /// (the manifest beside it, `FILE.manifest.tsv`, else its member).
-    public static func load(_ path: String, keepsPaths: Bool = false) throws(Problem) -> Manifest {
+    package static func load(_ path: String, keepsPaths: Bool = false) throws(Problem) -> Manifest {
         guard let generation = PublishedGeneration(at: path) else {
             throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): No such file or directory")
         }
@@ -162,7 +162,7 @@ public final class Manifest: PreviousDigests, @unchecked Sendable {
     }
 
     /// Reads the manifest of a published generation, from its file or its archive.
-    public static func load(_ generation: PublishedGeneration, keepsPaths: Bool = false) throws(Problem) -> Manifest {
+    package static func load(_ generation: PublishedGeneration, keepsPaths: Bool = false) throws(Problem) -> Manifest {
         switch generation.manifest {
         case .file(let file): return try parse(file: file, keepsPaths: keepsPaths)
         case .archiveMember(let archive): return try parse(try Tar.member(named: fileName, in: archive), file: archive, keepsPaths: keepsPaths)

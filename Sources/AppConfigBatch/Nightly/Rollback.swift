@@ -10,27 +10,27 @@ import Glibc
 /// a push sends what differs from tonight's). Its files are hard links to the earlier
 /// generation's, its closing files copies; published by the same symlink switch as a render,
 /// under the output's lock, held back past `--max-change-ratio` unless `--force`.
-public struct Rollback {
+package struct Rollback {
     /// What the rollback published.
-    public struct Summary: Sendable {
+    package struct Summary: Sendable {
         /// The generation the output named before, and the one published again.
-        public var from = "", to = ""
-        public var output = ""
+        package var from = "", to = ""
+        package var output = ""
         /// Devices whose configuration differs between the two (added, removed or changed).
-        public var changed = 0
-        public var devices = 0
+        package var changed = 0
+        package var devices = 0
     }
 
-    public var output: String
+    package var output: String
     /// The generation to publish again (its folder name, `g…`); nil: the one before the current.
-    public var target: String?
-    public var keep = 2
-    public var maxChangeRatio = 0.5
-    public var force = false
+    package var target: String?
+    package var keep = 2
+    package var maxChangeRatio = 0.5
+    package var force = false
 
-    public init(output: String) { self.output = output }
+    package init(output: String) { self.output = output }
 
-    public func run() throws(Problem) -> Summary {
+    package func run() throws(Problem) -> Summary {
         let path = PathText.normalized(output)
         guard let current = GenerationFolder.published(path) else {
             throw Problem(.outputExists, at: Location(file: path), "\(path) is not a published folder output: nothing to roll back")

@@ -10,7 +10,7 @@ import Digest
 /// (`OrderedChunks`): members are written, a shared file only the first time it comes, lines to
 /// their line files. The job then publishes the whole with the generation's closing files (the
 /// index, then the manifest that marks it complete), or discards it.
-public final class DeviceSink: @unchecked Sendable {
+package final class DeviceSink: @unchecked Sendable {
     let container: any OutputContainer
     let encoding: any DeviceEncoding
     /// `--changed-only`: devices whose output is unchanged are not written.
@@ -60,10 +60,10 @@ public final class DeviceSink: @unchecked Sendable {
 
     /// The ending of a device's own file: its path in the generation is
     /// `OutputNames.appendRelativePath(key, extension:)`.
-    public var pathExtension: StaticString { encoding.pathExtension }
+    package var pathExtension: StaticString { encoding.pathExtension }
 
     /// Whether `addRemoved` writes a file of its own at the device's path: `changes.jsonl` then names it.
-    public var writesRemovalFiles: Bool { encoding.writesRemovalFiles }
+    package var writesRemovalFiles: Bool { encoding.writesRemovalFiles }
 
     /// Takes one rendered device and sets the SHA-256 of the output that stands for it in
     /// `digests` at its position: at once, or where the sink batches (`DeviceEncoding.batching`) when its batch
@@ -145,14 +145,14 @@ public final class DeviceSink: @unchecked Sendable {
 
     /// Every device is rendered and the run may be published: the line files, then the closing
     /// files (the manifest last); the output made visible whole. Returns where it is.
-    public func publish(closing files: [ClosingFile]) throws(Problem) -> String {
+    package func publish(closing files: [ClosingFile]) throws(Problem) -> String {
         try order.close()
         published = true
         return try container.publish(lines: encoding.lineFiles.compactMap { lines[Int($0.rawValue)] }, closing: files)
     }
 
     /// The run is not published (an interrupt, too many failures, an error): removes what was written.
-    public func discard() {
+    package func discard() {
         order.abandon()
         if !published { for line in lines { try? line?.close() } }
         container.discard()

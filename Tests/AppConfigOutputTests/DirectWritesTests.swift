@@ -1,7 +1,5 @@
-@testable import AppConfigBatch
 @testable import AppConfigOutput
 import AppConfigCore
-import AppConfigSpec
 import Foundation
 import Testing
 import TestSupport

@@ -1,9 +1,7 @@
-@testable import AppConfigBatch
 @testable import AppConfigOutput
 import AppConfigCore
 import Synchronization
 import Dispatch
-import AppConfigSpec
 import Foundation
 import TestSupport
 import Testing
