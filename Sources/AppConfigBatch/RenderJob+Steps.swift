@@ -125,7 +125,7 @@ extension RenderJob {
     /// The directory checked (a wrong password or an unreachable server ends the run before the
     /// inventory is read), the inventory and the directory read, devices joined to their users.
     func fleetStep(_ compiled: CompiledJob, clock: PhaseClock, fingerprints: FingerprintTask,
-                   observer: Observer) throws(Problem) -> (Fleet, FleetSources, DirectoryImageUse) {
+                   observer: Observer) throws(Problem) -> LoadedFleet {
         var sources = self.sources
         // Group memberships are read only when an assignment matches on groups.
         let configurations = compiled.all
@@ -163,7 +163,7 @@ extension RenderJob {
             observer.warning(diagnosis)
         }
         Self.missingEverywhere(configurations, in: fleet, except: said).forEach(observer.warning)
-        return (fleet, sources, image)
+        return LoadedFleet(fleet: fleet, sources: sources, image: image)
     }
 
     /// A warning per variable the base programs read that not one device has: the mapping has no
@@ -208,7 +208,7 @@ extension RenderJob {
     /// Every device of the shard rendered into a new sink. On an error (or an inventory changed
     /// under the run) the sink is discarded.
     func renderStep(_ compiled: CompiledJob, fleet: Fleet, assignments: JobAssignments, previous: Manifest?,
-                    cancellation: Cancellation, observer: Observer) throws -> (DeviceSink, BatchResult) {
+                    cancellation: Cancellation, observer: Observer) throws -> RenderedGeneration {
         // Credentials: each variant's, and each extension's.
         let credentials = Self.credentials(compiled.configuration, assignments.app)
         let extensionCredentials = compiled.extensions.map { $0.configuration.values?.credentials ?? [] }
@@ -239,7 +239,7 @@ extension RenderJob {
             sink.discard()
             throw error
         }
-        return (sink, result)
+        return RenderedGeneration(sink: sink, result: result)
     }
 
     /// Whether a `--changed-only` night carries unchanged devices from the previous manifest (their
@@ -251,4 +251,19 @@ extension RenderJob {
         guard nightly.changedOnly, !nightly.rerender, !batch.verify, compiled.delivery.delivery != .ddm, let previous else { return false }
         return previous.header.first(where: { $0.name == "render" })?.value == renderSettings(compiled.delivery)
     }
+}
+
+/// What the fleet step read: the devices joined to their users, the sources as loaded (the
+/// attributes the directory mapped), and what became of the directory's saved image.
+struct LoadedFleet {
+    let fleet: Fleet
+    let sources: FleetSources
+    let image: DirectoryImageUse
+}
+
+/// What the render step made: the sink holding tonight's files (not yet published) and each
+/// device's digest, variant and entry in the previous manifest.
+struct RenderedGeneration {
+    let sink: DeviceSink
+    let result: BatchResult
 }

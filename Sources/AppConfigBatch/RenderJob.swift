@@ -136,17 +136,19 @@ public struct RenderJob: Sendable {
         let previousResult = Result { () throws(Problem) in try previousWork.value() }
         held.tell(observer)
         let previous = try previousResult.get()
-        let (fleet, sources, image) = try fleetStepResult.get()
+        let loaded = try fleetStepResult.get()
+        let fleet = loaded.fleet
         let assignments = try assignStep(compiled, fleet: fleet, clock: clock, observer: observer)
         fingerprints.start()
-        let (sink, result) = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
-                                            cancellation: cancellation, observer: observer)
+        let rendered = try renderStep(compiled, fleet: fleet, assignments: assignments, previous: previous,
+                                      cancellation: cancellation, observer: observer)
+        let (sink, result) = (rendered.sink, rendered.result)
         clock.lap(.render, next: .publish)
 
         let program = compiled.program
         var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments.app)
         let variables = assignments.all.flatMap(\.programs).flatMap(\.slots)
-        summary.mapping = SourceMapping(fleet: fleet, attributes: sources.attributes).line(for: variables)
+        summary.mapping = SourceMapping(fleet: fleet, attributes: loaded.sources.attributes).line(for: variables)
         let generation = Generation(policy: nightly, header: manifestHeader(compiled, fingerprints: fingerprints.wait()), program: program, fleet: fleet, result: result,
                                     assignments: assignments.app, previous: previous, sink: sink)
         summary.changes = generation.changes?.counts
@@ -158,15 +160,15 @@ public struct RenderJob: Sendable {
         if cancellation.isCancelled { summary.interrupted = true }
         summary.seconds = clock.seconds
         summary.wallSeconds = monotonicSeconds() - clock.start
-        summary.directoryImage = image.loadedFrom
-        let saving = fleet.users.flatMap { image.startSaving($0) }
+        summary.directoryImage = loaded.image.loadedFrom
+        let saving = fleet.users.flatMap { loaded.image.startSaving($0) }
         do {
             try publish(sink, generation, &summary, diff: diffLines)
         } catch {
-            image.finish(saving, users: nil, published: false)
+            loaded.image.finish(saving, users: nil, published: false)
             throw error
         }
-        image.finish(saving, users: fleet.users, published: summary.published)
+        loaded.image.finish(saving, users: fleet.users, published: summary.published)
         clock.lap(.publish)
         summary.seconds = clock.seconds
         // The phases are laps of one clock: they add up to the job's time so far.
