@@ -121,7 +121,7 @@ public struct RenderJob: Sendable {
         let compiled = try compileStep(observer: observer)
         defer { compiled.secrets.clear() }
         clock.lap(.compile)
-        let lock = try outputPath.map { p throws(Problem) in try OutputLock(output: p) }
+        let lock = try output.lock()
         defer { withExtendedLifetime(lock) {} }
         if let report { try RunReport.prepare(report) }
         // The inputs' fingerprints; once started, waited for on every way out.

@@ -19,6 +19,9 @@ public struct OutputDestination: Sendable, Equatable, CustomStringConvertible {
         /// The generation the output holds now, when a later run can read it (a folder's
         /// published generation); nil for a first run, or a kind nothing is read back from.
         var current: PublishedGeneration? { get }
+        /// Holds the output for one run (released when the value goes): nil when nothing needs
+        /// holding (a stream, nothing written). Another run holding it is `output.locked`.
+        func lock() throws(Problem) -> AnyObject?
         /// Removes what an earlier run that died left (the caller holds the output's lock).
         func removeStale()
         /// The container a run writes into (creating it makes the new generation folder or the
@@ -35,6 +38,7 @@ public struct OutputDestination: Sendable, Equatable, CustomStringConvertible {
     public var option: String? { kind.option }
     public var isDryRun: Bool { kind.isDryRun }
     public var current: PublishedGeneration? { kind.current }
+    public func lock() throws(Problem) -> AnyObject? { try kind.lock() }
     public func removeStale() { kind.removeStale() }
     public func open(holdsSecrets: Bool = false, keep: Int = 2) throws(Problem) -> any OutputContainer {
         try kind.open(holdsSecrets: holdsSecrets, keep: keep)
@@ -56,6 +60,8 @@ extension OutputDestination.Kind {
     public var option: String? { nil }
     public var isDryRun: Bool { false }
     public var current: PublishedGeneration? { nil }
+    /// An exclusive `flock` on `PATH.lock` beside the output's path, where it has one.
+    public func lock() throws(Problem) -> AnyObject? { try path.map { p throws(Problem) in try OutputLock(output: p) } }
     public func removeStale() {}
 }
 
