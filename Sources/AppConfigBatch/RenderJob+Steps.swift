@@ -31,6 +31,8 @@ struct CompiledJob {
     let configuration: Configuration
     let extensions: [(id: String, configuration: Configuration)]
     let delivery: ResolvedDelivery
+    /// The batch options as the delivery settles them (`ResolvedDelivery.rendering`).
+    let rendering: BatchOptions
     /// Every credential of the app's values, its assignments and the extensions'.
     let credentials: [Credential]
     let secrets: SecretStore
@@ -58,7 +60,7 @@ extension RenderJob {
     func compileStep(observer: Observer) throws -> CompiledJob {
         let configuration = try configuration(observer: observer)
         let delivery = try self.delivery.resolved(specBundleID: configuration.base.metadata.bundleId)
-        if delivery.delivery.plistFormat(batch.format) != batch.format { throw Problem(.deliveryOption, delivery.delivery.formatRefusal) }
+        guard let rendering = delivery.rendering(batch) else { throw Problem(.deliveryOption, delivery.delivery.formatRefusal) }
         let extensions = try extensionConfigurations(observer: observer)
         if let e = extensions.first(where: { $0.configuration.values?.assignments.contains { !$0.credentials.isEmpty } ?? false }) {
             throw Problem(.deliveryOption, "the values of --extension \(e.id) give credentials in assignments: an extension's credentials are its file's \"credentials\", for every device")
@@ -71,7 +73,7 @@ extension RenderJob {
         if !credentials.isEmpty { try checkCredentialDelivery(credentials, delivery) }
         let store = credentials.isEmpty ? SecretStore() : try SecretStore(secrets, timeout: secretTimeout, withheld: withheldEnvironment)
         let assetKey = credentials.contains(where: \.holdsSecret) ? try SecretAssetKey.resolve(secretAssetKey, output: output, timeout: secretTimeout) : nil
-        return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, credentials: credentials,
+        return CompiledJob(configuration: configuration, extensions: extensions, delivery: delivery, rendering: rendering, credentials: credentials,
                            secrets: store, assetKey: assetKey, optionsFingerprint: optionsFingerprint(delivery))
     }
 
@@ -220,10 +222,7 @@ extension RenderJob {
         func kinds(_ list: [Credential]) -> [(identifier: String, kind: Credential.Kind)] { list.map { ($0.identifier, $0.kind) } }
         let credentialKinds = (credentials.map(kinds), extensionCredentials.map(kinds))
 
-        var options = batch
-        options.xmlNesting = compiled.delivery.xmlNesting
-        if compiled.delivery.delivery == .ddm { options.maxOutputBytes = DeclarationBuilder.maxAssetBytes }
-        let renderer = try BatchRenderer(assignments: assignments.app, fleet: fleet, options: options, extensions: assignments.extensions,
+        let renderer = try BatchRenderer(assignments: assignments.app, fleet: fleet, options: compiled.rendering, extensions: assignments.extensions,
                                          credentials: credentialRenderer)
         let sink = try makeSink(compiled.delivery, previous: previous, devices: renderer.deviceCount, credentials: credentialKinds)
         observer.renderStarted(renderer)

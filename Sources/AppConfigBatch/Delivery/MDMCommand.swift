@@ -197,6 +197,18 @@ extension MDMCommand: SingleFileEncoding {
 }
 
 extension ResolvedDelivery {
+    /// The render options for this delivery, the one place that decides them: the plist format
+    /// (`Delivery.plistFormat`: MDM commands are XML), how deep the dictionary nests (an MDM
+    /// command's body) and the largest plist a device may have (a DDM data asset's). Nil when the
+    /// format asked is refused (`Delivery.formatRefusal`).
+    public func rendering(_ options: BatchOptions) -> BatchOptions? {
+        guard delivery.plistFormat(options.format) == options.format else { return nil }
+        var o = options
+        o.xmlNesting = xmlNesting
+        o.maxOutputBytes = delivery == .ddm ? DeclarationBuilder.maxAssetBytes : nil
+        return o
+    }
+
     /// How deep the renderer nests the dictionary (an MDM command's body; XML only).
     package var xmlNesting: Int {
         switch delivery {
