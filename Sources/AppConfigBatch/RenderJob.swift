@@ -199,7 +199,7 @@ public struct RenderJob: Sendable {
             }
         }
         var folder = previousGeneration?.folder
-        if folder == nil, let since = nightly.since, PathText.name(of: since) == Manifest.fileName { folder = PathText.folder(of: since) }
+        if folder == nil, let since = nightly.since, PathText.name(of: since) == OutputNames.manifestFile { folder = PathText.folder(of: since) }
         let app = assignments.app
         return NightDiff(changes: changes, previous: previous, changed: changed, previousFolder: folder, fleet: fleet,
                          spec: compiled.configuration.spec, delivery: compiled.delivery.delivery, baseProgram: compiled.program,

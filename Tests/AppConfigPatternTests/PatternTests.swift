@@ -96,5 +96,7 @@ struct PatternTests {
         let arena = BufferArena()
         let bytes = arena.view([0x61, 0xFF] as [UInt8])
         #expect(pattern.search(bytes, scratch: Pattern.Scratch()) != .match && pattern.search(bytes, scratch: Pattern.Scratch()) != .noMatch)
+        guard case .failed(let why) = pattern.search(bytes, scratch: Pattern.Scratch()) else { return }
+        #expect(why.contains("UTF-8"), "\(why)")
     }
 }

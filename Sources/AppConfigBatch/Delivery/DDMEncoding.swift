@@ -53,13 +53,11 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
 
     /// Devices whose plists the sink digested together (`batching`): their declarations' names
     /// and tokens digested together too, then each device written by `encode(_:declarations:...)`.
-    func encode(_ devices: [RenderedDevice], plistDigests: [SHA256Digest], scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> [SHA256Digest] {
-        var digests: [SHA256Digest] = []
-        digests.reserveCapacity(devices.count)
-        for (device, d) in zip(devices, builder.build(devices, plistDigests: plistDigests)) {
-            digests.append(try encode(device, declarations: d, scratch: &scratch, files: &files))
+    func encode(_ devices: [RenderedDevice], plistDigests: [SHA256Digest], scratch: inout [UInt8], files: inout DeviceFiles,
+                digest: (Int, SHA256Digest) -> Void) throws(Problem) {
+        for (i, d) in builder.build(devices, plistDigests: plistDigests).enumerated() {
+            digest(i, try encode(devices[i], declarations: d, scratch: &scratch, files: &files))
         }
-        return digests
     }
 
     /// Writes the device's files and lines from its declarations `d`; returns its digest.

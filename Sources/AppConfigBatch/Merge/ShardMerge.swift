@@ -129,7 +129,7 @@ package struct ShardMerge {
             do {
                 try Self.writeMembers(plan.members, of: inputs, to: file.descriptor, path: path, cancelled: cancelled)
                 try beforePublish(summary)
-                summary.output = try Tar.end(file.descriptor, name: path, closing: closing, file: file, copying: Manifest.fileName)
+                summary.output = try Tar.end(file.descriptor, name: path, closing: closing, file: file, copying: OutputNames.manifestFile)
             } catch {
                 file.discard()
                 throw error
@@ -287,7 +287,7 @@ package struct ShardMerge {
                 }
                 return LiveAssets(others: names).closingFile(named: name)
             default:
-                return ClosingFile(name: Manifest.fileName) { write throws(Problem) in
+                return ClosingFile(name: OutputNames.manifestFile) { write throws(Problem) in
                     let header = inputs[0].output.manifest.header.map { ($0.name, $0.name == "shard" ? Shard.whole.description : $0.value) }
                     try ClosingFile.emit(Manifest.headerText(header), to: write)
                     let hasher = Manifest.LinesCheck()

@@ -42,7 +42,7 @@ final class ShardOutput {
     private let files: [String: [UInt8]]
 
     /// The closing files an output holds at its top level; any other top-level name is not ours.
-    static let closingFileNames: Set<String> = ["index.jsonl", "declarations.jsonl", "assets.live", Manifest.fileName]
+    static let closingFileNames: Set<String> = ["index.jsonl", "declarations.jsonl", "assets.live", OutputNames.manifestFile]
 
     var isTar: Bool { if case .tar = container { true } else { false } }
 
@@ -65,14 +65,14 @@ final class ShardOutput {
                     throw Problem(.mergeInput, at: Location(file: path), "\(path) is a symlink to \(published), which is not a generation of this output")
                 }
                 generation = published
-            } else if access(path + "/" + Manifest.fileName, F_OK) != 0 {
-                throw Problem(.mergeInput, at: Location(file: path), "\(path) is not a complete appconfig output: it holds no \(Manifest.fileName)")
+            } else if access(path + "/" + OutputNames.manifestFile, F_OK) != 0 {
+                throw Problem(.mergeInput, at: Location(file: path), "\(path) is not a complete appconfig output: it holds no \(OutputNames.manifestFile)")
             }
             mapping = nil
             source = -1
             container = .folder(generation: generation)
             var names: [String] = []
-            for name in ["declarations.jsonl", "index.jsonl", "assets.live", Manifest.fileName] where access(generation + "/" + name, F_OK) == 0 {
+            for name in ["declarations.jsonl", "index.jsonl", "assets.live", OutputNames.manifestFile] where access(generation + "/" + name, F_OK) == 0 {
                 names.append(name)
                 do { files[name] = try readFileBytes(generation + "/" + name, limit: Int(Int32.max) * 4) } catch { throw error.problem }
             }
@@ -109,13 +109,13 @@ final class ShardOutput {
             }
         }
         self.files = files
-        guard let manifestBytes = files[Manifest.fileName] else {
-            throw Problem(.mergeInput, at: Location(file: path), "\(path) holds no \(Manifest.fileName): not an appconfig output, or one cut short")
+        guard let manifestBytes = files[OutputNames.manifestFile] else {
+            throw Problem(.mergeInput, at: Location(file: path), "\(path) holds no \(OutputNames.manifestFile): not an appconfig output, or one cut short")
         }
         guard files["index.jsonl"] != nil else {
             throw Problem(.mergeInput, at: Location(file: path), "\(path) holds no index.jsonl: not an appconfig output")
         }
-        let manifestName = mapping != nil ? path + " (" + Manifest.fileName + ")" : path + "/" + Manifest.fileName
+        let manifestName = mapping != nil ? path + " (" + OutputNames.manifestFile + ")" : path + "/" + OutputNames.manifestFile
         manifest = try Manifest.parse(manifestBytes, file: manifestName, keepsPaths: true)
         guard let text = manifest.header.first(where: { $0.name == "shard" })?.value, let shard = Shard(parsing: text) else {
             throw Problem(.mergeInput, at: Location(file: manifestName), "\(manifestName) names no shard: it was written by an older appconfig; render it again")

@@ -24,8 +24,6 @@ import Foundation
 /// who could hash again: XXH3 does that at memory speed, where SHA-256 cost a night a pass over
 /// last night's manifest and another over tonight's.
 package final class Manifest: PreviousDigests, @unchecked Sendable {
-    package static let fileName = OutputNames.manifestFile
-
     /// `program`, `delivery`, and per input (`spec`, `values`, `inventory`, `directory`) "SIZE xxh3-128:HEX".
     package let header: [(name: String, value: String)]
     /// The devices' keys, back to back; each entry's key is a range of it. (Paths are checked
@@ -165,7 +163,7 @@ package final class Manifest: PreviousDigests, @unchecked Sendable {
     package static func load(_ generation: PublishedGeneration, keepsPaths: Bool = false) throws(Problem) -> Manifest {
         switch generation.manifest {
         case .file(let file): return try parse(file: file, keepsPaths: keepsPaths)
-        case .archiveMember(let archive): return try parse(try Tar.member(named: fileName, in: archive), file: archive, keepsPaths: keepsPaths)
+        case .archiveMember(let archive): return try parse(try Tar.member(named: OutputNames.manifestFile, in: archive), file: archive, keepsPaths: keepsPaths)
         }
     }
 

@@ -69,7 +69,7 @@ package struct Rollback {
             for name in ["index.jsonl", "declarations.jsonl", "assets.live"] where access(source + "/" + name, F_OK) == 0 {
                 do { closing.append(ClosingFile(name, try readFileBytes(source + "/" + name, limit: 1 << 34))) } catch { throw error.problem }
             }
-            do { closing.append(ClosingFile(Manifest.fileName, try readFileBytes(source + "/" + Manifest.fileName, limit: 1 << 34))) } catch { throw error.problem }
+            do { closing.append(ClosingFile(OutputNames.manifestFile, try readFileBytes(source + "/" + OutputNames.manifestFile, limit: 1 << 34))) } catch { throw error.problem }
             _ = try folder.publish(closing: closing)
         } catch {
             folder.discard()

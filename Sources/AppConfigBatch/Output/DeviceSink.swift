@@ -114,8 +114,9 @@ package final class DeviceSink: @unchecked Sendable {
                     r.previousEntry = devices[i].previousEntry
                     return r
                 }
-                let made = try encoding.encode(rendered, plistDigests: plistDigests, scratch: &chunk.scratch, files: &files)
-                for (device, digest) in zip(rendered, made) { digests.set(device.position, digest) }
+                try encoding.encode(rendered, plistDigests: plistDigests, scratch: &chunk.scratch, files: &files) { i, digest in
+                    digests.set(rendered[i].position, digest)
+                }
             }
         case .none: return  // nothing waits without batching
         }

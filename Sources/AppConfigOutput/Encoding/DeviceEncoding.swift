@@ -27,8 +27,10 @@ public protocol DeviceEncoding: Sendable {
     /// `.files`: appends the device's one file (its digest is the file's).
     func appendFile(of device: RenderedDevice, to out: inout [UInt8])
 
-    /// `.plists`: encodes devices whose plists were digested together; returns their digests.
-    func encode(_ devices: [RenderedDevice], plistDigests: [SHA256Digest], scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> [SHA256Digest]
+    /// `.plists`: encodes devices whose plists were digested together, handing each device's
+    /// digest to `digest` (its index in `devices`) as it is made.
+    func encode(_ devices: [RenderedDevice], plistDigests: [SHA256Digest], scratch: inout [UInt8], files: inout DeviceFiles,
+                digest: (Int, SHA256Digest) -> Void) throws(Problem)
 
     /// A device's `index.jsonl` line, made when the generation closes (for an encoding whose
     /// `lineFiles` has no `.index`): device, path, SHA-256, and `fields` (JSON members with
@@ -93,7 +95,8 @@ extension DeviceEncoding {
     public func appendFile(of device: RenderedDevice, to out: inout [UInt8]) {
         preconditionFailure("an encoding that batches files appends them")
     }
-    public func encode(_ devices: [RenderedDevice], plistDigests: [SHA256Digest], scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> [SHA256Digest] {
+    public func encode(_ devices: [RenderedDevice], plistDigests: [SHA256Digest], scratch: inout [UInt8], files: inout DeviceFiles,
+                       digest: (Int, SHA256Digest) -> Void) throws(Problem) {
         preconditionFailure("an encoding that batches plists encodes them")
     }
     public func removal(of key: ByteView) -> (file: [UInt8]?, indexLine: [UInt8]?) { (nil, nil) }
