@@ -15,14 +15,20 @@ let package = Package(
         .library(name: "AppConfigSources", targets: ["AppConfigSources"]),
         .library(name: "AppConfigOutput", targets: ["AppConfigOutput"]),
         .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
+        .library(name: "AppConfigPush", targets: ["AppConfigPush"]),
         .library(name: "LibPlist", targets: ["LibPlist"]),
         .library(name: "AppConfigCore", targets: ["AppConfigCore"]),
         .library(name: "Digest", targets: ["Digest"]),
     ],
     dependencies: [
-        // The only third-party package: the command line. Everything else is the toolchain and
-        // Debian C libraries (libplist, libldap, libpcre2, libcrypto, libxxhash), declared as system libraries below.
+        // Third-party packages: the command line, and HTTP for `push` (AsyncHTTPClient over SwiftNIO:
+        // keep-alive pools, TLS with our own trust roots, deadlines; see docs/design.md). Everything
+        // else is the toolchain and Debian C libraries (libplist, libldap, libpcre2, libcrypto,
+        // libxxhash), declared as system libraries below.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // MARK: System-library shims: module.modulemap + shim.h, found through pkg-config.
@@ -86,6 +92,16 @@ let package = Package(
         .target(name: "AppConfigOutput", dependencies: ["AppConfigCore", "Digest", "CFileSync"]),
         /// RenderJob (the whole job as a library call), the parallel renderer, the output sinks, shards, the report, verify.
         .target(name: "AppConfigBatch", dependencies: ["AppConfigCore", "AppConfigOutput", "AppConfigRender", "AppConfigCompiler", "AppConfigSources", "AppConfigSpec", "CByteScan", "CCrypto", "Digest", "LibPlist", "AppConfigPattern", "CFileSync"]),
+        /// `appconfig push`: a published generation into a DDM server (KMFDDM, NanoHUB) or an MDM
+        /// command queue (NanoMDM): only what changed (a journal), in an order no device sees a
+        /// dangling reference in, resumable, with retries; HTTP through AsyncHTTPClient.
+        .target(name: "AppConfigPush", dependencies: [
+            "AppConfigCore", "AppConfigOutput", "AppConfigBatch", "AppConfigSpec", "AppConfigSources", "Digest",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigCore", "AppConfigCompiler", "AppConfigPattern"]),
 
@@ -100,6 +116,7 @@ let package = Package(
                 "AppConfigSources",
                 "AppConfigBatch",
                 "AppConfigOutput",
+                "AppConfigPush",
                 "Digest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -111,6 +128,15 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         /// Specs and values compiled from text, for the compiler's and the renderer's tests.
         .target(name: "CompileSupport", dependencies: ["AppConfigCompiler", "AppConfigSpec"], path: "Tests/CompileSupport"),
+        /// A stand-in for KMFDDM, NanoHUB and NanoMDM (SwiftNIO's HTTP server), written from the
+        /// facts measured on the real servers, with fault injection: what the push tests talk to.
+        .target(name: "ServerStandIn", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ], path: "Tests/ServerStandIn"),
+        .testTarget(name: "AppConfigPushTests", dependencies: ["AppConfigPush", "AppConfigCLI", "AppConfigBatch", "AppConfigOutput", "AppConfigCore", "Digest", "ServerStandIn", "TestSupport"]),
         .testTarget(name: "AppConfigCoreTests", dependencies: ["AppConfigCore", "TestSupport"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "AppConfigPatternTests", dependencies: ["AppConfigPattern", "AppConfigCore", "TestSupport"]),

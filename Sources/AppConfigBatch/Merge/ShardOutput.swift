@@ -7,8 +7,8 @@ import Foundation
 /// DDM declarations and live assets, and where its device files are: an archive's members in the
 /// order they were written, or a complete generation folder. An archive is mapped, not read: its
 /// members are copied into the merged archive straight from the mapping.
-final class ShardOutput {
-    enum Container {
+package final class ShardOutput {
+    package enum Container {
         /// The archive's members before its closing files, in order.
         case tar(members: [Member])
         /// A complete generation folder.
@@ -16,25 +16,25 @@ final class ShardOutput {
     }
 
     /// An archive member: where its header starts, its length with header and padding, its name.
-    struct Member {
-        var offset: Int
-        var length: Int
-        var name: Range<Int>
+    package struct Member {
+        package var offset: Int
+        package var length: Int
+        package var name: Range<Int>
         /// Its body's bytes in the archive.
-        var body: Range<Int>
+        package var body: Range<Int>
     }
 
     /// The path as given.
-    let path: String
-    let container: Container
-    let manifest: Manifest
+    package let path: String
+    package let container: Container
+    package let manifest: Manifest
     let shard: Shard
     /// The closing files it holds (`index.jsonl`, `declarations.jsonl`, `assets.live`,
     /// `manifest.tsv`), in the order they were written.
     let closingNames: [String]
     /// It holds secret documents (`secret-assets/` members or files): what is made of it is its
     /// owner's alone.
-    private(set) var holdsSecrets = false
+    package private(set) var holdsSecrets = false
     /// The archive's bytes (nil for a folder) and its closing files' bytes, valid while this lives.
     private let mapping: MappedFile?
     /// The archive, for `copy` (-1 for a folder).
@@ -44,11 +44,11 @@ final class ShardOutput {
     /// The closing files an output holds at its top level; any other top-level name is not ours.
     static let closingFileNames: Set<String> = ["index.jsonl", "declarations.jsonl", "assets.live", OutputNames.manifestFile]
 
-    var isTar: Bool { if case .tar = container { true } else { false } }
+    package var isTar: Bool { if case .tar = container { true } else { false } }
 
     /// Reads the output at `path`: an archive (`.tar`, a regular file) or a folder output (the
     /// symlink `--out` made, or a generation folder itself).
-    init(_ path: String) throws(Problem) {
+    package init(_ path: String) throws(Problem) {
         self.path = path
         var files: [String: [UInt8]] = [:]
         var info = stat()
@@ -126,13 +126,13 @@ final class ShardOutput {
     deinit { if source >= 0 { close(source) } }
 
     /// A closing file's bytes (empty when the output has none).
-    func file(_ name: String) -> [UInt8] { files[name] ?? [] }
+    package func file(_ name: String) -> [UInt8] { files[name] ?? [] }
 
     /// Member `m`'s name.
-    func name(of m: Member) -> ByteView { mapping!.view[view: m.name] }
+    package func name(of m: Member) -> ByteView { mapping!.view[view: m.name] }
 
     /// Member `m`'s body.
-    func body(of m: Member) -> ByteView { mapping!.view[view: m.body] }
+    package func body(of m: Member) -> ByteView { mapping!.view[view: m.body] }
 
     /// Copies the archive's bytes in `range` (headers, bodies, padding) to `fd`, file to file in
     /// the kernel (`sendfile`), not faulted in through the mapping first.
@@ -164,7 +164,7 @@ final class ShardOutput {
 
     /// A relative path that stays below the folder: not absolute, no `.` or `..` or empty part,
     /// no control character.
-    static func isSafeMemberName(_ name: String) -> Bool { isSafeMemberName(Array(name.utf8)) }
+    package static func isSafeMemberName(_ name: String) -> Bool { isSafeMemberName(Array(name.utf8)) }
 
     /// The same, on a name's bytes (every member of an archive: no String per member).
     static func isSafeMemberName(_ name: some Collection<UInt8>) -> Bool {

@@ -1,0 +1,228 @@
+import AppConfigBatch
+import AppConfigCore
+import AppConfigOutput
+import AppConfigSpec
+import Foundation
+
+/// What `render` published, read for a push: the delivery, every `index.jsonl` line, the DDM
+/// declarations by Identifier, and each MDM command's bytes. A folder output (its symlink or a
+/// generation) or a tar, read by the same reader `merge` uses.
+public final class PushSource {
+    /// The deliveries a server takes.
+    public enum Delivery: String, Sendable {
+        case ddm
+        case mdmSettings = "mdm-settings"
+        case mdmInstall = "mdm-install"
+
+        public var isDDM: Bool { self == .ddm }
+    }
+
+    /// One `index.jsonl` line.
+    public struct Device: Sendable {
+        /// The device key.
+        public var key: String
+        /// DDM: the set's Identifiers (activation, configuration, assets); empty for a removal.
+        public var declarations: [String]
+        /// The line's `sha256`: it changes exactly when the device's set or any of its
+        /// declarations (or its command) does; `removed` for a DDM removal's line, which has none.
+        public var digest: String
+        /// A removal: an empty set, or an MDM removal command.
+        public var removed: Bool
+        /// MDM (and the DDM files layout): the device's file in the output.
+        public var path: String?
+        /// Its line in `index.jsonl`, for messages.
+        public var line: Int
+    }
+
+    /// One declaration of `declarations.jsonl` (or `declarations/<Identifier>.json`).
+    public struct Declaration: Sendable {
+        public var identifier: String
+        public var type: String
+        /// Our ServerToken: it changes exactly when the content does.
+        public var serverToken: String
+        /// The declaration as the server takes it (one JSON object).
+        public var body: [UInt8]
+        /// For an asset: where the device fetches it, its size, its hash when the declaration
+        /// gives one, and whether the device must authenticate (a secret document).
+        public var asset: AssetReference?
+
+        /// The order a device's declarations are stored and added in: what another names first.
+        public var rank: Int {
+            if type.hasPrefix("com.apple.asset.") { return 0 }
+            if type.hasPrefix("com.apple.configuration.") { return 1 }
+            if type.hasPrefix("com.apple.activation.") { return 2 }
+            return 1
+        }
+    }
+
+    public struct AssetReference: Sendable, Equatable {
+        public var url: String
+        public var size: Int?
+        public var sha256: String?
+        public var authenticated: Bool
+    }
+
+    public let path: String
+    public let delivery: Delivery
+    public let devices: [Device]
+    public let declarations: [String: Declaration]
+    private let output: ShardOutput
+    private let members: [String: ShardOutput.Member]
+
+    /// Reads the output at `path`; its problems name the file and line.
+    public init(_ path: String) throws(Problem) {
+        self.path = path
+        let output = try ShardOutput(path)
+        self.output = output
+        let isTar = output.isTar
+        let header = output.manifest.header
+        guard let text = header.first(where: { $0.name == "delivery" })?.value else {
+            throw Problem(PushCode.source, at: Location(file: path), "\(path) was rendered with --delivery plist: there is nothing to push to a DDM or MDM server (render with --delivery ddm, mdm-settings or mdm-install)")
+        }
+        guard let delivery = Delivery(rawValue: text) else {
+            throw Problem(PushCode.source, at: Location(file: path), "\(path) was rendered with --delivery \(text): there is nothing to push to a DDM or MDM server (render with --delivery ddm, mdm-settings or mdm-install)")
+        }
+        self.delivery = delivery
+        var members: [String: ShardOutput.Member] = [:]
+        if case .tar(let list) = output.container {
+            for m in list { members[String(decoding: output.name(of: m), as: UTF8.self)] = m }
+        }
+        self.members = members
+        let indexName = Self.describe(path, "index.jsonl", tar: isTar)
+        devices = try Self.readIndex(output.file("index.jsonl"), file: indexName)
+        var declarations: [String: Declaration] = [:]
+        if delivery.isDDM {
+            let lines = output.file("declarations.jsonl")
+            if !lines.isEmpty {
+                let name = Self.describe(path, "declarations.jsonl", tar: isTar)
+                var number = 0
+                for line in lines.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+                    number += 1
+                    guard !line.isEmpty else { continue }
+                    let d = try Self.declaration(Array(line), file: name, line: number)
+                    declarations[d.identifier] = d
+                }
+            } else {
+                // The files layout: a JSON file per declaration under `declarations/`.
+                for name in Self.memberNames(output, members, under: "declarations/") {
+                    let d = try Self.declaration(try Self.fileBytes(output, members, name, path: path), file: Self.describe(path, name, tar: isTar), line: 1)
+                    declarations[d.identifier] = d
+                }
+            }
+            for device in devices {
+                for id in device.declarations where declarations[id] == nil {
+                    throw Problem(PushCode.source, at: Location(file: indexName, line: device.line), "device \(device.key) names the declaration \(id), which the output does not hold")
+                }
+            }
+        }
+        self.declarations = declarations
+    }
+
+    public var isTar: Bool { output.isTar }
+
+    /// A file of the output: a folder's file or an archive's member, by its relative path.
+    public func fileBytes(_ relative: String) throws(Problem) -> [UInt8] { try Self.fileBytes(output, members, relative, path: path) }
+
+    private static func fileBytes(_ output: ShardOutput, _ members: [String: ShardOutput.Member], _ relative: String, path: String) throws(Problem) -> [UInt8] {
+        switch output.container {
+        case .tar:
+            guard let m = members[relative] else {
+                throw Problem(PushCode.source, at: Location(file: path), "\(path) holds no member \(relative), which its index names")
+            }
+            return Array(output.body(of: m))
+        case .folder(let generation):
+            do { return try readFileBytes(generation + "/" + relative, limit: 64 << 20) } catch { throw Problem(PushCode.source, at: Location(file: generation + "/" + relative), error.problem.message) }
+        }
+    }
+
+    private static func memberNames(_ output: ShardOutput, _ members: [String: ShardOutput.Member], under prefix: String) -> [String] {
+        switch output.container {
+        case .tar: return members.keys.filter { $0.hasPrefix(prefix) }.sorted()
+        case .folder(let generation):
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: generation + "/" + prefix)) ?? []
+            return names.filter { $0.hasSuffix(".json") }.sorted().map { prefix + $0 }
+        }
+    }
+
+    static func describe(_ path: String, _ name: String, tar: Bool) -> String { tar ? "\(path) (\(name))" : "\(path)/\(name)" }
+
+    // MARK: Parsing
+
+    private static func object(_ bytes: [UInt8], file: String, line: Int) throws(Problem) -> [String: RawValue] {
+        let value: RawValue
+        do { value = try JSONReader.document(bytes, file: file) } catch {
+            throw Problem(PushCode.source, at: Location(file: file, line: line, column: error.location.column), "\(error.message)")
+        }
+        guard case .dictionary(let members) = value.kind else {
+            throw Problem(PushCode.source, at: Location(file: file, line: line), "not a JSON object")
+        }
+        var out: [String: RawValue] = [:]
+        for m in members { out[m.key] = m.value }
+        return out
+    }
+
+    private static func string(_ o: [String: RawValue], _ key: String, file: String, line: Int) throws(Problem) -> String {
+        guard case .string(let s)? = o[key]?.kind, !s.isEmpty else {
+            throw Problem(PushCode.source, at: Location(file: file, line: line), "no \"\(key)\" string")
+        }
+        return s
+    }
+
+    static func readIndex(_ bytes: [UInt8], file: String) throws(Problem) -> [Device] {
+        var devices: [Device] = []
+        var number = 0
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            number += 1
+            guard !line.isEmpty else { continue }
+            let o = try object(Array(line), file: file, line: number)
+            var ids: [String] = []
+            if case .array(let list)? = o["declarations"]?.kind {
+                for v in list {
+                    guard case .string(let s) = v.kind else { throw Problem(PushCode.source, at: Location(file: file, line: number), "a declaration that is not a string") }
+                    ids.append(s)
+                }
+            }
+            var removed = false
+            if case .boolean(let b)? = o["removed"]?.kind { removed = b }
+            var path: String?
+            if case .string(let p)? = o["path"]?.kind { path = p }
+            if let p = path, !ShardOutput.isSafeMemberName(p) {
+                throw Problem(PushCode.source, at: Location(file: file, line: number), "the path \(p) leaves the output")
+            }
+            // A removal's line has no digest (an empty set is the same for every device).
+            let digest = removed && o["sha256"] == nil ? "removed" : try string(o, "sha256", file: file, line: number)
+            devices.append(Device(key: try string(o, "device", file: file, line: number), declarations: ids,
+                                  digest: digest, removed: removed, path: path, line: number))
+        }
+        return devices
+    }
+
+    static func declaration(_ bytes: [UInt8], file: String, line: Int) throws(Problem) -> Declaration {
+        let o = try object(bytes, file: file, line: line)
+        var asset: AssetReference?
+        if case .dictionary(let payload)? = o["Payload"]?.kind,
+           case .dictionary(let reference)? = payload.first(where: { $0.key == "Reference" })?.value.kind {
+            var r = AssetReference(url: "", size: nil, sha256: nil, authenticated: false)
+            for m in reference {
+                switch (m.key, m.value.kind) {
+                case ("DataURL", .string(let s)): r.url = s
+                case ("Size", .integer(let n)): r.size = Int(n)
+                case ("Hash-SHA-256", .string(let s)): r.sha256 = s
+                case ("Authentication", _): r.authenticated = true
+                default: break
+                }
+            }
+            if !r.url.isEmpty { asset = r }
+        }
+        return Declaration(identifier: try string(o, "Identifier", file: file, line: line), type: try string(o, "Type", file: file, line: line),
+                           serverToken: try string(o, "ServerToken", file: file, line: line), body: bytes, asset: asset)
+    }
+
+    /// The CommandUUID of an MDM command plist (XML, as render writes it).
+    public static func commandUUID(_ plist: [UInt8]) -> String? {
+        let key = Array("<key>CommandUUID</key>".utf8), open = Array("<string>".utf8), close = Array("</string>".utf8)
+        guard let k = plist.firstRange(of: key), let o = plist[k.upperBound...].firstRange(of: open),
+              let c = plist[o.upperBound...].firstRange(of: close) else { return nil }
+        return String(decoding: plist[o.upperBound..<c.lowerBound], as: UTF8.self)
+    }
+}
