@@ -116,7 +116,7 @@ final class ServerConnection: @unchecked Sendable {
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connections))
-        configuration.timeout = .init(connect: .seconds(10), read: self.timeout)
+        configuration.timeout = .init(connect: .milliseconds(Int64(min(timeout, 10) * 1000)), read: self.timeout)
         if let caFile {
             var tls = TLSConfiguration.makeClientConfiguration()
             do { tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile)) } catch {
