@@ -9,6 +9,7 @@ let package = Package(
         .package(name: "appconfig", path: "../"),
         // MallocInterposer: allocation counts per benchmark (the render loop's target is zero).
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -24,6 +25,23 @@ let package = Package(
                 .product(name: "LibPlist", package: "appconfig"),
             ],
             path: "Benchmarks/RenderBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // `appconfig push` into a minimal local server (SwiftNIO, in process, one thread): requests
+        // per second client-side and the client's CPU per request.
+        .executableTarget(
+            name: "PushBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AppConfigCore", package: "appconfig"),
+                .product(name: "AppConfigBatch", package: "appconfig"),
+                .product(name: "AppConfigSources", package: "appconfig"),
+                .product(name: "AppConfigPush", package: "appconfig"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/PushBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]

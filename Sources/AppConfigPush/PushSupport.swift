@@ -3,19 +3,56 @@ import AppConfigSpec
 import Foundation
 
 /// Runs each key's work once per push, whoever asks first; later askers wait for its outcome (a
-/// data asset shared by many devices is stored once, and each of them waits for it).
+/// data asset shared by many devices is stored once, and each of them waits for it). The first
+/// asker runs it in its own task: no task is made per key (a push has hundreds of thousands).
 final class OnceEach: @unchecked Sendable {
-    private let lock = NSLock()
-    private var tasks: [String: Task<PushFailure?, Never>] = [:]
+    private enum State {
+        case running([CheckedContinuation<PushFailure?, Never>])
+        case done(PushFailure?)
+    }
 
-    func run(_ key: String, _ body: @escaping @Sendable () async -> PushFailure?) async -> PushFailure? {
-        let task = lock.withLock { () -> Task<PushFailure?, Never> in
-            if let t = tasks[key] { return t }
-            let t = Task { await body() }
-            tasks[key] = t
-            return t
+    private enum Role { case run, wait, done(PushFailure?) }
+
+    private let lock = NSLock()
+    private var states: [String: State] = [:]
+
+    func run(_ key: String, _ body: () async -> PushFailure?) async -> PushFailure? {
+        let role = lock.withLock { () -> Role in
+            switch states[key] {
+            case .done(let outcome)?: return .done(outcome)
+            case .running?: return .wait
+            case nil:
+                states[key] = .running([])
+                return .run
+            }
         }
-        return await task.value
+        switch role {
+        case .done(let outcome):
+            return outcome
+        case .run:
+            let outcome = await body()
+            let waiters = lock.withLock { () -> [CheckedContinuation<PushFailure?, Never>] in
+                defer { states[key] = .done(outcome) }
+                if case .running(let waiters)? = states[key] { return waiters }
+                return []
+            }
+            for w in waiters { w.resume(returning: outcome) }
+            return outcome
+        case .wait:
+            return await withCheckedContinuation { continuation in
+                let finished = lock.withLock { () -> PushFailure?? in
+                    switch states[key] {
+                    case .done(let outcome)?: return .some(outcome)
+                    case .running(var waiters)?:
+                        waiters.append(continuation)
+                        states[key] = .running(waiters)
+                        return nil
+                    case nil: return .some(nil)
+                    }
+                }
+                if let finished { continuation.resume(returning: finished) }
+            }
+        }
     }
 }
 

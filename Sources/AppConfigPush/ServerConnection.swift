@@ -144,11 +144,21 @@ final class ServerConnection: @unchecked Sendable {
 
     func shutdown() async { try? await client.shutdown() }
 
-    /// A path segment, percent-encoded.
+    /// A path segment or query value, percent-encoded: all but RFC 3986's unreserved characters.
+    /// By hand over the bytes: Foundation's version built a character set's bitmap per call,
+    /// measurable at tens of thousands of requests a second (the push benchmark).
     static func segment(_ s: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s
+        func unreserved(_ b: UInt8) -> Bool {
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
+        }
+        guard s.utf8.contains(where: { !unreserved($0) }) else { return s }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count * 3)
+        for b in s.utf8 {
+            if unreserved(b) { out.append(b) } else { out += [0x25, hex[Int(b >> 4)], hex[Int(b & 15)]] }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Sends one request with the retry policy. `final` names answers that are the device's error
@@ -159,9 +169,7 @@ final class ServerConnection: @unchecked Sendable {
               what: @autoclosure () -> String) async throws(PushFailure) -> HTTPAnswer {
         var url = absolute ? path : base + path
         if !query.isEmpty {
-            var allowed = CharacterSet.alphanumerics
-            allowed.insert(charactersIn: "-._~")
-            url += "?" + query.map { $0.0 + "=" + ($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1) }.joined(separator: "&")
+            url += "?" + query.map { $0.0 + "=" + Self.segment($0.1) }.joined(separator: "&")
         }
         var attempt = 0
         while true {
