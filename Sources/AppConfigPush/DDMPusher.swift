@@ -22,6 +22,9 @@ final class DDMPusher: @unchecked Sendable {
     /// Declarations taken out of a set this push: candidates for collection with the journal's.
     private let lock = NSLock()
     private var takenOut = Set<String>()
+    /// Asset hosts that could not be reached (refused, TLS not trusted): later assets there fail at
+    /// once instead of each waiting out the connection's deadline.
+    private var unreachableHosts: [String: String] = [:]
     private static let noNotify = [("nonotify", "1")]
 
     init(source: PushSource, journal: PushJournal, connection: ServerConnection, tally: PushTally, options: PushOptions) {
@@ -186,6 +189,10 @@ final class DDMPusher: @unchecked Sendable {
             tally.update { $0.assetsNotVerifiable += 1 }
             return nil
         }
+        let host = URLComponents(string: asset.url).map { "\($0.scheme ?? "")://\($0.host ?? ""):\($0.port ?? 0)" } ?? asset.url
+        if let why = lock.withLock({ unreachableHosts[host] }) {
+            return PushFailure(problem: Problem(PushCode.assetNotServed, at: Location(), "the asset \(d.identifier) is not served at \(asset.url): \(why)"), fatal: false)
+        }
         do throws(PushFailure) {
             let answer = try await connection.send(.assetGet, .GET, asset.url, authenticated: false, absolute: true,
                                                    accept: { $0.status == 404 || $0.status == 403 || $0.status == 401 },
@@ -200,6 +207,7 @@ final class DDMPusher: @unchecked Sendable {
             tally.update { $0.assetsVerified += 1 }
             return nil
         } catch {
+            if error.problem.code == PushCode.unreachable { lock.withLock { unreachableHosts[host] = error.problem.message } }
             return PushFailure(problem: Problem(PushCode.assetNotServed, at: Location(), "the asset \(d.identifier) is not served at \(asset.url): \(error.problem.message)"), fatal: false)
         }
     }

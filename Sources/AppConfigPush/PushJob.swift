@@ -158,7 +158,7 @@ public final class PushJob: @unchecked Sendable {
             await mdm!.finish()
         }
         ticker?.cancel()
-        await connection.shutdown()
+        connection.shutdown()
         var compactionProblem: Problem?
         do { try journal.compact() } catch { compactionProblem = error }
         let elapsed = Date().timeIntervalSince(started)

@@ -96,6 +96,8 @@ final class ServerConnection: @unchecked Sendable {
     let kind: ServerKind
     let counters = RequestCounters()
     private let client: HTTPClient
+    /// Asset hosts (`--verify-assets`): a client of their own, without the API's credentials.
+    private let assetClient: HTTPClient
     private let authorization: String
     private let retries: Int
     private let timeout: TimeAmount
@@ -125,6 +127,7 @@ final class ServerConnection: @unchecked Sendable {
             configuration.tlsConfiguration = tls
         }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        assetClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let credentials = Data((kind.user + ":" + apiKey).utf8).base64EncodedString()
         authorization = "Basic " + credentials
     }
@@ -142,7 +145,13 @@ final class ServerConnection: @unchecked Sendable {
         }
     }
 
-    func shutdown() async { try? await client.shutdown() }
+    /// Closes the connections without waiting for them: against a TLS server (the tests' SwiftNIO
+    /// stand-in) AsyncHTTPClient's shutdown was seen waiting for ever after every request had
+    /// been answered; nothing the push needs is left by then.
+    func shutdown() {
+        let clients = [client, assetClient]
+        Task.detached { for c in clients { try? await c.shutdown() } }
+    }
 
     /// A path segment or query value, percent-encoded: all but RFC 3986's unreserved characters.
     /// By hand over the bytes: Foundation's version built a character set's bitmap per call,
@@ -182,7 +191,7 @@ final class ServerConnection: @unchecked Sendable {
             var answer: HTTPAnswer?
             var transportError: String?
             do {
-                let response = try await client.execute(request, timeout: timeout)
+                let response = try await (authenticated ? client : assetClient).execute(request, timeout: timeout)
                 var buffer = try await response.body.collect(upTo: 16 << 20)
                 let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
                 answer = HTTPAnswer(status: Int(response.status.code), body: buffer.readBytes(length: buffer.readableBytes) ?? [], retryAfter: retryAfter)

@@ -93,7 +93,9 @@ public final class StandInServer: @unchecked Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
 
-    deinit { try? group.syncShutdownGracefully() }
+    /// The last reference may go on one of the group's own threads (a connection's handler):
+    /// the group is shut down without waiting there.
+    deinit { group.shutdownGracefully { _ in } }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
