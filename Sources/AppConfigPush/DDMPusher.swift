@@ -9,12 +9,7 @@ import NIOHTTP1
 /// device's set in that order, the set given to the enrollment, what the set no longer holds taken
 /// out, and the enrollment notified. Every write carries `nonotify=1`: devices are told once, by
 /// notify calls of at most 30 ids (KMFDDM sends any later chunk of a call empty).
-final class DDMPusher: @unchecked Sendable {
-    let source: PushSource
-    let journal: PushJournal
-    let connection: ServerConnection
-    let tally: PushTally
-    let options: PushOptions
+final class DDMPusher: Pusher, @unchecked Sendable {
     private let prefix: String
     private let stored = OnceEach()
     private let verified = OnceEach()
@@ -27,13 +22,9 @@ final class DDMPusher: @unchecked Sendable {
     private var unreachableHosts: [String: String] = [:]
     private static let noNotify = [("nonotify", "1")]
 
-    init(source: PushSource, journal: PushJournal, connection: ServerConnection, tally: PushTally, options: PushOptions) {
-        self.source = source
-        self.journal = journal
-        self.connection = connection
-        self.tally = tally
-        self.options = options
+    override init(source: PushSource, journal: PushJournal, connection: ServerConnection, tally: PushTally, options: PushOptions) {
         prefix = connection.kind.ddmPrefix ?? "/v1"
+        super.init(source: source, journal: journal, connection: connection, tally: tally, options: options)
         notifier = Batcher(size: min(options.notifyChunk, 30)) { [unowned self] ids in await self.notify(ids) }
     }
 
@@ -46,7 +37,7 @@ final class DDMPusher: @unchecked Sendable {
 
     // MARK: One device
 
-    func push(_ device: PushSource.Device) async {
+    override func push(_ device: PushSource.Device) async {
         do throws(PushFailure) {
             if device.removed {
                 try await remove(device)
@@ -225,12 +216,12 @@ final class DDMPusher: @unchecked Sendable {
     }
 
     /// Sends the notifications still gathered.
-    func finish() async { await notifier.flush() }
+    override func finish() async { await notifier.flush() }
 
     /// Deletes the declarations no set names any more: those the journal holds that no device's set
     /// in it names, and those taken out of sets this push; each checked on the server first (a set
     /// of someone else's, or a device that failed, may still name it).
-    func collect(jobs: Int) async {
+    override func collect(jobs: Int) async {
         let named = Set(journal.devices.values.flatMap(\.declarations))
         let candidates = lock.withLock { takenOut }.union(journal.declarations.keys).subtracting(named).sorted()
         guard !candidates.isEmpty, !tally.isAborted else { return }

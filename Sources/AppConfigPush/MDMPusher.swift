@@ -8,22 +8,13 @@ import NIOHTTP1
 /// from the device and the command's content, such a refusal means this very command is queued
 /// (a retry whose first try was done): success, never a new UUID. A 207 wakes some ids and not
 /// others: the others are retried alone.
-final class MDMPusher: @unchecked Sendable {
-    let source: PushSource
-    let journal: PushJournal
-    let connection: ServerConnection
-    let tally: PushTally
-    let options: PushOptions
+final class MDMPusher: Pusher, @unchecked Sendable {
     private let prefix: String
     private var waker: Batcher!
 
-    init(source: PushSource, journal: PushJournal, connection: ServerConnection, tally: PushTally, options: PushOptions) {
-        self.source = source
-        self.journal = journal
-        self.connection = connection
-        self.tally = tally
-        self.options = options
+    override init(source: PushSource, journal: PushJournal, connection: ServerConnection, tally: PushTally, options: PushOptions) {
         prefix = connection.kind.mdmPrefix ?? "/v1"
+        super.init(source: source, journal: journal, connection: connection, tally: tally, options: options)
         waker = Batcher(size: options.pushChunk) { [unowned self] ids in await self.wake(ids) }
     }
 
@@ -32,7 +23,7 @@ final class MDMPusher: @unchecked Sendable {
         return t.contains("duplicate") || t.contains("already")
     }
 
-    func push(_ device: PushSource.Device) async {
+    override func push(_ device: PushSource.Device) async {
         do throws(PushFailure) {
             let enrollment = try options.enrollment(for: device.key)
             guard let path = device.path else {
@@ -65,7 +56,7 @@ final class MDMPusher: @unchecked Sendable {
         }
     }
 
-    func finish() async { await waker.flush() }
+    override func finish() async { await waker.flush() }
 
     /// Wakes `ids`; on a 207 the ids whose push failed are sent again alone, with the backoff.
     private func wake(_ ids: [String]) async -> [String: PushFailure] {

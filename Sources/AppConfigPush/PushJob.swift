@@ -127,8 +127,9 @@ public final class PushJob: @unchecked Sendable {
         } catch { return fatal(error) }
         connection.firstDelay = options.firstRetryDelay
         let tally = PushTally()
-        let ddm = source.delivery.isDDM ? DDMPusher(source: source, journal: journal, connection: connection, tally: tally, options: options) : nil
-        let mdm = source.delivery.isDDM ? nil : MDMPusher(source: source, journal: journal, connection: connection, tally: tally, options: options)
+        let pusher: Pusher = source.delivery.isDDM
+            ? DDMPusher(source: source, journal: journal, connection: connection, tally: tally, options: options)
+            : MDMPusher(source: source, journal: journal, connection: connection, tally: tally, options: options)
         let next = NSLock()
         nonisolated(unsafe) var position = 0
         let total = send.count
@@ -146,17 +147,13 @@ public final class PushJob: @unchecked Sendable {
                     while !tally.isAborted {
                         let i: Int = next.withLock { defer { position += 1 }; return position }
                         guard i < send.count else { return }
-                        if let ddm { await ddm.push(send[i]) } else { await mdm!.push(send[i]) }
+                        await pusher.push(send[i])
                     }
                 }
             }
         }
-        if let ddm {
-            await ddm.finish()
-            await ddm.collect(jobs: options.jobs)
-        } else {
-            await mdm!.finish()
-        }
+        await pusher.finish()
+        await pusher.collect(jobs: options.jobs)
         ticker?.cancel()
         connection.shutdown()
         var compactionProblem: Problem?
