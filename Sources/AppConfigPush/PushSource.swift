@@ -208,10 +208,11 @@ public final class PushSource {
                 case ("DataURL", .string(let s)): r.url = s
                 case ("Size", .integer(let n)): r.size = Int(n)
                 case ("Hash-SHA-256", .string(let s)): r.sha256 = s
-                case ("Authentication", _): r.authenticated = true
                 default: break
                 }
             }
+            // Beside the Reference: the device fetches it with its MDM identity.
+            r.authenticated = payload.contains { $0.key == "Authentication" }
             if !r.url.isEmpty { asset = r }
         }
         return Declaration(identifier: try string(o, "Identifier", file: file, line: line), type: try string(o, "Type", file: file, line: line),

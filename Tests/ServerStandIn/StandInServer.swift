@@ -87,6 +87,14 @@ public final class StandInServer: @unchecked Sendable {
         public var token: String
     }
 
+    /// Where `GET /assets/NAME` (no authentication) is served from: `NAME.plist` in this folder,
+    /// as the host behind render's `--asset-base-url` serves its `assets/`.
+    public var assetFolder: String? {
+        get { lock.withLock { _assetFolder } }
+        set { lock.withLock { _assetFolder = newValue } }
+    }
+    private var _assetFolder: String?
+
     public init(flavor: Flavor, apiKey: String) {
         self.flavor = flavor
         self.apiKey = apiKey
@@ -160,6 +168,13 @@ public final class StandInServer: @unchecked Sendable {
 
     /// The real servers' routes, under this flavour's prefixes.
     private func act(_ r: Request) -> Answer {
+        if r.method == "GET", r.path.hasPrefix("/assets/"), let folder = _assetFolder {
+            let name = String(r.path.dropFirst("/assets/".count))
+            guard !name.contains("/"), let data = FileManager.default.contents(atPath: folder + "/" + name + ".plist") else {
+                return Answer(status: 404, body: Array("not found\n".utf8))
+            }
+            return Answer(status: 200, body: Array(data))
+        }
         guard r.user == user, r.password == apiKey else { return Answer(status: 401, body: Array("Unauthorized\n".utf8)) }
         var path = Substring(r.path)
         let ddmPrefix = flavor == .nanohub ? "/api/v1/ddm/v1/" : (flavor == .kmfddm ? "/v1/" : nil)
