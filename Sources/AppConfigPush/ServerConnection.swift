@@ -197,6 +197,13 @@ final class ServerConnection: @unchecked Sendable {
                 answer = HTTPAnswer(status: Int(response.status.code), body: buffer.readBytes(length: buffer.readableBytes) ?? [], retryAfter: retryAfter)
             } catch {
                 transportError = Self.describe(error)
+                // A certificate that is not trusted will not be trusted on the next try.
+                if let e = error as? NIOSSLError, case .handshakeFailed = e {
+                    counters.count(kind, status: nil)
+                    let url = absolute ? path : base
+                    throw PushFailure(problem: Problem(PushCode.unreachable, at: Location(), "\(what()): the TLS handshake with \(url) failed (\(transportError!)); a server whose certificate your system does not trust needs --ca-file"),
+                                      fatal: authenticated)
+                }
             }
             counters.count(kind, status: answer?.status)
             var wait: Double?

@@ -138,7 +138,7 @@ struct PushCommand: ParsableCommand {
         let p = s.plan
         if let fatal = result.fatal {
             writeStandardError("appconfig: push: \(fatal.message)\n")
-            if s.requestsTotal == 0 { return }
+            if s.devices.pushed + s.devices.removed == 0 { return }
         }
         if let held = s.heldBack {
             writeStandardError("appconfig: push: held back: \(held)\n")
