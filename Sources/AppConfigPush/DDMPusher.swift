@@ -69,23 +69,23 @@ final class DDMPusher: Pusher, @unchecked Sendable {
             current = Set(previous.declarations)
         } else {
             // Not pushed from this journal: what the server's set holds decides what to add and take out.
-            let answer = try await connection.send(.setGet, .GET, prefix + "/set-declarations/" + ServerConnection.segment(set), what: "GET the set \(set)")
+            let answer = try await connection.send(.setGet, .GET, prefix + "/set-declarations/" + ServerConnection.percentEncoded(set), what: "GET the set \(set)")
             guard let ids = AnswerJSON.strings(answer.body) else {
                 throw PushFailure(problem: Problem(PushCode.server, at: Location(), "GET the set \(set): not a JSON list of identifiers"), fatal: false)
             }
             current = Set(ids)
         }
         for d in declarations where !current.contains(d.identifier) {
-            _ = try await connection.send(.setAdd, .PUT, prefix + "/set-declarations/" + ServerConnection.segment(set),
+            _ = try await connection.send(.setAdd, .PUT, prefix + "/set-declarations/" + ServerConnection.percentEncoded(set),
                                           query: [("declaration", d.identifier)] + Self.noNotify, final: Self.ordering(d.identifier),
                                           what: "add \(d.identifier) to the set \(set)")
         }
         if !(sameSet && previous?.enrollment == enrollment) {
-            _ = try await connection.send(.enrollmentSet, .PUT, prefix + "/enrollment-sets/" + ServerConnection.segment(enrollment),
+            _ = try await connection.send(.enrollmentSet, .PUT, prefix + "/enrollment-sets/" + ServerConnection.percentEncoded(enrollment),
                                           query: [("set", set)] + Self.noNotify, what: "give the set \(set) to the enrollment \(enrollment)")
         }
         if let previous, let oldSet = previous.set, oldSet != set || previous.enrollment != enrollment {
-            _ = try await connection.send(.enrollmentSetRemove, .DELETE, prefix + "/enrollment-sets/" + ServerConnection.segment(previous.enrollment),
+            _ = try await connection.send(.enrollmentSetRemove, .DELETE, prefix + "/enrollment-sets/" + ServerConnection.percentEncoded(previous.enrollment),
                                           query: [("set", oldSet)] + Self.noNotify, what: "take the set \(oldSet) from the enrollment \(previous.enrollment)")
         }
         let wanted = Set(device.declarations)
@@ -107,7 +107,7 @@ final class DDMPusher: Pusher, @unchecked Sendable {
             tally.warn(device.key, Problem(PushCode.removalUnknown, at: Location(), "device \(device.key): removed by render, but this journal never pushed it: nothing to remove"))
             return
         }
-        _ = try await connection.send(.enrollmentSetRemove, .DELETE, prefix + "/enrollment-sets/" + ServerConnection.segment(previous.enrollment),
+        _ = try await connection.send(.enrollmentSetRemove, .DELETE, prefix + "/enrollment-sets/" + ServerConnection.percentEncoded(previous.enrollment),
                                       query: [("set", set)] + Self.noNotify, what: "take the set \(set) from the enrollment \(previous.enrollment)")
         try await takeOut(Set(previous.declarations), from: set)
         await notifier.add(previous.enrollment) { [journal, tally] failure in
@@ -123,7 +123,7 @@ final class DDMPusher: Pusher, @unchecked Sendable {
         guard !ids.isEmpty else { return }
         let ordered = ids.sorted { (rank($0), $0) > (rank($1), $1) }
         for id in ordered {
-            _ = try await connection.send(.setRemove, .DELETE, prefix + "/set-declarations/" + ServerConnection.segment(set),
+            _ = try await connection.send(.setRemove, .DELETE, prefix + "/set-declarations/" + ServerConnection.percentEncoded(set),
                                           query: [("declaration", id)] + Self.noNotify,
                                           // A declaration the server no longer holds is in no set.
                                           accept: { $0.status == 500 && Self.isNotFound($0) },
@@ -161,7 +161,7 @@ final class DDMPusher: Pusher, @unchecked Sendable {
                                           contentType: "application/json",
                                           final: { a in a.status == 400 ? Problem(PushCode.server, at: Location(), "the server refused the declaration \(d.identifier): \(a.text)") : nil },
                                           what: "PUT the declaration \(d.identifier)")
-            let answer = try await connection.send(.declarationGet, .GET, prefix + "/declarations/" + ServerConnection.segment(d.identifier),
+            let answer = try await connection.send(.declarationGet, .GET, prefix + "/declarations/" + ServerConnection.percentEncoded(d.identifier),
                                                    what: "GET the declaration \(d.identifier)")
             guard let token = AnswerJSON.string(AnswerJSON.member(AnswerJSON.value(answer.body), "ServerToken")) else {
                 return PushFailure(problem: Problem(PushCode.server, at: Location(), "GET the declaration \(d.identifier): no ServerToken in the answer"), fatal: false)
@@ -225,30 +225,18 @@ final class DDMPusher: Pusher, @unchecked Sendable {
         let named = Set(journal.devices.values.flatMap(\.declarations))
         let candidates = lock.withLock { takenOut }.union(journal.declarations.keys).subtracting(named).sorted()
         guard !candidates.isEmpty, !tally.isAborted else { return }
-        let next = NSLock()
-        nonisolated(unsafe) var position = 0
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<max(1, min(jobs, candidates.count)) {
-                group.addTask { [self] in
-                    while !tally.isAborted {
-                        let i: Int = next.withLock { defer { position += 1 }; return position }
-                        guard i < candidates.count else { return }
-                        await collect(candidates[i])
-                    }
-                }
-            }
-        }
+        await forEachConcurrently(candidates, jobs: jobs, until: { [tally] in tally.isAborted }) { [self] in await collect($0) }
     }
 
     private func collect(_ id: String) async {
         do throws(PushFailure) {
-            let sets = try await connection.send(.declarationSetsGet, .GET, prefix + "/declaration-sets/" + ServerConnection.segment(id),
+            let sets = try await connection.send(.declarationSetsGet, .GET, prefix + "/declaration-sets/" + ServerConnection.percentEncoded(id),
                                                  accept: { $0.status == 404 }, what: "GET the sets of \(id)")
             if sets.status == 200, let names = AnswerJSON.strings(sets.body), !names.isEmpty {
                 tally.update { $0.keptInSets += 1 }
                 return
             }
-            _ = try await connection.send(.declarationDelete, .DELETE, prefix + "/declarations/" + ServerConnection.segment(id), query: Self.noNotify,
+            _ = try await connection.send(.declarationDelete, .DELETE, prefix + "/declarations/" + ServerConnection.percentEncoded(id), query: Self.noNotify,
                                           accept: { $0.status == 404 },
                                           final: { a in a.status == 500 ? Problem(PushCode.collection, at: Location(), "the declaration \(id) was left on the server: \(a.text)") : nil },
                                           what: "DELETE the declaration \(id)")

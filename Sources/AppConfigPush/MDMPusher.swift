@@ -35,7 +35,7 @@ final class MDMPusher: Pusher, @unchecked Sendable {
                 throw PushFailure(problem: Problem(PushCode.source, at: Location(file: path), "device \(device.key): \(path) holds no CommandUUID"), fatal: false)
             }
             // One id a call: 200 queued; 500 with the id's command_error. A duplicate is this command.
-            _ = try await connection.send(.enqueue, .PUT, prefix + "/enqueue/" + ServerConnection.segment(enrollment), query: [("nopush", "1")],
+            _ = try await connection.send(.enqueue, .PUT, prefix + "/enqueue/" + ServerConnection.percentEncoded(enrollment), query: [("nopush", "1")],
                                           body: command, contentType: "application/x-apple-aspen-mdm",
                                           accept: { a in
                                               guard a.status == 500 || a.status == 207 else { return false }
@@ -65,7 +65,7 @@ final class MDMPusher: Pusher, @unchecked Sendable {
         while true {
             let answer: HTTPAnswer
             do throws(PushFailure) {
-                answer = try await connection.send(.push, .GET, prefix + "/push/" + left.map(ServerConnection.segment).joined(separator: ","),
+                answer = try await connection.send(.push, .GET, prefix + "/push/" + left.map(ServerConnection.percentEncoded).joined(separator: ","),
                                                    what: "push \(left.count) enrollments")
             } catch {
                 return Dictionary(uniqueKeysWithValues: left.map { ($0, error) })

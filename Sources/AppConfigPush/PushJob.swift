@@ -130,8 +130,6 @@ public final class PushJob: @unchecked Sendable {
         let pusher: Pusher = source.delivery.isDDM
             ? DDMPusher(source: source, journal: journal, connection: connection, tally: tally, options: options)
             : MDMPusher(source: source, journal: journal, connection: connection, tally: tally, options: options)
-        let next = NSLock()
-        nonisolated(unsafe) var position = 0
         let total = send.count
         let ticker = progress.map { report in
             Task {
@@ -141,17 +139,7 @@ public final class PushJob: @unchecked Sendable {
                 }
             }
         }
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<max(1, min(options.jobs, send.count)) {
-                group.addTask {
-                    while !tally.isAborted {
-                        let i: Int = next.withLock { defer { position += 1 }; return position }
-                        guard i < send.count else { return }
-                        await pusher.push(send[i])
-                    }
-                }
-            }
-        }
+        await forEachConcurrently(send, jobs: options.jobs, until: { tally.isAborted }) { await pusher.push($0) }
         await pusher.finish()
         await pusher.collect(jobs: options.jobs)
         ticker?.cancel()

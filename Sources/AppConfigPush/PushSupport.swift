@@ -148,6 +148,25 @@ final class PushTally: @unchecked Sendable {
     var finishedCount: Int { lock.withLock { finished } }
 }
 
+/// Runs `body` over `items` with `jobs` workers, each taking the next item, until the items end or
+/// the push is aborted: the devices of a push, the declarations of its collection.
+func forEachConcurrently<T: Sendable>(_ items: [T], jobs: Int, until aborted: @escaping @Sendable () -> Bool,
+                                      _ body: @escaping @Sendable (T) async -> Void) async {
+    let next = NSLock()
+    nonisolated(unsafe) var position = 0
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<max(1, min(jobs, items.count)) {
+            group.addTask {
+                while !aborted() {
+                    let i: Int = next.withLock { defer { position += 1 }; return position }
+                    guard i < items.count else { return }
+                    await body(items[i])
+                }
+            }
+        }
+    }
+}
+
 /// Small JSON reads of the servers' answers.
 enum AnswerJSON {
     static func value(_ bytes: [UInt8]) -> RawValue? { try? JSONReader.document(bytes, file: "answer") }

@@ -156,7 +156,7 @@ final class ServerConnection: @unchecked Sendable {
     /// A path segment or query value, percent-encoded: all but RFC 3986's unreserved characters.
     /// By hand over the bytes: Foundation's version built a character set's bitmap per call,
     /// measurable at tens of thousands of requests a second (the push benchmark).
-    static func segment(_ s: String) -> String {
+    static func percentEncoded(_ s: String) -> String {
         func unreserved(_ b: UInt8) -> Bool {
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
         }
@@ -178,7 +178,7 @@ final class ServerConnection: @unchecked Sendable {
               what: @autoclosure () -> String) async throws(PushFailure) -> HTTPAnswer {
         var url = absolute ? path : base + path
         if !query.isEmpty {
-            url += "?" + query.map { $0.0 + "=" + Self.segment($0.1) }.joined(separator: "&")
+            url += "?" + query.map { $0.0 + "=" + Self.percentEncoded($0.1) }.joined(separator: "&")
         }
         var attempt = 0
         while true {

@@ -112,7 +112,13 @@ struct PushFaultTests {
         let read = try PushJournal(path: path, server: "kmfddm http://127.0.0.1:1", writable: false)
         #expect(read.devices.keys.sorted() == ["d1"])
         #expect(read.declarations["a"] == .init(ours: "t1", server: "s1"))
-        #expect(throws: Problem.self) { try PushJournal(path: path, server: "kmfddm https://elsewhere", writable: false) }
+        do {
+            _ = try PushJournal(path: path, server: "kmfddm https://elsewhere", writable: false)
+            Issue.record("a journal of another server was read")
+        } catch {
+            #expect(error.code.rawValue == PushCode.journal.rawValue)
+            #expect(error.message == "the journal \(path) records pushes to kmfddm http://127.0.0.1:1, not kmfddm https://elsewhere: give --journal for this server")
+        }
         try Data("{\"journal\":\"appconfig-push 1\",\"server\":\"k\"}\n{\"what\":1}\n".utf8).write(to: URL(fileURLWithPath: path))
         do {
             _ = try PushJournal(path: path, server: "k", writable: false)

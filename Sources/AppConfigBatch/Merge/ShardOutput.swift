@@ -3,7 +3,7 @@ import AppConfigOutput
 import AppConfigSpec
 import Foundation
 
-/// One shard's published output, read for `appconfig merge`: its manifest, its index lines, its
+/// One shard's published output, read for `appconfig merge` (and `push`): its manifest, its index lines, its
 /// DDM declarations and live assets, and where its device files are: an archive's members in the
 /// order they were written, or a complete generation folder. An archive is mapped, not read: its
 /// members are copied into the merged archive straight from the mapping.
@@ -17,11 +17,11 @@ package final class ShardOutput {
 
     /// An archive member: where its header starts, its length with header and padding, its name.
     package struct Member {
-        package var offset: Int
-        package var length: Int
-        package var name: Range<Int>
+        var offset: Int
+        var length: Int
+        var name: Range<Int>
         /// Its body's bytes in the archive.
-        package var body: Range<Int>
+        var body: Range<Int>
     }
 
     /// The path as given.
@@ -34,7 +34,7 @@ package final class ShardOutput {
     let closingNames: [String]
     /// It holds secret documents (`secret-assets/` members or files): what is made of it is its
     /// owner's alone.
-    package private(set) var holdsSecrets = false
+    private(set) var holdsSecrets = false
     /// The archive's bytes (nil for a folder) and its closing files' bytes, valid while this lives.
     private let mapping: MappedFile?
     /// The archive, for `copy` (-1 for a folder).
