@@ -35,7 +35,10 @@ struct PushMDMTests {
         #expect(first.exitStatus == 0, "\(first.failures.prefix(3).map(\.problem.message)) \(String(describing: first.fatal))")
         let state = server.snapshot
         try Self.expectQueuesHoldOutput(f, state)
-        #expect(state.requests["GET push"] == (state.queue.count + 99) / 100)
+        // Calls of at most 100 ids; a busy machine may see a keep-alive connection dropped, and
+        // only the client's counted retries may add to the calls.
+        let pushCalls = (state.queue.count + 99) / 100
+        #expect((pushCalls...pushCalls + first.summary.retries).contains(state.requests["GET push"] ?? 0))
         let before = state.requestCount
         let second = await f.push(server, kind)
         #expect(second.exitStatus == 0)
@@ -67,7 +70,8 @@ struct PushMDMTests {
         try Self.expectQueuesHoldOutput(f, state)
         // Every device was pushed exactly once: the partial's retries named only the failed ids.
         for device in devices { #expect(state.pushes[device] == 1, "\(device) pushed \(state.pushes[device] ?? 0) times") }
-        #expect(state.requests["PUT enqueue"] == devices.count + lost.count)
+        let enqueues = devices.count + lost.count
+        #expect((enqueues...enqueues + result.summary.retries).contains(state.requests["PUT enqueue"] ?? 0))
         #expect(result.summary.retries >= lost.count + 2)
     }
 
