@@ -102,6 +102,10 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
+        /// `appconfig status`: what devices reported (webhook events, a DDM server's status
+        /// endpoints), folded per device and joined to the generation and the push journal.
+        .target(name: "AppConfigStatus", dependencies: ["AppConfigCore", "AppConfigSpec", "AppConfigPush", "AppConfigBatch", "LibPlist",
+                                                       .product(name: "NIOHTTP1", package: "swift-nio")]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigCore", "AppConfigCompiler", "AppConfigPattern"]),
 
@@ -117,6 +121,7 @@ let package = Package(
                 "AppConfigBatch",
                 "AppConfigOutput",
                 "AppConfigPush",
+                "AppConfigStatus",
                 "Digest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -136,6 +141,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Tests/ServerStandIn"),
+        .testTarget(name: "AppConfigStatusTests", dependencies: ["AppConfigStatus", "AppConfigPush", "AppConfigCLI", "AppConfigCore", "ServerStandIn", "TestSupport"]),
         .testTarget(name: "AppConfigPushTests", dependencies: ["AppConfigPush", "AppConfigCLI", "AppConfigBatch", "AppConfigOutput", "AppConfigCore", "Digest", "ServerStandIn", "TestSupport"]),
         .testTarget(name: "AppConfigCoreTests", dependencies: ["AppConfigCore", "TestSupport"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),

@@ -75,6 +75,21 @@ public final class PushJournal: @unchecked Sendable {
 
     deinit { if fd >= 0 { close(fd) } }
 
+    /// The journal at `path` read for whatever server it records (nil when there is none):
+    /// `appconfig status` reads the tokens a push recorded, whichever server it went to.
+    public static func existing(at path: String) throws(Problem) -> PushJournal? {
+        guard access(path, F_OK) == 0 else { return nil }
+        let head: [UInt8]
+        do { head = Array(try readFileBytes(path, limit: 16 << 30).prefix { $0 != 0x0A }) } catch {
+            throw Problem(PushCode.journal, at: Location(file: path), error.problem.message)
+        }
+        guard case .dictionary(let members)? = try? JSONReader.document(head, file: path).kind,
+              case .string(let server)? = members.first(where: { $0.key == "server" })?.value.kind else {
+            throw Problem(PushCode.journal, at: Location(file: path, line: 1), "\(path) is not an appconfig push journal")
+        }
+        return try PushJournal(path: path, server: server, writable: false)
+    }
+
     private func headerLine() -> [UInt8] {
         var out = Array(#"{"journal":"#.utf8)
         JSONText.appendString(Self.magic, to: &out)

@@ -32,6 +32,8 @@ public final class PushSource {
         public var path: String?
         /// Its line in `index.jsonl`, for messages.
         public var line: Int
+        /// The assignments (variants) it matched, in order (`index.jsonl`'s `assignments`).
+        public var assignments: [String] = []
     }
 
     /// One declaration of `declarations.jsonl` (or `declarations/<Identifier>.json`).
@@ -191,8 +193,12 @@ public final class PushSource {
             }
             // A removal's line has no digest (an empty set is the same for every device).
             let digest = removed && o["sha256"] == nil ? "removed" : try string(o, "sha256", file: file, line: number)
+            var assignments: [String] = []
+            if case .array(let list)? = o["assignments"]?.kind {
+                for v in list { if case .string(let s) = v.kind { assignments.append(s) } }
+            }
             devices.append(Device(key: try string(o, "device", file: file, line: number), declarations: ids,
-                                  digest: digest, removed: removed, path: path, line: number))
+                                  digest: digest, removed: removed, path: path, line: number, assignments: assignments))
         }
         return devices
     }

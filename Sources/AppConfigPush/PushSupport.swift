@@ -150,7 +150,7 @@ final class PushTally: @unchecked Sendable {
 
 /// Runs `body` over `items` with `jobs` workers, each taking the next item, until the items end or
 /// the push is aborted: the devices of a push, the declarations of its collection.
-func forEachConcurrently<T: Sendable>(_ items: [T], jobs: Int, until aborted: @escaping @Sendable () -> Bool,
+package func forEachConcurrently<T: Sendable>(_ items: [T], jobs: Int, until aborted: @escaping @Sendable () -> Bool,
                                       _ body: @escaping @Sendable (T) async -> Void) async {
     let next = NSLock()
     nonisolated(unsafe) var position = 0

@@ -10,10 +10,10 @@ public enum ServerKind: String, Sendable, CaseIterable {
     case kmfddm, nanohub, nanomdm
 
     /// The HTTP Basic user; the password is the API key.
-    var user: String { self == .nanomdm ? "nanomdm" : (self == .nanohub ? "nanohub" : "kmfddm") }
+    package var user: String { self == .nanomdm ? "nanomdm" : (self == .nanohub ? "nanohub" : "kmfddm") }
 
     /// Where the DDM API is (KMFDDM's `/v1`; NanoHUB serves it under `/api/v1/ddm`).
-    var ddmPrefix: String? {
+    package var ddmPrefix: String? {
         switch self {
         case .kmfddm: "/v1"
         case .nanohub: "/api/v1/ddm/v1"
@@ -22,7 +22,7 @@ public enum ServerKind: String, Sendable, CaseIterable {
     }
 
     /// Where the NanoMDM API is (NanoHUB: under `/api/v1/nanomdm`).
-    var mdmPrefix: String? {
+    package var mdmPrefix: String? {
         switch self {
         case .nanomdm: "/v1"
         case .nanohub: "/api/v1/nanomdm/v1"
@@ -32,25 +32,30 @@ public enum ServerKind: String, Sendable, CaseIterable {
 }
 
 /// An HTTP answer, its body read whole (the servers' answers are small).
-struct HTTPAnswer: Sendable {
-    var status: Int
-    var body: [UInt8]
-    var retryAfter: Double?
+package struct HTTPAnswer: Sendable {
+    package var status: Int
+    package var body: [UInt8]
+    package var retryAfter: Double?
 
-    var text: String {
+    package var text: String {
         let t = String(decoding: body.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return t.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(t)"
     }
 }
 
 /// A request that did not succeed: the device's problem, or the whole push's (`fatal`).
-struct PushFailure: Error, Sendable {
-    var problem: Problem
-    var fatal: Bool
+package struct PushFailure: Error, Sendable {
+    package var problem: Problem
+    package var fatal: Bool
+
+    package init(problem: Problem, fatal: Bool) {
+        self.problem = problem
+        self.fatal = fatal
+    }
 }
 
 /// What one request is, for the counters and the plan.
-enum RequestKind: String, CaseIterable, Sendable {
+package enum RequestKind: String, CaseIterable, Sendable {
     case declarationPut = "declaration-put"
     case declarationGet = "declaration-get"
     case declarationDelete = "declaration-delete"
@@ -64,10 +69,12 @@ enum RequestKind: String, CaseIterable, Sendable {
     case enqueue
     case push
     case assetGet = "asset-get"
+    /// `appconfig status`: a DDM server's status endpoints.
+    case statusGet = "status-get"
 }
 
 /// Counts what was sent: by kind, retries, answers.
-final class RequestCounters: @unchecked Sendable {
+package final class RequestCounters: @unchecked Sendable {
     private let lock = NSLock()
     private var byKind: [RequestKind: Int] = [:]
     private(set) var retries = 0
@@ -82,7 +89,7 @@ final class RequestCounters: @unchecked Sendable {
 
     func retried() { lock.withLock { retries += 1 } }
 
-    var total: Int { lock.withLock { byKind.values.reduce(0, +) } }
+    package var total: Int { lock.withLock { byKind.values.reduce(0, +) } }
     var snapshot: [String: Int] { lock.withLock { Dictionary(uniqueKeysWithValues: byKind.map { ($0.key.rawValue, $0.value) }) } }
     var unchangedAnswers: Int { lock.withLock { notModified } }
 }
@@ -91,10 +98,10 @@ final class RequestCounters: @unchecked Sendable {
 /// the server), Basic authentication, and the retry policy: connection errors, timeouts, 5xx and 429
 /// are retried with exponential backoff (429's `Retry-After` honoured); what a caller says is
 /// final (such as "declaration not found") is not. A 401 or 403 ends the whole push.
-final class ServerConnection: @unchecked Sendable {
-    let base: String
-    let kind: ServerKind
-    let counters = RequestCounters()
+package final class ServerConnection: @unchecked Sendable {
+    package let base: String
+    package let kind: ServerKind
+    package let counters = RequestCounters()
     private let client: HTTPClient
     /// Asset hosts (`--verify-assets`): a client of their own, without the API's credentials.
     private let assetClient: HTTPClient
@@ -102,10 +109,10 @@ final class ServerConnection: @unchecked Sendable {
     private let retries: Int
     private let timeout: TimeAmount
     /// The first backoff; it doubles with each retry, up to `maxDelay`.
-    var firstDelay = 0.2
+    package var firstDelay = 0.2
     var maxDelay = 10.0
 
-    init(kind: ServerKind, url: String, apiKey: String, connections: Int, caFile: String?, retries: Int, timeout: Double) throws(Problem) {
+    package init(kind: ServerKind, url: String, apiKey: String, connections: Int, caFile: String?, retries: Int, timeout: Double) throws(Problem) {
         var base = url
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
@@ -148,7 +155,7 @@ final class ServerConnection: @unchecked Sendable {
     /// Closes the connections without waiting for them: against a TLS server (the tests' SwiftNIO
     /// stand-in) AsyncHTTPClient's shutdown was seen waiting for ever after every request had
     /// been answered; nothing the push needs is left by then.
-    func shutdown() {
+    package func shutdown() {
         let clients = [client, assetClient]
         Task.detached { for c in clients { try? await c.shutdown() } }
     }
@@ -156,7 +163,7 @@ final class ServerConnection: @unchecked Sendable {
     /// A path segment or query value, percent-encoded: all but RFC 3986's unreserved characters.
     /// By hand over the bytes: Foundation's version built a character set's bitmap per call,
     /// measurable at tens of thousands of requests a second (the push benchmark).
-    static func percentEncoded(_ s: String) -> String {
+    package static func percentEncoded(_ s: String) -> String {
         func unreserved(_ b: UInt8) -> Bool {
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
         }
@@ -172,7 +179,7 @@ final class ServerConnection: @unchecked Sendable {
 
     /// Sends one request with the retry policy. `final` names answers that are the device's error
     /// as they are (not retried) although 5xx; a 2xx, 304 or `accept`ed answer is returned.
-    func send(_ kind: RequestKind, _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
+    package func send(_ kind: RequestKind, _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
               contentType: String? = nil, authenticated: Bool = true, absolute: Bool = false,
               accept: (HTTPAnswer) -> Bool = { _ in false }, final: (HTTPAnswer) -> Problem? = { _ in nil },
               what: @autoclosure () -> String) async throws(PushFailure) -> HTTPAnswer {

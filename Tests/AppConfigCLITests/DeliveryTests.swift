@@ -60,7 +60,7 @@ struct DeliveryTests {
             for output in [out, tar] {
                 let v = try validate(["ddm", output, plain, key])
                 #expect(v.status == 0, "\(v.output)")
-                #expect(v.summary == "ddm validator: 2925 declarations, 975 assets, 975 devices, 0 problems")
+                #expect(v.summary == "ddm validator: 2926 declarations, 975 assets, 975 devices, 0 problems")
             }
             // The archive holds exactly the folder's files.
             let list = try runProcess("/usr/bin/tar", ["-tf", tar]).stdout.split(separator: "\n").map(String.init)
@@ -95,7 +95,7 @@ struct DeliveryTests {
             for output in [out, tar] {
                 let v = try validate(["ddm", output, plain, key])
                 #expect(v.status == 0, "\(v.output)")
-                #expect(v.summary == "ddm validator: \(3 * rendered) declarations, \(rendered) assets, \(rendered) devices, 0 problems")
+                #expect(v.summary == "ddm validator: \(3 * rendered + 1) declarations, \(rendered) assets, \(rendered) devices, 0 problems")
             }
         }
     }
@@ -129,6 +129,30 @@ struct DeliveryTests {
         }
     }
 
+    @Test("every set carries the status subscription to app.managed.list, named by its activation and written once; --no-status-subscription leaves it out")
+    func statusSubscription() throws {
+        try withTemporaryDirectory { dir in
+            let plain = dir.path("plain"), with = dir.path("with"), without = dir.path("without")
+            _ = try render(Self.demo + ["--out", plain])
+            _ = try render(Self.demo + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", with])
+            _ = try render(Self.demo + ["--delivery", "ddm", "--asset-base-url", Self.base, "--out", without, "--no-status-subscription"])
+            let published = try #require(GenerationFolder.published(with))
+            let lines = try String(contentsOfFile: published + "/declarations.jsonl", encoding: .utf8).split(separator: "\n")
+            let subscriptions = lines.filter { $0.contains("com.apple.configuration.management.status-subscriptions") }
+            #expect(subscriptions.count == 1 && lines.first == subscriptions.first)
+            #expect(subscriptions.first?.contains(#""Payload":{"StatusItems":[{"Name":"app.managed.list"}]}"#) == true)
+            // The validator checks it against Apple's schema, and each set and activation naming it.
+            #expect(try validate(["ddm", with, plain]).summary == "ddm validator: 2926 declarations, 975 assets, 975 devices, 0 problems")
+            #expect(try validate(["ddm", without, plain, "both", "no-status-subscription"]).summary == "ddm validator: 2925 declarations, 975 assets, 975 devices, 0 problems")
+            // Each check can fail: a set without it where it is asked for, and the other way.
+            #expect(try validate(["ddm", without, plain]).summary == "ddm validator: 2925 declarations, 975 assets, 975 devices, 975 problems")
+            #expect(try validate(["ddm", with, plain, "both", "no-status-subscription"]).summary == "ddm validator: 2926 declarations, 975 assets, 975 devices, 975 problems")
+            // Another delivery refuses the option.
+            let r = try render(Self.demo + ["--delivery", "mdm-settings", "--out", dir.path("mdm"), "--no-status-subscription"])
+            #expect(r.status == 2 && r.stderr.contains("--status-subscription goes with --delivery ddm"))
+        }
+    }
+
     @Test("the validator fails a declaration that breaks its schema, and a configuration without the key mode asked for")
     func validatorCatches() throws {
         try withTemporaryDirectory { dir in
@@ -142,9 +166,9 @@ struct DeliveryTests {
             let v = try validate(["ddm", out, plain])
             #expect(v.status == 1)
             #expect(v.output.contains("does not start with https://"))
-            #expect(v.summary == "ddm validator: 2925 declarations, 975 assets, 975 devices, 1 problems")
+            #expect(v.summary == "ddm validator: 2926 declarations, 975 assets, 975 devices, 1 problems")
             let legacy = try validate(["ddm", out, plain, "legacy"])
-            #expect(legacy.summary == "ddm validator: 2925 declarations, 975 assets, 975 devices, 976 problems")
+            #expect(legacy.summary == "ddm validator: 2926 declarations, 975 assets, 975 devices, 976 problems")
         }
     }
 
@@ -193,18 +217,19 @@ struct DeliveryTests {
         #expect(differing.count == 1)
         let device = try #require(differing.first)
         let (old, new) = (before[device]!, after[device]!)
-        // Activation and configuration: the same Identifiers; the asset a new one.
-        #expect(old[0] == new[0] && old[1] == new[1] && old[2] != new[2])
+        // Activation, configuration and the status subscription: the same Identifiers; the asset a new one.
+        #expect(old[2] == new[2] && old[2].hasPrefix("appconfig.status."))
+        #expect(old[0] == new[0] && old[1] == new[1] && old[3] != new[3])
         #expect(old[0].hasPrefix("appconfig.activation.") && old[1].hasPrefix("appconfig.config.") && old[0].utf8.count <= 64 && old[1].utf8.count <= 64)
         #expect(da[old[1]]!.token != db[new[1]]!.token)
-        #expect((da[old[1]]!.payload["LegacyAppConfigAssetReference"] as? String) == old[2])
-        #expect((db[new[1]]!.payload["LegacyAppConfigAssetReference"] as? String) == new[2])
-        #expect(((db[new[1]]!.payload["AppConfig"] as? [String: Any])?["DataAssetReference"] as? String) == new[2])
+        #expect((da[old[1]]!.payload["LegacyAppConfigAssetReference"] as? String) == old[3])
+        #expect((db[new[1]]!.payload["LegacyAppConfigAssetReference"] as? String) == new[3])
+        #expect(((db[new[1]]!.payload["AppConfig"] as? [String: Any])?["DataAssetReference"] as? String) == new[3])
         // The activation's content (its configuration's Identifier) did not change: nor did its token.
         #expect(da[old[0]]!.token == db[new[0]]!.token)
         // Every other declaration, token for token.
-        for (id, d) in da where id != old[1] && id != old[2] { #expect(db[id]?.token == d.token, "\(id)") }
-        #expect(Set(db.keys).subtracting(da.keys) == [new[2]])
+        for (id, d) in da where id != old[1] && id != old[3] { #expect(db[id]?.token == d.token, "\(id)") }
+        #expect(Set(db.keys).subtracting(da.keys) == [new[3]])
 
         // Across shards the Identifiers are the same (they come from the app and the device alone).
         let s0 = dir.path("s0"), s1 = dir.path("s1")
@@ -236,7 +261,8 @@ struct DeliveryTests {
             #expect(second != first)
             func lines(_ f: String) throws -> [String] { try String(contentsOfFile: f, encoding: .utf8).split(separator: "\n").map(String.init) }
             #expect(try lines(second + "/index.jsonl").count == 1)
-            #expect(try lines(second + "/declarations.jsonl").count == 3)
+            // The status subscription (written once per generation), then the device's three.
+            #expect(try lines(second + "/declarations.jsonl").count == 4)
             let live = try lines(second + "/assets.live")
             #expect(live.count == 975)
             #expect(Set(try FileManager.default.contentsOfDirectory(atPath: second + "/assets").map { "assets/" + $0 }) == Set(live))

@@ -3,7 +3,8 @@
 PyYAML reading the schemas (vendored in Tests/Oracles/apple-device-management) and plistlib the
 plists: an oracle nobody here wrote the parts of.
 
-    ddm_validator.py SCHEMAS ddm OUTPUT PLAIN [KEY_MODE]   # OUTPUT: a folder or a .tar; PLAIN: the --delivery plist
+    ddm_validator.py SCHEMAS ddm OUTPUT PLAIN [KEY_MODE [no-status-subscription]]
+                                                         # OUTPUT: a folder or a .tar; PLAIN: the --delivery plist
                                                          # output; KEY_MODE legacy|managedapp|both (default both)
     ddm_validator.py SCHEMAS mdm-settings OUTPUT PLAIN BUNDLE_ID
     ddm_validator.py SCHEMAS mdm-install OUTPUT PLAIN BUNDLE_ID [APP_STORE_ID]
@@ -16,7 +17,8 @@ https URLs; every key with `assettypes` names a declaration of one of those type
 `asset-content-types` an asset of one of those ContentTypes; AppManaged has exactly one app source and,
 for an App Store app, `InstallBehavior.License.Assignment`. Every asset: Size and Hash-SHA-256 equal its
 bytes, DataURL ends in its SHA-256, and the app's asset equals the plain output of the same device.
-Every set (index.jsonl): an activation naming the configuration naming exactly the set's assets, with
+Every set (index.jsonl): an activation naming the configuration (and the status subscription to
+app.managed.list, the set's third declaration, unless no-status-subscription) naming exactly the set's assets, with
 the keys KEY_MODE asks for; the manifest's path names those assets; assets.live lists them all.
 Every command: its RequestType and keys against the command's schema, plistlib writes the same bytes,
 and its Configuration equals the plain output value for value.
@@ -191,7 +193,10 @@ def read_declarations(out):
 APP_SOURCES = ["AppStoreID", "BundleID", "ManifestURL", "AppComposedIdentifier"]
 
 
-def check_ddm(schemas_root, out, plain, mode):
+STATUS_SUBSCRIPTIONS = "com.apple.configuration.management.status-subscriptions"
+
+
+def check_ddm(schemas_root, out, plain, mode, status_mode=True):
     envelope, schemas = declaration_schemas(schemas_root)
     found = read_declarations(out)
     declarations = {ident: d for ident, (_, d) in found.items()}
@@ -247,8 +252,11 @@ def check_ddm(schemas_root, out, plain, mode):
                 problem(f"{ident}: AppConfig.DataAssetReference and LegacyAppConfigAssetReference name different assets")
         elif d["Type"] == "com.apple.activation.simple":
             for c in p["StandardConfigurations"]:
-                if declarations.get(c, {}).get("Type") != "com.apple.configuration.app.managed":
-                    problem(f"{ident}: StandardConfigurations names {c}, not an AppManaged configuration")
+                if declarations.get(c, {}).get("Type") not in ("com.apple.configuration.app.managed", STATUS_SUBSCRIPTIONS):
+                    problem(f"{ident}: StandardConfigurations names {c}, not an AppManaged configuration or the status subscription")
+        elif d["Type"] == STATUS_SUBSCRIPTIONS:
+            if {"Name": "app.managed.list"} not in p.get("StatusItems", []):
+                problem(f"{ident}: the status subscription does not subscribe to app.managed.list")
     files_layout = any(n.startswith("declarations/") for n in out.files)
     sets = {}
     if files_layout:
@@ -267,7 +275,11 @@ def check_ddm(schemas_root, out, plain, mode):
         entry = json.loads(line)
         devices += 1
         keys.append(entry["device"])
-        ids = entry["declarations"]
+        ids = list(entry["declarations"])
+        # The status subscription (unless --no-status-subscription): third, named by the activation.
+        status = [ids.pop(2)] if len(ids) > 2 and declarations.get(ids[2], {}).get("Type") == STATUS_SUBSCRIPTIONS else []
+        if status_mode != bool(status):
+            problem(f"{entry['device']}: its set {'lacks' if status_mode else 'holds'} the status subscription")
         types = [declarations.get(i, {}).get("Type") for i in ids]
         if types[:2] != ["com.apple.activation.simple", "com.apple.configuration.app.managed"] or \
                 any(not str(t).startswith("com.apple.asset.") for t in types[2:]) or len(types) < 3:
@@ -278,7 +290,7 @@ def check_ddm(schemas_root, out, plain, mode):
         dictionaries = [config.get("AppConfig", {})] + list(config.get("ExtensionConfigs", {}).values())
         referenced |= {e.get("DataAssetReference") for e in dictionaries[1:]}
         referenced |= {item["AssetReference"] for d in dictionaries for name in ["Passwords", "Identities", "Certificates"] for item in d.get(name, [])}
-        if declarations[ids[0]]["Payload"]["StandardConfigurations"] != [ids[1]] or referenced != set(ids[2:]):
+        if declarations[ids[0]]["Payload"]["StandardConfigurations"] != [ids[1]] + status or referenced != set(ids[2:]):
             problem(f"{entry['device']}: its activation, configuration and assets do not name each other")
         app_asset = config.get("LegacyAppConfigAssetReference") or config.get("AppConfig", {}).get("DataAssetReference")
         asset_names = [asset_path(declarations[i]) for i in ids[2:]]
@@ -348,7 +360,8 @@ def main():
     schemas_root, kind, output, plain = sys.argv[1:5]
     out, plain_out = Output(output), Output(plain)
     if kind == "ddm":
-        summary = check_ddm(schemas_root, out, plain_out, sys.argv[5] if len(sys.argv) > 5 else "both")
+        summary = check_ddm(schemas_root, out, plain_out, sys.argv[5] if len(sys.argv) > 5 else "both",
+                            status_mode=sys.argv[6:7] != ["no-status-subscription"])
     else:
         summary = check_mdm(schemas_root, kind, out, plain_out, sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else None)
     for p in problems[:20]:

@@ -76,6 +76,11 @@ public final class StandInServer: @unchecked Sendable {
         public var failingEnqueues: [String: Int] = [:]
         public var failingPushes: [String: Int] = [:]
 
+        /// Per enrollment, the status reports its device sent, newest last (the raw JSON): what
+        /// KMFDDM's status endpoints answer from (`declaration-status`, `status-errors`,
+        /// `status-report?index=N`).
+        public var statusReports: [String: [[UInt8]]] = [:]
+
         /// The writes (PUT, POST, DELETE) the server answered 2xx to, by route; 304s apart.
         public var changes = 0
         public var unchanged = 0
@@ -263,6 +268,47 @@ public final class StandInServer: @unchecked Sendable {
         case ("DELETE", "enrollment-sets-all", 3) where parts[1] == "sets":
             count(r, "enrollment-sets-all/sets/{id}")
             return written(state.enrollmentSets.removeValue(forKey: parts[2]) != nil)
+        case ("GET", "declaration-status", 2):
+            // Per enrollment, the declarations of its newest report that named them, as KMFDDM
+            // keeps them: with `current` (its token is the one stored) and when it came.
+            count(r, "declaration-status/{ids}")
+            var out: [String: Any] = [:]
+            for id in parts[1].split(separator: ",").map(String.init) {
+                var entries: [[String: Any]] = []
+                for report in state.statusReports[id] ?? [] {
+                    guard let o = try? JSONSerialization.jsonObject(with: Data(report)) as? [String: Any],
+                          let items = o["StatusItems"] as? [String: Any], let management = items["management"] as? [String: Any],
+                          let declarations = management["declarations"] as? [String: Any] else { continue }
+                    entries = []
+                    for (_, list) in declarations {
+                        for case var d as [String: Any] in (list as? [Any]) ?? [] {
+                            let identifier = d["identifier"] as? String ?? ""
+                            d["current"] = state.declarations[identifier]?.token == d["server-token"] as? String
+                            d["status_received"] = "2026-11-28T06:00:00Z"
+                            d["status_id"] = "standin"
+                            entries.append(d)
+                        }
+                    }
+                }
+                if !entries.isEmpty { out[id] = entries.sorted { ($0["identifier"] as? String ?? "") < ($1["identifier"] as? String ?? "") } }
+            }
+            return json(out)
+        case ("GET", "status-errors", 2):
+            count(r, "status-errors/{ids}")
+            var out: [String: Any] = [:]
+            for id in parts[1].split(separator: ",").map(String.init) {
+                guard let report = state.statusReports[id]?.last,
+                      let o = try? JSONSerialization.jsonObject(with: Data(report)) as? [String: Any],
+                      let errors = o["Errors"] as? [Any], !errors.isEmpty else { continue }
+                out[id] = errors.map { ["path": ".Errors", "error": $0, "timestamp": "2026-11-28T06:00:00Z", "status_id": "standin"] }
+            }
+            return json(out)
+        case ("GET", "status-report", 2):
+            count(r, "status-report/{id}")
+            let reports = state.statusReports[parts[1]] ?? []
+            let index = Int(r.values("index").first ?? "0") ?? 0
+            guard index >= 0, index < reports.count else { return Answer(status: 404, body: Array("status report not found\n".utf8)) }
+            return Answer(status: 200, body: reports[reports.count - 1 - index], headers: [("Content-Type", "application/json"), ("X-Status-Report-Index", String(index))])
         case ("POST", "notify", 1):
             count(r, "notify")
             // The notifier sends DeclarativeManagement in chunks of 30 ids through one buffer:

@@ -37,6 +37,12 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
     var pathExtension: StaticString { ".json" }
     var lineFiles: [LineKind] { layout == .jsonl ? [.declarations, .index] : [.index] }
 
+    /// The status subscription, once: the first line of `declarations.jsonl`, or its file.
+    var opening: (lines: [(LineKind, [UInt8])], files: [(path: String, bytes: [UInt8])]) {
+        guard let s = builder.statusSubscription else { return ([], []) }
+        return layout == .jsonl ? ([(.declarations, s.line)], []) : ([], [(s.path, s.line)])
+    }
+
     /// The sink may digest the devices' plists in batches only with the app's plist alone: no
     /// extension's and no credential (a secret is not held in a batch).
     var batching: DigestBatching { assetsByPosition.count == 1 && credentialAssets == nil && !holdsSecrets ? .plists : .none }

@@ -27,8 +27,12 @@ extension DeclarationBuilder {
         out.append(room: 128) { w in
             w.write(#"{"StandardConfigurations":[""#)
             w.writeIdentifier(Self.configurationPrefix, d.identity)
-            w.write(#""]}"#)
         }
+        if let s = statusSubscription {
+            JSONText.append(#"",""#, to: &out)
+            out += s.identifier
+        }
+        JSONText.append(#""]}"#, to: &out)
     }
 
     /// `{"Identifier":…,"Payload":…,"ServerToken":…,"Type":…}` and a line feed (a declarations.jsonl
@@ -108,7 +112,7 @@ extension DeclarationBuilder {
                           payload: { appendActivationPayload(d, to: &$0) }, to: &out)
     }
 
-    /// `{"device":KEY,"declarations":[activation, configuration, assets…]`: a set's opening.
+    /// `{"device":KEY,"declarations":[activation, configuration, status subscription, assets…]`: a set's opening.
     func appendSetOpening(key: ByteView, _ d: DeviceDeclarations, to out: inout [UInt8]) {
         JSONText.append(#"{"device":"#, to: &out)
         JSONText.appendString(key, to: &out)
@@ -117,6 +121,12 @@ extension DeclarationBuilder {
             w.writeIdentifier(Self.activationPrefix, d.identity)
             w.write(#"",""#)
             w.writeIdentifier(Self.configurationPrefix, d.identity)
+        }
+        if let s = statusSubscription {
+            JSONText.append(#"",""#, to: &out)
+            out += s.identifier
+        }
+        out.append(room: 96 + 64 * d.assets.count) { w in
             for a in d.assets {
                 w.write(#"",""#)
                 w.writeIdentifier(a.identifierPrefix, a.name)

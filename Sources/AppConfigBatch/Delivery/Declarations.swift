@@ -73,6 +73,8 @@ struct DeclarationBuilder: Sendable {
     private let templateStorage: BufferArena
     /// Where the secret-bearing documents are served (`--secret-asset-base-url`), with `/`.
     let secretURLPrefix: [UInt8]
+    /// The status subscription every set carries and every activation names (nil: `--no-status-subscription`).
+    let statusSubscription: StatusSubscription?
 
     /// Property list data, binary or XML: one of the schema's `asset-content-types`.
     static let contentType: StaticString = "application/x-plist"
@@ -96,6 +98,7 @@ struct DeclarationBuilder: Sendable {
         self.delivery = delivery
         urlPrefix = Array((delivery.assetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
         secretURLPrefix = Array((delivery.secretAssetBaseURL ?? "").utf8) + [UInt8(ascii: "/")]
+        statusSubscription = delivery.statusSubscription ? StatusSubscription() : nil
         assetContext = SHA256Digest(of: Self.contentType.withUTF8Buffer { Array($0) } + [0] + urlPrefix)
         identityPrefix = Array("appconfig".utf8) + [0] + Array(delivery.bundleID.utf8) + [0]
         let storage = BufferArena()

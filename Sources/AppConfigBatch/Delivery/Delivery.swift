@@ -110,6 +110,10 @@ public struct DeliveryOptions: Sendable {
     /// DDM: secret documents' declarations carry `Hash-SHA-256` (by default left out: it would let
     /// a reader of the declarations test guesses of the secret).
     public var secretAssetHash = false
+    /// DDM: every set carries a `com.apple.configuration.management.status-subscriptions`
+    /// declaration subscribing to `app.managed.list`, named by its activation (nil: true), so that
+    /// devices report each app's state and `config-state` (what `appconfig status` reads).
+    public var statusSubscription: Bool?
     /// mdm-install: `InstallApplication`'s `ManagementFlags` (1: remove the app with the MDM
     /// profile; 4: no backup of its data).
     public var managementFlags: Int?
@@ -145,7 +149,8 @@ public struct DeliveryOptions: Sendable {
                                          ("--app-config-key", appConfigKey != nil),
                                          ("--install", install != nil), ("--license", license != nil),
                                          ("--include-in-backup", includeInBackup != nil), ("--ddm-layout", ddmLayout != nil),
-                                         ("--extension", !extensions.isEmpty), ("--secret-asset-hash", secretAssetHash)]
+                                         ("--extension", !extensions.isEmpty), ("--secret-asset-hash", secretAssetHash),
+                                         ("--status-subscription", statusSubscription != nil)]
         if delivery != .ddm, let given = ddmOnly.first(where: \.1) {
             throw Problem(.deliveryOption, "\(given.0) goes with --delivery ddm")
         }
@@ -210,6 +215,7 @@ public struct DeliveryOptions: Sendable {
                                 layout: ddmLayout ?? .jsonl, extensions: extensions.map(\.composedID), commandNonce: commandNonce,
                                 secretAssetBaseURL: secretAssetBaseURL.map { var b = $0; while b.hasSuffix("/") { b.removeLast() }; return b })
         resolved.secretAssetHash = secretAssetHash
+        resolved.statusSubscription = delivery == .ddm && statusSubscription != false
         resolved.managementFlags = managementFlags
         resolved.installOptions = installOptions.sorted { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
         return resolved
@@ -270,6 +276,8 @@ public struct ResolvedDelivery: Sendable {
     public let secretAssetBaseURL: String?
     /// Secret documents' declarations carry `Hash-SHA-256` (`--secret-asset-hash`).
     public internal(set) var secretAssetHash = false
+    /// DDM: the sets carry the status subscription (`DeclarationBuilder.statusSubscription`).
+    public internal(set) var statusSubscription = false
     /// `InstallApplication`'s `ManagementFlags` and `Options` (sorted by name).
     public internal(set) var managementFlags: Int?
     public internal(set) var installOptions: [(name: String, value: String)] = []

@@ -129,6 +129,8 @@ public struct JobSettings: Codable, Sendable, Equatable {
         public var secretAssetKey: String?
         /// Secret documents' declarations carry `Hash-SHA-256`.
         public var secretAssetHash: Bool?
+        /// DDM: every set carries the status subscription to `app.managed.list` (default true).
+        public var statusSubscription: Bool?
         /// `InstallApplication`'s `ManagementFlags`.
         public var managementFlags: Int?
         /// `InstallApplication`'s `Options`, `NAME=VALUE`.
@@ -139,6 +141,7 @@ public struct JobSettings: Codable, Sendable, Equatable {
                  includeInBackup = "include-in-backup", ddmLayout = "ddm-layout", extensions = "extension",
                  extensionSpecs = "extension-spec", commandNonce = "command-nonce", secrets = "secret",
                  secretTimeout = "secret-timeout", secretAssetKey = "secret-asset-key", secretAssetHash = "secret-asset-hash",
+                 statusSubscription = "status-subscription",
                  managementFlags = "management-flags", installOptions = "install-option"
         }
         public init() {}

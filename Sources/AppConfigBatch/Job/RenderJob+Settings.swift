@@ -222,6 +222,7 @@ extension JobSettings.DeliverySettings {
         o.ddmLayout = ddmLayout
         o.commandNonce = commandNonce
         o.secretAssetHash = secretAssetHash ?? false
+        o.statusSubscription = statusSubscription
         o.managementFlags = managementFlags
         for entry in installOptions?.items ?? [] {
             let (name, value) = try JobSettings.pair(entry, "--install-option", "NAME=VALUE")

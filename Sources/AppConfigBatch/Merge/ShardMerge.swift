@@ -56,6 +56,7 @@ package struct ShardMerge {
         // as the single run wrote them (its assets the first time one comes, in the whole fleet).
         var plan = Plan()
         var seen = Set<AssetName>()
+        if ddm { Self.planOpening(inputs, files: files, into: &plan) }
         try Self.inKeyOrder(inputs, \.devices) { (s: Int, line: IndexLine) throws(Problem) in
             let input = inputs[s]
             let assets = try ddm ? Self.assets(of: input.key(line), in: input) : []
@@ -200,6 +201,35 @@ package struct ShardMerge {
         var declarations: [(Int, Int, Int)] = []
         var index: [(Int, Range<Int>)] = []
         var removed = 0
+    }
+
+    /// The status subscription each DDM shard wrote before its devices (`DDMEncoding.opening`):
+    /// passed over in every shard, kept once, first.
+    private static func planOpening(_ inputs: [Input], files: Bool, into plan: inout Plan) {
+        let status = StatusSubscription()
+        var kept = false
+        for (s, input) in inputs.enumerated() {
+            let holds: Bool
+            switch input.output.container {
+            case .tar(let members) where files:
+                holds = !members.isEmpty && input.output.name(of: members[0]).elementsEqual(status.path.utf8)
+                if holds {
+                    if !kept { plan.members.append((s, 0, 1)) }
+                    input.member = 1
+                }
+            case .folder(let generation) where files:
+                holds = access(generation + "/" + status.path, F_OK) == 0
+                if holds && !kept { input.paths.append((status.path, nil)) }
+            default:
+                let lines = input.declarationLines
+                holds = !files && lines.count > 1 && input.declarations[lines[0]..<lines[1]].elementsEqual(status.line)
+                if holds {
+                    if !kept { plan.declarations.append((s, 0, 1)) }
+                    input.declaration = 1
+                }
+            }
+            kept = kept || holds
+        }
     }
 
     /// Calls `body` with each line of `lines` of every shard, in device-key order across the

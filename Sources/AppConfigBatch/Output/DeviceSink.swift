@@ -49,6 +49,17 @@ package final class DeviceSink: @unchecked Sendable {
         var lines = [LineFile?](repeating: nil, count: LineKind.allCases.count)
         do {
             for kind in encoding.lineFiles { lines[Int(kind.rawValue)] = try container.lineFile(kind.fileName) }
+            if container.writesFiles {
+                let opening = encoding.opening
+                for (kind, line) in opening.lines { try lines[Int(kind.rawValue)]?.append(line) }
+                var members: [UInt8] = []
+                for file in opening.files {
+                    try file.bytes.withView { b throws(Problem) in
+                        try container.add(b, path: { $0 += file.path.utf8 }, once: false, secret: false, members: &members)
+                    }
+                }
+                if !members.isEmpty { try members.withView { m throws(Problem) in try container.writeMembers([m]) } }
+            }
         } catch {
             for line in lines { try? line?.close() }
             container.discard()

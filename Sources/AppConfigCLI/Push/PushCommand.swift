@@ -68,6 +68,16 @@ struct PushCommand: ParsableCommand {
 
     struct Failure: Error { var message: String; init(_ m: String) { message = m } }
 
+    /// `--map VARIABLE=Column` entries.
+    static func columnMap(_ entries: [String]) throws -> [String: String] {
+        var columns: [String: String] = [:]
+        for entry in entries {
+            guard let eq = entry.firstIndex(of: "=") else { throw ValidationError("--map \(entry): VARIABLE=Column") }
+            columns[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
+        }
+        return columns
+    }
+
     func run() throws {
         let key: String
         do { key = try Self.readKey(apiKey) } catch let f as Failure {
@@ -85,11 +95,7 @@ struct PushCommand: ParsableCommand {
         options.retries = retries
         options.timeout = timeout
         if let variable = enrollmentID, let inventory {
-            var columns: [String: String] = [:]
-            for entry in map {
-                guard let eq = entry.firstIndex(of: "=") else { throw ValidationError("--map \(entry): VARIABLE=Column") }
-                columns[String(entry[..<eq])] = String(entry[entry.index(after: eq)...])
-            }
+            let columns = try Self.columnMap(map)
             do { options.enrollmentIDs = try PushOptions.enrollmentIDs(inventory: inventory, variable: variable, deviceKeyColumn: deviceKey, columnMap: columns) } catch {
                 writeStandardError("appconfig: push: \(error.message)\n")
                 throw ExitCode(ExitStatus.usage)

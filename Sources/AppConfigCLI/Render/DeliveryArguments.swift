@@ -39,6 +39,10 @@ struct DeliveryArguments: ParsableArguments {
     @Option(name: .customLong("ddm-layout"), help: "DDM: jsonl (default: declarations.jsonl and the sets in index.jsonl) or files (a JSON file per declaration and per set).")
     var ddmLayout: DDMLayout?
 
+    @Flag(name: .customLong("status-subscription"), inversion: .prefixedNo,
+          help: "DDM: add to every set the status subscription to app.managed.list that `appconfig status` reads (default: on).")
+    var statusSubscription: Bool?
+
     @Option(name: .customLong("extension"), help: "DDM: an app extension's configuration, COMPOSED-ID=VALUES (its own asset in ExtensionConfigs); repeatable.")
     var extensions: [String] = []
 
@@ -61,6 +65,7 @@ struct DeliveryArguments: ParsableArguments {
         (s.manifestURL, s.appConfigKey, s.install, s.license, s.includeInBackup) = (manifestURL, appConfigKey, install, license, includeInBackup)
         (s.ddmLayout, s.commandNonce, s.managementFlags, s.installOptions) = (ddmLayout, commandNonce, managementFlags, Entries(given: installOptions))
         (s.extensions, s.extensionSpecs) = (Entries(given: extensions), Entries(given: extensionSpecs))
+        s.statusSubscription = statusSubscription
         return s
     }
 

@@ -16,6 +16,10 @@ public protocol DeviceEncoding: Sendable {
     /// line); without, the generation has it write them when it closes (`appendIndexLine`).
     var lineFiles: [LineKind] { get }
 
+    /// What the output holds once before any device: lines at the start of line files, files
+    /// (DDM: the status subscription every set names).
+    var opening: (lines: [(LineKind, [UInt8])], files: [(path: String, bytes: [UInt8])]) { get }
+
     /// Returns the device's digest and, when `files.writes` says so, writes its files.
     /// `scratch` is the worker's to reuse.
     func encode(_ device: RenderedDevice, scratch: inout [UInt8], files: inout DeviceFiles) throws(Problem) -> SHA256Digest
@@ -91,6 +95,7 @@ public protocol LiveFiles {
 extension DeviceEncoding {
     public var pathExtension: StaticString { ".plist" }
     public var lineFiles: [LineKind] { [] }
+    public var opening: (lines: [(LineKind, [UInt8])], files: [(path: String, bytes: [UInt8])]) { ([], []) }
     public var batching: DigestBatching { .none }
     public func appendFile(of device: RenderedDevice, to out: inout [UInt8]) {
         preconditionFailure("an encoding that batches files appends them")

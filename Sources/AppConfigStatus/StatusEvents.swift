@@ -1,0 +1,160 @@
+import AppConfigCore
+import AppConfigSpec
+import Dispatch
+import Foundation
+import LibPlist
+
+/// What devices reported, folded per enrollment ID: from NanoMDM's or NanoHUB's webhook events
+/// (`--events`), from a DDM server's status endpoints, and from the state file a previous run kept.
+/// Events are read in parallel (each line stands alone) and folded in their order.
+public struct StatusFold: Sendable {
+    /// By enrollment ID.
+    public var devices: [String: DeviceReport] = [:]
+    /// Events that could not be read: each names its line (and enrollment, when known).
+    public var problems: [Problem] = []
+    public var events = 0
+    public var reports = 0
+    public var results = 0
+    /// Events of other kinds (check-ins other than status, `Idle`, other topics).
+    public var ignored = 0
+
+    public init() {}
+
+    /// One event, read.
+    enum Parsed: Sendable {
+        case report(String, StatusReportReader.Update)
+        case result(String, uuid: String, DeviceReport.CommandResult, received: String?)
+        case ignored
+        case problem(Problem)
+    }
+
+    /// Folds the events of a JSON-lines file (one webhook event per line, as NanoMDM posts them),
+    /// in order. `file` names it in errors.
+    public mutating func fold(events bytes: [UInt8], file: String) {
+        let lines = Self.lines(bytes)
+        var parsed = [Parsed](repeating: .ignored, count: lines.count)
+        let chunk = 2048
+        let chunks = (lines.count + chunk - 1) / chunk
+        parsed.withUnsafeMutableBufferPointer { out in
+            let out = UnsafeSendable(out)
+            DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                for i in (c * chunk)..<min(lines.count, (c + 1) * chunk) {
+                    let line = bytes[lines[i]]
+                    // Blank lines (and a CR before a line feed) are not events.
+                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { out.value[i] = .ignored; continue }
+                    out.value[i] = Self.parse(Array(line), at: Location(file: file, line: i + 1))
+                }
+            }
+        }
+        for (i, p) in parsed.enumerated() {
+            if bytes[lines[i]].allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+            events += 1
+            apply(p)
+        }
+    }
+
+    static func lines(_ bytes: [UInt8]) -> [Range<Int>] {
+        var lines: [Range<Int>] = []
+        var start = 0
+        bytes.withUnsafeBufferPointer { b in
+            for i in 0..<b.count where b[i] == 0x0A {
+                lines.append(start..<i)
+                start = i + 1
+            }
+        }
+        if start < bytes.count { lines.append(start..<bytes.count) }
+        return lines
+    }
+
+    mutating func apply(_ p: Parsed) {
+        switch p {
+        case .report(let id, let update):
+            reports += 1
+            update.apply(to: &devices[id, default: DeviceReport()])
+        case .result(let id, let uuid, let result, let received):
+            results += 1
+            var d = devices[id, default: DeviceReport()]
+            d.commands[uuid] = result
+            if let received { d.received = received }
+            devices[id] = d
+        case .ignored: ignored += 1
+        case .problem(let problem): problems.append(problem)
+        }
+    }
+
+    /// One webhook event: `mdm.DeclarativeManagement` (a check-in whose `Endpoint` `status`
+    /// carries the report in `Data`) or `mdm.Connect` (a command's result).
+    static func parse(_ line: [UInt8], at location: Location) -> Parsed {
+        func problem(_ message: String, enrollment: String? = nil) -> Parsed {
+            .problem(Problem(StatusCode.event, at: location, (enrollment.map { "enrollment \(Problem.printable($0)): " } ?? "") + message))
+        }
+        let event: RawValue
+        do { event = try JSONReader.document(line, file: location.file) } catch {
+            return problem("not a JSON event: \(error.message)")
+        }
+        guard case .dictionary(let top) = event.kind else { return problem("an event is a JSON object, not \(event.typeName)") }
+        guard let topic = StatusReportReader.string(top, "topic") else { return problem("no \"topic\": not a NanoMDM webhook event") }
+        let received = StatusReportReader.string(top, "created_at")
+        let body: String
+        switch topic {
+        case "mdm.DeclarativeManagement": body = "checkin_event"
+        case "mdm.Connect": body = "acknowledge_event"
+        default: return .ignored
+        }
+        guard let inner = StatusReportReader.member(top, body), case .dictionary(let e) = inner.kind else {
+            return problem("a \(topic) event without its \(body)")
+        }
+        guard let enrollment = StatusReportReader.string(e, "enrollment_id") ?? StatusReportReader.string(e, "udid"), !enrollment.isEmpty else {
+            return problem("a \(topic) event without an enrollment_id or udid")
+        }
+        guard let raw = StatusReportReader.string(e, "raw_payload"), let data = Data(base64Encoded: raw) else {
+            return problem("its raw_payload is not base64", enrollment: enrollment)
+        }
+        let plist: PlistValue
+        do { plist = try LibPlist.decode([UInt8](data)) } catch {
+            return problem("its raw_payload is not a property list (\(error.message))", enrollment: enrollment)
+        }
+        if topic == "mdm.Connect" {
+            guard let uuid = StatusReportReader.string(e, "command_uuid") ?? plist["CommandUUID"]?.text else { return .ignored }
+            let status = StatusReportReader.string(e, "status") ?? plist["Status"]?.text ?? ""
+            guard ["Acknowledged", "Error", "NotNow", "CommandFormatError"].contains(status) else { return .ignored }
+            var chain: [String] = []
+            if case .array(let errors)? = plist["ErrorChain"] {
+                for err in errors {
+                    let domain = err["ErrorDomain"]?.text ?? "?"
+                    let code: String
+                    if case .integer(let n)? = err["ErrorCode"] { code = String(n) } else { code = "?" }
+                    let text = err["USEnglishDescription"]?.text ?? err["LocalizedDescription"]?.text ?? ""
+                    chain.append("\(domain) \(code)" + (text.isEmpty ? "" : ": \(text)"))
+                }
+            }
+            return .result(enrollment, uuid: uuid, .init(status: status, errorChain: chain), received: received)
+        }
+        guard plist["Endpoint"]?.text == "status" else { return .ignored }
+        guard case .data(let json)? = plist["Data"] else {
+            return problem("a status check-in without its Data", enrollment: enrollment)
+        }
+        let report: RawValue
+        do { report = try JSONReader.document(json, file: location.file) } catch {
+            return problem("its status report is not JSON (\(error.message))", enrollment: enrollment)
+        }
+        do {
+            var update = try StatusReportReader.read(report, at: .init(location, enrollment: enrollment))
+            update.received = received
+            return .report(enrollment, update)
+        } catch {
+            return .problem(error)
+        }
+    }
+}
+
+extension PlistValue {
+    /// A string's text, nil for another type.
+    var text: String? { if case .string(let s) = self { s } else { nil } }
+}
+
+/// A buffer handed to concurrent workers, each writing its own elements.
+struct UnsafeSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

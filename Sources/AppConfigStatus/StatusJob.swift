@@ -1,0 +1,201 @@
+import AppConfigCore
+import AppConfigPush
+import AppConfigSources
+import Foundation
+
+/// What `appconfig status` is asked.
+public struct StatusOptions: Sendable {
+    /// Where the reports come from this run (nil: only the state file kept before).
+    public enum Reports: Sendable {
+        /// Webhook events, a JSON object per line; `-` reads them from standard input.
+        case events(String)
+        /// A DDM server's status endpoints.
+        case server(kind: ServerKind, url: String, apiKey: String)
+    }
+
+    /// What `render` published (an `--out` folder or a tar).
+    public var source: String
+    public var reports: Reports?
+    /// The fold kept between runs (default `SOURCE.status-state`); events fold on top of it.
+    public var statePath: String?
+    /// The push journal (default `SOURCE.push-journal`, when there is one): the server's tokens.
+    public var journal: String?
+    /// Device key -> enrollment ID when neither the journal nor the key is it.
+    public var enrollmentIDs: [String: String]?
+    /// The inventory the output was rendered from, for the roll-ups' groups.
+    public var inventory: String?
+    public var deviceKeyColumn: String?
+    /// Roll-up groups read from the inventory: name -> column (default `model` and `os` where found).
+    public var groupColumns: [(name: String, column: String)] = []
+    public var jobs = 16
+    public var retries = 6
+    public var timeout = 30.0
+    public var caFile: String?
+    /// Standard input's bytes, for `--events -` (the command line reads them).
+    public var standardInput: [UInt8]?
+
+    public init(source: String) { self.source = source }
+
+    public var resolvedStatePath: String { statePath ?? Self.beside(source, ".status-state") }
+    public var resolvedJournal: String { journal ?? Self.beside(source, ".push-journal") }
+
+    static func beside(_ source: String, _ suffix: String) -> String {
+        var s = source
+        while s.count > 1 && s.hasSuffix("/") { s.removeLast() }
+        return s + suffix
+    }
+}
+
+/// What a status run found.
+public struct StatusResult: Sendable {
+    public var verdicts: [DeviceVerdict]
+    public var summary: StatusSummary
+    /// Events or reports that could not be read (the others were folded).
+    public var problems: [Problem]
+}
+
+/// `appconfig status`, for an embedder: read the generation and the journal, fold this run's
+/// reports onto the state kept before, keep the state, join.
+public struct StatusJob: Sendable {
+    public let options: StatusOptions
+
+    public init(_ options: StatusOptions) { self.options = options }
+
+    public func run() async throws(Problem) -> StatusResult {
+        let source: PushSource
+        do { source = try PushSource(options.source) } catch {
+            throw Problem(StatusCode.source, at: error.location, error.message)
+        }
+        let journal = try PushJournal.existing(at: options.resolvedJournal)
+        let join = StatusJoin(source: source, journal: journal, enrollments: options.enrollmentIDs ?? [:], groups: try groups(source))
+        var fold = try StatusState.read(options.resolvedStatePath)
+        switch options.reports {
+        case .events(let path)?:
+            let bytes: [UInt8]
+            if path == "-" {
+                bytes = options.standardInput ?? []
+            } else {
+                do { bytes = try readFileBytes(path, limit: 64 << 30) } catch {
+                    throw Problem(StatusCode.usage, at: Location(file: path), "--events \(path): \(error.problem.message)")
+                }
+            }
+            fold.fold(events: bytes, file: path == "-" ? "<stdin>" : path)
+        case .server(let kind, let url, let key)?:
+            guard source.delivery.isDDM else {
+                throw Problem(StatusCode.usage, at: Location(), "\(options.source) is an \(source.delivery.rawValue) output: its results come as mdm.Connect events (--events), not from a DDM server")
+            }
+            let connection: ServerConnection
+            do { connection = try ServerConnection(kind: kind, url: url, apiKey: key, connections: options.jobs, caFile: options.caFile, retries: options.retries, timeout: options.timeout) } catch {
+                throw Problem(StatusCode.usage, at: error.location, error.message)
+            }
+            defer { connection.shutdown() }
+            var reader = try ServerStatusReader(connection: connection)
+            reader.jobs = options.jobs
+            let ids = source.devices.filter { !$0.removed }.map { join.enrollment(of: $0.key) }
+            let read: StatusFold
+            do { read = try await reader.read(ids) } catch {
+                throw Problem(StatusCode.server, at: error.location, error.message)
+            }
+            // The server's view is whole: it replaces what was kept for those enrollments.
+            for (id, device) in read.devices { fold.devices[id] = device }
+            fold.problems += read.problems
+            fold.reports += read.reports
+        case nil: break
+        }
+        if options.reports != nil { try StatusState.write(fold, to: options.resolvedStatePath) }
+        let verdicts = try join.verdicts(fold)
+        let summary = StatusSummary(generation: options.source, delivery: source.delivery.rawValue, verdicts: verdicts, fold: fold)
+        return StatusResult(verdicts: verdicts, summary: summary, problems: fold.problems)
+    }
+
+    /// The roll-up groups of each device from the inventory: the columns asked for, else `model`
+    /// (the model variable's column) and `os` (an OS version column) where the export has them.
+    func groups(_ source: PushSource) throws(Problem) -> [String: [String: String]] {
+        guard let inventory = options.inventory else { return [:] }
+        var invOptions = InventoryOptions()
+        invOptions.deviceKeyColumn = options.deviceKeyColumn
+        invOptions.deviceVariables = []
+        invOptions.extraColumns = nil
+        let table: InventoryTable
+        do { table = try InventoryTable.load(inventory, options: invOptions) } catch {
+            throw Problem(StatusCode.usage, at: error.location, "--inventory: \(error.message)")
+        }
+        let folded = table.header.map { $0.lowercased() }
+        var wanted = options.groupColumns
+        if wanted.isEmpty {
+            for (name, candidates) in [("model", ["model", "product name", "device model"]),
+                                       ("os", ["os version", "operating system version", "osversion", "ios version", "os"]),
+                                       ("ou", ["ou", "organizational unit", "organizationalunit"])] {
+                if let c = candidates.first(where: { folded.contains($0) }) { wanted.append((name, table.header[folded.firstIndex(of: c)!])) }
+            }
+        }
+        var slots: [(String, Int)] = []
+        for (name, column) in wanted {
+            guard let c = folded.firstIndex(of: column.lowercased()), let slot = table.keptColumns.firstIndex(of: c) else {
+                throw Problem(StatusCode.usage, at: Location(file: inventory), "--group-by \(name)=\(column): \(inventory) has no column \(column)")
+            }
+            slots.append((name, slot))
+        }
+        var out: [String: [String: String]] = [:]
+        out.reserveCapacity(table.rowCount)
+        for row in 0..<table.rowCount {
+            var g: [String: String] = [:]
+            for (name, slot) in slots { g[name] = table.string(row: row, slot: slot) }
+            out[table.deviceKey(row)] = g
+        }
+        return out
+    }
+}
+
+/// The fold kept between runs: a header line, then per enrollment its `DeviceReport` as JSON.
+/// Written whole beside its name, then renamed.
+enum StatusState {
+    static let magic = "appconfig-status-state 1"
+
+    static func read(_ path: String) throws(Problem) -> StatusFold {
+        var fold = StatusFold()
+        guard access(path, F_OK) == 0 else { return fold }
+        let bytes: [UInt8]
+        do { bytes = try readFileBytes(path, limit: 64 << 30) } catch { throw Problem(StatusCode.state, at: Location(file: path), error.problem.message) }
+        let decoder = JSONDecoder()
+        var number = 0
+        for line in bytes.split(separator: 0x0A) {
+            number += 1
+            if number == 1 {
+                guard line.elementsEqual(Self.header.dropLast()) else {
+                    throw Problem(StatusCode.state, at: Location(file: path, line: 1), "\(path) is not a state file appconfig status wrote")
+                }
+                continue
+            }
+            do {
+                let entry = try decoder.decode(Entry.self, from: Data(line))
+                fold.devices[entry.enrollment] = entry.report
+            } catch {
+                throw Problem(StatusCode.state, at: Location(file: path, line: number), "not a line of a status state file: \(error)")
+            }
+        }
+        return fold
+    }
+
+    struct Entry: Codable {
+        var enrollment: String
+        var report: DeviceReport
+    }
+
+    static var header: [UInt8] { Array(#"{"state":"\#(magic)"}"#.utf8) + [0x0A] }
+
+    static func write(_ fold: StatusFold, to path: String) throws(Problem) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var out = header
+        for id in fold.devices.keys.sorted() {
+            do { out += try encoder.encode(Entry(enrollment: id, report: fold.devices[id]!)) } catch {
+                throw Problem(StatusCode.state, at: Location(file: path), "cannot encode the state of \(id): \(error)")
+            }
+            out.append(0x0A)
+        }
+        do { try StatusReportFiles.atomicWrite(out, to: path) } catch {
+            throw Problem(StatusCode.state, at: Location(file: path), error.message)
+        }
+    }
+}

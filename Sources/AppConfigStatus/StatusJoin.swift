@@ -1,0 +1,197 @@
+import AppConfigCore
+import AppConfigPush
+
+/// Where a device stands, joined from what it reported, what was rendered and what was pushed.
+public enum DeviceState: String, Sendable, CaseIterable, Codable {
+    /// DDM: it reports tonight's configuration (the token the server holds), valid and active.
+    case current
+    /// It reports an older token of its configuration.
+    case stale
+    /// Nothing of this configuration reported since it was pushed (or never anything at all).
+    case neverReported = "never-reported"
+    /// Tonight's token reported, not settled yet (`valid` unknown, or not active); for MDM, no
+    /// result for the command yet.
+    case pending
+    /// A declaration of its set (configuration, activation, subscription) is invalid.
+    case invalidDeclaration = "invalid-declaration"
+    /// An asset declaration is invalid: the download failed, or size or hash did not match.
+    case assetFailed = "asset-failed"
+    /// The app read its configuration and found it invalid (`config-state`).
+    case appConfigRejected = "app-config-rejected"
+    /// The app is not managed (`state` other than `managed`: installing, failed, ...).
+    case appNotManaged = "app-not-managed"
+    /// The generation removed the device (`render --remove-missing`).
+    case removed
+    /// MDM: the command was acknowledged.
+    case acknowledged
+    /// MDM: the command failed (its `ErrorChain`).
+    case error
+    /// MDM: the device answered NotNow (it will be asked again).
+    case notNow = "not-now"
+    /// Reported by an enrollment the generation does not know.
+    case unknownDevice = "unknown-device"
+
+    /// Where the rollout wants every device: `current` (DDM) or `acknowledged` (MDM).
+    public var isDone: Bool { self == .current || self == .acknowledged || self == .removed }
+}
+
+/// One device's line of `status.jsonl`.
+public struct DeviceVerdict: Sendable, Codable, Equatable {
+    public var device: String
+    public var enrollment: String
+    public var state: DeviceState
+    /// Why, in words: the token seen, the declaration or app that failed, the error chain.
+    public var detail: String?
+    /// The reasons the device gave (`Error.LicenseNotFound (...)`).
+    public var reasons: [String]
+    /// The assignments (variants) it matched; roll-up groups (`model`, `os`, `ou`) from the inventory.
+    public var assignments: [String]
+    public var groups: [String: String]
+    /// When its newest report or result came (as the event or server said).
+    public var reported: String?
+}
+
+/// The join: each device of the generation against its fold, with the server's tokens from the
+/// push journal (KMFDDM computes its own: ours are only the fallback without a journal).
+public struct StatusJoin {
+    public let source: PushSource
+    public let journal: PushJournal?
+    /// Device key -> enrollment ID (the journal's, or `--enrollment-id`'s; else the key).
+    public let enrollments: [String: String]
+    /// Device key -> roll-up groups.
+    public let groups: [String: [String: String]]
+
+    public init(source: PushSource, journal: PushJournal?, enrollments: [String: String] = [:], groups: [String: [String: String]] = [:]) {
+        self.source = source
+        self.journal = journal
+        self.enrollments = enrollments
+        self.groups = groups
+    }
+
+    public func enrollment(of key: String) -> String { journal?.device(key)?.enrollment ?? enrollments[key] ?? key }
+
+    /// Every device's verdict in the generation's order, then one per unknown enrollment.
+    public func verdicts(_ fold: StatusFold) throws(Problem) -> [DeviceVerdict] {
+        var out: [DeviceVerdict] = []
+        out.reserveCapacity(source.devices.count)
+        var known = Set<String>()
+        known.reserveCapacity(source.devices.count)
+        for device in source.devices {
+            let id = enrollment(of: device.key)
+            known.insert(id)
+            let report = fold.devices[id]
+            var v = DeviceVerdict(device: device.key, enrollment: id, state: .neverReported, detail: nil, reasons: [], assignments: device.assignments,
+                                  groups: groups[device.key] ?? [:], reported: report?.received)
+            if device.removed {
+                v.state = .removed
+            } else if source.delivery.isDDM {
+                judgeDDM(device, report, &v)
+            } else {
+                try judgeMDM(device, report, &v)
+            }
+            out.append(v)
+        }
+        for id in fold.devices.keys.sorted() where !known.contains(id) {
+            out.append(DeviceVerdict(device: id, enrollment: id, state: .unknownDevice, detail: "an enrollment the generation does not know",
+                                     reasons: [], assignments: [], groups: [:], reported: fold.devices[id]?.received))
+        }
+        return out
+    }
+
+    /// The token the server holds for `id`: the journal's, else ours.
+    func expectedToken(_ id: String) -> String? { journal?.declaration(id)?.server ?? source.declarations[id]?.serverToken }
+
+    private func judgeDDM(_ device: PushSource.Device, _ report: DeviceReport?, _ v: inout DeviceVerdict) {
+        let types = device.declarations.map { source.declarations[$0]?.type ?? "" }
+        guard let configIndex = types.firstIndex(of: "com.apple.configuration.app.managed") else {
+            v.detail = "its set names no AppManaged configuration"
+            v.state = .invalidDeclaration
+            return
+        }
+        let config = device.declarations[configIndex]
+        guard let report else { return }
+        guard let seen = report.declarations[config] else {
+            v.detail = report.declarations.isEmpty ? "no declaration status reported" : "its reports do not name \(config) yet"
+            return
+        }
+        let expected = expectedToken(config)
+        if seen.token != expected {
+            v.state = .stale
+            v.detail = "reports \(config) at token \(seen.token), pushed \(expected ?? "?")"
+            return
+        }
+        // The most specific fault first: an asset that failed makes its configuration fail too.
+        for (i, id) in device.declarations.enumerated() where types[i].hasPrefix("com.apple.asset.") {
+            if let s = report.declarations[id], s.valid == "invalid" {
+                v.state = .assetFailed
+                v.detail = "asset \(id) is invalid"
+                v.reasons = s.reasons
+                return
+            }
+        }
+        for id in device.declarations {
+            if let s = report.declarations[id], s.valid == "invalid" {
+                v.state = .invalidDeclaration
+                v.detail = "\(id) is invalid"
+                v.reasons = s.reasons
+                return
+            }
+        }
+        let app = report.apps.values.first { $0.declaration == config } ?? bundleID(config).flatMap { report.apps[$0] }
+        if let app {
+            if let state = app.state, state != "managed" {
+                v.state = .appNotManaged
+                v.detail = "the app is \(state)"
+                v.reasons = app.reasons
+                return
+            }
+            let extensions = app.extensionStates.filter { $0.value == "invalid" }.keys.sorted()
+            if app.configState == "invalid" || !extensions.isEmpty {
+                v.state = .appConfigRejected
+                v.detail = app.configState == "invalid" ? "the app found its configuration invalid"
+                                                        : "extension \(extensions.joined(separator: ", ")) found its configuration invalid"
+                v.reasons = app.reasons
+                return
+            }
+        }
+        if seen.active && seen.valid == "valid" {
+            v.state = .current
+        } else {
+            v.state = .pending
+            v.detail = "tonight's token reported, \(seen.active ? "active" : "not active"), valid \(seen.valid)"
+        }
+    }
+
+    private func judgeMDM(_ device: PushSource.Device, _ report: DeviceReport?, _ v: inout DeviceVerdict) throws(Problem) {
+        var uuid = journal?.device(device.key)?.commandUUID
+        if uuid == nil, let path = device.path { uuid = PushSource.commandUUID(try source.fileBytes(path)) }
+        guard let uuid else {
+            v.state = .pending
+            v.detail = "its command has no CommandUUID"
+            return
+        }
+        guard let result = report?.commands[uuid] else {
+            v.state = .pending
+            v.detail = "no result for command \(uuid)"
+            return
+        }
+        switch result.status {
+        case "Acknowledged": v.state = .acknowledged
+        case "NotNow":
+            v.state = .notNow
+            v.detail = "command \(uuid): NotNow"
+        default:
+            v.state = .error
+            v.detail = "command \(uuid): \(result.status)"
+            v.reasons = result.errorChain
+        }
+    }
+
+    /// The configuration's `BundleID` (found in its text: one field of a declaration we wrote).
+    private func bundleID(_ config: String) -> String? {
+        guard let body = source.declarations[config]?.body else { return nil }
+        let key = Array(#""BundleID":""#.utf8)
+        guard let r = body.firstRange(of: key), let end = body[r.upperBound...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return String(decoding: body[r.upperBound..<end], as: UTF8.self)
+    }
+}
