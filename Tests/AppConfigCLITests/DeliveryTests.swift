@@ -388,14 +388,15 @@ struct DeliveryTests {
             let declarations = try Self.declarations(out)
             let sets = try Self.sets(out)
             let (device, set) = try #require(sets.first)
-            #expect(set.count == 5, "\(device)")
+            // Activation, configuration, status subscription, the app's asset, each extension's.
+            #expect(set.count == 6, "\(device)")
             let configuration = declarations[set[1]]!.payload
             let extensionConfigs = try #require(configuration["ExtensionConfigs"] as? [String: [String: String]])
             #expect(extensionConfigs.keys.sorted() == ["com.northwind.fieldservice.keyboard (ABCDE12345)", "com.northwind.fieldservice.widget"])
-            #expect(extensionConfigs["com.northwind.fieldservice.widget"]?["DataAssetReference"] == set[3])
-            #expect(extensionConfigs["com.northwind.fieldservice.keyboard (ABCDE12345)"]?["DataAssetReference"] == set[4])
+            #expect(extensionConfigs["com.northwind.fieldservice.widget"]?["DataAssetReference"] == set[4])
+            #expect(extensionConfigs["com.northwind.fieldservice.keyboard (ABCDE12345)"]?["DataAssetReference"] == set[5])
             // The keyboard's asset is its own spec's plist, with the device's OU.
-            let url = try #require((declarations[set[4]]!.payload["Reference"] as? [String: Any])?["DataURL"] as? String)
+            let url = try #require((declarations[set[5]]!.payload["Reference"] as? [String: Any])?["DataURL"] as? String)
             let published = try #require(GenerationFolder.published(out))
             let keyboardPlist = try #require(try PropertyListSerialization.propertyList(
                 from: Data(contentsOf: URL(fileURLWithPath: published + "/assets/" + url.split(separator: "/").last! + ".plist")), format: nil) as? [String: Any])
