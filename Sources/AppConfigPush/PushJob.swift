@@ -42,6 +42,10 @@ public final class PushJob: @unchecked Sendable {
                 plan.unchanged += 1
                 continue
             }
+            if let only = options.devices, !only.contains(device.key) {
+                plan.waiting += 1
+                continue
+            }
             if device.removed {
                 let known = source.delivery.isDDM ? (previous.map { !$0.removed && $0.set != nil } ?? false) : true
                 guard known else {
@@ -141,7 +145,7 @@ public final class PushJob: @unchecked Sendable {
         }
         await forEachConcurrently(send, jobs: options.jobs, until: { tally.isAborted }) { await pusher.push($0) }
         await pusher.finish()
-        await pusher.collect(jobs: options.jobs)
+        if options.devices == nil { await pusher.collect(jobs: options.jobs) }
         ticker?.cancel()
         connection.shutdown()
         var compactionProblem: Problem?

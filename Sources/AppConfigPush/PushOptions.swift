@@ -14,6 +14,9 @@ public struct PushOptions: Sendable {
     public var journal: String?
     /// A device's enrollment ID when it is not its device key (device key -> enrollment ID).
     public var enrollmentIDs: [String: String]?
+    /// A staged rollout's stage: only these devices are sent (the others wait for a later stage),
+    /// and nothing is collected (a waiting device's set still names its old declarations).
+    public var devices: Set<String>?
     /// Concurrent requests (devices in flight): the connection pool's size too.
     public var jobs = 16
     /// Print the plan, send nothing.

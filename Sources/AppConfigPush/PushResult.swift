@@ -14,6 +14,8 @@ public struct PushPlan: Sendable, Codable, Equatable {
     public var removed = 0
     /// Removals of devices the journal does not hold: nothing to remove.
     public var removalsUnknown = 0
+    /// Devices that differ from the journal but wait for a later stage (`PushOptions.devices`).
+    public var waiting = 0
     /// Requests by kind, at most (a 304 needs no token read; collection depends on the server).
     public var requests: [String: Int] = [:]
 

@@ -20,7 +20,7 @@ struct StatusFixture {
     let server: StandInServer
 
     /// Renders the demo as `delivery` and pushes it (DDM into KMFDDM, MDM into NanoMDM).
-    init(delivery: String = "ddm", extra: [String] = []) async throws {
+    init(delivery: String = "ddm", extra: [String] = [], push: Bool = true) async throws {
         dir = try TemporaryDirectory()
         self.delivery = delivery
         var arguments = ["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/assignments.json"),
@@ -32,10 +32,17 @@ struct StatusFixture {
         let kind: ServerKind = delivery == "ddm" ? .kmfddm : .nanomdm
         server = StandInServer(flavor: delivery == "ddm" ? .kmfddm : .nanomdm, apiKey: Self.apiKey)
         try server.start()
+        guard push else { return }
         var o = PushOptions(source: dir.path("out"), server: kind, url: server.baseURL, apiKey: Self.apiKey)
         o.firstRetryDelay = 0.01
         let pushed = await PushJob(o).run()
         try #require(pushed.exitStatus == 0, "\(String(describing: pushed.fatal))")
+    }
+
+    func pushOptions() -> PushOptions {
+        var o = PushOptions(source: out, server: delivery == "ddm" ? .kmfddm : .nanomdm, url: server.baseURL, apiKey: Self.apiKey)
+        o.firstRetryDelay = 0.01
+        return o
     }
 
     func remove() {

@@ -1,5 +1,6 @@
 import AppConfigCore
 import AppConfigPush
+import AppConfigStatus
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -38,12 +39,29 @@ struct PushCommand: ParsableCommand {
     @Option(help: "Seconds a request may take (default 30).") var timeout = 30.0
     @Option(help: "Write summary.json and errors.jsonl into this folder.") var report: String?
     @Flag(help: "No progress display.") var quiet = false
+    @Option(help: "A staged rollout: cumulative shares of the fleet, e.g. 1%,10%,100%; each stage but the last waits for its --gate.")
+    var stages: String?
+    @Option(help: "With --stages: the share of a stage's devices reporting current (acknowledged for MDM) before the next goes (default 0.95).")
+    var gate = 0.95
+    @Option(name: .customLong("gate-timeout"), help: "With --stages: how long a stage may take to reach the gate, e.g. 2h, 30m (default 2h); then the rollout stops, status 1.")
+    var gateTimeout = "2h"
+    @Option(name: .customLong("gate-interval"), help: "With --stages: time between two status reads, e.g. 60s (default 60s).")
+    var gateInterval = "60s"
+    @Option(help: "With --stages: an assignment variant whose devices are the first stage.") var pilot: String?
+    @Option(name: .customLong("status-events"), help: "With --stages: read status from this webhook events file (re-read each time) instead of the server's status endpoints (needed for NanoMDM).")
+    var statusEvents: String?
+    @Option(name: .customLong("status-state"), help: "With --stages: the status state file (default: SOURCE.status-state).") var statusState: String?
 
     func validate() throws {
         guard ServerKind(rawValue: server) != nil else { throw ValidationError("--server \(server): kmfddm, nanohub or nanomdm") }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard retries >= 0, timeout > 0, maxRemovalRatio >= 0 else { throw ValidationError("--retries, --timeout and --max-removal-ratio take positive numbers") }
         if enrollmentID != nil && inventory == nil { throw ValidationError("--enrollment-id needs --inventory (where the variable's values are)") }
+        if stages == nil, let given = [("--pilot", pilot != nil), ("--status-events", statusEvents != nil)].first(where: \.1) {
+            throw ValidationError("\(given.0) goes with --stages")
+        }
+        guard gate > 0, gate <= 1 else { throw ValidationError("--gate takes a share above 0, at most 1 (0.95)") }
+        if stages != nil && dryRun { throw ValidationError("--stages and --dry-run: a dry run shows the whole plan; give --dry-run alone") }
     }
 
     /// `env:VAR` or `file:PATH`: a key on the command line would be in every process listing.
@@ -107,6 +125,10 @@ struct PushCommand: ParsableCommand {
                 throw ExitCode(ExitStatus.usage)
             }
         }
+        if let stages {
+            try runStaged(stages, options)
+            return
+        }
         let showProgress = !quiet && Console.current.isProcess && isatty(2) != 0
         let result = Self.wait(PushJob(options)) { p in
             guard showProgress else { return }
@@ -118,6 +140,46 @@ struct PushCommand: ParsableCommand {
         if let report { Self.writeReport(result, to: report) }
         let status = Self.exitStatus(result)
         if status != ExitStatus.ok { throw ExitCode(status) }
+    }
+
+    /// `--stages`: the rollout, a line per stage and per status read, then the last stage's summary.
+    func runStaged(_ text: String, _ push: PushOptions) throws {
+        var rollout: StagedRollout.Options
+        do throws(Problem) {
+            var status = StatusOptions(source: source)
+            status.reports = statusEvents.map { .events($0) } ?? .server(kind: push.server, url: push.url, apiKey: push.apiKey)
+            status.statePath = statusState
+            status.journal = journal
+            status.enrollmentIDs = push.enrollmentIDs
+            status.caFile = caFile
+            status.jobs = jobs
+            rollout = StagedRollout.Options(stages: try StagedRollout.stages(text), status: status)
+            rollout.gateTimeout = try StagedRollout.duration(gateTimeout, option: "--gate-timeout")
+            rollout.interval = try StagedRollout.duration(gateInterval, option: "--gate-interval")
+        } catch {
+            writeStandardError("appconfig: push: \(error.message)\n")
+            throw ExitCode(ExitStatus.usage)
+        }
+        rollout.gate = gate
+        rollout.pilot = pilot
+        let job = StagedRollout(push: push, options: rollout)
+        final class Box: @unchecked Sendable { var result: StagedRollout.Result? }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            box.result = await job.run { writeStandardOutput($0) }
+            done.signal()
+        }
+        done.wait()
+        let result = box.result!
+        if let last = result.stages.last { Self.say(last.push, dryRun: false) }
+        if let report, let last = result.stages.last { Self.writeReport(last.push, to: report) }
+        if let stopped = result.stopped { writeStandardError("appconfig: push: rollout stopped: \(stopped)\n") }
+        if let fatal = result.fatal, result.stages.last?.push.fatal == nil { writeStandardError("appconfig: push: \(fatal.message)\n") }
+        if let fatal = result.fatal, fatal.code == PushCode.usage || fatal.code == PushCode.source || fatal.code == StatusCode.usage || fatal.code == StatusCode.source {
+            throw ExitCode(ExitStatus.usage)
+        }
+        if result.exitStatus != ExitStatus.ok { throw ExitCode(result.exitStatus) }
     }
 
     /// Runs the job on the concurrency pool and waits for it (the command line is synchronous).
@@ -150,7 +212,7 @@ struct PushCommand: ParsableCommand {
             writeStandardError("appconfig: push: held back: \(held)\n")
             return
         }
-        let devices = "\(p.devices) devices: \(p.new) new, \(p.changed) changed, \(p.removed) removed, \(p.unchanged) unchanged" + (p.removalsUnknown > 0 ? ", \(p.removalsUnknown) removals never pushed" : "")
+        let devices = "\(p.devices) devices: \(p.new) new, \(p.changed) changed, \(p.removed) removed, \(p.unchanged) unchanged" + (p.removalsUnknown > 0 ? ", \(p.removalsUnknown) removals never pushed" : "") + (p.waiting > 0 ? ", \(p.waiting) waiting for a later stage" : "")
         if dryRun {
             writeStandardOutput("plan for \(s.server) at \(s.url) (journal \(s.journal)): \(devices)")
             let kinds = p.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
