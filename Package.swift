@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "AppConfigOutput", targets: ["AppConfigOutput"]),
         .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
         .library(name: "AppConfigPush", targets: ["AppConfigPush"]),
+        .library(name: "AppConfigStatus", targets: ["AppConfigStatus"]),
         .library(name: "LibPlist", targets: ["LibPlist"]),
         .library(name: "AppConfigCore", targets: ["AppConfigCore"]),
         .library(name: "Digest", targets: ["Digest"]),

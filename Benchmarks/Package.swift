@@ -44,5 +44,18 @@ let package = Package(
             path: "Benchmarks/PushBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // `appconfig status --events` over 1M generated webhook events: read, fold, join.
+        .executableTarget(
+            name: "StatusBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AppConfigCore", package: "appconfig"),
+                .product(name: "AppConfigBatch", package: "appconfig"),
+                .product(name: "AppConfigSources", package: "appconfig"),
+                .product(name: "AppConfigStatus", package: "appconfig"),
+            ],
+            path: "Benchmarks/StatusBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -97,13 +97,12 @@ public final class PushSource {
             let lines = output.file("declarations.jsonl")
             if !lines.isEmpty {
                 let name = Self.describe(path, "declarations.jsonl", tar: isTar)
-                var number = 0
-                for line in lines.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-                    number += 1
-                    guard !line.isEmpty else { continue }
-                    let d = try Self.declaration(Array(line), file: name, line: number)
-                    declarations[d.identifier] = d
+                let split = lines.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+                let read = try ParallelLines.map(split.count) { i throws(Problem) -> Declaration? in
+                    split[i].isEmpty ? nil : try Self.declaration(Array(split[i]), file: name, line: i + 1)
                 }
+                declarations.reserveCapacity(read.count)
+                for case let d? in read { declarations[d.identifier] = d }
             } else {
                 // The files layout: a JSON file per declaration under `declarations/`.
                 for name in Self.memberNames(output, members, under: "declarations/") {
@@ -170,37 +169,39 @@ public final class PushSource {
         return s
     }
 
+    /// The index's lines, read on every core (the reader keeps every value's place: a line at a
+    /// time it was most of a status run's reading).
     static func readIndex(_ bytes: [UInt8], file: String) throws(Problem) -> [Device] {
-        var devices: [Device] = []
-        var number = 0
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            number += 1
-            guard !line.isEmpty else { continue }
-            let o = try object(Array(line), file: file, line: number)
-            var ids: [String] = []
-            if case .array(let list)? = o["declarations"]?.kind {
-                for v in list {
-                    guard case .string(let s) = v.kind else { throw Problem(PushCode.source, at: Location(file: file, line: number), "a declaration that is not a string") }
-                    ids.append(s)
-                }
+        let split = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        return try ParallelLines.map(split.count) { i throws(Problem) -> Device? in
+            split[i].isEmpty ? nil : try device(Array(split[i]), file: file, number: i + 1)
+        }.compactMap { $0 }
+    }
+
+    static func device(_ line: [UInt8], file: String, number: Int) throws(Problem) -> Device {
+        let o = try object(line, file: file, line: number)
+        var ids: [String] = []
+        if case .array(let list)? = o["declarations"]?.kind {
+            for v in list {
+                guard case .string(let s) = v.kind else { throw Problem(PushCode.source, at: Location(file: file, line: number), "a declaration that is not a string") }
+                ids.append(s)
             }
-            var removed = false
-            if case .boolean(let b)? = o["removed"]?.kind { removed = b }
-            var path: String?
-            if case .string(let p)? = o["path"]?.kind { path = p }
-            if let p = path, !ShardOutput.isSafeMemberName(p) {
-                throw Problem(PushCode.source, at: Location(file: file, line: number), "the path \(p) leaves the output")
-            }
-            // A removal's line has no digest (an empty set is the same for every device).
-            let digest = removed && o["sha256"] == nil ? "removed" : try string(o, "sha256", file: file, line: number)
-            var assignments: [String] = []
-            if case .array(let list)? = o["assignments"]?.kind {
-                for v in list { if case .string(let s) = v.kind { assignments.append(s) } }
-            }
-            devices.append(Device(key: try string(o, "device", file: file, line: number), declarations: ids,
-                                  digest: digest, removed: removed, path: path, line: number, assignments: assignments))
         }
-        return devices
+        var removed = false
+        if case .boolean(let b)? = o["removed"]?.kind { removed = b }
+        var path: String?
+        if case .string(let p)? = o["path"]?.kind { path = p }
+        if let p = path, !ShardOutput.isSafeMemberName(p) {
+            throw Problem(PushCode.source, at: Location(file: file, line: number), "the path \(p) leaves the output")
+        }
+        // A removal's line has no digest (an empty set is the same for every device).
+        let digest = removed && o["sha256"] == nil ? "removed" : try string(o, "sha256", file: file, line: number)
+        var assignments: [String] = []
+        if case .array(let list)? = o["assignments"]?.kind {
+            for v in list { if case .string(let s) = v.kind { assignments.append(s) } }
+        }
+        return Device(key: try string(o, "device", file: file, line: number), declarations: ids,
+                      digest: digest, removed: removed, path: path, line: number, assignments: assignments)
     }
 
     static func declaration(_ bytes: [UInt8], file: String, line: Int) throws(Problem) -> Declaration {

@@ -82,9 +82,30 @@ public struct StatusFold: Sendable {
         }
     }
 
+    /// The fields an event is read by: `topic` and `created_at` at the top, the others in its
+    /// `checkin_event` or `acknowledge_event` (never deeper: `url_params` holds the device's own query).
+    static let eventFields: [JSONFieldScan.Field] = [.init("topic"), .init("created_at")]
+        + ["checkin_event", "acknowledge_event"].flatMap { body in
+            ["enrollment_id", "udid", "raw_payload", "command_uuid", "status"].map { JSONFieldScan.Field($0, in: body) }
+        }
+
     /// One webhook event: `mdm.DeclarativeManagement` (a check-in whose `Endpoint` `status`
-    /// carries the report in `Data`) or `mdm.Connect` (a command's result).
+    /// carries the report in `Data`) or `mdm.Connect` (a command's result). The scan reads the
+    /// usual event; one it cannot (escapes, not JSON, a field missing) goes to the full reader.
     static func parse(_ line: [UInt8], at location: Location) -> Parsed {
+        let fields = line.withUnsafeBufferPointer { JSONFieldScan.fields($0, eventFields) }
+        guard let fields, let t = fields[0] else { return parseFully(line, at: location) }
+        let topic = String(decoding: line[t], as: UTF8.self)
+        guard topic == "mdm.DeclarativeManagement" || topic == "mdm.Connect" else { return .ignored }
+        let base = topic == "mdm.Connect" ? 7 : 2
+        func text(_ k: Int) -> String? { fields[base + k].map { String(decoding: line[$0], as: UTF8.self) } }
+        guard let enrollment = text(0) ?? text(1), !enrollment.isEmpty, let raw = fields[base + 2] else { return parseFully(line, at: location) }
+        return read(topic: topic, enrollment: enrollment, rawPayload: line[raw], commandUUID: text(3), status: text(4),
+                    received: fields[1].map { String(decoding: line[$0], as: UTF8.self) }, at: location)
+    }
+
+    /// The full reader, for an event the scan did not read: it names what is wrong.
+    static func parseFully(_ line: [UInt8], at location: Location) -> Parsed {
         func problem(_ message: String, enrollment: String? = nil) -> Parsed {
             .problem(Problem(StatusCode.event, at: location, (enrollment.map { "enrollment \(Problem.printable($0)): " } ?? "") + message))
         }
@@ -107,16 +128,36 @@ public struct StatusFold: Sendable {
         guard let enrollment = StatusReportReader.string(e, "enrollment_id") ?? StatusReportReader.string(e, "udid"), !enrollment.isEmpty else {
             return problem("a \(topic) event without an enrollment_id or udid")
         }
-        guard let raw = StatusReportReader.string(e, "raw_payload"), let data = Data(base64Encoded: raw) else {
+        guard let raw = StatusReportReader.string(e, "raw_payload") else {
             return problem("its raw_payload is not base64", enrollment: enrollment)
         }
+        return read(topic: topic, enrollment: enrollment, rawPayload: Array(raw.utf8)[...], commandUUID: StatusReportReader.string(e, "command_uuid"),
+                    status: StatusReportReader.string(e, "status"), received: received, at: location)
+    }
+
+    /// An event's check-in or result, from its base64 `raw_payload`.
+    static func read(topic: String, enrollment: String, rawPayload: ArraySlice<UInt8>, commandUUID: String?, status eventStatus: String?,
+                     received: String?, at location: Location) -> Parsed {
+        func problem(_ message: String) -> Parsed {
+            .problem(Problem(StatusCode.event, at: location, "enrollment \(Problem.printable(enrollment)): " + message))
+        }
+        guard let data = Data(base64Encoded: Data(rawPayload)) else { return problem("its raw_payload is not base64") }
+        let bytes = [UInt8](data)
+        if topic == "mdm.DeclarativeManagement", let flat = FlatPlistScan.fields(bytes) {
+            // A status check-in as devices send it: read without libplist.
+            guard let endpoint = flat["Endpoint"], !endpoint.data, endpoint.text.elementsEqual("status".utf8) else { return .ignored }
+            guard let field = flat["Data"], field.data, let json = Data(base64Encoded: Data(field.text), options: .ignoreUnknownCharacters) else {
+                return problem("a status check-in without its Data")
+            }
+            return report([UInt8](json), enrollment: enrollment, received: received, at: location)
+        }
         let plist: PlistValue
-        do { plist = try LibPlist.decode([UInt8](data)) } catch {
-            return problem("its raw_payload is not a property list (\(error.message))", enrollment: enrollment)
+        do { plist = try LibPlist.decode(bytes) } catch {
+            return problem("its raw_payload is not a property list (\(error.message))")
         }
         if topic == "mdm.Connect" {
-            guard let uuid = StatusReportReader.string(e, "command_uuid") ?? plist["CommandUUID"]?.text else { return .ignored }
-            let status = StatusReportReader.string(e, "status") ?? plist["Status"]?.text ?? ""
+            guard let uuid = commandUUID ?? plist["CommandUUID"]?.text else { return .ignored }
+            let status = eventStatus ?? plist["Status"]?.text ?? ""
             guard ["Acknowledged", "Error", "NotNow", "CommandFormatError"].contains(status) else { return .ignored }
             var chain: [String] = []
             if case .array(let errors)? = plist["ErrorChain"] {
@@ -131,12 +172,15 @@ public struct StatusFold: Sendable {
             return .result(enrollment, uuid: uuid, .init(status: status, errorChain: chain), received: received)
         }
         guard plist["Endpoint"]?.text == "status" else { return .ignored }
-        guard case .data(let json)? = plist["Data"] else {
-            return problem("a status check-in without its Data", enrollment: enrollment)
-        }
+        guard case .data(let json)? = plist["Data"] else { return problem("a status check-in without its Data") }
+        return report(json, enrollment: enrollment, received: received, at: location)
+    }
+
+    /// A status report's JSON, read.
+    static func report(_ json: [UInt8], enrollment: String, received: String?, at location: Location) -> Parsed {
         let report: RawValue
         do { report = try JSONReader.document(json, file: location.file) } catch {
-            return problem("its status report is not JSON (\(error.message))", enrollment: enrollment)
+            return .problem(Problem(StatusCode.event, at: location, "enrollment \(Problem.printable(enrollment)): its status report is not JSON (\(error.message))"))
         }
         do {
             var update = try StatusReportReader.read(report, at: .init(location, enrollment: enrollment))

@@ -63,6 +63,23 @@ struct StatusJoinTests {
         #expect(requests["GET status-report/{id}"] == devices.count)
     }
 
+    @Test("the report fixtures are in Apple's shapes: the validator checks each against the status items' schemas, and fails a wrong one")
+    func fixturesInApplesShapes() throws {
+        let python = try #require(which("python3"), "python3 is needed for the validator")
+        let script = Paths.root.appendingPathComponent("Tests/Oracles/ddm_validator.py").path
+        let schemas = Paths.root.appendingPathComponent("Tests/Oracles/apple-device-management").path
+        let folder = Paths.fixture("status/reports")
+        let reports = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted().map { folder + "/" + $0 }
+        #expect(reports.count == 11)
+        let r = try runProcess(python, [script, schemas, "status-reports"] + reports)
+        #expect(r.status == 0 && r.stdout.hasSuffix("ddm validator: 11 status reports, 0 problems\n"), "\(r.stdout)")
+        try withTemporaryDirectory { dir in
+            let bad = try dir.write(#"{"StatusItems":{"app":{"managed":{"list":[{"identifier":"x","config-state":{"app-config-state":{"state":"rejected"}}}]}}}}"#, to: "bad.json")
+            let v = try runProcess(python, [script, schemas, "status-reports", bad])
+            #expect(v.status == 1 && v.stdout.contains("'rejected' is not one of ['unknown', 'invalid', 'valid']"))
+        }
+    }
+
     @Test("incremental reports fold in order onto a full one, across runs through the state file; a removed app leaves the device current")
     func incremental() async throws {
         let f = try await StatusFixture()

@@ -8,6 +8,7 @@ plists: an oracle nobody here wrote the parts of.
                                                          # output; KEY_MODE legacy|managedapp|both (default both)
     ddm_validator.py SCHEMAS mdm-settings OUTPUT PLAIN BUNDLE_ID
     ddm_validator.py SCHEMAS mdm-install OUTPUT PLAIN BUNDLE_ID [APP_STORE_ID]
+    ddm_validator.py SCHEMAS status-reports REPORT.json...  # status reports against the status items' schemas
 
 Every declaration (from declarations.jsonl, each Identifier once, or declarations/<Identifier>.json):
 the envelope (declarationbase.yaml: Type, Identifier, ServerToken, Payload; Identifier and ServerToken
@@ -356,7 +357,52 @@ def check_mdm(schemas_root, kind, out, plain, bundle, app_store_id):
     return f"{commands} commands"
 
 
+# app.managed.list's config-state, as Apple's commit 0a4527c5 of apple/device-management gives it
+# (declarative/status/app.managed.list.yaml there; the copy vendored here is the older b6202ca2,
+# without it): the keys and ranges only, transcribed.
+CONFIG_STATE = {"key": "config-state", "type": "<dictionary>", "subkeys": [
+    {"key": "app-config-state", "type": "<dictionary>", "subkeys": [
+        {"key": "state", "type": "<string>", "presence": "required", "rangelist": ["unknown", "invalid", "valid"]}]},
+    {"key": "extension-config-state", "type": "<dictionary>", "subkeys": [
+        {"key": "ANY", "type": "<dictionary>", "subkeys": [
+            {"key": "state", "type": "<string>", "presence": "required", "rangelist": ["unknown", "invalid", "valid"]}]}]}]}
+
+
+def check_status_reports(schemas_root, paths):
+    """Status reports (StatusItems, Errors, FullReport) against the status items' schemas:
+    management.declarations and app.managed.list (with 0a4527c5's config-state)."""
+    declarations = load(os.path.join(schemas_root, "declarative/status/management.declarations.yaml"))["payloadkeys"][0]
+    apps = load(os.path.join(schemas_root, "declarative/status/app.managed.list.yaml"))["payloadkeys"][0]
+    app_item = dict(apps["subkeys"][0])
+    app_item["subkeys"] = list(app_item["subkeys"]) + [CONFIG_STATE]
+    for path in paths:
+        with open(path) as f:
+            report = json.load(f)
+        where = os.path.basename(path)
+        check_dict(report, [{"key": "StatusItems", "type": "<dictionary>", "presence": "required"},
+                            {"key": "Errors", "type": "<array>"}, {"key": "FullReport", "type": "<boolean>"}], where)
+        items = report.get("StatusItems", {})
+        for key in items:
+            if key not in ("management", "app"):
+                problem(f"{where}: status item {key} is not one this tool subscribes to")
+        if "declarations" in items.get("management", {}):
+            check_value(items["management"]["declarations"], declarations, f"{where}:management.declarations")
+        for i, item in enumerate(items.get("app", {}).get("managed", {}).get("list", [])):
+            if item.get("_removed"):
+                if set(item) != {"identifier", "_removed"}:
+                    problem(f"{where}: a removed app carries more than identifier and _removed")
+                continue
+            check_value(item, app_item, f"{where}:app.managed.list[{i}]")
+    return f"{len(paths)} status reports"
+
+
 def main():
+    if sys.argv[2] == "status-reports":
+        summary = check_status_reports(sys.argv[1], sys.argv[3:])
+        for p in problems[:20]:
+            print(p)
+        print(f"ddm validator: {summary}, {len(problems)} problems")
+        sys.exit(1 if problems else 0)
     schemas_root, kind, output, plain = sys.argv[1:5]
     out, plain_out = Output(output), Output(plain)
     if kind == "ddm":

@@ -1,0 +1,28 @@
+import AppConfigCore
+import Dispatch
+
+/// Work over numbered items on every core, results in order; the first error (in order) thrown.
+package enum ParallelLines {
+    package static func map<T: Sendable>(_ count: Int, chunk: Int = 2048, _ body: @Sendable (Int) throws(Problem) -> T) throws(Problem) -> [T] {
+        let chunks = (count + chunk - 1) / chunk
+        var results = [[T]](repeating: [], count: chunks)
+        var failures = [Problem?](repeating: nil, count: chunks)
+        results.withUnsafeMutableBufferPointer { r in
+            failures.withUnsafeMutableBufferPointer { f in
+                nonisolated(unsafe) let (r, f) = (r, f)
+                DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                    var out: [T] = []
+                    out.reserveCapacity(chunk)
+                    do throws(Problem) {
+                        for i in (c * chunk)..<min(count, (c + 1) * chunk) { out.append(try body(i)) }
+                    } catch {
+                        f[c] = error
+                    }
+                    r[c] = out
+                }
+            }
+        }
+        if let first = failures.first(where: { $0 != nil }) { throw first! }
+        return results.flatMap { $0 }
+    }
+}

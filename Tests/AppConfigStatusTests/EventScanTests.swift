@@ -1,0 +1,66 @@
+@testable import AppConfigStatus
+import AppConfigCore
+import Foundation
+import TestSupport
+import Testing
+
+/// The hand-written fast path for events against the full reader: the same answers on every
+/// event it reads, and no answer (the full reader's turn) on anything it cannot.
+@Suite("Status: the events' fast path")
+struct EventScanTests {
+    static let fields: [JSONFieldScan.Field] = [.init("topic"), .init("id", in: "event")]
+
+    static func scan(_ text: String) -> [String?]? {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBufferPointer { JSONFieldScan.fields($0, fields) }.map { $0.map { $0.map { String(decoding: bytes[$0], as: UTF8.self) } } }
+    }
+
+    @Test("the fields asked for, at their place only", arguments: [
+        (#"{"topic":"t","event":{"id":"a"}}"#, ["t", "a"]),
+        (#" { "event" : { "x" : [1, -2.5e3, true, null, {"id":"no"}], "id" : "a" } , "topic" : "t" } "#, ["t", "a"]),
+        // A key deeper down, or in another member, is not the field.
+        (#"{"event":{"url_params":{"topic":"spoof","id":"spoof"}},"other":{"id":"x"},"topic":"t"}"#, ["t", nil]),
+        // The first of a key given twice.
+        (#"{"topic":"t","topic":"u"}"#, ["t", nil]),
+        // An escape elsewhere is fine.
+        (#"{"note":"a \"quoted\" word","topic":"t"}"#, ["t", nil]),
+    ] as [(String, [String?])])
+    func reads(_ text: String, _ expected: [String?]) {
+        #expect(Self.scan(text) == expected)
+    }
+
+    @Test("nothing for text the full reader must judge", arguments: [
+        #"{"topic":"t\u0041"}"#, #"{"topic":"t""#, #"{"topic" "t"}"#, #"{"topic":"t",}"#, #"{"topic":"t"} x"#, #"[1,2"#, "", #"{"a":tru}"#,
+        "{\"a\":\"line\nbreak\"}",
+    ])
+    func refuses(_ text: String) {
+        #expect(Self.scan(text) == nil)
+    }
+
+    @Test("the flat check-in plist: its strings and data; nested containers, entities and binary plists go to libplist")
+    func flatPlist() throws {
+        let plist = try StatusFixture.fill("checkin-status.plist", ["REPORT_BASE64": "e30=", "ENROLLMENT": "E-1"])
+        let fields = try #require(FlatPlistScan.fields(Array(plist.utf8)))
+        #expect(fields["Endpoint"].map { String(decoding: $0.text, as: UTF8.self) } == "status" && fields["Endpoint"]?.data == false)
+        #expect(fields["Data"].map { String(decoding: $0.text, as: UTF8.self) } == "e30=" && fields["Data"]?.data == true)
+        #expect(FlatPlistScan.fields(Array(plist.replacingOccurrences(of: "<string>status</string>", with: "<dict/>").utf8)) == nil)
+        #expect(FlatPlistScan.fields(Array(plist.replacingOccurrences(of: "status", with: "st&#97;tus").utf8)) == nil)
+        #expect(FlatPlistScan.fields(Array("bplist00".utf8) + [0, 1, 2]) == nil)
+    }
+
+    @Test("every fixture event: the fast path and the full reader fold to the same device")
+    func sameAsFullReader() throws {
+        let report = try String(contentsOfFile: Paths.fixture("status/reports/app-not-managed.json"), encoding: .utf8)
+        let lines = [
+            try StatusFixture.statusEvent(report, enrollment: "E-1"),
+            try StatusFixture.resultEvent("Error", uuid: "U-1", enrollment: "E-1"),
+            try StatusFixture.resultEvent("NotNow", uuid: "U-2", enrollment: "E-1"),
+        ]
+        for line in lines {
+            var fast = StatusFold(), full = StatusFold()
+            fast.apply(StatusFold.parse(Array(line.utf8), at: Location(file: "e", line: 1)))
+            full.apply(StatusFold.parseFully(Array(line.utf8), at: Location(file: "e", line: 1)))
+            #expect(fast.devices == full.devices && !fast.devices.isEmpty && fast.problems.isEmpty)
+        }
+    }
+}
