@@ -142,7 +142,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Tests/ServerStandIn"),
-        .testTarget(name: "AppConfigStatusTests", dependencies: ["AppConfigStatus", "AppConfigPush", "AppConfigCLI", "AppConfigCore", "ServerStandIn", "TestSupport"]),
+        .testTarget(name: "AppConfigStatusTests", dependencies: ["AppConfigStatus", "AppConfigPush", "AppConfigCLI", "AppConfigCore", "AppConfigSpec", "ServerStandIn", "TestSupport"]),
         .testTarget(name: "AppConfigPushTests", dependencies: ["AppConfigPush", "AppConfigCLI", "AppConfigBatch", "AppConfigOutput", "AppConfigCore", "Digest", "ServerStandIn", "TestSupport"]),
         .testTarget(name: "AppConfigCoreTests", dependencies: ["AppConfigCore", "TestSupport"]),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),

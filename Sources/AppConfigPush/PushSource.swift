@@ -179,6 +179,19 @@ public final class PushSource {
     }
 
     static func device(_ line: [UInt8], file: String, number: Int) throws(Problem) -> Device {
+        // The usual line, read lean (a status run at 1M devices reads 1M of them); anything the
+        // lean read does not take goes to the values' reader, which names what is wrong.
+        if let j = LeanJSON(line), let key = j.string(j.member(0, "device")), !key.isEmpty {
+            let removed = j.bool(j.member(0, "removed")) ?? false
+            let path = j.string(j.member(0, "path"))
+            let digest = removed && j.member(0, "sha256") == nil ? "removed" : j.string(j.member(0, "sha256"))
+            let ids = j.items(j.member(0, "declarations")).map(j.string)
+            if let digest, !digest.isEmpty, !ids.contains(where: { $0 == nil }), path.map(ShardOutput.isSafeMemberName) ?? true,
+               j.member(0, "declarations").map({ j.isArray($0) }) ?? true {
+                return Device(key: key, declarations: ids.map { $0! }, digest: digest, removed: removed, path: path, line: number,
+                              assignments: j.items(j.member(0, "assignments")).compactMap(j.string))
+            }
+        }
         let o = try object(line, file: file, line: number)
         var ids: [String] = []
         if case .array(let list)? = o["declarations"]?.kind {
@@ -205,6 +218,17 @@ public final class PushSource {
     }
 
     static func declaration(_ bytes: [UInt8], file: String, line: Int) throws(Problem) -> Declaration {
+        if let j = LeanJSON(bytes), let id = j.string(j.member(0, "Identifier")), !id.isEmpty, let type = j.string(j.member(0, "Type")), !type.isEmpty,
+           let token = j.string(j.member(0, "ServerToken")), !token.isEmpty {
+            var asset: AssetReference?
+            let payload = j.member(0, "Payload")
+            if let reference = j.member(payload, "Reference"), j.isObject(reference) {
+                let r = AssetReference(url: j.string(j.member(reference, "DataURL")) ?? "", size: j.integer(j.member(reference, "Size")),
+                                       sha256: j.string(j.member(reference, "Hash-SHA-256")), authenticated: j.member(payload, "Authentication") != nil)
+                if !r.url.isEmpty { asset = r }
+            }
+            return Declaration(identifier: id, type: type, serverToken: token, body: bytes, asset: asset)
+        }
         let o = try object(bytes, file: file, line: line)
         var asset: AssetReference?
         if case .dictionary(let payload)? = o["Payload"]?.kind,

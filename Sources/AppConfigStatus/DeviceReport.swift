@@ -73,66 +73,71 @@ public enum StatusReportReader {
         }
     }
 
-    /// Reads `report`; `at` names it in errors (an event's line, its enrollment).
-    public static func read(_ report: RawValue, at: Where) throws(Problem) -> Update {
-        guard case .dictionary(let top) = report.kind else { throw failure(at, "a status report is a JSON object, not \(report.typeName)") }
-        let full = member(top, "FullReport").map { if case .boolean(let b) = $0.kind { b } else { false } } ?? false
-        var update = Update(full: full, errors: [])
-        if let items = member(top, "StatusItems") {
-            guard case .dictionary = items.kind else { throw failure(at, "StatusItems is \(items.typeName), not an object") }
-            if let declarations = path(items, ["management", "declarations"]) {
-                update.declarations = try readDeclarations(declarations, at: at)
+    /// Reads a report's JSON text; `at` names it in errors (an event's line, its enrollment).
+    /// Text that is not JSON is named with the values' reader's line and column.
+    public static func read(json: [UInt8], at: Where) throws(Problem) -> Update {
+        guard let lean = LeanJSON(json) else {
+            do { _ = try JSONReader.document(json, file: at.location.file) } catch {
+                throw failure(at, "not JSON (\(error.message))")
             }
-            if let list = path(items, ["app", "managed", "list"]) { update.apps = try readApps(list, at: at) }
+            throw failure(at, "not JSON")
         }
-        if let errors = member(top, "Errors"), case .array(let list) = errors.kind {
-            for e in list {
-                guard case .dictionary(let o) = e.kind else { continue }
-                let item = string(o, "StatusItem") ?? "?"
-                let codes = reasons(member(o, "Reasons"))
-                update.errors.append(codes.isEmpty ? item : "\(item): \(codes.joined(separator: ", "))")
+        return try read(lean, at: at)
+    }
+
+    static func read(_ j: LeanJSON, at: Where) throws(Problem) -> Update {
+        guard j.isObject(0) else { throw failure(at, "a status report is a JSON object") }
+        let full = j.bool(j.member(0, "FullReport")) ?? false
+        var update = Update(full: full, errors: [])
+        if let items = j.member(0, "StatusItems") {
+            guard j.isObject(items) else { throw failure(at, "StatusItems is not an object") }
+            if let declarations = j.member(j.member(items, "management"), "declarations") {
+                update.declarations = try readDeclarations(j, declarations, at: at)
             }
+            if let list = j.member(j.member(j.member(items, "app"), "managed"), "list") { update.apps = try readApps(j, list, at: at) }
+        }
+        for e in j.items(j.member(0, "Errors")) where j.isObject(e) {
+            let item = j.string(j.member(e, "StatusItem")) ?? "?"
+            let codes = reasons(j, j.member(e, "Reasons"))
+            update.errors.append(codes.isEmpty ? item : "\(item): \(codes.joined(separator: ", "))")
         }
         return update
     }
 
-    static func readDeclarations(_ value: RawValue, at: Where) throws(Problem) -> [String: DeviceReport.DeclarationState] {
-        guard case .dictionary(let groups) = value.kind else { throw failure(at, "management.declarations is \(value.typeName), not an object") }
+    static func readDeclarations(_ j: LeanJSON, _ node: Int, at: Where) throws(Problem) -> [String: DeviceReport.DeclarationState] {
+        guard j.isObject(node) else { throw failure(at, "management.declarations is not an object") }
         var out: [String: DeviceReport.DeclarationState] = [:]
-        for group in groups {
-            guard case .array(let list) = group.value.kind else {
-                throw failure(at, "management.declarations.\(group.key) is \(group.value.typeName), not an array")
-            }
-            for item in list {
-                guard case .dictionary(let o) = item.kind, let id = string(o, "identifier") else {
-                    throw failure(at, "management.declarations.\(group.key) holds an entry without an identifier")
+        for (key, group) in j.members(node) {
+            guard j.isArray(group) else { throw failure(at, "management.declarations.\(j.string(key) ?? "") is not an array") }
+            for item in j.items(group) {
+                guard j.isObject(item), let id = j.string(j.member(item, "identifier")) else {
+                    throw failure(at, "management.declarations.\(j.string(key) ?? "") holds an entry without an identifier")
                 }
-                let active = member(o, "active").map { if case .boolean(let b) = $0.kind { b } else { false } } ?? false
-                out[id] = .init(token: string(o, "server-token") ?? "", active: active, valid: string(o, "valid") ?? "unknown",
-                                reasons: reasons(member(o, "reasons")))
+                out[id] = .init(token: j.string(j.member(item, "server-token")) ?? "", active: j.bool(j.member(item, "active")) ?? false,
+                                valid: j.string(j.member(item, "valid")) ?? "unknown", reasons: reasons(j, j.member(item, "reasons")))
             }
         }
         return out
     }
 
-    static func readApps(_ value: RawValue, at: Where) throws(Problem) -> [(String, DeviceReport.AppState?)] {
-        guard case .array(let list) = value.kind else { throw failure(at, "app.managed.list is \(value.typeName), not an array") }
+    static func readApps(_ j: LeanJSON, _ node: Int, at: Where) throws(Problem) -> [(String, DeviceReport.AppState?)] {
+        guard j.isArray(node) else { throw failure(at, "app.managed.list is not an array") }
         var out: [(String, DeviceReport.AppState?)] = []
-        for item in list {
-            guard case .dictionary(let o) = item.kind, let id = string(o, "identifier") else {
+        for item in j.items(node) {
+            guard j.isObject(item), let id = j.string(j.member(item, "identifier")) else {
                 throw failure(at, "app.managed.list holds an entry without an identifier")
             }
-            if case .boolean(true)? = member(o, "_removed")?.kind {
+            if j.bool(j.member(item, "_removed")) == true {
                 out.append((id, nil))
                 continue
             }
-            var app = DeviceReport.AppState(state: string(o, "state"), declaration: string(o, "declaration-identifier"),
-                                            configState: nil, extensionStates: [:], reasons: reasons(member(o, "reasons")))
-            if let config = member(o, "config-state"), case .dictionary(let c) = config.kind {
-                if let a = member(c, "app-config-state"), case .dictionary(let s) = a.kind { app.configState = string(s, "state") }
-                if let e = member(c, "extension-config-state"), case .dictionary(let exts) = e.kind {
-                    for ext in exts {
-                        if case .dictionary(let s) = ext.value.kind, let state = string(s, "state") { app.extensionStates[ext.key] = state }
+            var app = DeviceReport.AppState(state: j.string(j.member(item, "state")), declaration: j.string(j.member(item, "declaration-identifier")),
+                                            configState: nil, extensionStates: [:], reasons: reasons(j, j.member(item, "reasons")))
+            if let config = j.member(item, "config-state") {
+                app.configState = j.string(j.member(j.member(config, "app-config-state"), "state"))
+                if let exts = j.member(config, "extension-config-state") {
+                    for (key, value) in j.members(exts) {
+                        if let k = j.string(key), let state = j.string(j.member(value, "state")) { app.extensionStates[k] = state }
                     }
                 }
             }
@@ -142,6 +147,15 @@ public enum StatusReportReader {
     }
 
     /// `reasons` (`[{code, description, details}]`) as their codes, a description beside each when given.
+    static func reasons(_ j: LeanJSON, _ node: Int?) -> [String] {
+        j.items(node).compactMap { r in
+            guard let code = j.string(j.member(r, "code")) else { return nil }
+            if let d = j.string(j.member(r, "description")), !d.isEmpty { return "\(code) (\(d))" }
+            return code
+        }
+    }
+
+    /// `reasons` of a value the values' reader read (the server's answers).
     static func reasons(_ value: RawValue?) -> [String] {
         guard let value, case .array(let list) = value.kind else { return [] }
         return list.compactMap { r in

@@ -39,14 +39,10 @@ struct ServerStatusReader {
                     let raw = try await connection.send(.statusGet, .GET, "\(prefix)/status-report/\(ServerConnection.percentEncoded(id))", query: [("index", "0")],
                                                         accept: { $0.status == 404 }, what: "GET status-report of \(id)")
                     guard raw.status != 404, !raw.body.isEmpty else { continue }
-                    let report: RawValue
-                    do throws(Problem) { report = try JSONReader.document(raw.body, file: "status-report/\(id)") } catch {
-                        throw PushFailure(problem: Problem(StatusCode.report, at: Location(), "the status report of \(id) is not JSON: \(error.message)"), fatal: false)
-                    }
                     // Its declarations come from declaration-status (with KMFDDM's own view of
                     // them); the raw report adds the apps.
                     do throws(Problem) {
-                        let update = try StatusReportReader.read(report, at: .init(Location(file: "status-report"), enrollment: id))
+                        let update = try StatusReportReader.read(json: raw.body, at: .init(Location(file: "status-report/\(id)"), enrollment: id))
                         var device = parsed[id, default: DeviceReport()]
                         for (bundle, app) in update.apps ?? [] { device.apps[bundle] = app }
                         device.reports += 1

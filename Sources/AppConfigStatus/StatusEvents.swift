@@ -178,12 +178,13 @@ public struct StatusFold: Sendable {
 
     /// A status report's JSON, read.
     static func report(_ json: [UInt8], enrollment: String, received: String?, at location: Location) -> Parsed {
-        let report: RawValue
-        do { report = try JSONReader.document(json, file: location.file) } catch {
-            return .problem(Problem(StatusCode.event, at: location, "enrollment \(Problem.printable(enrollment)): its status report is not JSON (\(error.message))"))
+        guard let lean = LeanJSON(json) else {
+            var message = "its status report is not JSON"
+            do { _ = try JSONReader.document(json, file: location.file) } catch { message += " (\(error.message))" }
+            return .problem(Problem(StatusCode.event, at: location, "enrollment \(Problem.printable(enrollment)): " + message))
         }
         do {
-            var update = try StatusReportReader.read(report, at: .init(location, enrollment: enrollment))
+            var update = try StatusReportReader.read(lean, at: .init(location, enrollment: enrollment))
             update.received = received
             return .report(enrollment, update)
         } catch {

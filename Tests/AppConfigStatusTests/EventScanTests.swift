@@ -1,5 +1,6 @@
 @testable import AppConfigStatus
 import AppConfigCore
+import AppConfigSpec
 import Foundation
 import TestSupport
 import Testing
@@ -62,5 +63,31 @@ struct EventScanTests {
             full.apply(StatusFold.parseFully(Array(line.utf8), at: Location(file: "e", line: 1)))
             #expect(fast.devices == full.devices && !fast.devices.isEmpty && fast.problems.isEmpty)
         }
+    }
+}
+
+/// The lean JSON reader against the values' reader: the same strings, numbers and structure on
+/// what both take, and no answer where the values' reader finds a fault.
+@Suite("Status: the lean JSON reader")
+struct LeanJSONTests {
+    @Test("members, items, strings (escapes and surrogate pairs undone), numbers, literals")
+    func reads() throws {
+        let text = #" {"a":"x\"y\\z\u00e9\ud83d\ude00","b":[1,-2,3.5e2,true,false,null,{"c":"d"}],"e":{},"f":[],"a":"second"} "#
+        let j = try #require(LeanJSON(Array(text.utf8)))
+        #expect(j.string(j.member(0, "a")) == "x\"y\\zé😀")
+        let items = j.items(j.member(0, "b"))
+        #expect(items.count == 7 && j.integer(items[0]) == 1 && j.integer(items[1]) == -2 && j.integer(items[2]) == nil)
+        #expect(j.bool(items[3]) == true && j.bool(items[4]) == false && j.bool(items[5]) == nil)
+        #expect(j.string(j.member(items[6], "c")) == "d")
+        #expect(j.isObject(j.member(0, "e")) && j.members(j.member(0, "e")!).isEmpty && j.isArray(j.member(0, "f")))
+        #expect(j.members(0).count == 5 && j.member(0, "zz") == nil)
+    }
+
+    @Test("refused where the values' reader finds a fault", arguments: [
+        #"{"a":1,}"#, #"{"a" 1}"#, #"[1 2]"#, #"{"a":"b"} x"#, "{\"a\":\"tab\there\"}", #"{"a":tru}"#, #"["#, "",
+    ])
+    func refuses(_ text: String) {
+        #expect(LeanJSON(Array(text.utf8)) == nil)
+        #expect(throws: Problem.self) { try JSONReader.document(Array(text.utf8), file: "t") }
     }
 }

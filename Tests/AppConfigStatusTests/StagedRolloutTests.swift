@@ -100,11 +100,11 @@ struct StagedRolloutTests {
         defer { f.remove() }
         setenv("APPCONFIG_ROLLOUT_TEST_KEY", StatusFixture.apiKey, 1)
         let base = ["push", f.out, "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", "env:APPCONFIG_ROLLOUT_TEST_KEY"]
-        let bad = AppConfigCommand.capturing(base + ["--stages", "10%,5%"])
+        let bad = await onOwnThread { AppConfigCommand.capturing(base + ["--stages", "10%,5%"]) }
         #expect(bad.status == 2 && bad.stderr.contains("--stages 10%,5%: ascending shares"))
-        let alone = AppConfigCommand.capturing(base + ["--pilot", "cyclists"])
+        let alone = await onOwnThread { AppConfigCommand.capturing(base + ["--pilot", "cyclists"]) }
         #expect(alone.status == 2 && alone.stderr.contains("--pilot goes with --stages"))
-        let unknown = AppConfigCommand.capturing(base + ["--stages", "1%,100%", "--pilot", "no-such-variant"])
+        let unknown = await onOwnThread { AppConfigCommand.capturing(base + ["--stages", "1%,100%", "--pilot", "no-such-variant"]) }
         #expect(unknown.status == 1 && unknown.stderr.contains("rollout stopped: --pilot no-such-variant: no device of the generation is in that assignment"))
         #expect(f.server.snapshot.requestCount == 0)
     }

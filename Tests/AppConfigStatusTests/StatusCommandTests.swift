@@ -22,8 +22,8 @@ struct StatusCommandTests {
         let keyFile = f.dir.path("api-key")
         try StatusFixture.apiKey.write(toFile: keyFile, atomically: true, encoding: .utf8)
         let report = f.dir.path("report"), page = f.dir.path("status.html")
-        let r = AppConfigCommand.capturing(["status", f.out, "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", "file:" + keyFile,
-                                            "--report", report, "--html", page])
+        let r = await onOwnThread { AppConfigCommand.capturing(["status", f.out, "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", "file:" + keyFile,
+                                                                "--report", report, "--html", page]) }
         #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
         #expect(r.stdout.hasPrefix("975 devices (ddm): current 975\ndone: 100.0%"), "\(r.stdout)")
         let lines = try String(contentsOfFile: report + "/status.jsonl", encoding: .utf8).split(separator: "\n")
@@ -64,7 +64,7 @@ struct StatusCommandTests {
         let path = f.dir.path("events.jsonl")
         try (events.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let report = f.dir.path("report")
-        let r = AppConfigCommand.capturing(["status", f.out, "--events", path, "--report", report])
+        let r = await onOwnThread { AppConfigCommand.capturing(["status", f.out, "--events", path, "--report", report]) }
         #expect(r.status == 3)
         let errors = try String(contentsOfFile: report + "/errors.jsonl", encoding: .utf8).split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])
@@ -92,18 +92,18 @@ struct StatusCommandTests {
         let f = try await StatusFixture()
         defer { f.remove() }
         setenv("APPCONFIG_STATUS_TEST_KEY", StatusFixture.apiKey, 1)
-        let both = AppConfigCommand.capturing(["status", f.out, "--events", "x.jsonl", "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", "env:APPCONFIG_STATUS_TEST_KEY"])
+        let both = await onOwnThread { AppConfigCommand.capturing(["status", f.out, "--events", "x.jsonl", "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", "env:APPCONFIG_STATUS_TEST_KEY"]) }
         #expect(both.status == 2 && both.stderr.contains("give --events or --server, not both"))
-        let nanomdm = AppConfigCommand.capturing(["status", f.out, "--server", "nanomdm", "--url", f.server.baseURL, "--api-key", "env:APPCONFIG_STATUS_TEST_KEY"])
+        let nanomdm = await onOwnThread { AppConfigCommand.capturing(["status", f.out, "--server", "nanomdm", "--url", f.server.baseURL, "--api-key", "env:APPCONFIG_STATUS_TEST_KEY"]) }
         #expect(nanomdm.status == 2 && nanomdm.stderr.contains("NanoMDM keeps no status"))
-        let plainKey = AppConfigCommand.capturing(["status", f.out, "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", StatusFixture.apiKey])
+        let plainKey = await onOwnThread { AppConfigCommand.capturing(["status", f.out, "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", StatusFixture.apiKey]) }
         #expect(plainKey.status == 2 && !plainKey.stderr.contains(StatusFixture.apiKey))
-        let notOutput = AppConfigCommand.capturing(["status", f.dir.path("nothing"), "--events", "x.jsonl"])
+        let notOutput = await onOwnThread { AppConfigCommand.capturing(["status", f.dir.path("nothing"), "--events", "x.jsonl"]) }
         #expect(notOutput.status == 2)
-        let missingEvents = AppConfigCommand.capturing(["status", f.out, "--events", f.dir.path("missing.jsonl")])
+        let missingEvents = await onOwnThread { AppConfigCommand.capturing(["status", f.out, "--events", f.dir.path("missing.jsonl")]) }
         #expect(missingEvents.status == 2 && missingEvents.stderr.contains("missing.jsonl"))
         f.server.stop()
-        let down = AppConfigCommand.capturing(["status", f.out, "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", "env:APPCONFIG_STATUS_TEST_KEY", "--retries", "0"])
+        let down = await onOwnThread { AppConfigCommand.capturing(["status", f.out, "--server", "kmfddm", "--url", f.server.baseURL, "--api-key", "env:APPCONFIG_STATUS_TEST_KEY", "--retries", "0"]) }
         #expect(down.status == 1, "\(down.stderr)")
         #expect(down.stderr.contains("[status.server]") && !down.stderr.contains(StatusFixture.apiKey))
     }
@@ -118,9 +118,9 @@ struct StatusCommandTests {
         let kept = csv.components(separatedBy: "\r\n").filter { !$0.contains(devices[0].key) }.joined(separator: "\r\n")
         let inventory = f.dir.path("inventory.csv")
         try kept.write(toFile: inventory, atomically: true, encoding: .utf8)
-        let r = AppConfigCommand.capturing(["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/assignments.json"),
+        let r = await onOwnThread { AppConfigCommand.capturing(["render", "--spec", Paths.fixture("demo/spec.xml"), "--values", Paths.fixture("demo/assignments.json"),
                                             "--inventory", inventory, "--directory", Paths.fixture("demo/directory.ldif"), "--delivery", "ddm",
-                                            "--asset-base-url", StatusFixture.base, "--out", f.out, "--quiet", "--remove-missing"])
+                                            "--asset-base-url", StatusFixture.base, "--out", f.out, "--quiet", "--remove-missing"]) }
         #expect(r.status == 3, "\(r.stderr)")
         let result = try await f.status(events: [])
         #expect(result.verdict(devices[0].key)?.state == .removed)

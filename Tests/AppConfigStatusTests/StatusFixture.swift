@@ -27,7 +27,8 @@ struct StatusFixture {
                          "--inventory", Paths.fixture("demo/inventory.csv"), "--directory", Paths.fixture("demo/directory.ldif"),
                          "--delivery", delivery, "--out", dir.path("out"), "--quiet"] + extra
         if delivery == "ddm" { arguments += ["--asset-base-url", Self.base] }
-        let r = AppConfigCommand.capturing(arguments)
+        let render = arguments
+        let r = await onOwnThread { AppConfigCommand.capturing(render) }
         try #require(r.status == 3, "\(r.stderr)")
         let kind: ServerKind = delivery == "ddm" ? .kmfddm : .nanomdm
         server = StandInServer(flavor: delivery == "ddm" ? .kmfddm : .nanomdm, apiKey: Self.apiKey)

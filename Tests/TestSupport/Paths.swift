@@ -117,3 +117,14 @@ public func which(_ name: String) -> String? {
 public func reportSummary(_ report: String) throws -> [String: Any] {
     try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report + "/summary.json"))) as! [String: Any]
 }
+
+/// Runs a blocking call (a command whose async job it waits for) on a thread of its own and
+/// awaits it: called on the concurrency pool's few threads, two such calls at once left no thread
+/// for the jobs they waited on, and the test process hung.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = 16 << 20
+        thread.start()
+    }
+}
