@@ -7,7 +7,8 @@ import Foundation
 /// What `render` published, read for a push: the delivery, every `index.jsonl` line, the DDM
 /// declarations by Identifier, and each MDM command's bytes. A folder output (its symlink or a
 /// generation) or a tar, read by the same reader `merge` uses.
-public final class PushSource {
+/// Immutable once read: shared by the workers that read it.
+public final class PushSource: @unchecked Sendable {
     /// The deliveries a server takes.
     public enum Delivery: String, Sendable {
         case ddm

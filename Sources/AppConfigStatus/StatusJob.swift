@@ -179,9 +179,17 @@ enum StatusState {
     }
 
     static func write(_ fold: StatusFold, to path: String) throws(Problem) {
+        // Lines made on every core, a chunk of enrollments each, then joined in order.
+        let ids = fold.devices.keys.sorted(), devices = fold.devices, chunk = 4096
+        let pieces = try ParallelLines.map((ids.count + chunk - 1) / chunk, chunk: 1) { c throws(Problem) -> [UInt8] in
+            var piece: [UInt8] = []
+            piece.reserveCapacity(chunk * 600)
+            for id in ids[(c * chunk)..<min(ids.count, (c + 1) * chunk)] { appendLine(id, devices[id]!, to: &piece) }
+            return piece
+        }
         var out = header
-        out.reserveCapacity(fold.devices.count * 600)
-        for id in fold.devices.keys.sorted() { appendLine(id, fold.devices[id]!, to: &out) }
+        out.reserveCapacity(pieces.reduce(header.count) { $0 + $1.count })
+        for piece in pieces { out += piece }
         do { try StatusReportFiles.atomicWrite(out, to: path) } catch {
             throw Problem(StatusCode.state, at: Location(file: path), error.message)
         }

@@ -53,7 +53,7 @@ public struct DeviceVerdict: Sendable, Codable, Equatable {
 
 /// The join: each device of the generation against its fold, with the server's tokens from the
 /// push journal (KMFDDM computes its own: ours are only the fallback without a journal).
-public struct StatusJoin {
+public struct StatusJoin: Sendable {
     public let source: PushSource
     public let journal: PushJournal?
     /// Device key -> enrollment ID (the journal's, or `--enrollment-id`'s; else the key).
@@ -72,13 +72,11 @@ public struct StatusJoin {
 
     /// Every device's verdict in the generation's order, then one per unknown enrollment.
     public func verdicts(_ fold: StatusFold) throws(Problem) -> [DeviceVerdict] {
-        var out: [DeviceVerdict] = []
-        out.reserveCapacity(source.devices.count)
-        var known = Set<String>()
-        known.reserveCapacity(source.devices.count)
-        for device in source.devices {
+        // Each device judged on its own, on every core.
+        let devices = source.devices
+        var out = try ParallelLines.map(devices.count) { i throws(Problem) -> DeviceVerdict in
+            let device = devices[i]
             let id = enrollment(of: device.key)
-            known.insert(id)
             let report = fold.devices[id]
             var v = DeviceVerdict(device: device.key, enrollment: id, state: .neverReported, detail: nil, reasons: [], assignments: device.assignments,
                                   groups: groups[device.key] ?? [:], reported: report?.received)
@@ -89,8 +87,9 @@ public struct StatusJoin {
             } else {
                 try judgeMDM(device, report, &v)
             }
-            out.append(v)
+            return v
         }
+        let known = Set(out.lazy.map(\.enrollment))
         for id in fold.devices.keys.sorted() where !known.contains(id) {
             out.append(DeviceVerdict(device: id, enrollment: id, state: .unknownDevice, detail: "an enrollment the generation does not know",
                                      reasons: [], assignments: [], groups: [:], reported: fold.devices[id]?.received))
