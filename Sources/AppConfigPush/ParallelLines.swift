@@ -3,17 +3,17 @@ import Dispatch
 
 /// Work over numbered items on every core, results in order; the first error (in order) thrown.
 package enum ParallelLines {
-    package static func map<T: Sendable>(_ count: Int, chunk: Int = 2048, _ body: @Sendable (Int) throws(Problem) -> T) throws(Problem) -> [T] {
+    package static func map<T: Sendable, E: Error>(_ count: Int, chunk: Int = 2048, _ body: @Sendable (Int) throws(E) -> T) throws(E) -> [T] {
         let chunks = (count + chunk - 1) / chunk
         var results = [[T]](repeating: [], count: chunks)
-        var failures = [Problem?](repeating: nil, count: chunks)
+        var failures = [E?](repeating: nil, count: chunks)
         results.withUnsafeMutableBufferPointer { r in
             failures.withUnsafeMutableBufferPointer { f in
                 nonisolated(unsafe) let (r, f) = (r, f)
                 DispatchQueue.concurrentPerform(iterations: chunks) { c in
                     var out: [T] = []
                     out.reserveCapacity(chunk)
-                    do throws(Problem) {
+                    do throws(E) {
                         for i in (c * chunk)..<min(count, (c + 1) * chunk) { out.append(try body(i)) }
                     } catch {
                         f[c] = error

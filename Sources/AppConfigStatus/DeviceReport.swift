@@ -171,15 +171,6 @@ public enum StatusReportReader {
         if case .string(let s)? = member(o, key)?.kind { s } else { nil }
     }
 
-    static func path(_ value: RawValue, _ keys: [String]) -> RawValue? {
-        var v = value
-        for k in keys {
-            guard case .dictionary(let o) = v.kind, let next = member(o, k) else { return nil }
-            v = next
-        }
-        return v
-    }
-
     /// Where a report came from, for its errors: a place in a file, and the enrollment.
     public struct Where: Sendable {
         public var location: Location
