@@ -1,7 +1,6 @@
 import AppConfigCore
 import AppConfigPush
 import AppConfigSpec
-import Dispatch
 import Foundation
 import LibPlist
 
@@ -33,8 +32,8 @@ public struct StatusFold: Sendable {
     /// in order. `file` names it in errors.
     public mutating func fold(events bytes: [UInt8], file: String) {
         let lines = Self.lines(bytes)
-        // A window of lines at a time: read on every core, then applied in order (the parsed
-        // events of a whole 1M-event file at once held gigabytes).
+        // A window of lines at a time: read on every core, then applied in order, so that the
+        // parsed events held at once stay bounded (the 1M run's peak is elsewhere: the log).
         let window = 65_536
         for first in stride(from: 0, to: lines.count, by: window) {
             let count = min(window, lines.count - first)
