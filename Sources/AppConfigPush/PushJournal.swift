@@ -45,7 +45,7 @@ public final class PushJournal: @unchecked Sendable {
 
     public let path: String
     /// The server it records: its kind and URL.
-    public let server: String
+    public private(set) var server: String
     public private(set) var devices: [String: DeviceRecord] = [:]
     public private(set) var declarations: [String: DeclarationRecord] = [:]
     private let lock = NSLock()
@@ -53,13 +53,18 @@ public final class PushJournal: @unchecked Sendable {
 
     /// Reads the journal at `path` (none yet: empty) for `server`; one for another server is refused.
     /// `writable`: opened for appending, and locked against a second push.
-    public init(path: String, server: String, writable: Bool) throws(Problem) {
+    public convenience init(path: String, server: String, writable: Bool) throws(Problem) {
+        try self.init(path: path, expecting: server, writable: writable)
+    }
+
+    /// `server` nil: the journal is read for whatever server its header records.
+    private init(path: String, expecting server: String?, writable: Bool) throws(Problem) {
         self.path = path
-        self.server = server
+        self.server = server ?? ""
         if access(path, F_OK) == 0 {
             let bytes: [UInt8]
             do { bytes = try readFileBytes(path, limit: 16 << 30) } catch { throw Problem(PushCode.journal, at: Location(file: path), error.problem.message) }
-            try read(bytes)
+            try read(bytes, adoptingServer: server == nil)
         }
         guard writable else { return }
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -79,15 +84,7 @@ public final class PushJournal: @unchecked Sendable {
     /// `appconfig status` reads the tokens a push recorded, whichever server it went to.
     public static func existing(at path: String) throws(Problem) -> PushJournal? {
         guard access(path, F_OK) == 0 else { return nil }
-        let head: [UInt8]
-        do { head = Array(try readFileBytes(path, limit: 16 << 30).prefix { $0 != 0x0A }) } catch {
-            throw Problem(PushCode.journal, at: Location(file: path), error.problem.message)
-        }
-        guard case .dictionary(let members)? = try? JSONReader.document(head, file: path).kind,
-              case .string(let server)? = members.first(where: { $0.key == "server" })?.value.kind else {
-            throw Problem(PushCode.journal, at: Location(file: path, line: 1), "\(path) is not an appconfig push journal")
-        }
-        return try PushJournal(path: path, server: server, writable: false)
+        return try PushJournal(path: path, expecting: nil, writable: false)
     }
 
     private func headerLine() -> [UInt8] {
@@ -214,7 +211,7 @@ public final class PushJournal: @unchecked Sendable {
 
     // MARK: Reading
 
-    private func read(_ bytes: [UInt8]) throws(Problem) {
+    private func read(_ bytes: [UInt8], adoptingServer: Bool) throws(Problem) {
         var number = 0
         var start = 0
         while start < bytes.count {
@@ -238,6 +235,7 @@ public final class PushJournal: @unchecked Sendable {
                 guard text("journal") == Self.magic else {
                     throw Problem(PushCode.journal, at: Location(file: path, line: 1), "\(path) is not an appconfig push journal")
                 }
+                if adoptingServer, let recorded = text("server") { server = recorded }
                 guard let recorded = text("server"), recorded == server else {
                     throw Problem(PushCode.journal, at: Location(file: path, line: 1), "the journal \(path) records pushes to \(text("server") ?? "another server"), not \(server): give --journal for this server")
                 }

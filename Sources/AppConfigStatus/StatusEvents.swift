@@ -79,29 +79,22 @@ public struct StatusFold: Sendable {
         }
     }
 
-    /// The fields an event is read by: `topic` and `created_at` at the top, the others in its
-    /// `checkin_event` or `acknowledge_event` (never deeper: `url_params` holds the device's own query).
-    static let eventFields: [JSONFieldScan.Field] = [.init("topic"), .init("created_at")]
-        + ["checkin_event", "acknowledge_event"].flatMap { body in
-            ["enrollment_id", "udid", "raw_payload", "command_uuid", "status"].map { JSONFieldScan.Field($0, in: body) }
-        }
-
     /// One webhook event: `mdm.DeclarativeManagement` (a check-in whose `Endpoint` `status`
-    /// carries the report in `Data`) or `mdm.Connect` (a command's result). The scan reads the
-    /// usual event; one it cannot (escapes, not JSON, a field missing) goes to the full reader.
+    /// carries the report in `Data`) or `mdm.Connect` (a command's result). Read lean: `topic` and
+    /// `created_at` at the top, the others in its `checkin_event` or `acknowledge_event` (never
+    /// deeper: `url_params` holds the device's own query). An event it cannot read (not JSON, a
+    /// field missing) goes to the values' reader, which names what is wrong.
     static func parse(_ line: [UInt8], at location: Location) -> Parsed {
-        let fields = line.withUnsafeBufferPointer { JSONFieldScan.fields($0, eventFields) }
-        guard let fields, let t = fields[0] else { return parseFully(line, at: location) }
-        let topic = String(decoding: line[t], as: UTF8.self)
+        guard let j = LeanJSON(line), let topic = j.string(j.member(0, "topic")) else { return parseFully(line, at: location) }
         guard topic == "mdm.DeclarativeManagement" || topic == "mdm.Connect" else { return .ignored }
-        let base = topic == "mdm.Connect" ? 7 : 2
-        func text(_ k: Int) -> String? { fields[base + k].map { String(decoding: line[$0], as: UTF8.self) } }
-        guard let enrollment = text(0) ?? text(1), !enrollment.isEmpty, let raw = fields[base + 2] else { return parseFully(line, at: location) }
-        return read(topic: topic, enrollment: enrollment, rawPayload: line[raw], commandUUID: text(3), status: text(4),
-                    received: fields[1].map { String(decoding: line[$0], as: UTF8.self) }, at: location)
+        let body = j.member(0, topic == "mdm.Connect" ? "acknowledge_event" : "checkin_event")
+        guard let enrollment = j.string(j.member(body, "enrollment_id")) ?? j.string(j.member(body, "udid")), !enrollment.isEmpty,
+              let raw = j.string(j.member(body, "raw_payload")) else { return parseFully(line, at: location) }
+        return read(topic: topic, enrollment: enrollment, rawPayload: Array(raw.utf8)[...], commandUUID: j.string(j.member(body, "command_uuid")),
+                    status: j.string(j.member(body, "status")), received: j.string(j.member(0, "created_at")), at: location)
     }
 
-    /// The full reader, for an event the scan did not read: it names what is wrong.
+    /// The values' reader, for an event the lean read did not take: it names what is wrong.
     static func parseFully(_ line: [UInt8], at location: Location) -> Parsed {
         func problem(_ message: String, enrollment: String? = nil) -> Parsed {
             .problem(Problem(StatusCode.event, at: location, (enrollment.map { "enrollment \(Problem.printable($0)): " } ?? "") + message))

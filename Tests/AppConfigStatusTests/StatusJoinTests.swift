@@ -162,6 +162,8 @@ struct StatusJoinTests {
         #expect(r.verdict(devices[3].key)?.state == .pending)
         #expect(r.summary.states["pending"] == devices.count - 3)
         // The server's status endpoints are DDM's: an MDM output is a usage error there.
-        await #expect(throws: Problem.self) { try await f.statusFromServer() }
+        let refused = await #expect(throws: Problem.self) { try await f.statusFromServer() }
+        #expect(refused?.code.rawValue == StatusCode.usage.rawValue)
+        #expect(refused?.message.hasSuffix("its results come as mdm.Connect events (--events), not from a DDM server") == true)
     }
 }

@@ -130,10 +130,13 @@ struct PushCommand: ParsableCommand {
             return
         }
         let showProgress = !quiet && Console.current.isProcess && isatty(2) != 0
-        let result = Self.wait(PushJob(options)) { p in
-            guard showProgress else { return }
-            let eta = p.eta.map { " ETA \(String(format1: $0)) s" } ?? ""
-            writeStandardError("\r\u{1B}[K  push  \(p.devicesDone)/\(p.devicesToSend) devices  \(p.requests) requests  \(formatRate(p.requestsPerSecond))requests/s\(eta)")
+        let job = PushJob(options)
+        let result = waitFor {
+            await job.run { p in
+                guard showProgress else { return }
+                let eta = p.eta.map { " ETA \(String(format1: $0)) s" } ?? ""
+                writeStandardError("\r\u{1B}[K  push  \(p.devicesDone)/\(p.devicesToSend) devices  \(p.requests) requests  \(formatRate(p.requestsPerSecond))requests/s\(eta)")
+            }
         }
         if showProgress { writeStandardError("\r\u{1B}[K") }
         Self.say(result, dryRun: dryRun)
@@ -163,15 +166,7 @@ struct PushCommand: ParsableCommand {
         rollout.gate = gate
         rollout.pilot = pilot
         let job = StagedRollout(push: push, options: rollout)
-        final class Box: @unchecked Sendable { var result: StagedRollout.Result? }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            box.result = await job.run { writeStandardOutput($0) }
-            done.signal()
-        }
-        done.wait()
-        let result = box.result!
+        let result = waitFor { await job.run { writeStandardOutput($0) } }
         if let last = result.stages.last { Self.say(last.push, dryRun: false) }
         if let report, let last = result.stages.last { Self.writeReport(last.push, to: report) }
         if let stopped = result.stopped { writeStandardError("appconfig: push: rollout stopped: \(stopped)\n") }
@@ -180,19 +175,6 @@ struct PushCommand: ParsableCommand {
             throw ExitCode(ExitStatus.usage)
         }
         if result.exitStatus != ExitStatus.ok { throw ExitCode(result.exitStatus) }
-    }
-
-    /// Runs the job on the concurrency pool and waits for it (the command line is synchronous).
-    static func wait(_ job: PushJob, progress: @escaping @Sendable (PushProgress) -> Void) -> PushResult {
-        final class Box: @unchecked Sendable { var result: PushResult? }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            box.result = await job.run(progress: progress)
-            done.signal()
-        }
-        done.wait()
-        return box.result!
     }
 
     /// Usage faults (a delivery the server does not take, an unreadable output) are status 2.

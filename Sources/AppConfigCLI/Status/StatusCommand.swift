@@ -85,7 +85,10 @@ struct StatusCommand: ParsableCommand {
             if let variable = enrollmentID, let inventory {
                 options.enrollmentIDs = try PushOptions.enrollmentIDs(inventory: inventory, variable: variable, deviceKeyColumn: deviceKey, columnMap: try PushCommand.columnMap(map))
             }
-            let result = try Self.wait(StatusJob(options))
+            let job = StatusJob(options)
+            let result = try waitFor { () async -> Result<StatusResult, Problem> in
+                do throws(Problem) { return .success(try await job.run()) } catch { return .failure(error) }
+            }.get()
             writeStandardOutput(result.summary.text(), terminator: "")
             for p in result.problems.prefix(5) { writeStandardError("appconfig: status: \(p.description)\n") }
             if result.problems.count > 5 { writeStandardError("appconfig: status: ... and \(result.problems.count - 5) more unreadable events (--report lists each)\n") }
@@ -97,18 +100,5 @@ struct StatusCommand: ParsableCommand {
             let usage = problem.code == StatusCode.usage || problem.code == StatusCode.source || problem.code.rawValue == PushCode.usage.rawValue
             throw ExitCode(usage ? ExitStatus.usage : ExitStatus.failed)
         }
-    }
-
-    /// Runs the job on the concurrency pool and waits for it (the command line is synchronous).
-    static func wait(_ job: StatusJob) throws(Problem) -> StatusResult {
-        final class Box: @unchecked Sendable { var result: Result<StatusResult, Problem>? }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            do throws(Problem) { box.result = .success(try await job.run()) } catch { box.result = .failure(error) }
-            done.signal()
-        }
-        done.wait()
-        return try box.result!.get()
     }
 }
