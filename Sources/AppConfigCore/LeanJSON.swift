@@ -151,6 +151,13 @@ package struct LeanJSON {
         return Self.unescape(raw)
     }
 
+    /// The string at `node` as UTF-8: its bytes in the text when it has no escape (no copy).
+    package func utf8(_ node: Int?) -> ArraySlice<UInt8>? {
+        guard let node, node < nodes.count, nodes[node].kind == .string else { return nil }
+        let n = nodes[node]
+        return n.escaped ? string(node).map { Array($0.utf8)[...] } : bytes[Int(n.start)..<Int(n.end)]
+    }
+
     package func bool(_ node: Int?) -> Bool? {
         guard let node, node < nodes.count, nodes[node].kind == .literal else { return nil }
         switch bytes[Int(nodes[node].start)] {

@@ -89,8 +89,8 @@ public struct StatusFold: Sendable {
         guard topic == "mdm.DeclarativeManagement" || topic == "mdm.Connect" else { return .ignored }
         let body = j.member(0, topic == "mdm.Connect" ? "acknowledge_event" : "checkin_event")
         guard let enrollment = j.string(j.member(body, "enrollment_id")) ?? j.string(j.member(body, "udid")), !enrollment.isEmpty,
-              let raw = j.string(j.member(body, "raw_payload")) else { return parseFully(line, at: location) }
-        return read(topic: topic, enrollment: enrollment, rawPayload: Array(raw.utf8)[...], commandUUID: j.string(j.member(body, "command_uuid")),
+              let raw = j.utf8(j.member(body, "raw_payload")) else { return parseFully(line, at: location) }
+        return read(topic: topic, enrollment: enrollment, rawPayload: raw, commandUUID: j.string(j.member(body, "command_uuid")),
                     status: j.string(j.member(body, "status")), received: j.string(j.member(0, "created_at")), at: location)
     }
 

@@ -79,6 +79,10 @@ struct LeanJSONTests {
         #expect(items.count == 7 && j.integer(items[0]) == 1 && j.integer(items[1]) == -2 && j.integer(items[2]) == nil)
         #expect(j.bool(items[3]) == true && j.bool(items[4]) == false && j.bool(items[5]) == nil)
         #expect(j.string(j.member(items[6], "c")) == "d")
+        // UTF-8 without a copy when unescaped, unescaped when not.
+        #expect(j.utf8(j.member(items[6], "c")).map { Array($0) } == Array("d".utf8))
+        #expect(j.utf8(j.member(0, "a")).map { Array($0) } == Array("x\"y\\zé😀".utf8))
+        #expect(j.utf8(j.member(0, "b")) == nil)
         #expect(j.isObject(j.member(0, "e")) && j.members(j.member(0, "e")!).isEmpty && j.isArray(j.member(0, "f")))
         #expect(j.members(0).count == 5 && j.member(0, "zz") == nil)
     }
