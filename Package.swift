@@ -105,7 +105,7 @@ let package = Package(
         ]),
         /// `appconfig status`: what devices reported (webhook events, a DDM server's status
         /// endpoints), folded per device and joined to the generation and the push journal.
-        .target(name: "AppConfigStatus", dependencies: ["AppConfigCore", "AppConfigSpec", "AppConfigPush", "AppConfigBatch", "Digest", "LibPlist",
+        .target(name: "AppConfigStatus", dependencies: ["AppConfigCore", "AppConfigOutput", "AppConfigSpec", "AppConfigPush", "AppConfigBatch", "Digest", "LibPlist",
                                                        .product(name: "NIOHTTP1", package: "swift-nio")]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
         .target(name: "AppConfigRender", dependencies: ["AppConfigCore", "AppConfigCompiler", "AppConfigPattern"]),

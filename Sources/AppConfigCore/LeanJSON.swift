@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON text parsed into a flat list of nodes that point into its bytes: no string is made
 /// until asked for, no place kept. Written by hand because the benchmark says so: the values'
 /// reader (`JSONReader`, every value with its line and column, every string made) was most of a
@@ -16,12 +22,16 @@ package struct LeanJSON {
         package var escaped: Bool
     }
 
-    package let bytes: [UInt8]
+    /// The text; nodes count from its start (a line of a larger file is read where it lies).
+    package let bytes: ArraySlice<UInt8>
+    private let base: Int
     package private(set) var nodes: [Node] = []
 
-    package init?(_ bytes: [UInt8], maxDepth: Int = 64) {
+    package init?(_ bytes: [UInt8], maxDepth: Int = 64) { self.init(bytes[...], maxDepth: maxDepth) }
+
+    package init?(_ bytes: ArraySlice<UInt8>, maxDepth: Int = 64) {
         self.bytes = bytes
-        nodes.reserveCapacity(bytes.count / 16)
+        base = bytes.startIndex
         let ok: Bool = bytes.withUnsafeBufferPointer { b in
             var i = 0
             var nodes: [Node] = []
@@ -103,8 +113,8 @@ package struct LeanJSON {
     }
 
     /// The members of the object at `node`: (key node, value node) pairs.
-    package func members(_ node: Int) -> [(key: Int, value: Int)] {
-        guard node < nodes.count, nodes[node].kind == .object else { return [] }
+    package func members(_ node: Int?) -> [(key: Int, value: Int)] {
+        guard let node, node < nodes.count, nodes[node].kind == .object else { return [] }
         var out: [(Int, Int)] = []
         var k = node + 1
         let end = Int(nodes[node].next)
@@ -120,14 +130,18 @@ package struct LeanJSON {
         guard let node, node < nodes.count, nodes[node].kind == .object else { return nil }
         var k = node + 1
         let end = Int(nodes[node].next)
-        let utf8 = key.utf8
-        while k < end {
-            let n = nodes[k]
-            if !n.escaped, Int(n.end - n.start) == utf8.count, utf8.elementsEqual(bytes[Int(n.start)..<Int(n.end)]) { return k + 1 }
-            if n.escaped, string(k) == key { return k + 1 }
-            k = Int(nodes[k + 1].next)
+        var key = key
+        return key.withUTF8 { utf8 in
+            bytes.withUnsafeBufferPointer { b in
+                while k < end {
+                    let n = nodes[k]
+                    if !n.escaped, Int(n.end - n.start) == utf8.count, utf8.isEmpty || memcmp(b.baseAddress! + Int(n.start), utf8.baseAddress!, utf8.count) == 0 { return k + 1 }
+                    if n.escaped, string(k) == String(decoding: utf8, as: UTF8.self) { return k + 1 }
+                    k = Int(nodes[k + 1].next)
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     /// The items of the array at `node`.
@@ -146,7 +160,7 @@ package struct LeanJSON {
     package func string(_ node: Int?) -> String? {
         guard let node, node < nodes.count, nodes[node].kind == .string else { return nil }
         let n = nodes[node]
-        let raw = bytes[Int(n.start)..<Int(n.end)]
+        let raw = bytes[(base + Int(n.start))..<(base + Int(n.end))]
         guard n.escaped else { return String(decoding: raw, as: UTF8.self) }
         return Self.unescape(raw)
     }
@@ -155,12 +169,12 @@ package struct LeanJSON {
     package func utf8(_ node: Int?) -> ArraySlice<UInt8>? {
         guard let node, node < nodes.count, nodes[node].kind == .string else { return nil }
         let n = nodes[node]
-        return n.escaped ? string(node).map { Array($0.utf8)[...] } : bytes[Int(n.start)..<Int(n.end)]
+        return n.escaped ? string(node).map { Array($0.utf8)[...] } : bytes[(base + Int(n.start))..<(base + Int(n.end))]
     }
 
     package func bool(_ node: Int?) -> Bool? {
         guard let node, node < nodes.count, nodes[node].kind == .literal else { return nil }
-        switch bytes[Int(nodes[node].start)] {
+        switch bytes[base + Int(nodes[node].start)] {
         case 0x74: return true
         case 0x66: return false
         default: return nil
@@ -169,7 +183,7 @@ package struct LeanJSON {
 
     package func integer(_ node: Int?) -> Int? {
         guard let node, node < nodes.count, nodes[node].kind == .number else { return nil }
-        return Int(String(decoding: bytes[Int(nodes[node].start)..<Int(nodes[node].end)], as: UTF8.self))
+        return Int(String(decoding: bytes[(base + Int(nodes[node].start))..<(base + Int(nodes[node].end))], as: UTF8.self))
     }
 
     package func isObject(_ node: Int?) -> Bool { node.map { $0 < nodes.count && nodes[$0].kind == .object } ?? false }

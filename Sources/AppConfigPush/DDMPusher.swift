@@ -157,7 +157,7 @@ final class DDMPusher: Pusher, @unchecked Sendable {
     private func store(_ d: PushSource.Declaration) async -> PushFailure? {
         if let known = journal.declaration(d.identifier), known.ours == d.serverToken { return nil }
         do throws(PushFailure) {
-            _ = try await connection.send(.declarationPut, .PUT, prefix + "/declarations", query: Self.noNotify, body: d.body,
+            _ = try await connection.send(.declarationPut, .PUT, prefix + "/declarations", query: Self.noNotify, body: Array(d.body),
                                           contentType: "application/json",
                                           final: { a in a.status == 400 ? Problem(PushCode.server, at: Location(), "the server refused the declaration \(d.identifier): \(a.text)") : nil },
                                           what: "PUT the declaration \(d.identifier)")

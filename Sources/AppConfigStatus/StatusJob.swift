@@ -73,15 +73,11 @@ public struct StatusJob: Sendable {
         var fold = try StatusState.read(options.resolvedStatePath)
         switch options.reports {
         case .events(let path)?:
-            let bytes: [UInt8]
             if path == "-" {
-                bytes = options.standardInput ?? []
+                fold.fold(events: options.standardInput ?? [], file: "<stdin>")
             } else {
-                do { bytes = try readFileBytes(path, limit: 64 << 30) } catch {
-                    throw Problem(StatusCode.usage, at: Location(file: path), "--events \(path): \(error.problem.message)")
-                }
+                try fold.fold(eventsFile: path)
             }
-            fold.fold(events: bytes, file: path == "-" ? "<stdin>" : path)
         case .server(let kind, let url, let key)?:
             guard source.delivery.isDDM else {
                 throw Problem(StatusCode.usage, at: Location(), "\(options.source) is an \(source.delivery.rawValue) output: its results come as mdm.Connect events (--events), not from a DDM server")
@@ -104,10 +100,18 @@ public struct StatusJob: Sendable {
             fold.reports += read.reports
         case nil: break
         }
-        if options.reports != nil { try StatusState.write(fold, to: options.resolvedStatePath) }
-        let verdicts = try join.verdicts(fold)
+        let statePath = options.resolvedStatePath
+        let writing = options.reports == nil ? nil : OffThePath.Work { [fold] () throws(Problem) in try StatusState.write(fold, to: statePath) }
+        let verdicts: [DeviceVerdict]
+        do { verdicts = try join.verdicts(fold) } catch {
+            _ = writing?.wait()
+            throw error
+        }
+        if let failure = writing?.wait() { throw failure }
         let summary = StatusSummary(generation: options.source, delivery: source.delivery.rawValue, verdicts: verdicts, fold: fold)
-        return StatusResult(verdicts: verdicts, summary: summary, problems: fold.problems)
+        let problems = fold.problems
+        OffThePath.release((consume source, consume journal, consume fold, consume join))
+        return StatusResult(verdicts: verdicts, summary: summary, problems: problems)
     }
 
     /// The roll-up groups of each device from the inventory: the columns asked for, else `model`
@@ -150,9 +154,10 @@ public struct StatusJob: Sendable {
 }
 
 /// The fold kept between runs: a header line, then per enrollment a line
-/// `{"enrollment":…,"report":{…}}` (`DeviceReport` as JSON). Written by hand, whole beside its
+/// `{"enrollment":…,"report":{…}}` (`DeviceReport` as JSON). Written by hand under a temporary
 /// name, then renamed: JSONEncoder took a fifth of a 100k-event run (perf), this a few percent.
-/// Read a line at a time by the values' JSON reader, in parallel.
+/// Read back lean, a line at a time on every core; a line the lean read does not take goes to the
+/// values' reader, which says what is wrong with it.
 enum StatusState {
     static let magic = "appconfig-status-state 1"
     static var header: [UInt8] { Array(#"{"state":"\#(magic)"}"#.utf8) + [0x0A] }
@@ -162,16 +167,17 @@ enum StatusState {
         guard access(path, F_OK) == 0 else { return fold }
         let bytes: [UInt8]
         do { bytes = try readFileBytes(path, limit: 64 << 30) } catch { throw Problem(StatusCode.state, at: Location(file: path), error.problem.message) }
-        let lines = StatusFold.lines(bytes)
+        let lines = bytes.lineRanges
         guard let first = lines.first, bytes[first].elementsEqual(header.dropLast()) else {
             throw Problem(StatusCode.state, at: Location(file: path, line: 1), "\(path) is not a state file appconfig status wrote")
         }
         let entries = try ParallelLines.map(lines.count - 1) { i throws(Problem) -> (String, DeviceReport)? in
-            let line = Array(bytes[lines[i + 1]])
+            let line = bytes[lines[i + 1]]
             if line.isEmpty { return nil }
-            do throws(Problem) { return try decode(JSONReader.document(line, file: path)) } catch {
-                throw Problem(StatusCode.state, at: Location(file: path, line: i + 2), "not a line of a status state file: \(error.message)")
-            }
+            if let lean = LeanJSON(line), let entry = decode(lean) { return entry }
+            var message = "no enrollment and report"
+            do throws(Problem) { _ = try JSONReader.document(Array(line), file: path) } catch { message = error.message }
+            throw Problem(StatusCode.state, at: Location(file: path, line: i + 2), "not a line of a status state file: \(message)")
         }
         fold.devices.reserveCapacity(entries.count)
         for case let (id, report)? in entries { fold.devices[id] = report }
@@ -179,18 +185,19 @@ enum StatusState {
     }
 
     static func write(_ fold: StatusFold, to path: String) throws(Problem) {
-        // Lines made on every core, a chunk of enrollments each, then joined in order.
-        let ids = fold.devices.keys.sorted(), devices = fold.devices, chunk = 4096
-        let pieces = try ParallelLines.map((ids.count + chunk - 1) / chunk, chunk: 1) { c throws(Problem) -> [UInt8] in
+        // In the order of the enrollments' FNV-1a hashes (the same every run): sorting 1M strings
+        // was a second of cache misses. Lines made on every core, a chunk each, written in order.
+        let keys = Array(fold.devices.keys)
+        let hashes = keys.map { key in Array(key.utf8).withView { fnv1a($0) } }
+        let ids = keys.indices.sorted { hashes[$0] != hashes[$1] ? hashes[$0] < hashes[$1] : keys[$0] < keys[$1] }.map { keys[$0] }
+        let devices = fold.devices, chunk = 4096
+        let pieces = ParallelLines.map((ids.count + chunk - 1) / chunk, chunk: 1) { c -> [UInt8] in
             var piece: [UInt8] = []
             piece.reserveCapacity(chunk * 600)
             for id in ids[(c * chunk)..<min(ids.count, (c + 1) * chunk)] { appendLine(id, devices[id]!, to: &piece) }
             return piece
         }
-        var out = header
-        out.reserveCapacity(pieces.reduce(header.count) { $0 + $1.count })
-        for piece in pieces { out += piece }
-        do { try StatusReportFiles.atomicWrite(out, to: path) } catch {
+        do { try StatusReportFiles.atomicWrite(parts: [header] + pieces, to: path) } catch {
             throw Problem(StatusCode.state, at: Location(file: path), error.message)
         }
     }
@@ -257,39 +264,31 @@ enum StatusState {
         key("}}\n")
     }
 
-    /// A line read back: the enrollment and its report.
-    static func decode(_ value: RawValue) throws(Problem) -> (String, DeviceReport) {
-        func fail(_ m: String) -> Problem { Problem(StatusCode.state, at: value.location, m) }
-        func members(_ v: RawValue?) -> [RawValue.Member] { if case .dictionary(let m)? = v?.kind { m } else { [] } }
-        func string(_ v: RawValue?) -> String? { if case .string(let s)? = v?.kind { s } else { nil } }
-        func strings(_ v: RawValue?) -> [String] { if case .array(let l)? = v?.kind { l.compactMap(string) } else { [] } }
-        func member(_ m: [RawValue.Member], _ k: String) -> RawValue? { m.first { $0.key == k }?.value }
-        let top = members(value)
-        guard let id = string(member(top, "enrollment")), case .dictionary(let r)? = member(top, "report")?.kind else {
-            throw fail("no enrollment and report")
-        }
+    /// A line read back: the enrollment and its report; nil when it is not one.
+    static func decode(_ j: LeanJSON) -> (String, DeviceReport)? {
+        func strings(_ node: Int?) -> [String] { j.items(node).compactMap(j.string) }
+        guard let id = j.string(j.member(0, "enrollment")), let r = j.member(0, "report"), j.isObject(r) else { return nil }
         var report = DeviceReport()
-        for a in members(member(r, "apps")) {
-            let m = members(a.value)
+        for (key, value) in j.members(j.member(r, "apps")) {
+            guard let bundle = j.string(key) else { return nil }
             var states: [String: String] = [:]
-            for e in members(member(m, "extensionStates")) { states[e.key] = string(e.value) }
-            report.apps[a.key] = .init(state: string(member(m, "state")), declaration: string(member(m, "declaration")),
-                                       configState: string(member(m, "configState")), extensionStates: states, reasons: strings(member(m, "reasons")))
+            for (e, state) in j.members(j.member(value, "extensionStates")) { if let e = j.string(e) { states[e] = j.string(state) } }
+            report.apps[bundle] = .init(state: j.string(j.member(value, "state")), declaration: j.string(j.member(value, "declaration")),
+                                        configState: j.string(j.member(value, "configState")), extensionStates: states,
+                                        reasons: strings(j.member(value, "reasons")))
         }
-        for c in members(member(r, "commands")) {
-            let m = members(c.value)
-            report.commands[c.key] = .init(status: string(member(m, "status")) ?? "", errorChain: strings(member(m, "errorChain")))
+        for (key, value) in j.members(j.member(r, "commands")) {
+            guard let uuid = j.string(key) else { return nil }
+            report.commands[uuid] = .init(status: j.string(j.member(value, "status")) ?? "", errorChain: strings(j.member(value, "errorChain")))
         }
-        for d in members(member(r, "declarations")) {
-            let m = members(d.value)
-            let active = if case .boolean(let b)? = member(m, "active")?.kind { b } else { false }
-            report.declarations[d.key] = .init(token: string(member(m, "token")) ?? "", active: active, valid: string(member(m, "valid")) ?? "unknown",
-                                               reasons: strings(member(m, "reasons")))
+        for (key, value) in j.members(j.member(r, "declarations")) {
+            guard let declaration = j.string(key) else { return nil }
+            report.declarations[declaration] = .init(token: j.string(j.member(value, "token")) ?? "", active: j.bool(j.member(value, "active")) ?? false,
+                                                     valid: j.string(j.member(value, "valid")) ?? "unknown", reasons: strings(j.member(value, "reasons")))
         }
-        report.errors = strings(member(r, "errors"))
-        report.received = string(member(r, "received"))
-        if case .integer(let n)? = member(r, "reports")?.kind { report.reports = Int(n) }
+        report.errors = strings(j.member(r, "errors"))
+        report.received = j.string(j.member(r, "received"))
+        report.reports = j.integer(j.member(r, "reports")) ?? 0
         return (id, report)
     }
 }
-

@@ -89,38 +89,47 @@ public struct StatusJoin: Sendable {
             }
             return v
         }
-        let known = Set(out.lazy.map(\.enrollment))
-        for id in fold.devices.keys.sorted() where !known.contains(id) {
+        var known = Set<String>(minimumCapacity: out.count)
+        for v in out { known.insert(v.enrollment) }
+        for id in fold.devices.keys.filter({ !known.contains($0) }).sorted() {
             out.append(DeviceVerdict(device: id, enrollment: id, state: .unknownDevice, detail: "an enrollment the generation does not know",
                                      reasons: [], assignments: [], groups: [:], reported: fold.devices[id]?.received))
         }
         return out
     }
 
-    /// The token the server holds for `id`: the journal's, else ours.
-    func expectedToken(_ id: String) -> String? { journal?.declaration(id)?.server ?? source.declarations[id]?.serverToken }
-
     private func judgeDDM(_ device: PushSource.Device, _ report: DeviceReport?, _ v: inout DeviceVerdict) {
-        let types = device.declarations.map { source.declarations[$0]?.type ?? "" }
-        guard let configIndex = types.firstIndex(of: "com.apple.configuration.app.managed") else {
+        // One lookup per declaration of the set (in a table of millions, each a cache miss or two).
+        var configuration: PushSource.Declaration?
+        var assets: [String] = []
+        for id in device.declarations {
+            guard let d = source.declarations[id] else { continue }
+            if d.type.hasPrefix("com.apple.asset.") {
+                assets.append(id)
+            } else if configuration == nil && d.type == "com.apple.configuration.app.managed" {
+                configuration = d
+            }
+        }
+        guard let configuration else {
             v.detail = "its set names no AppManaged configuration"
             v.state = .invalidDeclaration
             return
         }
-        let config = device.declarations[configIndex]
+        let config = configuration.identifier
         guard let report else { return }
         guard let seen = report.declarations[config] else {
             v.detail = report.declarations.isEmpty ? "no declaration status reported" : "its reports do not name \(config) yet"
             return
         }
-        let expected = expectedToken(config)
+        // The token the server holds: the journal's, else ours.
+        let expected = journal?.declaration(config)?.server ?? configuration.serverToken
         if seen.token != expected {
             v.state = .stale
-            v.detail = "reports \(config) at token \(seen.token), pushed \(expected ?? "?")"
+            v.detail = "reports \(config) at token \(seen.token), pushed \(expected)"
             return
         }
         // The most specific fault first: an asset that failed makes its configuration fail too.
-        for (i, id) in device.declarations.enumerated() where types[i].hasPrefix("com.apple.asset.") {
+        for id in assets {
             if let s = report.declarations[id], s.valid == "invalid" {
                 v.state = .assetFailed
                 v.detail = "asset \(id) is invalid"
@@ -136,7 +145,7 @@ public struct StatusJoin: Sendable {
                 return
             }
         }
-        let app = report.apps.values.first { $0.declaration == config } ?? bundleID(config).flatMap { report.apps[$0] }
+        let app = report.apps.values.first { $0.declaration == config } ?? bundleID(configuration).flatMap { report.apps[$0] }
         if let app {
             if let state = app.state, state != "managed" {
                 v.state = .appNotManaged
@@ -186,11 +195,9 @@ public struct StatusJoin: Sendable {
         }
     }
 
-    /// The configuration's `BundleID` (found in its text: one field of a declaration we wrote).
-    private func bundleID(_ config: String) -> String? {
-        guard let body = source.declarations[config]?.body else { return nil }
-        let key = Array(#""BundleID":""#.utf8)
-        guard let r = body.firstRange(of: key), let end = body[r.upperBound...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        return String(decoding: body[r.upperBound..<end], as: UTF8.self)
+    /// The configuration's `BundleID`, for a report whose app names no declaration.
+    private func bundleID(_ configuration: PushSource.Declaration) -> String? {
+        guard let j = LeanJSON(configuration.body) else { return nil }
+        return j.string(j.member(j.member(0, "Payload"), "BundleID"))
     }
 }

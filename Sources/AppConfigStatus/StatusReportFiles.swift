@@ -76,14 +76,13 @@ public enum StatusReportFiles {
     }
 
     /// `bytes` into a temporary file beside `path`, then renamed over it.
-    public static func atomicWrite(_ bytes: [UInt8], to path: String) throws(Problem) {
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-            throw Problem(StatusCode.usage, at: Location(file: path), "cannot write \(path)")
-        }
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw Problem(StatusCode.usage, at: Location(file: path), "cannot write \(path): \(String(cString: strerror(errno)))")
+    public static func atomicWrite(_ bytes: [UInt8], to path: String) throws(Problem) { try atomicWrite(parts: [bytes], to: path) }
+
+    /// Written under a temporary name beside `path` (never one a planted symlink stands at),
+    /// flushed, then renamed: no partial file under the final name.
+    static func atomicWrite(parts: [[UInt8]], to path: String) throws(Problem) {
+        do { try writeFileAtomically(parts: parts, to: path) } catch {
+            throw Problem(StatusCode.usage, at: Location(file: path), error.message)
         }
     }
 }

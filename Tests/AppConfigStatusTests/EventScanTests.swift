@@ -49,6 +49,16 @@ struct EventScanTests {
         #expect(FlatPlistScan.fields(Array("bplist00".utf8) + [0, 1, 2]) == nil)
     }
 
+    @Test("base64 by hand: Foundation's bytes, a plist's tabs and line breaks skipped; not base64 refused", arguments: [
+        "", "e30=", "QUJD", "QUI=", "QQ==", "\n\tZXlK\n\taGFY\n\tb3Zk\n", "Sm/DqyDDhXNl", "+/+/",
+    ])
+    func base64(text: String) throws {
+        let foundation = try #require(Data(base64Encoded: text, options: .ignoreUnknownCharacters))
+        #expect(Base64.decode(Array(text.utf8), skippingTabs: true) == [UInt8](foundation))
+        #expect(Base64.decode(Array((text + "*").utf8), skippingTabs: true) == nil)
+        #expect(Base64.decode(Array(text.utf8)) == (text.contains("\t") ? nil : [UInt8](foundation)))
+    }
+
     @Test("every fixture event: the fast path and the full reader fold to the same device")
     func sameAsFullReader() throws {
         let report = try String(contentsOfFile: Paths.fixture("status/reports/app-not-managed.json"), encoding: .utf8)
