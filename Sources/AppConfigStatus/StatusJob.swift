@@ -101,13 +101,15 @@ public struct StatusJob: Sendable {
         case nil: break
         }
         let statePath = options.resolvedStatePath
-        let writing = options.reports == nil ? nil : OffThePath.Work { [fold] () throws(Problem) in try StatusState.write(fold, to: statePath) }
+        // The state is written while the join runs: at 1M devices its write is mostly the
+        // kernel's copy and the disk's flush, seconds a core of the join need not wait for.
+        let writing = options.reports == nil ? nil : WorkBeside { [fold] () throws(Problem) in try StatusState.write(fold, to: statePath) }
         let verdicts: [DeviceVerdict]
         do { verdicts = try join.verdicts(fold) } catch {
-            _ = writing?.wait()
+            _ = try? writing?.value()
             throw error
         }
-        if let failure = writing?.wait() { throw failure }
+        try writing?.value()
         let summary = StatusSummary(generation: options.source, delivery: source.delivery.rawValue, verdicts: verdicts, fold: fold)
         let problems = fold.problems
         OffThePath.release((consume source, consume journal, consume fold, consume join))
