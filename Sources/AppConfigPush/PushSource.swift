@@ -69,7 +69,12 @@ public final class PushSource: @unchecked Sendable {
     public let path: String
     public let delivery: Delivery
     public let devices: [Device]
-    public let declarations: [String: Declaration]
+    public let declarations: DeclarationTable
+    /// Each device's set resolved once to indices into `declarations.all`: device `i`'s are
+    /// `resolved[starts[i]..<starts[i + 1]]` (a status run judges 1M sets; a table lookup per
+    /// declaration each time was seconds of it).
+    private let resolved: [Int32]
+    private let starts: [Int]
     private let output: ShardOutput
     private let members: [String: ShardOutput.Member]
 
@@ -93,7 +98,7 @@ public final class PushSource: @unchecked Sendable {
         }
         self.members = members
         let indexName = Self.describe(path, "index.jsonl", tar: isTar)
-        var declarations: [String: Declaration] = [:]
+        var table = DeclarationTable([])
         let lines = delivery.isDDM ? output.file("declarations.jsonl") : []
         if !lines.isEmpty {
             let name = Self.describe(path, "declarations.jsonl", tar: isTar)
@@ -103,40 +108,67 @@ public final class PushSource: @unchecked Sendable {
             }
             // The table is made on one core while the index is read on the others (3M
             // declarations: two seconds of a status run).
-            let table = WorkBeside { () -> [String: Declaration] in
-                var table: [String: Declaration] = [:]
-                table.reserveCapacity(read.count)
-                for case let d? in read { table[d.identifier] = d }
-                return table
-            }
+            let building = WorkBeside { () -> DeclarationTable in DeclarationTable(read.compactMap { $0 }) }
             let index: [Device]
             do { index = try Self.readIndex(output.file("index.jsonl"), file: indexName) } catch {
-                _ = table.value()
+                _ = building.value()
                 throw error
             }
             devices = index
-            declarations = table.value()
+            table = building.value()
         } else {
             devices = try Self.readIndex(output.file("index.jsonl"), file: indexName)
         }
         if delivery.isDDM {
             if lines.isEmpty {
                 // The files layout: a JSON file per declaration under `declarations/`.
+                var read: [Declaration] = []
                 for name in Self.memberNames(output, members, under: "declarations/") {
-                    let d = try Self.declaration(try Self.fileBytes(output, members, name, path: path)[...], file: Self.describe(path, name, tar: isTar), line: 1)
-                    declarations[d.identifier] = d
+                    read.append(try Self.declaration(try Self.fileBytes(output, members, name, path: path)[...], file: Self.describe(path, name, tar: isTar), line: 1))
+                }
+                table = DeclarationTable(read)
+            }
+        }
+        (resolved, starts) = try Self.resolve(devices, in: table, file: indexName)
+        declarations = table
+    }
+
+    /// The declarations of device `i`'s set (in `devices`), as indices into `declarations.all`.
+    public func declarationIndexes(ofDevice i: Int) -> ArraySlice<Int32> { resolved[starts[i]..<starts[i + 1]] }
+
+    /// Every device's set resolved to the table, on every core; a declaration the output does not
+    /// hold is an error naming the device and its line.
+    private static func resolve(_ devices: [Device], in table: DeclarationTable, file: String) throws(Problem) -> ([Int32], [Int]) {
+        var starts: [Int] = []
+        starts.reserveCapacity(devices.count + 1)
+        var total = 0
+        for device in devices {
+            starts.append(total)
+            total += device.declarations.count
+        }
+        starts.append(total)
+        var resolved = [Int32](repeating: -1, count: total)
+        let chunk = 4096, chunks = (devices.count + chunk - 1) / chunk
+        var missing = [Problem?](repeating: nil, count: chunks)
+        resolved.withUnsafeMutableBufferPointer { r in
+            missing.withUnsafeMutableBufferPointer { m in
+                nonisolated(unsafe) let (r, m) = (r, m)
+                Parallelism.concurrentPerform(iterations: chunks) { c in
+                    for i in (c * chunk)..<min(devices.count, (c + 1) * chunk) {
+                        for (k, id) in devices[i].declarations.enumerated() {
+                            if let at = table.index(of: id) {
+                                r[starts[i] + k] = Int32(at)
+                            } else if m[c] == nil {
+                                m[c] = Problem(PushCode.source, at: Location(file: file, line: devices[i].line),
+                                               "device \(devices[i].key) names the declaration \(id), which the output does not hold")
+                            }
+                        }
+                    }
                 }
             }
-            // Checked on every core: 4M lookups in a table of 3M were seconds of a status run.
-            let devices = devices, held = declarations
-            let missing = ParallelLines.map(devices.count) { i -> Problem? in
-                let device = devices[i]
-                guard let id = device.declarations.first(where: { held[$0] == nil }) else { return nil }
-                return Problem(PushCode.source, at: Location(file: indexName, line: device.line), "device \(device.key) names the declaration \(id), which the output does not hold")
-            }
-            if let first = missing.lazy.compactMap({ $0 }).first { throw first }
         }
-        self.declarations = declarations
+        if let first = missing.lazy.compactMap({ $0 }).first { throw first }
+        return (resolved, starts)
     }
 
     public var isTar: Bool { output.isTar }

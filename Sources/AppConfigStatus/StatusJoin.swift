@@ -83,7 +83,7 @@ public struct StatusJoin: Sendable {
             if device.removed {
                 v.state = .removed
             } else if source.delivery.isDDM {
-                judgeDDM(device, report, &v)
+                judgeDDM(i, report, &v)
             } else {
                 try judgeMDM(device, report, &v)
             }
@@ -98,24 +98,15 @@ public struct StatusJoin: Sendable {
         return out
     }
 
-    private func judgeDDM(_ device: PushSource.Device, _ report: DeviceReport?, _ v: inout DeviceVerdict) {
-        // One lookup per declaration of the set (in a table of millions, each a cache miss or two).
-        var configuration: PushSource.Declaration?
-        var assets: [String] = []
-        for id in device.declarations {
-            guard let d = source.declarations[id] else { continue }
-            if d.type.hasPrefix("com.apple.asset.") {
-                assets.append(id)
-            } else if configuration == nil && d.type == "com.apple.configuration.app.managed" {
-                configuration = d
-            }
-        }
-        guard let configuration else {
+    private func judgeDDM(_ i: Int, _ report: DeviceReport?, _ v: inout DeviceVerdict) {
+        // The set as resolved when the generation was read: no table lookup here.
+        let all = source.declarations.all, set = source.declarationIndexes(ofDevice: i)
+        guard let at = set.first(where: { all[Int($0)].type == "com.apple.configuration.app.managed" }) else {
             v.detail = "its set names no AppManaged configuration"
             v.state = .invalidDeclaration
             return
         }
-        let config = configuration.identifier
+        let configuration = all[Int(at)], config = configuration.identifier
         guard let report else { return }
         guard let seen = report.declarations[config] else {
             v.detail = report.declarations.isEmpty ? "no declaration status reported" : "its reports do not name \(config) yet"
@@ -128,22 +119,25 @@ public struct StatusJoin: Sendable {
             v.detail = "reports \(config) at token \(seen.token), pushed \(expected)"
             return
         }
-        // The most specific fault first: an asset that failed makes its configuration fail too.
-        for id in assets {
-            if let s = report.declarations[id], s.valid == "invalid" {
+        // The most specific fault first: an asset that failed makes its configuration fail too;
+        // else the first declaration of the set reported invalid.
+        var invalid: (id: String, reasons: [String])?
+        for at in set {
+            let id = all[Int(at)].identifier
+            guard let s = report.declarations[id], s.valid == "invalid" else { continue }
+            if all[Int(at)].type.hasPrefix("com.apple.asset.") {
                 v.state = .assetFailed
                 v.detail = "asset \(id) is invalid"
                 v.reasons = s.reasons
                 return
             }
+            if invalid == nil { invalid = (id, s.reasons) }
         }
-        for id in device.declarations {
-            if let s = report.declarations[id], s.valid == "invalid" {
-                v.state = .invalidDeclaration
-                v.detail = "\(id) is invalid"
-                v.reasons = s.reasons
-                return
-            }
+        if let invalid {
+            v.state = .invalidDeclaration
+            v.detail = "\(invalid.id) is invalid"
+            v.reasons = invalid.reasons
+            return
         }
         let app = report.apps.values.first { $0.declaration == config } ?? bundleID(configuration).flatMap { report.apps[$0] }
         if let app {

@@ -25,8 +25,8 @@ struct PushVerifyAssetsTests {
         try lines.replacingOccurrences(of: PushFixture.base, with: server.baseURL + "/assets")
             .write(toFile: copy + "/declarations.jsonl", atomically: true, encoding: .utf8)
         let source = try PushSource(copy)
-        let dataAssets = source.declarations.values.filter { $0.type == "com.apple.asset.data" }
-        let secretAssets = source.declarations.values.filter { $0.asset?.authenticated == true }.count
+        let dataAssets = source.declarations.all.filter { $0.type == "com.apple.asset.data" }
+        let secretAssets = source.declarations.all.filter { $0.asset?.authenticated == true }.count
         try #require(dataAssets.allSatisfy { $0.asset?.url.hasPrefix(server.baseURL) == true })
 
         // One asset's bytes changed on the host, another missing: their devices fail, named.

@@ -97,6 +97,21 @@ struct LeanJSONTests {
         #expect(j.members(0).count == 5 && j.member(0, "zz") == nil)
     }
 
+    @Test("strings scanned eight bytes at a time: a quote, an escape or a control character at every place of a word", arguments: 0..<18)
+    func wordScan(at place: Int) throws {
+        let pad = String(repeating: "é", count: place / 2) + String(repeating: "a", count: place % 2)
+        // Read where it lies: a slice of a larger text, as the generation's lines are.
+        let escaped = #"{"k":""# + pad + #"\"\\x"# + pad + #"","n":1}"#
+        let text = Array(("[0]\n" + escaped).utf8)
+        let j = try #require(LeanJSON(text[4...]))
+        #expect(j.string(j.member(0, "k")) == pad + "\"\\x" + pad && j.integer(j.member(0, "n")) == 1)
+        let plain = #"{"k":""# + pad + #"","n":2}"#
+        let p = try #require(LeanJSON(Array(plain.utf8)))
+        #expect(p.string(p.member(0, "k")) == pad && p.utf8(p.member(0, "k")).map { Array($0) } == Array(pad.utf8))
+        // A raw control character is refused wherever it falls, as the values' reader refuses it.
+        #expect(LeanJSON(Array((#"{"k":""# + pad + "\u{01}" + pad + #""}"#).utf8)) == nil)
+    }
+
     @Test("refused where the values' reader finds a fault", arguments: [
         #"{"a":1,}"#, #"{"a" 1}"#, #"[1 2]"#, #"{"a":"b"} x"#, "{\"a\":\"tab\there\"}", #"{"a":tru}"#, #"["#, "",
     ])
