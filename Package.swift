@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "AppConfigBatch", targets: ["AppConfigBatch"]),
         .library(name: "AppConfigPush", targets: ["AppConfigPush"]),
         .library(name: "AppConfigStatus", targets: ["AppConfigStatus"]),
+        .library(name: "AppConfigExport", targets: ["AppConfigExport"]),
         .library(name: "LibPlist", targets: ["LibPlist"]),
         .library(name: "AppConfigCore", targets: ["AppConfigCore"]),
         .library(name: "Digest", targets: ["Digest"]),
@@ -105,6 +106,7 @@ let package = Package(
         ]),
         /// `appconfig status`: what devices reported (webhook events, a DDM server's status
         /// endpoints), folded per device and joined to the generation and the push journal.
+        .target(name: "AppConfigExport", dependencies: ["AppConfigCore", "AppConfigOutput", "AppConfigSpec"]),
         .target(name: "AppConfigStatus", dependencies: ["AppConfigCore", "AppConfigOutput", "AppConfigSpec", "AppConfigPush", "AppConfigBatch", "Digest", "LibPlist",
                                                        .product(name: "NIOHTTP1", package: "swift-nio")]),
         /// The VM and the two emitters (XML, binary): one device at a time into a reusable buffer.
@@ -123,6 +125,7 @@ let package = Package(
                 "AppConfigOutput",
                 "AppConfigPush",
                 "AppConfigStatus",
+                "AppConfigExport",
                 "Digest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -142,6 +145,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ], path: "Tests/ServerStandIn"),
+        .testTarget(name: "AppConfigExportTests", dependencies: ["AppConfigExport", "AppConfigCLI", "AppConfigCore", "AppConfigSpec", "LibPlist", "TestSupport"]),
         .testTarget(name: "AppConfigStatusTests", dependencies: ["AppConfigStatus", "AppConfigPush", "AppConfigCLI", "AppConfigCore", "AppConfigSpec", "ServerStandIn", "TestSupport"]),
         .testTarget(name: "AppConfigPushTests", dependencies: ["AppConfigPush", "AppConfigCLI", "AppConfigBatch", "AppConfigOutput", "AppConfigCore", "Digest", "ServerStandIn", "TestSupport"]),
         .testTarget(name: "AppConfigCoreTests", dependencies: ["AppConfigCore", "TestSupport"]),

@@ -8,7 +8,7 @@ public struct AppConfigCommand: ParsableCommand {
         commandName: "appconfig",
         abstract: "Renders Apple managed app configuration (AppConfig specs) for whole fleets.",
         version: "0.1.0",
-        subcommands: [RenderCommand.self, MergeCommand.self, RollbackCommand.self, LintCommand.self, CompileCommand.self, SourcesCommand.self, ImportCommand.self, PushCommand.self, StatusCommand.self, BenchCommand.self]
+        subcommands: [RenderCommand.self, MergeCommand.self, RollbackCommand.self, LintCommand.self, CompileCommand.self, SourcesCommand.self, ImportCommand.self, ExportCommand.self, PushCommand.self, StatusCommand.self, BenchCommand.self]
     )
 
     public init() {}

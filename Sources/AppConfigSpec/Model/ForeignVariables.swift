@@ -19,39 +19,11 @@ public enum ForeignVariables {
         public var known = true
     }
 
-    /// Jamf Pro's payload variables for a mobile device's App Config (Jamf's developer guide,
-    /// "Acting on Extension Attribute Data", and the payload variables table), each with the
-    /// inventory field it names. `$USERNAME` is Jamf's Username, the short name (`sAMAccountName`
-    /// in AD; the export's `Username` column without a directory), not the UPN. IDs Jamf keeps and
-    /// exports do not (`$DEPARTMENTID`, `$SITEID`) have no equivalent.
-    static let jamf: [String: String?] = [
-        "EMAIL": "$(emailAddress)", "SERIALNUMBER": "$(serialNumber)", "UDID": "$(udid)", "USERNAME": "$(sAMAccountName)",
-        "REALNAME": "$(displayName)", "FULLNAME": "$(displayName)", "IMEI": "$(imei)", "ICCID": "$(iccid)", "MEID": "$(meid)",
-        "MACADDRESS": "$(wifiMacAddress)", "DEVICENAME": "$(device.Display Name)",
-        "DEPARTMENT": "$(device.Department)", "DEPARTMENTNAME": "$(device.Department)",
-        "BUILDING": "$(device.Building)", "BUILDINGNAME": "$(device.Building)", "ROOM": "$(device.Room)", "POSITION": "$(device.Position)",
-        "PHONE": "$(device.User Phone Number)", "ASSET_TAG": "$(device.Asset Tag)", "SITENAME": "$(device.Site)",
-        "JSSID": "$(device.JSS Mobile Device ID)", "MANAGEMENTID": "$(device.Device ID)", "DEVICEID": "$(device.Device ID)",
-        "DEPARTMENTID": nil, "BUILDINGID": nil, "SITEID": nil, "PROFILEJSSID": nil,
-    ]
-    /// Workspace ONE's lookup values.
-    static let ws1: [String: String?] = [
-        "emailaddress": "$(emailAddress)", "emailusername": "$(emailAddressLocalPart)", "emaildomain": "$(emailAddressDomain)",
-        "enrollmentuser": "$(sAMAccountName)", "userprincipalname": "$(upn)", "firstname": "$(firstName)", "lastname": "$(lastName)",
-        "userdistinguishedname": "$(dn)", "deviceserialnumber": "$(serialNumber)", "deviceuid": "$(udid)", "deviceudid": "$(udid)",
-        "devicemodel": "$(model)", "deviceimei": "$(imei)", "devicewlanmac": "$(wifiMacAddress)", "devicephonenumber": "$(phoneNumber)",
-        "devicefriendlyname": "$(device.Friendly Name)", "deviceassetnumber": "$(device.Asset Number)",
-        "deviceplatform": nil, "deviceoperatingsystem": nil, "devicereportedname": nil, "groupcode": nil, "enrollmentuserid": nil,
-        "userdomain": nil,
-    ]
-    /// Intune's app configuration tokens (case-insensitive). Microsoft's `{{username}}` is the
-    /// user's display name (`John Doe`); `{{partialupn}}` the UPN before its `@`.
-    static let intune: [String: String?] = [
-        "userprincipalname": "$(upn)", "mail": "$(emailAddress)", "username": "$(displayName)", "partialupn": "$(upn|split:@:0)",
-        "serialnumber": "$(serialNumber)", "serialnumberlast4digits": "$(serialNumber|last:4)", "udidlast4digits": "$(udid|last:4)",
-        "devicename": "$(device.Device name)", "deviceid": "$(device.Device ID)", "imei": "$(imei)",
-        "accountid": nil, "userid": nil, "aaddeviceid": nil,
-    ]
+    /// Each console's tokens by name (Jamf's in capitals, the others' in lower case: they match
+    /// whatever the case), from the one table export reads too (`ConsoleTokens`).
+    static let jamf = ConsoleTokens.lookup(.jamf)
+    static let ws1 = ConsoleTokens.lookup(.ws1)
+    static let intune = ConsoleTokens.lookup(.intune)
 
     /// Every known token in `text`, in order.
     public static func tokens(in text: String) -> [Token] {

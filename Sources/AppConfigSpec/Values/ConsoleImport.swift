@@ -13,6 +13,9 @@ public enum ConsoleImport {
     }
 
     public static func convert(_ bytes: [UInt8], file: String, from console: ForeignVariables.Console) throws(Problem) -> Result {
+        if bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{") {
+            return try convertJSON(bytes, file: file, from: console)
+        }
         let root: XMLElement
         do { root = try XMLReader.parse(bytes, file: file, allowingPlainDoctype: true) } catch { throw error.diagnostic }
         let dict: XMLElement
@@ -35,6 +38,56 @@ public enum ConsoleImport {
             if let json = self.json(value, key: keyElement.text, notes: &notes) {
                 members.append("  " + jsonQuoted(keyElement.text) + ": " + json)
             }
+        }
+        return Result(json: "{\n" + members.joined(separator: ",\n") + "\n}\n", notes: notes)
+    }
+
+    /// The JSON forms `export` writes and the consoles' APIs take: an Intune policy body
+    /// (`settings[]`, or `encodedSettingXml`: the plist, base64) and Workspace ONE's
+    /// `application_configuration` list. Each value typed as the console's type says.
+    private static func convertJSON(_ bytes: [UInt8], file: String, from console: ForeignVariables.Console) throws(Problem) -> Result {
+        let root = try JSONReader.document(bytes, file: file)
+        guard case .dictionary(let top) = root.kind else { throw Problem(.valuesRoot, at: root.location, "expected a JSON object, not \(root.typeName)") }
+        func member(_ o: [RawValue.Member], _ key: String) -> RawValue? { o.first { $0.key == key }?.value }
+        func string(_ v: RawValue?) -> String? { if case .string(let s)? = v?.kind { s } else { nil } }
+        if console == .intune, let xml = string(member(top, "encodedSettingXml")) {
+            guard let plist = Base64.decode(Array(xml.utf8)) else {
+                throw Problem(.valuesSyntax, at: member(top, "encodedSettingXml")!.location, "encodedSettingXml is not base64")
+            }
+            return try convert(plist, file: file + " (encodedSettingXml)", from: console)
+        }
+        let (listKey, nameKey, typeKey, valueKey) = console == .intune ? ("settings", "appConfigKey", "appConfigKeyType", "appConfigKeyValue")
+                                                                       : ("application_configuration", "key", "type", "value")
+        guard console != .jamf, let list = member(top, listKey), case .array(let items) = list.kind else {
+            throw Problem(.valuesRoot, at: root.location, "expected \(console == .jamf ? "a plist <dict>" : "\"\(listKey)\": [...]") as \(console.rawValue) holds a configuration")
+        }
+        var notes: [Problem] = []
+        var members: [String] = []
+        for item in items {
+            guard case .dictionary(let o) = item.kind, let name = string(member(o, nameKey)), let text = string(member(o, valueKey)) else {
+                throw Problem(.valuesSyntax, at: item.location, "each entry of \"\(listKey)\" has a \"\(nameKey)\" and a string \"\(valueKey)\"")
+            }
+            let type = string(member(o, typeKey)) ?? ""
+            let json: String
+            switch type {
+            case "integerType", "Integer":
+                guard Int64(text) != nil else { throw Problem(.valuesType, at: item.location, "\"\(name)\": \(text) is not an integer") }
+                json = text
+            case "realType", "Float":
+                guard Double(text) != nil else { throw Problem(.valuesType, at: item.location, "\"\(name)\": \(text) is not a number") }
+                json = text
+            case "booleanType", "Boolean":
+                guard text == "true" || text == "false" else { throw Problem(.valuesType, at: item.location, "\"\(name)\": \(text) is not true or false") }
+                json = text
+            default:
+                let (translated, untranslated) = ForeignVariables.translate(text)
+                for token in untranslated {
+                    let what = token.known ? "(\(token.console.rawValue)) has no equivalent" : "is written like \(token.console.rawValue)'s variables but is not one of them"
+                    notes.append(Problem(.valuesForeignVariable, .warning, at: item.location, "\"\(name)\": \(token.text) \(what); it is kept as literal text"))
+                }
+                json = jsonQuoted(translated)
+            }
+            members.append("  " + jsonQuoted(name) + ": " + json)
         }
         return Result(json: "{\n" + members.joined(separator: ",\n") + "\n}\n", notes: notes)
     }
