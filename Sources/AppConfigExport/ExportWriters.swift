@@ -34,12 +34,14 @@ struct ExportWriters {
                 "@odata.type": "#microsoft.graph.targetedManagedAppConfiguration", "displayName": display,
                 "description": v.match.isEmpty ? "appconfig export: every user" : "appconfig export: \(v.match)",
                 "customSettings": v.keys.map { ["name": $0.key, "value": $0.value.text] },
-                "apps": [["mobileAppIdentifier": ["@odata.type": "#microsoft.graph.iosMobileAppIdentifier", "bundleId": spec.bundleId]]],
             ]
+            // The app is a relationship: set by the targetApps action, after the policy is made.
+            let apps: [String: Any] = ["apps": [["@odata.type": "#microsoft.graph.managedMobileApp",
+                                                 "mobileAppIdentifier": ["@odata.type": "#microsoft.graph.iosMobileAppIdentifier", "bundleId": spec.bundleId]]]]
             let target: [String: Any] = v.name == "all" ? ["@odata.type": "#microsoft.graph.allLicensedUsersAssignmentTarget"]
                 : ["@odata.type": "#microsoft.graph.groupAssignmentTarget", "groupId": v.group]
             let assign: [String: Any] = ["assignments": [["@odata.type": "#microsoft.graph.targetedManagedAppPolicyAssignment", "target": target]]]
-            return [(stem + ".json", try Self.json(body)), (stem + ".assign.json", try Self.json(assign))]
+            return [(stem + ".json", try Self.json(body)), (stem + ".targetApps.json", try Self.json(apps)), (stem + ".assign.json", try Self.json(assign))]
         case .jamf:
             let scope: [String: Any] = ["variant": v.name, "scope": v.name == "all" ? "All Mobile Devices" : v.group, "match": v.match]
             return [(stem + ".plist", Array(Self.plistDict(v.keys).utf8)), (stem + ".scope.json", try Self.json(scope))]

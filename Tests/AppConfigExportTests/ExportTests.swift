@@ -170,4 +170,33 @@ struct ExportTests {
         let doc = try String(contentsOfFile: Paths.root.appendingPathComponent("docs/export.md").path, encoding: .utf8)
         #expect(doc.contains(ConsoleTokens.markdown), "docs/export.md's table is not the code's; it should read:\n\(ConsoleTokens.markdown)")
     }
+
+    @Test("the Graph bodies validate against the schema of Microsoft's v1.0 types, and the check fails a wrong one", arguments: [
+        (ExportTarget.intune, false), (.intune, true), (.intuneMAM, false),
+    ])
+    func graphSchema(target: ExportTarget, xml: Bool) throws {
+        let python = try #require(which("python3"), "python3 is needed for the validator")
+        let script = Paths.root.appendingPathComponent("Tests/Oracles/graph_validator.py").path
+        let schema = Paths.root.appendingPathComponent("Tests/Oracles/graph/intune.schema.json").path
+        let dir = try TemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir.url) }
+        var options = ExportOptions(target: target, spec: Paths.fixture("demo/spec.xml"), values: Paths.fixture("demo/assignments.json"))
+        options.out = dir.path("out")
+        options.intuneXML = xml
+        options.intuneAppID = target == .intune ? "3e8a1d1e-5c2b-4a52-9c9e-0b6f3a2d7c11" : nil
+        let result = try ExportJob(options).run()
+        let files = result.files.filter { $0.hasSuffix(".json") }.map { dir.path("out/" + $0) }
+        #expect(files.count == result.variants.count * (target == .intuneMAM ? 3 : 2))
+        let r = try runProcess(python, [script, schema] + files)
+        #expect(r.status == 0 && r.stdout.hasPrefix("graph_validator: \(files.count) bodies checked, 0 problems"), "\(r.stdout)\(r.stderr)")
+        // A key type Graph does not have, and a property it does not know: both named.
+        let body = files.first { $0.hasSuffix("/all.json") }!
+        let text = try String(contentsOfFile: body, encoding: .utf8)
+        let wrong = xml ? text.replacingOccurrences(of: "\"displayName\"", with: "\"name\"")
+                        : text.replacingOccurrences(of: "\"integerType\"", with: "\"numberType\"").replacingOccurrences(of: "\"displayName\"", with: "\"name\"")
+        try wrong.write(toFile: body, atomically: true, encoding: .utf8)
+        let v = try runProcess(python, [script, schema, body])
+        #expect(v.status == 1 && v.stdout.contains("Additional properties are not allowed ('name' was unexpected)"), "\(v.stdout)")
+        if !xml && target == .intune { #expect(v.stdout.contains("'numberType' is not one of"), "\(v.stdout)") }
+    }
 }
