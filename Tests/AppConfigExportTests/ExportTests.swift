@@ -199,4 +199,47 @@ struct ExportTests {
         #expect(v.status == 1 && v.stdout.contains("Additional properties are not allowed ('name' was unexpected)"), "\(v.stdout)")
         if !xml && target == .intune { #expect(v.stdout.contains("'numberType' is not one of"), "\(v.stdout)") }
     }
+
+    @Test("the command: exit 0 exported, 3 untranslatable, 1 with --strict (nothing written), 2 a secret or usage; --dry-run writes nothing", arguments: [
+        (["--to", "jamf", "--values", "clean"], Int32(0), "files written into"),
+        (["--to", "jamf", "--values", "demo"], 3, "[export.untranslatable]"),
+        (["--to", "jamf", "--values", "demo", "--dry-run"], 3, "# Export of com.northwind.fieldservice to Jamf Pro"),
+        (["--to", "fleet", "--values", "demo", "--strict"], 1, "error: \"serverURL\" (all): Fleet cannot take it"),
+        (["--to", "ws1", "--values", "credentials"], 2, "[export.secret]"),
+        (["--to", "mobileiron", "--values", "clean"], 2, "--to mobileiron: one of intune, intune-mam, jamf, ws1, ivanti, fleet"),
+        (["--to", "jamf", "--values", "clean", "--intune-xml"], 2, "--intune-xml and --intune-app-id are for --to intune"),
+    ] as [([String], Int32, String)])
+    func command(arguments: [String], status: Int32, says: String) throws {
+        let dir = try TemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir.url) }
+        let files = [
+            "clean": try dir.write(#"{"theme": "dark", "userEmail": "$(emailAddress)", "syncIntervalMinutes": 10}"#, to: "clean.json"),
+            "demo": Paths.fixture("demo/assignments.json"),
+            "credentials": try dir.write(#"{"values": {"theme": "system"}, "credentials": [{"identifier": "pw", "kind": "password", "UserName": "$(sAMAccountName)", "Password": {"secret": "pw"}}]}"#, to: "credentials.json"),
+        ]
+        var args = ["export", "--spec", Paths.fixture("demo/spec.xml")]
+        var i = 0
+        while i < arguments.count {
+            if arguments[i] == "--values" { args += ["--values", files[arguments[i + 1]]!]; i += 2 } else { args.append(arguments[i]); i += 1 }
+        }
+        let dryRun = arguments.contains("--dry-run")
+        if !dryRun { args += ["--out", dir.path("out")] }
+        let r = AppConfigCommand.capturing(args)
+        #expect(r.status == status && (r.stdout + r.stderr).contains(says), "\(r.status)\n\(r.stdout)\(r.stderr)")
+        let wrote = FileManager.default.fileExists(atPath: dir.path("out/plan.md"))
+        #expect(wrote == (status == 0 || (status == 3 && !dryRun)))
+    }
+
+    @Test("Fleet's configuration is a whole plist libplist reads, its types kept, its tokens Fleet's")
+    func fleetPlist() throws {
+        let values = #"{"values": {"userEmail": "$(emailAddress)", "syncIntervalMinutes": 10, "offlineMode": true, "photoQuality": 0.5, "mapZoomLevels": [3, 9]}}"#
+        try Self.export(.fleet, values: values) { result, out in
+            _ = try result.get()
+            let body = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/fleet/all.json"))) as? [String: Any])
+            let plist = try LibPlist.decode(Array(try #require(body["configuration"] as? String).utf8))
+            // In the spec's order, as its types say (mapZoomLevels is a list of reals).
+            #expect(plist == .dictionary([("userEmail", .string("$FLEET_VAR_HOST_END_USER_EMAIL_IDP")), ("syncIntervalMinutes", .integer(10)),
+                                          ("photoQuality", .real(0.5)), ("mapZoomLevels", .array([.real(3), .real(9)])), ("offlineMode", .boolean(true))]))
+        }
+    }
 }
