@@ -80,28 +80,28 @@ public enum ConsoleImport {
                 guard text == "true" || text == "false" else { throw Problem(.valuesType, at: item.location, "\"\(name)\": \(text) is not true or false") }
                 json = text
             default:
-                let (translated, untranslated) = ForeignVariables.translate(text)
-                for token in untranslated {
-                    let what = token.known ? "(\(token.console.rawValue)) has no equivalent" : "is written like \(token.console.rawValue)'s variables but is not one of them"
-                    notes.append(Problem(.valuesForeignVariable, .warning, at: item.location, "\"\(name)\": \(token.text) \(what); it is kept as literal text"))
-                }
-                json = jsonQuoted(translated)
+                json = jsonQuoted(translated(text, key: name, at: item.location, notes: &notes))
             }
             members.append("  " + jsonQuoted(name) + ": " + json)
         }
         return Result(json: "{\n" + members.joined(separator: ",\n") + "\n}\n", notes: notes)
     }
 
+    /// A console's text in our syntax; each token without an equivalent kept as text, with a note.
+    private static func translated(_ text: String, key: String, at location: Location, notes: inout [Problem]) -> String {
+        let (translated, untranslated) = ForeignVariables.translate(text)
+        for token in untranslated {
+            let what = token.known ? "(\(token.console.rawValue)) has no equivalent" : "is written like \(token.console.rawValue)'s variables but is not one of them"
+            notes.append(Problem(.valuesForeignVariable, .warning, at: location, "\"\(key)\": \(token.text) \(what); it is kept as literal text"))
+        }
+        return translated
+    }
+
     /// One value as JSON; nil (with a note) for what a values file cannot hold.
     private static func json(_ e: XMLElement, key: String, notes: inout [Problem]) -> String? {
         switch e.name {
         case "string":
-            let (text, untranslated) = ForeignVariables.translate(e.text)
-            for token in untranslated {
-                let what = token.known ? "(\(token.console.rawValue)) has no equivalent" : "is written like \(token.console.rawValue)'s variables but is not one of them"
-                notes.append(Problem(.valuesForeignVariable, .warning, at: e.location, "\"\(key)\": \(token.text) \(what); it is kept as literal text"))
-            }
-            return jsonQuoted(text)
+            return jsonQuoted(translated(e.text, key: key, at: e.location, notes: &notes))
         case "integer", "real": return e.text.trimmingXMLWhitespace
         case "true", "false": return e.name
         case "date": return jsonQuoted(e.text.trimmingXMLWhitespace)
