@@ -49,31 +49,31 @@ struct ExportTranslator {
 
     /// The variants: `all`, then one per assignment, in the file's order.
     func variants(_ values: AdminValues) -> [ExportVariant] {
-        var out = [variant(name: "all", group: "All devices", match: "", entries: values.entries, location: Location(file: values.file))]
+        var out = [variant(name: "all", group: "All devices", match: "", entries: values.entries)]
         for a in values.assignments {
             var entries = values.entries
             for (key, entry) in a.entries { entries[key] = entry }
             let groups = a.conditions.filter { if case .group = $0.subject { true } else { false } }
             let group = groups.count == 1 && a.conditions.count == 1 && groups[0].values.count == 1 ? groups[0].values[0] : a.name
             let match = a.conditions.map { "\($0.subject) \($0.test == .equals ? "=" : $0.test.rawValue) \($0.values.joined(separator: " or "))" }.joined(separator: " and ")
-            out.append(variant(name: a.name, group: group, match: match, entries: entries, location: a.location))
+            out.append(variant(name: a.name, group: group, match: match, entries: entries))
         }
         return out
     }
 
-    private func variant(name: String, group: String, match: String, entries: [String: AdminValues.Entry], location: Location) -> ExportVariant {
+    private func variant(name: String, group: String, match: String, entries: [String: AdminValues.Entry]) -> ExportVariant {
         var v = ExportVariant(name: name, group: group, match: match, keys: [], notes: [])
         for key in spec.keys {
             guard case .value(let assigned)? = entries[key.name] else { continue }
-            switch value(assigned, type: key.type) {
-            case .success(let (value, conversion)):
+            do throws(Why) {
+                let (value, conversion) = try self.value(assigned, type: key.type)
                 v.keys.append((key.name, value))
                 if let conversion {
                     v.notes.append(Problem(ExportCode.converted, at: assigned.location, "\"\(key.name)\" (\(name)): \(conversion) for \(target.title)"))
                 }
-            case .failure(let why):
+            } catch {
                 v.notes.append(Problem(ExportCode.untranslatable, at: assigned.location,
-                                       "\"\(key.name)\" (\(name)): \(target.title) cannot take it: \(why.text); left out of this object"))
+                                       "\"\(key.name)\" (\(name)): \(target.title) cannot take it: \(error.text); left out of this object"))
             }
         }
         return v
@@ -82,81 +82,63 @@ struct ExportTranslator {
     struct Why: Error { var text: String }
 
     /// The value as the console takes it, and the conversion made to fit it (nil: none).
-    func value(_ assigned: AssignedValue, type: KeyType) -> Result<(ConsoleValue, String?), Why> {
+    func value(_ assigned: AssignedValue, type: KeyType) throws(Why) -> (ConsoleValue, String?) {
         var items: [ConsoleValue] = []
-        for item in assigned.items {
-            switch scalar(item.content) {
-            case .success(let v): items.append(v)
-            case .failure(let why): return .failure(why)
-            }
-        }
-        let typed: ConsoleValue = type.isArray ? .array(items) : (items.first ?? .string(""))
-        return fit(typed, type: type)
+        for item in assigned.items { items.append(try scalar(item.content)) }
+        return try fit(type.isArray ? .array(items) : (items.first ?? .string("")), type: type)
     }
 
     /// Within what the console's types are.
-    private func fit(_ value: ConsoleValue, type: KeyType) -> Result<(ConsoleValue, String?), Why> {
+    private func fit(_ value: ConsoleValue, type: KeyType) throws(Why) -> (ConsoleValue, String?) {
         switch target {
-        case .jamf, .fleet: return .success((value, nil))
-        case .intune where intuneXML: return .success((value, nil))
+        case .jamf, .fleet: return (value, nil)
+        case .intune where intuneXML: return (value, nil)
         case .intune, .ws1:
-            if case .array = value { return .failure(Why(text: "a list (\(type.rawValue)) has no place in its key/value settings" + (target == .intune ? " (--intune-xml writes the whole plist)" : ""))) }
-            if case .date = value { return .success((.string(value.text), "a date written as ISO 8601 text")) }
-            return .success((value, nil))
+            if case .array = value { throw Why(text: "a list (\(type.rawValue)) has no place in its key/value settings" + (target == .intune ? " (--intune-xml writes the whole plist)" : "")) }
+            if case .date = value { return (.string(value.text), "a date written as ISO 8601 text") }
+            return (value, nil)
         case .intuneMAM, .ivanti:
-            if case .array = value { return .failure(Why(text: "a list (\(type.rawValue)): it takes only strings")) }
-            if case .string = value { return .success((value, nil)) }
-            return .success((.string(value.text), "a \(type.rawValue) written as the string \"\(value.text)\""))
+            if case .array = value { throw Why(text: "a list (\(type.rawValue)): it takes only strings") }
+            if case .string = value { return (value, nil) }
+            return (.string(value.text), "a \(type.rawValue) written as the string \"\(value.text)\"")
         }
     }
 
-    private func scalar(_ content: AssignedValue.Item.Content) -> Result<ConsoleValue, Why> {
+    private func scalar(_ content: AssignedValue.Item.Content) throws(Why) -> ConsoleValue {
         switch content {
-        case .literal(.string(let s)): return literal(s).map { .string($0) }
-        case .literal(.integer(let n)): return .success(.integer(n))
-        case .literal(.float(let d)): return .success(.real(d))
-        case .literal(.boolean(let b)): return .success(.boolean(b))
-        case .literal(.date(let d)): return .success(.date(d))
+        case .literal(.string(let s)): return .string(try literal(s))
+        case .literal(.integer(let n)): return .integer(n)
+        case .literal(.float(let d)): return .real(d)
+        case .literal(.boolean(let b)): return .boolean(b)
+        case .literal(.date(let d)): return .date(d)
         case .template(let template):
             var out = ""
             for part in template.parts {
                 switch part {
-                case .literal(let s):
-                    switch literal(s) {
-                    case .success(let text): out += text
-                    case .failure(let why): return .failure(why)
-                    }
-                case .variable(let v): 
-                    switch token(v, []) {
-                    case .success(let t): out += t
-                    case .failure(let why): return .failure(why)
-                    }
-                case .filtered(let v, let filters):
-                    switch token(v, filters) {
-                    case .success(let t): out += t
-                    case .failure(let why): return .failure(why)
-                    }
+                case .literal(let s): out += try literal(s)
+                case .variable(let v): out += try token(part, v, [])
+                case .filtered(let v, let filters): out += try token(part, v, filters)
                 }
             }
-            return .success(.string(out))
+            return .string(out)
         }
     }
 
-    /// The console's token for a variable with its filters.
-    private func token(_ v: Variable, _ filters: [TemplateFilter]) -> Result<String, Why> {
-        let ours = "$(" + v.description + filters.map { "|\($0)" }.joined() + ")"
-        if let token = ConsoleTokens.token(for: ours, in: target.console) { return .success(token) }
-        if !filters.isEmpty, ConsoleTokens.token(for: "$(\(v))", in: target.console) != nil {
-            return .failure(Why(text: "\(ours) applies a filter (\(filters.map(\.description).joined(separator: ", "))) it cannot apply"))
+    /// The console's token for a variable with its filters (`part`, written as ours writes it).
+    private func token(_ part: StringTemplate.Part, _ v: Variable, _ filters: [TemplateFilter]) throws(Why) -> String {
+        let ours = StringTemplate(parts: [part]).description
+        if let token = ConsoleTokens.token(for: ours, in: target.console) { return token }
+        if !filters.isEmpty, ConsoleTokens.token(for: StringTemplate(parts: [.variable(v)]).description, in: target.console) != nil {
+            throw Why(text: "\(ours) applies a filter (\(filters.map(\.description).joined(separator: ", "))) it cannot apply")
         }
         if case .deviceAttribute(let column) = v {
-            return .failure(Why(text: "\(ours) reads the inventory column \(column), which has no \(target.console.rawValue) token"))
+            throw Why(text: "\(ours) reads the inventory column \(column), which has no \(target.console.rawValue) token")
         }
-        return .failure(Why(text: "\(ours) has no \(target.console.rawValue) token"))
+        throw Why(text: "\(ours) has no \(target.console.rawValue) token")
     }
 
     /// Literal text, unless the console would read part of it as its token.
-    private func literal(_ s: String) -> Result<String, Why> {
+    private func literal(_ s: String) throws(Why) -> String {
         let console = target.console
         let misread: Bool
         switch console {
@@ -165,7 +147,7 @@ struct ExportTranslator {
         case .ivanti: misread = s.contains("${")
         case .fleet: misread = s.contains("$FLEET_VAR_")
         }
-        if misread { return .failure(Why(text: "its text \(jsonQuoted(s)) would be read as a \(console.rawValue) variable, and it has no way to write it literally")) }
-        return .success(s)
+        if misread { throw Why(text: "its text \(jsonQuoted(s)) would be read as a \(console.rawValue) variable, and it has no way to write it literally") }
+        return s
     }
 }

@@ -1,7 +1,7 @@
 import AppConfigCore
-import Dispatch
 
-/// Work over numbered items on every core, results in order; the first error (in order) thrown.
+/// Work over numbered items on every core the job allows (`Parallelism`), results in order; the
+/// first error (in order) thrown.
 package enum ParallelLines {
     package static func map<T: Sendable, E: Error>(_ count: Int, chunk: Int = 2048, _ body: @Sendable (Int) throws(E) -> T) throws(E) -> [T] {
         let chunks = (count + chunk - 1) / chunk
@@ -10,7 +10,7 @@ package enum ParallelLines {
         results.withUnsafeMutableBufferPointer { r in
             failures.withUnsafeMutableBufferPointer { f in
                 nonisolated(unsafe) let (r, f) = (r, f)
-                DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                Parallelism.concurrentPerform(iterations: chunks) { c in
                     var out: [T] = []
                     out.reserveCapacity(chunk)
                     do throws(E) {
