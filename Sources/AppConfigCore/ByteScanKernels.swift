@@ -24,6 +24,26 @@ extension WorkerSlots where T == UInt8 {
     }
 }
 
+extension WorkerSlots where T == UInt8 {
+    /// `appconfig_base64_decode_blocks`: whole blocks of 32 letters decoded in place from letter
+    /// `input` to byte `output` (output <= input); both moved past what was decoded.
+    @inlinable
+    package func decodeBase64Blocks(input: inout Int, output: inout Int) {
+        guard let base = buffer.baseAddress else { return }
+        appconfig_base64_decode_blocks(base, buffer.count, &input, &output)
+    }
+}
+
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// `appconfig_json_string_stop` from `offset`: where the first quote, backslash or byte
+    /// below 0x20 is, or the end.
+    @inlinable @inline(__always)
+    package func jsonStringStop(from offset: Int) -> Int {
+        guard let base = baseAddress, offset < count else { return count }
+        return offset + appconfig_json_string_stop(base + offset, count - offset)
+    }
+}
+
 extension BufferView where Element == UInt8 {
     /// `appconfig_dn_counts_plain`: whether a DN already read as plain type=value pairs has one `=`
     /// per RDN and no `"`, `#`, `<` or `>`.

@@ -81,7 +81,7 @@ public final class PushSource: @unchecked Sendable {
     /// Reads the output at `path`; its problems name the file and line.
     public init(_ path: String) throws(Problem) {
         self.path = path
-        let output = try ShardOutput(path)
+        let output = try ShardOutput(path, reading: ["index.jsonl", "declarations.jsonl"])
         self.output = output
         let isTar = output.isTar
         let header = output.manifest.header

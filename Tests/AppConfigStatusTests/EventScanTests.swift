@@ -59,6 +59,31 @@ struct EventScanTests {
         #expect(Base64.decode(Array(text.utf8)) == (text.contains("\t") ? nil : [UInt8](foundation)))
     }
 
+    @Test("base64 32 letters at a time (AVX2 where the CPU has it): Foundation's bytes at every length, white space and a wrong byte at every place of a block")
+    func base64Blocks() throws {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<160 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Data(bytes).base64EncodedString()
+            #expect(Base64.decode(Array(text.utf8)) == bytes, "\(length)")
+            // Read from a place inside a larger buffer, as an event's payload is.
+            #expect(Base64.decode(Array(("xx" + text).utf8).dropFirst(2)) == bytes, "\(length) in a slice")
+            guard text.count >= 8 else { continue }
+            let letters = Array(text.utf8)
+            for place in stride(from: 0, to: min(letters.count, 70), by: 3) {
+                var spaced = letters
+                spaced.insert(0x0A, at: place)
+                #expect(Base64.decode(spaced) == bytes, "\(length): a line break at \(place)")
+                var wrong = letters
+                wrong[place] = UInt8(ascii: "*")
+                #expect(Base64.decode(wrong) == nil, "\(length): a wrong byte at \(place)")
+                var high = letters
+                high[place] = 0xC3
+                #expect(Base64.decode(high) == nil, "\(length): a byte above 0x7F at \(place)")
+            }
+        }
+    }
+
     @Test("every fixture event: the fast path and the full reader fold to the same device")
     func sameAsFullReader() throws {
         let report = try String(contentsOfFile: Paths.fixture("status/reports/app-not-managed.json"), encoding: .utf8)
@@ -97,7 +122,7 @@ struct LeanJSONTests {
         #expect(j.members(0).count == 5 && j.member(0, "zz") == nil)
     }
 
-    @Test("strings scanned eight bytes at a time: a quote, an escape or a control character at every place of a word", arguments: 0..<18)
+    @Test("strings scanned sixteen bytes at a time: a quote, an escape or a control character at every place of a block", arguments: 0..<34)
     func wordScan(at place: Int) throws {
         let pad = String(repeating: "é", count: place / 2) + String(repeating: "a", count: place % 2)
         // Read where it lies: a slice of a larger text, as the generation's lines are.

@@ -40,7 +40,7 @@ struct StatusCommandTests {
         // The key: in no output, file, page or state.
         var written = r.stdout + r.stderr
         for file in ["status.jsonl", "summary.json", "errors.jsonl"] { written += try String(contentsOfFile: report + "/" + file, encoding: .utf8) }
-        written += html + (try String(contentsOfFile: f.out + ".status-state", encoding: .utf8))
+        written += html + String(decoding: try Data(contentsOf: URL(fileURLWithPath: f.out + ".status-state")), as: UTF8.self)
         #expect(!written.contains(StatusFixture.apiKey) && !written.contains("st4tus"))
     }
 

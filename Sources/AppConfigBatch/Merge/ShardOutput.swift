@@ -47,10 +47,13 @@ package final class ShardOutput {
     package var isTar: Bool { if case .tar = container { true } else { false } }
 
     /// Reads the output at `path`: an archive (`.tar`, a regular file) or a folder output (the
-    /// symlink `--out` made, or a generation folder itself).
-    package init(_ path: String) throws(Problem) {
+    /// symlink `--out` made, or a generation folder itself). `reading`: the closing files whose
+    /// bytes are kept (the others are only found); without the manifest, only its header is read
+    /// (`push` and `status` need the delivery, not 1M manifest lines).
+    package init(_ path: String, reading: Set<String> = closingFileNames) throws(Problem) {
         self.path = path
         var files: [String: [UInt8]] = [:]
+        var manifestHeader: [(name: String, value: String)]?
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw Problem(InputCode.read, at: Location(file: path), "cannot read \(path): \(systemError())")
@@ -74,7 +77,14 @@ package final class ShardOutput {
             var names: [String] = []
             for name in ["declarations.jsonl", "index.jsonl", "assets.live", OutputNames.manifestFile] where access(generation + "/" + name, F_OK) == 0 {
                 names.append(name)
-                do { files[name] = try readFileBytes(generation + "/" + name, limit: Int(Int32.max) * 4) } catch { throw error.problem }
+                if reading.contains(name) {
+                    do { files[name] = try readFileBytes(generation + "/" + name, limit: Int(Int32.max) * 4) } catch { throw error.problem }
+                } else if name == OutputNames.manifestFile {
+                    manifestHeader = Manifest.header(of: generation + "/" + name)
+                    files[name] = []
+                } else {
+                    files[name] = []
+                }
             }
             closingNames = names
         } else {
@@ -98,7 +108,12 @@ package final class ShardOutput {
                         throw Problem(.mergeInput, at: Location(file: path), "\(path) holds a member \(name): not an archive appconfig wrote")
                     }
                     names.append(name)
-                    files[name] = Array(body)
+                    if reading.contains(name) {
+                        files[name] = Array(body)
+                    } else {
+                        if name == OutputNames.manifestFile { manifestHeader = Manifest.header(in: Array(body[view: 0..<min(body.count, 1 << 16)])[...]) }
+                        files[name] = []
+                    }
                 }
             }
             container = .tar(members: members)
@@ -116,7 +131,14 @@ package final class ShardOutput {
             throw Problem(.mergeInput, at: Location(file: path), "\(path) holds no index.jsonl: not an appconfig output")
         }
         let manifestName = mapping != nil ? path + " (" + OutputNames.manifestFile + ")" : path + "/" + OutputNames.manifestFile
-        manifest = try Manifest.parse(manifestBytes, file: manifestName, keepsPaths: true)
+        if reading.contains(OutputNames.manifestFile) {
+            manifest = try Manifest.parse(manifestBytes, file: manifestName, keepsPaths: true)
+        } else {
+            guard let header = manifestHeader else {
+                throw Problem(.manifestSyntax, at: Location(file: manifestName, line: 1), "not an appconfig manifest (version 1 to 4), or its header is cut short")
+            }
+            manifest = Manifest(header: header, keys: [], entries: [])
+        }
         guard let text = manifest.header.first(where: { $0.name == "shard" })?.value, let shard = Shard(parsing: text) else {
             throw Problem(.mergeInput, at: Location(file: manifestName), "\(manifestName) names no shard: it was written by an older appconfig; render it again")
         }

@@ -1,0 +1,310 @@
+import AppConfigCore
+import AppConfigOutput
+import AppConfigPush
+import AppConfigSpec
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The fold kept between runs (`SOURCE.status-state`): every enrollment's `DeviceReport`.
+///
+/// Version 2, written since: a text line naming it, then a record per enrollment (a 32-bit length,
+/// then its fields: strings as a length and their UTF-8, counts before lists), then an end mark
+/// with the number of records, so that a file cut short is told from a whole one. Binary because
+/// the benchmark says so: the JSON lines of version 1 were 880 MB at 1M devices and their making
+/// a sixth of a status run (`Status.1000kEvents.foldAndJoin`, perf); these are half the bytes and
+/// made without escaping. Version 1 (a JSON line per enrollment) is still read.
+enum StatusState {
+    static let magic = Array("appconfig-status-state 2\n".utf8)
+    /// The end mark's length field: no record is that long.
+    static let endMark: UInt32 = 0xFFFF_FFFF
+
+    static func read(_ path: String) throws(Problem) -> StatusFold {
+        guard access(path, F_OK) == 0 else { return StatusFold() }
+        let bytes: [UInt8]
+        do { bytes = try readFileBytes(path, limit: 64 << 30) } catch { throw Problem(StatusCode.state, at: Location(file: path), error.problem.message) }
+        if bytes.starts(with: magic) { return try readVersion2(bytes, path: path) }
+        if bytes.starts(with: StatusStateVersion1.header.dropLast()) { return try StatusStateVersion1.read(bytes, path: path) }
+        throw Problem(StatusCode.state, at: Location(file: path, line: 1), "\(path) is not a state file appconfig status wrote")
+    }
+
+    static func write(_ fold: StatusFold, to path: String) throws(Problem) {
+        // In the order of the enrollments' FNV-1a hashes (the same every run): sorting 1M strings
+        // was a second of cache misses. Records made on every core, a window of chunks at a
+        // time, written in order: the file's bytes are never all held at once.
+        let keys = Array(fold.devices.keys)
+        let hashes = keys.map { key in Array(key.utf8).withView { fnv1a($0) } }
+        let ids = keys.indices.sorted { hashes[$0] != hashes[$1] ? hashes[$0] < hashes[$1] : keys[$0] < keys[$1] }.map { keys[$0] }
+        let devices = fold.devices, chunk = 4096, window = 16
+        let chunks = (ids.count + chunk - 1) / chunk
+        let file: AtomicFile
+        do { file = try AtomicFile(path: path) } catch { throw Problem(StatusCode.state, at: Location(file: path), error.message) }
+        do throws(Problem) {
+            try writeAll(file.descriptor, magic, path: path)
+            for first in stride(from: 0, to: chunks, by: window) {
+                let pieces = ParallelLines.map(min(window, chunks - first), chunk: 1) { k -> [UInt8] in
+                    let c = first + k
+                    var out = StateWriter()
+                    out.bytes.reserveCapacity(chunk * 400)
+                    for id in ids[(c * chunk)..<min(ids.count, (c + 1) * chunk)] { out.record(id, devices[id]!) }
+                    return out.bytes
+                }
+                for piece in pieces { try writeAll(file.descriptor, piece, path: path) }
+            }
+            var end = StateWriter()
+            end.u32(endMark)
+            end.u64(UInt64(ids.count))
+            try writeAll(file.descriptor, end.bytes, path: path)
+            try file.commit()
+        } catch {
+            file.discard()
+            throw Problem(StatusCode.state, at: Location(file: path), error.message)
+        }
+    }
+
+    /// Version 2: the records found one after another (a length each), then read on every core.
+    static func readVersion2(_ bytes: [UInt8], path: String) throws(Problem) -> StatusFold {
+        var records: [Range<Int>] = []
+        var at = magic.count
+        func failure(_ message: String) -> Problem { Problem(StatusCode.state, at: Location(file: path), "\(path), byte \(at): \(message)") }
+        while true {
+            guard at + 4 <= bytes.count else { throw failure("the state file is cut short (no end mark)") }
+            let length = bytes.withView { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self) }.littleEndian
+            if length == endMark {
+                guard at + 12 == bytes.count else { throw failure("bytes after the end mark") }
+                let count = bytes.withView { $0.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self) }.littleEndian
+                guard count == UInt64(records.count) else { throw failure("the end mark counts \(count) records, the file holds \(records.count)") }
+                break
+            }
+            guard at + 4 + Int(length) <= bytes.count else { throw failure("the state file is cut short (a record of \(length) bytes)") }
+            records.append((at + 4)..<(at + 4 + Int(length)))
+            at += 4 + Int(length)
+        }
+        let read = try ParallelLines.map(records.count) { [records] i throws(Problem) -> (String, DeviceReport) in
+            var reader = StateReader(bytes: bytes, at: records[i].lowerBound, end: records[i].upperBound)
+            guard let record = reader.record(), reader.at == reader.end else {
+                throw Problem(StatusCode.state, at: Location(file: path), "\(path), byte \(reader.at): the record at byte \(records[i].lowerBound - 4) is not one appconfig status wrote")
+            }
+            return record
+        }
+        var fold = StatusFold()
+        fold.devices.reserveCapacity(read.count)
+        for (id, report) in read { fold.devices[id] = report }
+        return fold
+    }
+}
+
+/// A record of version 2, made: the length is patched in when its fields are written.
+struct StateWriter {
+    var bytes: [UInt8] = []
+
+    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+
+    /// A count or a length: seven bits a byte, low first.
+    mutating func count(_ n: Int) {
+        var v = UInt(n)
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            count(u.count)
+            bytes.append(contentsOf: u)
+        }
+    }
+
+    mutating func optional(_ s: String?) {
+        if let s {
+            bytes.append(1)
+            string(s)
+        } else {
+            bytes.append(0)
+        }
+    }
+
+    mutating func strings(_ list: [String]) {
+        count(list.count)
+        for s in list { string(s) }
+    }
+
+    /// A dictionary's entries in the order of their keys: the same fold makes the same bytes.
+    mutating func entries<V>(_ d: [String: V], _ value: (inout StateWriter, V) -> Void) {
+        count(d.count)
+        for (k, v) in d.sorted(by: { $0.key < $1.key }) {
+            string(k)
+            value(&self, v)
+        }
+    }
+
+    mutating func record(_ id: String, _ r: DeviceReport) {
+        let at = bytes.count
+        u32(0)
+        string(id)
+        count(r.reports)
+        optional(r.received)
+        strings(r.errors)
+        entries(r.declarations) { w, d in
+            w.string(d.token)
+            w.bytes.append(d.active ? 1 : 0)
+            w.string(d.valid)
+            w.strings(d.reasons)
+        }
+        entries(r.apps) { w, a in
+            w.optional(a.state)
+            w.optional(a.declaration)
+            w.optional(a.configState)
+            w.entries(a.extensionStates) { w, s in w.string(s) }
+            w.strings(a.reasons)
+        }
+        entries(r.commands) { w, c in
+            w.string(c.status)
+            w.strings(c.errorChain)
+        }
+        let length = UInt32(bytes.count - at - 4).littleEndian
+        withUnsafeBytes(of: length) { for k in 0..<4 { bytes[at + k] = $0[k] } }
+    }
+}
+
+/// A record of version 2, read; nil wherever it does not hold what the writer writes.
+struct StateReader {
+    let bytes: [UInt8]
+    var at: Int
+    let end: Int
+
+    mutating func byte() -> UInt8? {
+        guard at < end else { return nil }
+        defer { at += 1 }
+        return bytes[at]
+    }
+
+    mutating func count() -> Int? {
+        var v = 0, shift = 0
+        while let b = byte() {
+            v |= Int(b & 0x7F) << shift
+            if b < 0x80 { return v }
+            shift += 7
+            if shift > 56 { return nil }
+        }
+        return nil
+    }
+
+    mutating func string() -> String? {
+        guard let n = count(), n <= end - at else { return nil }
+        defer { at += n }
+        return String(decoding: bytes[at..<(at + n)], as: UTF8.self)
+    }
+
+    mutating func optional() -> String?? {
+        switch byte() {
+        case 0?: return .some(nil)
+        case 1?: return string().map { .some($0) }
+        default: return nil
+        }
+    }
+
+    mutating func strings() -> [String]? {
+        guard let n = count(), n <= end - at else { return nil }
+        var out: [String] = []
+        out.reserveCapacity(n)
+        for _ in 0..<n {
+            guard let s = string() else { return nil }
+            out.append(s)
+        }
+        return out
+    }
+
+    mutating func entries<V>(_ value: (inout StateReader) -> V?) -> [String: V]? {
+        guard let n = count(), n <= end - at else { return nil }
+        var out: [String: V] = [:]
+        out.reserveCapacity(n)
+        for _ in 0..<n {
+            guard let k = string(), let v = value(&self) else { return nil }
+            out[k] = v
+        }
+        return out
+    }
+
+    mutating func record() -> (String, DeviceReport)? {
+        guard let id = string(), let reports = count(), let received = optional(), let errors = strings() else { return nil }
+        var r = DeviceReport()
+        r.reports = reports
+        r.received = received
+        r.errors = errors
+        guard let declarations = entries({ rd -> DeviceReport.DeclarationState? in
+            guard let token = rd.string(), let active = rd.byte(), active < 2, let valid = rd.string(), let reasons = rd.strings() else { return nil }
+            return .init(token: token, active: active == 1, valid: valid, reasons: reasons)
+        }), let apps = entries({ rd -> DeviceReport.AppState? in
+            guard let state = rd.optional(), let declaration = rd.optional(), let configState = rd.optional(),
+                  let extensions = rd.entries({ $0.string() }), let reasons = rd.strings() else { return nil }
+            return .init(state: state, declaration: declaration, configState: configState, extensionStates: extensions, reasons: reasons)
+        }), let commands = entries({ rd -> DeviceReport.CommandResult? in
+            guard let status = rd.string(), let chain = rd.strings() else { return nil }
+            return .init(status: status, errorChain: chain)
+        }) else { return nil }
+        r.declarations = declarations
+        r.apps = apps
+        r.commands = commands
+        return (id, r)
+    }
+}
+
+/// Version 1 of the state, as the first releases wrote it: a header line, then per enrollment a
+/// line `{"enrollment":…,"report":{…}}` (`DeviceReport` as JSON). Read (lean, a line at a time on
+/// every core; a line the lean read does not take goes to the values' reader, which says what is
+/// wrong with it), never written: the next run writes version 2.
+enum StatusStateVersion1 {
+    static let header = Array(#"{"state":"appconfig-status-state 1"}"#.utf8) + [0x0A]
+
+    static func read(_ bytes: [UInt8], path: String) throws(Problem) -> StatusFold {
+        var fold = StatusFold()
+        let lines = bytes.lineRanges
+        guard let first = lines.first, bytes[first].elementsEqual(header.dropLast()) else {
+            throw Problem(StatusCode.state, at: Location(file: path, line: 1), "\(path) is not a state file appconfig status wrote")
+        }
+        let entries = try ParallelLines.map(lines.count - 1) { i throws(Problem) -> (String, DeviceReport)? in
+            let line = bytes[lines[i + 1]]
+            if line.isEmpty { return nil }
+            if let lean = LeanJSON(line), let entry = decode(lean) { return entry }
+            var message = "no enrollment and report"
+            do throws(Problem) { _ = try JSONReader.document(Array(line), file: path) } catch { message = error.message }
+            throw Problem(StatusCode.state, at: Location(file: path, line: i + 2), "not a line of a status state file: \(message)")
+        }
+        fold.devices.reserveCapacity(entries.count)
+        for case let (id, report)? in entries { fold.devices[id] = report }
+        return fold
+    }
+
+    /// A line read back: the enrollment and its report; nil when it is not one.
+    static func decode(_ j: LeanJSON) -> (String, DeviceReport)? {
+        func strings(_ node: Int?) -> [String] { j.items(node).compactMap(j.string) }
+        guard let id = j.string(j.member(0, "enrollment")), let r = j.member(0, "report"), j.isObject(r) else { return nil }
+        var report = DeviceReport()
+        for (key, value) in j.members(j.member(r, "apps")) {
+            guard let bundle = j.string(key) else { return nil }
+            var states: [String: String] = [:]
+            for (e, state) in j.members(j.member(value, "extensionStates")) { if let e = j.string(e) { states[e] = j.string(state) } }
+            report.apps[bundle] = .init(state: j.string(j.member(value, "state")), declaration: j.string(j.member(value, "declaration")),
+                                        configState: j.string(j.member(value, "configState")), extensionStates: states,
+                                        reasons: strings(j.member(value, "reasons")))
+        }
+        for (key, value) in j.members(j.member(r, "commands")) {
+            guard let uuid = j.string(key) else { return nil }
+            report.commands[uuid] = .init(status: j.string(j.member(value, "status")) ?? "", errorChain: strings(j.member(value, "errorChain")))
+        }
+        for (key, value) in j.members(j.member(r, "declarations")) {
+            guard let declaration = j.string(key) else { return nil }
+            report.declarations[declaration] = .init(token: j.string(j.member(value, "token")) ?? "", active: j.bool(j.member(value, "active")) ?? false,
+                                                     valid: j.string(j.member(value, "valid")) ?? "unknown", reasons: strings(j.member(value, "reasons")))
+        }
+        report.errors = strings(j.member(r, "errors"))
+        report.received = j.string(j.member(r, "received"))
+        report.reports = j.integer(j.member(r, "reports")) ?? 0
+        return (id, report)
+    }
+}
