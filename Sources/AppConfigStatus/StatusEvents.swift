@@ -42,8 +42,13 @@ public struct StatusFold: Sendable {
         // Room for a device per event at once: a table grown as it goes rehashes every key it holds.
         devices.reserveCapacity(devices.count + lines.count)
         // A window of lines at a time: read on every core, then applied in order, so that the
-        // parsed events held at once stay bounded.
+        // parsed events held at once stay bounded. A window is applied on a thread of its own
+        // while the next is read (applied in turn on one core, it left the other idle for a
+        // second at 1M events); the fold is moved into a box that thread owns meanwhile.
         let window = 65_536
+        let box = FoldBox()
+        swap(&box.fold, &self)
+        var applying: WorkBeside<Void, Never>?
         for first in stride(from: 0, to: lines.count, by: window) {
             let count = min(window, lines.count - first)
             let parsed = ParallelLines.map(count) { k -> Parsed? in
@@ -52,11 +57,22 @@ public struct StatusFold: Sendable {
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { return nil }
                 return Self.parse(Array(line), at: Location(file: file, line: first + k + 1))
             }
-            for case let p? in parsed {
-                events += 1
-                apply(p)
+            applying?.value()
+            applying = WorkBeside {
+                for case let p? in parsed {
+                    box.fold.events += 1
+                    box.fold.apply(p)
+                }
             }
         }
+        applying?.value()
+        swap(&box.fold, &self)
+    }
+
+    /// The fold while a window is applied on another thread: one thread at a time touches it
+    /// (each apply is waited for before the next starts, and before the fold is taken back).
+    private final class FoldBox: @unchecked Sendable {
+        var fold = StatusFold()
     }
 
     mutating func apply(_ p: Parsed) {

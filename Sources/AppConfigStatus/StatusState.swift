@@ -32,11 +32,19 @@ enum StatusState {
         // In the order of the enrollments' FNV-1a hashes (the same every run): sorting 1M strings
         // was a second of cache misses. Records made on every core, a window of chunks at a
         // time, written in order: the file's bytes are never all held at once.
-        let keys = Array(fold.devices.keys)
-        let hashes = keys.map { key in Array(key.utf8).withView { fnv1a($0) } }
-        let ids = keys.indices.sorted { hashes[$0] != hashes[$1] ? hashes[$0] < hashes[$1] : keys[$0] < keys[$1] }.map { keys[$0] }
-        let devices = fold.devices, chunk = 4096, window = 16
-        let chunks = (ids.count + chunk - 1) / chunk
+        // Reached by the table's own positions: a lookup per enrollment was a hash and a cache
+        // miss each, and a copy of each report.
+        let devices = fold.devices
+        var order: [(hash: UInt64, at: Dictionary<String, DeviceReport>.Index)] = []
+        order.reserveCapacity(devices.count)
+        for at in devices.indices {
+            var key = devices[at].key
+            order.append((key.withUTF8 { fnv1a(ByteView($0)) }, at))
+        }
+        order.sort { $0.hash != $1.hash ? $0.hash < $1.hash : devices[$0.at].key < devices[$1.at].key }
+        let sorted = order
+        let chunk = 4096, window = 16
+        let chunks = (order.count + chunk - 1) / chunk
         let file: AtomicFile
         do { file = try AtomicFile(path: path) } catch { throw Problem(StatusCode.state, at: Location(file: path), error.message) }
         do throws(Problem) {
@@ -46,14 +54,14 @@ enum StatusState {
                     let c = first + k
                     var out = StateWriter()
                     out.bytes.reserveCapacity(chunk * 400)
-                    for id in ids[(c * chunk)..<min(ids.count, (c + 1) * chunk)] { out.record(id, devices[id]!) }
+                    for (_, at) in sorted[(c * chunk)..<min(sorted.count, (c + 1) * chunk)] { out.record(devices[at].key, devices[at].value) }
                     return out.bytes
                 }
                 for piece in pieces { try writeAll(file.descriptor, piece, path: path) }
             }
             var end = StateWriter()
             end.u32(endMark)
-            end.u64(UInt64(ids.count))
+            end.u64(UInt64(order.count))
             try writeAll(file.descriptor, end.bytes, path: path)
             try file.commit()
         } catch {
@@ -134,11 +142,18 @@ struct StateWriter {
     }
 
     /// A dictionary's entries in the order of their keys: the same fold makes the same bytes.
+    /// Their positions in the table are ordered on the stack (`sorted` made an array of copies).
     mutating func entries<V>(_ d: [String: V], _ value: (inout StateWriter, V) -> Void) {
         count(d.count)
-        for (k, v) in d.sorted(by: { $0.key < $1.key }) {
-            string(k)
-            value(&self, v)
+        withUnsafeTemporaryAllocation(of: Dictionary<String, V>.Index.self, capacity: d.count) { order in
+            let (_, n) = order.initialize(from: d.indices)
+            var order = order
+            order[..<n].sort { d[$0].key < d[$1].key }
+            for at in order[..<n] {
+                string(d[at].key)
+                value(&self, d[at].value)
+            }
+            order.baseAddress?.deinitialize(count: n)
         }
     }
 
