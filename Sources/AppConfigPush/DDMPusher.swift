@@ -55,7 +55,7 @@ final class DDMPusher: Pusher, @unchecked Sendable {
         let declarations = device.declarations.compactMap { source.declarations[$0] }.enumerated()
             .sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element)
         if options.verifyAssets {
-            for d in declarations where d.asset != nil && journal.declaration(d.identifier)?.ours != d.serverToken {
+            for d in declarations where journal.declaration(d.identifier)?.ours != d.serverToken && d.asset != nil {
                 if let failure = await verified.run(d.identifier, { [self] in await verify(d) }) { throw failure }
             }
         }

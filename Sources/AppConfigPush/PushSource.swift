@@ -46,9 +46,19 @@ public final class PushSource: @unchecked Sendable {
         /// The declaration as the server takes it (one JSON object): its line where it lies in
         /// the output's `declarations.jsonl` (copied, 4M bodies were a second of a status run).
         public var body: ArraySlice<UInt8>
+
+        public init(identifier: String, type: String, serverToken: String, body: ArraySlice<UInt8>) {
+            (self.identifier, self.type, self.serverToken, self.body) = (identifier, type, serverToken, body)
+        }
+
         /// For an asset: where the device fetches it, its size, its hash when the declaration
-        /// gives one, and whether the device must authenticate (a secret document).
-        public var asset: AssetReference?
+        /// gives one, and whether the device must authenticate (a secret document). Read from the
+        /// body when asked: a status run never asks, and made for 1M assets as the output was
+        /// read it was two million strings.
+        public var asset: AssetReference? {
+            guard type.hasPrefix("com.apple.asset.") else { return nil }
+            return PushSource.assetReference(body)
+        }
 
         /// The order a device's declarations are stored and added in: what another names first.
         public var rank: Int {
@@ -272,34 +282,37 @@ public final class PushSource: @unchecked Sendable {
     static func declaration(_ bytes: ArraySlice<UInt8>, file: String, line: Int) throws(Problem) -> Declaration {
         if let j = LeanJSON(bytes), let id = j.string(j.member(0, "Identifier")), !id.isEmpty, let type = j.utf8(j.member(0, "Type")).map(Self.type), !type.isEmpty,
            let token = j.string(j.member(0, "ServerToken")), !token.isEmpty {
-            var asset: AssetReference?
-            let payload = j.member(0, "Payload")
-            if let reference = j.member(payload, "Reference"), j.isObject(reference) {
-                let r = AssetReference(url: j.string(j.member(reference, "DataURL")) ?? "", size: j.integer(j.member(reference, "Size")),
-                                       sha256: j.string(j.member(reference, "Hash-SHA-256")), authenticated: j.member(payload, "Authentication") != nil)
-                if !r.url.isEmpty { asset = r }
-            }
-            return Declaration(identifier: id, type: type, serverToken: token, body: bytes, asset: asset)
+            return Declaration(identifier: id, type: type, serverToken: token, body: bytes)
         }
         let o = try object(bytes, file: file, line: line)
-        var asset: AssetReference?
-        if case .dictionary(let payload)? = o["Payload"]?.kind,
-           case .dictionary(let reference)? = payload.first(where: { $0.key == "Reference" })?.value.kind {
-            var r = AssetReference(url: "", size: nil, sha256: nil, authenticated: false)
-            for m in reference {
-                switch (m.key, m.value.kind) {
-                case ("DataURL", .string(let s)): r.url = s
-                case ("Size", .integer(let n)): r.size = Int(n)
-                case ("Hash-SHA-256", .string(let s)): r.sha256 = s
-                default: break
-                }
-            }
-            // Beside the Reference: the device fetches it with its MDM identity.
-            r.authenticated = payload.contains { $0.key == "Authentication" }
-            if !r.url.isEmpty { asset = r }
-        }
         return Declaration(identifier: try string(o, "Identifier", file: file, line: line), type: try string(o, "Type", file: file, line: line),
-                           serverToken: try string(o, "ServerToken", file: file, line: line), body: bytes, asset: asset)
+                           serverToken: try string(o, "ServerToken", file: file, line: line), body: bytes)
+    }
+
+    /// An asset declaration's `Payload.Reference` (nil without one, or without its `DataURL`).
+    static func assetReference(_ body: ArraySlice<UInt8>) -> AssetReference? {
+        if let j = LeanJSON(body) {
+            let payload = j.member(0, "Payload")
+            guard let reference = j.member(payload, "Reference"), j.isObject(reference) else { return nil }
+            let r = AssetReference(url: j.string(j.member(reference, "DataURL")) ?? "", size: j.integer(j.member(reference, "Size")),
+                                   sha256: j.string(j.member(reference, "Hash-SHA-256")), authenticated: j.member(payload, "Authentication") != nil)
+            return r.url.isEmpty ? nil : r
+        }
+        guard let value = try? JSONReader.document(Array(body), file: ""), case .dictionary(let o) = value.kind,
+              case .dictionary(let payload)? = o.first(where: { $0.key == "Payload" })?.value.kind,
+              case .dictionary(let reference)? = payload.first(where: { $0.key == "Reference" })?.value.kind else { return nil }
+        var r = AssetReference(url: "", size: nil, sha256: nil, authenticated: false)
+        for m in reference {
+            switch (m.key, m.value.kind) {
+            case ("DataURL", .string(let s)): r.url = s
+            case ("Size", .integer(let n)): r.size = Int(n)
+            case ("Hash-SHA-256", .string(let s)): r.sha256 = s
+            default: break
+            }
+        }
+        // Beside the Reference: the device fetches it with its MDM identity.
+        r.authenticated = payload.contains { $0.key == "Authentication" }
+        return r.url.isEmpty ? nil : r
     }
 
     /// The types render writes, as constants: a String made per declaration was 3M allocations

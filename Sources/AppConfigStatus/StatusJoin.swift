@@ -72,12 +72,13 @@ public struct StatusJoin: Sendable {
 
     /// Every device's verdict in the generation's order, then one per unknown enrollment.
     public func verdicts(_ fold: StatusFold) throws(Problem) -> [DeviceVerdict] {
-        // Each device judged on its own, on every core.
-        let devices = source.devices
-        var out = try ParallelLines.map(devices.count) { i throws(Problem) -> DeviceVerdict in
+        // Each device judged on its own, on every core; where its report lies in the fold kept.
+        let devices = source.devices, reports = fold.devices
+        let judged = try ParallelLines.map(devices.count) { i throws(Problem) -> (DeviceVerdict, Dictionary<String, DeviceReport>.Index?) in
             let device = devices[i]
             let id = enrollment(of: device.key)
-            let report = fold.devices[id]
+            let at = reports.index(forKey: id)
+            let report = at.map { reports[$0].value }
             var v = DeviceVerdict(device: device.key, enrollment: id, state: .neverReported, detail: nil, reasons: [], assignments: device.assignments,
                                   groups: groups[device.key] ?? [:], reported: report?.received)
             if device.removed {
@@ -87,13 +88,24 @@ public struct StatusJoin: Sendable {
             } else {
                 try judgeMDM(device, report, &v)
             }
-            return v
+            return (v, at)
         }
-        var known = Set<String>(minimumCapacity: out.count)
-        for v in out { known.insert(v.enrollment) }
-        for id in fold.devices.keys.filter({ !known.contains($0) }).sorted() {
+        // The enrollments no device named: the fold's positions that no device's report lies at
+        // (positions sorted and walked beside the fold's own order: a set of 1M enrollment
+        // strings was a hash each, twice).
+        var named = judged.compactMap(\.1)
+        named.sort()
+        var unknown: [String] = []
+        var k = 0
+        for at in reports.indices {
+            while k < named.count && named[k] < at { k += 1 }
+            if k < named.count && named[k] == at { continue }
+            unknown.append(reports[at].key)
+        }
+        var out = judged.map(\.0)
+        for id in unknown.sorted() {
             out.append(DeviceVerdict(device: id, enrollment: id, state: .unknownDevice, detail: "an enrollment the generation does not know",
-                                     reasons: [], assignments: [], groups: [:], reported: fold.devices[id]?.received))
+                                     reasons: [], assignments: [], groups: [:], reported: reports[id]?.received))
         }
         return out
     }

@@ -120,11 +120,8 @@ struct StateWriter {
     }
 
     mutating func string(_ s: String) {
-        var s = s
-        s.withUTF8 { u in
-            count(u.count)
-            bytes.append(contentsOf: u)
-        }
+        count(s.utf8.count)
+        bytes.append(contentsOf: s.utf8)
     }
 
     mutating func optional(_ s: String?) {

@@ -9,7 +9,7 @@ import Testing
 @Suite("Push: the declarations' table")
 struct DeclarationTableTests {
     static func declaration(_ id: String, token: String) -> PushSource.Declaration {
-        PushSource.Declaration(identifier: id, type: "com.apple.asset.data", serverToken: token, body: [], asset: nil)
+        PushSource.Declaration(identifier: id, type: "com.apple.asset.data", serverToken: token, body: [])
     }
 
     @Test("what a dictionary finds, for tables small and large", arguments: [0, 1, 7, 5000])
