@@ -54,7 +54,7 @@ enum StatusState {
                     let c = first + k
                     var out = StateWriter()
                     out.bytes.reserveCapacity(chunk * 400)
-                    for (_, at) in sorted[(c * chunk)..<min(sorted.count, (c + 1) * chunk)] { out.record(devices[at].key, devices[at].value) }
+                    for (_, at) in sorted[(c * chunk)..<min(sorted.count, (c + 1) * chunk)] { out.record(devices.keys[at], devices.values[at]) }
                     return out.bytes
                 }
                 for piece in pieces { try writeAll(file.descriptor, piece, path: path) }
@@ -145,10 +145,12 @@ struct StateWriter {
         withUnsafeTemporaryAllocation(of: Dictionary<String, V>.Index.self, capacity: d.count) { order in
             let (_, n) = order.initialize(from: d.indices)
             var order = order
-            order[..<n].sort { d[$0].key < d[$1].key }
+            // Keys compared and values read in place (`d[at]` copied an entry, and each copy
+            // retained every string and array it holds: a fifth of the write's time in perf).
+            if n > 1 { order[..<n].sort { d.keys[$0] < d.keys[$1] } }
             for at in order[..<n] {
-                string(d[at].key)
-                value(&self, d[at].value)
+                string(d.keys[at])
+                value(&self, d.values[at])
             }
             order.baseAddress?.deinitialize(count: n)
         }

@@ -85,3 +85,10 @@ long appconfig_map_guard_faults(int slot) {
 void appconfig_map_guard_remove(int slot) {
     atomic_store_explicit(&guards[slot].used, 0, memory_order_release);
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+void appconfig_heap_top_pad(int bytes) { mallopt(M_TOP_PAD, bytes); }
+#else
+void appconfig_heap_top_pad(int bytes) { (void)bytes; }
+#endif

@@ -55,6 +55,7 @@ struct StatusCommand: ParsableCommand {
     }
 
     func run() throws {
+        HeapGrowth.inLargeSteps()
         var options = StatusOptions(source: source)
         options.statePath = state
         options.journal = journal

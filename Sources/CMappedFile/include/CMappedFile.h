@@ -19,4 +19,8 @@ long appconfig_map_guard_faults(int slot);
 /// Ends the guard (before the mapping is unmapped).
 void appconfig_map_guard_remove(int slot);
 
+/// Sets how much glibc's allocator grows a heap by at a time (`mallopt(M_TOP_PAD)`); nothing
+/// elsewhere. Here, beside the mappings, as the one other setting of the process's memory.
+void appconfig_heap_top_pad(int bytes);
+
 #endif
