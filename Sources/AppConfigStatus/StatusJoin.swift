@@ -74,35 +74,39 @@ public struct StatusJoin: Sendable {
     public func verdicts(_ fold: StatusFold) throws(Problem) -> [DeviceVerdict] {
         // Each device judged on its own, on every core; where its report lies in the fold kept.
         let devices = source.devices, reports = fold.devices
-        let judged = try ParallelLines.map(devices.count) { i throws(Problem) -> (DeviceVerdict, Dictionary<String, DeviceReport>.Index?) in
-            let device = devices[i]
-            let id = enrollment(of: device.key)
-            let at = reports.index(forKey: id)
-            let report = at.map { reports[$0].value }
-            var v = DeviceVerdict(device: device.key, enrollment: id, state: .neverReported, detail: nil, reasons: [], assignments: device.assignments,
-                                  groups: groups[device.key] ?? [:], reported: report?.received)
-            if device.removed {
-                v.state = .removed
-            } else if source.delivery.isDDM {
-                judgeDDM(i, report, &v)
-            } else {
-                try judgeMDM(device, report, &v)
+        var positions = [Dictionary<String, DeviceReport>.Index?](repeating: nil, count: devices.count)
+        var out = try positions.withUnsafeMutableBufferPointer { p throws(Problem) in
+            nonisolated(unsafe) let p = p
+            return try ParallelLines.map(devices.count) { i throws(Problem) -> DeviceVerdict in
+                let device = devices[i]
+                let id = enrollment(of: device.key)
+                let at = reports.index(forKey: id)
+                p[i] = at
+                let report = at.map { reports.values[$0] }
+                var v = DeviceVerdict(device: device.key, enrollment: id, state: .neverReported, detail: nil, reasons: [], assignments: device.assignments,
+                                      groups: groups[device.key] ?? [:], reported: report?.received)
+                if device.removed {
+                    v.state = .removed
+                } else if source.delivery.isDDM {
+                    judgeDDM(i, report, &v)
+                } else {
+                    try judgeMDM(device, report, &v)
+                }
+                return v
             }
-            return (v, at)
         }
         // The enrollments no device named: the fold's positions that no device's report lies at
         // (positions sorted and walked beside the fold's own order: a set of 1M enrollment
         // strings was a hash each, twice).
-        var named = judged.compactMap(\.1)
+        var named = positions.compactMap { $0 }
         named.sort()
         var unknown: [String] = []
         var k = 0
         for at in reports.indices {
             while k < named.count && named[k] < at { k += 1 }
             if k < named.count && named[k] == at { continue }
-            unknown.append(reports[at].key)
+            unknown.append(reports.keys[at])
         }
-        var out = judged.map(\.0)
         for id in unknown.sorted() {
             out.append(DeviceVerdict(device: id, enrollment: id, state: .unknownDevice, detail: "an enrollment the generation does not know",
                                      reasons: [], assignments: [], groups: [:], reported: reports[id]?.received))
@@ -118,14 +122,14 @@ public struct StatusJoin: Sendable {
             v.state = .invalidDeclaration
             return
         }
-        let configuration = all[Int(at)], config = configuration.identifier
+        let config = all[Int(at)].identifier
         guard let report else { return }
         guard let seen = report.declarations[config] else {
             v.detail = report.declarations.isEmpty ? "no declaration status reported" : "its reports do not name \(config) yet"
             return
         }
         // The token the server holds: the journal's, else ours.
-        let expected = journal?.declaration(config)?.server ?? configuration.serverToken
+        let expected = journal?.declaration(config)?.server ?? all[Int(at)].serverToken
         if seen.token != expected {
             v.state = .stale
             v.detail = "reports \(config) at token \(seen.token), pushed \(expected)"
@@ -151,7 +155,7 @@ public struct StatusJoin: Sendable {
             v.reasons = invalid.reasons
             return
         }
-        let app = report.apps.values.first { $0.declaration == config } ?? bundleID(configuration).flatMap { report.apps[$0] }
+        let app = report.apps.values.first { $0.declaration == config } ?? bundleID(all[Int(at)]).flatMap { report.apps[$0] }
         if let app {
             if let state = app.state, state != "managed" {
                 v.state = .appNotManaged

@@ -38,10 +38,10 @@ enum StatusState {
         var order: [(hash: UInt64, at: Dictionary<String, DeviceReport>.Index)] = []
         order.reserveCapacity(devices.count)
         for at in devices.indices {
-            var key = devices[at].key
+            var key = devices.keys[at]
             order.append((key.withUTF8 { fnv1a(ByteView($0)) }, at))
         }
-        order.sort { $0.hash != $1.hash ? $0.hash < $1.hash : devices[$0.at].key < devices[$1.at].key }
+        order.sort { $0.hash != $1.hash ? $0.hash < $1.hash : devices.keys[$0.at] < devices.keys[$1.at] }
         let sorted = order
         let chunk = 4096, window = 16
         let chunks = (order.count + chunk - 1) / chunk
