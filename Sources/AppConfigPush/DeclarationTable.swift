@@ -59,6 +59,23 @@ public struct DeclarationTable: Sendable {
         return nil
     }
 
+    /// Where the declaration whose Identifier is these bytes is in `all`.
+    public func index(ofUTF8 id: ArraySlice<UInt8>) -> Int? {
+        guard !slots.isEmpty else { return nil }
+        return id.withUnsafeBufferPointer { u -> Int? in
+            let h = wordHash(ByteView(u), foldingASCIICase: false), tag = h >> 32, mask = slots.count - 1
+            var s = Int(truncatingIfNeeded: h) & mask
+            while slots[s] != 0 {
+                let j = Int(truncatingIfNeeded: slots[s] & 0xFFFF_FFFF) - 1
+                if slots[s] >> 32 == tag, all[j].identifier.utf8.withContiguousStorageIfAvailable({ $0.count == u.count && (u.isEmpty || memcmp($0.baseAddress!, u.baseAddress!, u.count) == 0) }) ?? all[j].identifier.utf8.elementsEqual(u) {
+                    return j
+                }
+                s = (s + 1) & mask
+            }
+            return nil
+        }
+    }
+
     static func hash(_ id: String) -> UInt64 {
         var id = id
         return id.withUTF8 { wordHash(ByteView($0), foldingASCIICase: false) }

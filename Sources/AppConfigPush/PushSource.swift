@@ -35,6 +35,8 @@ public final class PushSource: @unchecked Sendable {
         public var line: Int
         /// The assignments (variants) it matched, in order (`index.jsonl`'s `assignments`).
         public var assignments: [String] = []
+        /// DDM: its set resolved to indices into `declarations.all`, in the set's order.
+        var indexes: [Int32] = []
     }
 
     /// One declaration of `declarations.jsonl` (or `declarations/<Identifier>.json`).
@@ -80,11 +82,6 @@ public final class PushSource: @unchecked Sendable {
     public let delivery: Delivery
     public let devices: [Device]
     public let declarations: DeclarationTable
-    /// Each device's set resolved once to indices into `declarations.all`: device `i`'s are
-    /// `resolved[starts[i]..<starts[i + 1]]` (a status run judges 1M sets; a table lookup per
-    /// declaration each time was seconds of it).
-    private let resolved: [Int32]
-    private let starts: [Int]
     private let output: ShardOutput
     private let members: [String: ShardOutput.Member]
 
@@ -109,29 +106,16 @@ public final class PushSource: @unchecked Sendable {
         self.members = members
         let indexName = Self.describe(path, "index.jsonl", tar: isTar)
         var table = DeclarationTable([])
-        let lines = delivery.isDDM ? output.file("declarations.jsonl") : []
-        if !lines.isEmpty {
-            let name = Self.describe(path, "declarations.jsonl", tar: isTar)
-            let split = lines.lineRanges
-            let numbers = Self.nonEmptyLines(split)
-            let read = try ParallelLines.map(numbers.count) { k throws(Problem) -> Declaration in
-                try Self.declaration(lines[split[numbers[k]]], file: name, line: numbers[k] + 1)
-            }
-            // The table is made on one core while the index is read on the others (3M
-            // declarations: two seconds of a status run).
-            let building = WorkBeside { () -> DeclarationTable in DeclarationTable(read) }
-            let index: [Device]
-            do { index = try Self.readIndex(output.file("index.jsonl"), file: indexName) } catch {
-                _ = building.value()
-                throw error
-            }
-            devices = index
-            table = building.value()
-        } else {
-            devices = try Self.readIndex(output.file("index.jsonl"), file: indexName)
-        }
         if delivery.isDDM {
-            if lines.isEmpty {
+            let lines = output.file("declarations.jsonl")
+            if !lines.isEmpty {
+                let name = Self.describe(path, "declarations.jsonl", tar: isTar)
+                let split = lines.lineRanges
+                let numbers = Self.nonEmptyLines(split)
+                table = DeclarationTable(try ParallelLines.map(numbers.count) { k throws(Problem) -> Declaration in
+                    try Self.declaration(lines[split[numbers[k]]], file: name, line: numbers[k] + 1)
+                })
+            } else {
                 // The files layout: a JSON file per declaration under `declarations/`.
                 var read: [Declaration] = []
                 for name in Self.memberNames(output, members, under: "declarations/") {
@@ -140,47 +124,13 @@ public final class PushSource: @unchecked Sendable {
                 table = DeclarationTable(read)
             }
         }
-        (resolved, starts) = try Self.resolve(devices, in: table, file: indexName)
+        // The table first, then the index, each device's set resolved as its line is read.
+        devices = try Self.readIndex(output.file("index.jsonl"), file: indexName, table: delivery.isDDM ? table : nil)
         declarations = table
     }
 
     /// The declarations of device `i`'s set (in `devices`), as indices into `declarations.all`.
-    public func declarationIndexes(ofDevice i: Int) -> ArraySlice<Int32> { resolved[starts[i]..<starts[i + 1]] }
-
-    /// Every device's set resolved to the table, on every core; a declaration the output does not
-    /// hold is an error naming the device and its line.
-    private static func resolve(_ devices: [Device], in table: DeclarationTable, file: String) throws(Problem) -> ([Int32], [Int]) {
-        var starts: [Int] = []
-        starts.reserveCapacity(devices.count + 1)
-        var total = 0
-        for device in devices {
-            starts.append(total)
-            total += device.declarations.count
-        }
-        starts.append(total)
-        var resolved = [Int32](repeating: -1, count: total)
-        let chunk = 4096, chunks = (devices.count + chunk - 1) / chunk
-        var missing = [Problem?](repeating: nil, count: chunks)
-        resolved.withUnsafeMutableBufferPointer { r in
-            missing.withUnsafeMutableBufferPointer { m in
-                nonisolated(unsafe) let (r, m) = (r, m)
-                Parallelism.concurrentPerform(iterations: chunks) { c in
-                    for i in (c * chunk)..<min(devices.count, (c + 1) * chunk) {
-                        for (k, id) in devices[i].declarations.enumerated() {
-                            if let at = table.index(of: id) {
-                                r[starts[i] + k] = Int32(at)
-                            } else if m[c] == nil {
-                                m[c] = Problem(PushCode.source, at: Location(file: file, line: devices[i].line),
-                                               "device \(devices[i].key) names the declaration \(id), which the output does not hold")
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if let first = missing.lazy.compactMap({ $0 }).first { throw first }
-        return (resolved, starts)
-    }
+    public func declarationIndexes(ofDevice i: Int) -> ArraySlice<Int32> { devices[i].indexes[...] }
 
     public var isTar: Bool { output.isTar }
 
@@ -234,11 +184,26 @@ public final class PushSource: @unchecked Sendable {
 
     /// The index's lines, read on every core (the reader keeps every value's place: a line at a
     /// time it was most of a status run's reading).
-    static func readIndex(_ bytes: [UInt8], file: String) throws(Problem) -> [Device] {
+    /// With the DDM declarations' `table`, each device's set is resolved to it as its line is
+    /// read: the Identifiers found are the table's own strings (no string made per set member,
+    /// none compared twice), and one the output does not hold is an error naming the device
+    /// and its line.
+    static func readIndex(_ bytes: [UInt8], file: String, table: DeclarationTable? = nil) throws(Problem) -> [Device] {
         let split = bytes.lineRanges
         let numbers = nonEmptyLines(split)
         return try ParallelLines.map(numbers.count) { k throws(Problem) -> Device in
-            try device(bytes[split[numbers[k]]], file: file, number: numbers[k] + 1)
+            var d = try device(bytes[split[numbers[k]]], file: file, number: numbers[k] + 1, table: table)
+            if let table, d.indexes.count != d.declarations.count {
+                d.indexes = []
+                d.indexes.reserveCapacity(d.declarations.count)
+                for id in d.declarations {
+                    guard let at = table.index(of: id) else {
+                        throw Problem(PushCode.source, at: Location(file: file, line: d.line), "device \(d.key) names the declaration \(id), which the output does not hold")
+                    }
+                    d.indexes.append(Int32(at))
+                }
+            }
+            return d
         }
     }
 
@@ -251,18 +216,26 @@ public final class PushSource: @unchecked Sendable {
         return numbers
     }
 
-    static func device(_ line: ArraySlice<UInt8>, file: String, number: Int) throws(Problem) -> Device {
+    static func device(_ line: ArraySlice<UInt8>, file: String, number: Int, table: DeclarationTable? = nil) throws(Problem) -> Device {
         // The usual line, read lean (a status run at 1M devices reads 1M of them); anything the
         // lean read does not take goes to the values' reader, which names what is wrong.
         if let j = LeanJSON(line), let key = j.string(j.member(0, "device")), !key.isEmpty {
             let removed = j.bool(j.member(0, "removed")) ?? false
             let path = j.string(j.member(0, "path"))
             let digest = removed && j.member(0, "sha256") == nil ? "removed" : j.string(j.member(0, "sha256"))
-            let ids = j.items(j.member(0, "declarations")).map(j.string)
+            // A set member the table holds is its string there (found by its bytes).
+            var indexes: [Int32] = []
+            let ids = j.items(j.member(0, "declarations")).map { n -> String? in
+                if let table, let raw = j.utf8(n), let at = table.index(ofUTF8: raw) {
+                    indexes.append(Int32(at))
+                    return table.all[at].identifier
+                }
+                return j.string(n)
+            }
             if let digest, !digest.isEmpty, !ids.contains(where: { $0 == nil }), path.map(ShardOutput.isSafeMemberName) ?? true,
                j.member(0, "declarations").map({ j.isArray($0) }) ?? true {
                 return Device(key: key, declarations: ids.map { $0! }, digest: digest, removed: removed, path: path, line: number,
-                              assignments: j.items(j.member(0, "assignments")).compactMap(j.string))
+                              assignments: j.items(j.member(0, "assignments")).compactMap(j.string), indexes: indexes)
             }
         }
         let o = try object(line, file: file, line: number)
@@ -335,8 +308,16 @@ public final class PushSource: @unchecked Sendable {
         "com.apple.asset.credential.acme", "com.apple.asset.credential.scep",
     ]
 
+    private static let knownTypeBytes = knownTypes.map { Array($0.utf8) }
+
     private static func type(_ utf8: ArraySlice<UInt8>) -> String {
-        knownTypes.first { $0.utf8.elementsEqual(utf8) } ?? String(decoding: utf8, as: UTF8.self)
+        // Compared as bytes (a generic comparison per known type was 1% of a status run).
+        utf8.withUnsafeBufferPointer { u in
+            for (i, known) in knownTypeBytes.enumerated() where known.count == u.count {
+                if known.withUnsafeBufferPointer({ memcmp($0.baseAddress!, u.baseAddress!, u.count) }) == 0 { return knownTypes[i] }
+            }
+            return String(decoding: u, as: UTF8.self)
+        }
     }
 
     /// The CommandUUID of an MDM command plist (XML, as render writes it).
