@@ -14,10 +14,32 @@ enum FlatPlistScan {
     }
 
     static func fields(_ b: UnsafeBufferPointer<UInt8>) -> [String: (data: Bool, range: Range<Int>)]? {
+        var out: [String: (Bool, Range<Int>)] = [:]
+        let read = scan(b) { key, data, range in out[String(decoding: key, as: UTF8.self)] = (data, range) }
+        return read ? out : nil
+    }
+
+    /// The status check-in's two fields, `Endpoint` and `Data` (nil where the plist has none),
+    /// with nothing made for the others: a dictionary of every field per event was hashing a
+    /// status run did not need. Nil for a plist this does not read.
+    static func endpointAndData(_ b: [UInt8]) -> (endpoint: (data: Bool, text: ArraySlice<UInt8>)?, data: (data: Bool, text: ArraySlice<UInt8>)?)? {
+        b.withUnsafeBufferPointer { p in
+            var endpoint: (Bool, Range<Int>)?, data: (Bool, Range<Int>)?
+            let read = scan(p) { key, isData, range in
+                if key.elementsEqual("Endpoint".utf8) { endpoint = (isData, range) } else if key.elementsEqual("Data".utf8) { data = (isData, range) }
+            }
+            guard read else { return nil }
+            return (endpoint.map { ($0.0, b[$0.1]) }, data.map { ($0.0, b[$0.1]) })
+        }
+    }
+
+    /// Calls `field` with each key's bytes, whether its value is data, and the value's text's
+    /// place; false for anything but a flat dict of strings and data.
+    private static func scan(_ b: UnsafeBufferPointer<UInt8>, _ field: (UnsafeBufferPointer<UInt8>, Bool, Range<Int>) -> Void) -> Bool {
         func find(_ needle: StaticString, from: Int, to end: Int? = nil) -> Int? {
             search(b, UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount), from: from, to: end ?? b.count)
         }
-        guard b.count > 8, !(b[0] == 0x62 && b[1] == 0x70), let open = find("<dict>", from: 0) else { return nil }
+        guard b.count > 8, !(b[0] == 0x62 && b[1] == 0x70), let open = find("<dict>", from: 0) else { return false }
         let start = open + 6
         // The last `</dict>`: the top dict's end (nothing nested, checked below).
         var close: Int?
@@ -26,31 +48,34 @@ enum FlatPlistScan {
             close = c
             at = c + 7
         }
-        guard let end = close else { return nil }
-        if find("<dict", from: start, to: end) != nil || find("<array", from: start, to: end) != nil || find("&", from: start, to: end) != nil { return nil }
-        var out: [String: (Bool, Range<Int>)] = [:]
+        guard let end = close else { return false }
+        if find("<dict", from: start, to: end) != nil || find("<array", from: start, to: end) != nil || find("&", from: start, to: end) != nil { return false }
         var i = start
         while let k = find("<key>", from: i, to: end) {
-            guard let kc = find("</key>", from: k + 5, to: end) else { return nil }
-            let key = String(decoding: UnsafeBufferPointer(rebasing: b[(k + 5)..<kc]), as: UTF8.self)
+            guard let kc = find("</key>", from: k + 5, to: end) else { return false }
+            let key = UnsafeBufferPointer(rebasing: b[(k + 5)..<kc])
             var v = kc + 6
             while v < end, b[v] == 0x20 || b[v] == 0x0A || b[v] == 0x0D || b[v] == 0x09 { v += 1 }
-            guard v < end, b[v] == UInt8(ascii: "<") else { return nil }
+            guard v < end, b[v] == UInt8(ascii: "<") else { return false }
             var tagEnd = v
             while tagEnd < end, b[tagEnd] != UInt8(ascii: ">") { tagEnd += 1 }
-            guard tagEnd < end else { return nil }
-            let tag = String(decoding: UnsafeBufferPointer(rebasing: b[(v + 1)..<tagEnd]), as: UTF8.self)
-            if tag.hasSuffix("/") {
+            guard tagEnd < end else { return false }
+            let tag = UnsafeBufferPointer(rebasing: b[(v + 1)..<tagEnd])
+            if tag.last == UInt8(ascii: "/") {
                 i = tagEnd + 1
                 continue
             }
-            let closing = Array("</\(tag)>".utf8)
+            // The value ends at `</TAG>`.
+            var closing: [UInt8] = [UInt8(ascii: "<"), UInt8(ascii: "/")]
+            closing += tag
+            closing.append(UInt8(ascii: ">"))
             let found = closing.withUnsafeBufferPointer { search(b, $0, from: tagEnd + 1, to: end) }
-            guard let valueEnd = found else { return nil }
-            if tag == "string" || tag == "data" { out[key] = (tag == "data", (tagEnd + 1)..<valueEnd) }
+            guard let valueEnd = found else { return false }
+            let isData = tag.elementsEqual("data".utf8)
+            if isData || tag.elementsEqual("string".utf8) { field(key, isData, (tagEnd + 1)..<valueEnd) }
             i = valueEnd + closing.count
         }
-        return out
+        return true
     }
 
     /// Where `needle` first is in `b[from..<end]`: `memchr` for its first byte, `memcmp` for the rest.

@@ -144,10 +144,10 @@ public struct StatusFold: Sendable {
             .problem(Problem(StatusCode.event, at: location, "enrollment \(Problem.printable(enrollment)): " + message))
         }
         guard let bytes = Base64.decode(rawPayload) else { return problem("its raw_payload is not base64") }
-        if topic == "mdm.DeclarativeManagement", let flat = FlatPlistScan.fields(bytes) {
+        if topic == "mdm.DeclarativeManagement", let flat = FlatPlistScan.endpointAndData(bytes) {
             // A status check-in as devices send it: read without libplist.
-            guard let endpoint = flat["Endpoint"], !endpoint.data, endpoint.text.elementsEqual("status".utf8) else { return .ignored }
-            guard let field = flat["Data"], field.data, let json = Base64.decode(field.text, skippingTabs: true) else {
+            guard let endpoint = flat.endpoint, !endpoint.data, endpoint.text.elementsEqual("status".utf8) else { return .ignored }
+            guard let field = flat.data, field.data, let json = Base64.decode(field.text, skippingTabs: true) else {
                 return problem("a status check-in without its Data")
             }
             return report(json, enrollment: enrollment, received: received, at: location)
