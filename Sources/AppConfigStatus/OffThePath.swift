@@ -8,8 +8,11 @@ enum OffThePath {
     /// the memory back moments later). Clang's `-disable-free` is the same trade.
     static func release<T>(_ value: consuming T) {
         let box = Box(value)
-        DispatchQueue.global(qos: .utility).async { box.drop() }
+        DispatchQueue.global(qos: .utility).async(group: pending) { box.drop() }
     }
+
+    /// The releases not done yet.
+    static let pending = DispatchGroup()
 
     private final class Box<T>: @unchecked Sendable {
         private var value: T?

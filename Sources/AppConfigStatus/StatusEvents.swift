@@ -50,12 +50,16 @@ public struct StatusFold: Sendable {
         swap(&box.fold, &self)
         var applying: WorkBeside<Void, Never>?
         for first in stride(from: 0, to: lines.count, by: window) {
-            let count = min(window, lines.count - first)
-            let parsed = ParallelLines.map(count) { k -> Parsed? in
+            let count = min(window, lines.count - first), chunk = 2048
+            // Each chunk of events names the file with a string of its own: one string in every
+            // event's place on every core was a reference count all cores wrote for each event
+            // (0.3-0.5 s of a run at 1M events).
+            let names = (0..<(count + chunk - 1) / chunk).map { _ in String(decoding: Array(file.utf8), as: UTF8.self) }
+            let parsed = ParallelLines.map(count, chunk: chunk) { k -> Parsed? in
                 let line = UnsafeBufferPointer(rebasing: bytes[lines[first + k]])
                 // Blank lines (and a CR before a line feed) are not events.
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { return nil }
-                return Self.parse(Array(line), at: Location(file: file, line: first + k + 1))
+                return Self.parse(Array(line), at: Location(file: names[k / chunk], line: first + k + 1))
             }
             applying?.value()
             applying = WorkBeside {

@@ -84,6 +84,8 @@ let benchmarks: @Sendable () -> Void = {
                                              .custom("eventsPerSecond", polarity: .prefersLarger, useScalingFactor: false)],
                                    warmupIterations: 0, maxDuration: .seconds(600), maxIterations: 3,
                                    thresholds: [.wallClock: .init(relative: [.p90: 25.0])])) { benchmark in
+        // As `appconfig status` does before it runs the job.
+        HeapGrowth.inLargeSteps()
         let out = generation(devices: devices)
         let file = events(for: out)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("status-bench-\(getpid()).state").path
@@ -98,6 +100,7 @@ let benchmarks: @Sendable () -> Void = {
         let result = runBlocking { try! await job.run() }
         benchmark.stopMeasurement()
         let wall = Date().timeIntervalSince(start)
+        defer { StatusJob.awaitReleased() }
         precondition(result.problems.isEmpty && result.summary.allDone, "status: \(result.problems.prefix(3)) \(result.summary.states)")
         benchmark.measurement(.custom("eventsPerSecond", polarity: .prefersLarger, useScalingFactor: false), Int(Double(result.summary.events) / wall))
         print("status: \(result.summary.events) events folded and joined to \(result.summary.devices) devices in \(String(format: "%.2f", wall)) s")
