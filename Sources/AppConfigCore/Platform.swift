@@ -17,4 +17,9 @@ public enum HeapGrowth {
     public static func inLargeSteps() {
         appconfig_heap_top_pad(64 << 20)
     }
+
+    /// Gives the pages the allocator holds free back to the system: after a run freed gigabytes
+    /// of small objects, the next run in the same process otherwise starts on their scattered
+    /// remains (a benchmark's later samples were a second slower than its first).
+    public static func returnFreePages() { appconfig_heap_trim() }
 }

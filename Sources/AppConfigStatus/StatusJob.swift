@@ -114,17 +114,21 @@ public struct StatusJob: Sendable {
             _ = try? writing?.value()
             throw error
         }
-        try writing?.value()
+        // The summary is made while the state's write ends (it needs only the verdicts and the fold).
         let summary = StatusSummary(generation: options.source, delivery: source.delivery.rawValue, verdicts: verdicts, fold: fold)
+        try writing?.value()
         let problems = fold.problems
         OffThePath.release((consume source, consume journal, consume fold, consume join))
         return StatusResult(verdicts: verdicts, summary: summary, problems: problems)
     }
 
-    /// Waits until the memory earlier runs handed to another thread to free is freed: for an
-    /// embedder that runs jobs back to back (a benchmark's samples), so that one run's freeing
-    /// is not counted in the next.
-    public static func awaitReleased() { OffThePath.pending.wait() }
+    /// Waits until the memory earlier runs handed to another thread to free is freed, and gives
+    /// the allocator's free pages back to the system: for an embedder that runs jobs back to back
+    /// (a benchmark's samples), so that one run's freeing is not counted in the next.
+    public static func awaitReleased() {
+        OffThePath.pending.wait()
+        HeapGrowth.returnFreePages()
+    }
 
     /// The state kept before with `--events`' events folded on top.
     static func fold(events path: String, state: String, standardInput: [UInt8]?) throws(Problem) -> StatusFold {

@@ -89,6 +89,8 @@ void appconfig_map_guard_remove(int slot) {
 #if defined(__GLIBC__)
 #include <malloc.h>
 void appconfig_heap_top_pad(int bytes) { mallopt(M_TOP_PAD, bytes); }
+void appconfig_heap_trim(void) { malloc_trim(0); }
 #else
 void appconfig_heap_top_pad(int bytes) { (void)bytes; }
+void appconfig_heap_trim(void) {}
 #endif

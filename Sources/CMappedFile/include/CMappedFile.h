@@ -23,4 +23,7 @@ void appconfig_map_guard_remove(int slot);
 /// elsewhere. Here, beside the mappings, as the one other setting of the process's memory.
 void appconfig_heap_top_pad(int bytes);
 
+/// Returns the allocator's free pages to the system (`malloc_trim(0)`); nothing elsewhere.
+void appconfig_heap_trim(void);
+
 #endif
