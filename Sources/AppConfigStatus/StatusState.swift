@@ -2,9 +2,6 @@ import AppConfigCore
 import AppConfigOutput
 import AppConfigPush
 import AppConfigSpec
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The fold kept between runs (`SOURCE.status-state`): every enrollment's `DeviceReport`.
 ///
@@ -29,11 +26,10 @@ enum StatusState {
     }
 
     static func write(_ fold: StatusFold, to path: String) throws(Problem) {
-        // In the order of the enrollments' FNV-1a hashes (the same every run): sorting 1M strings
-        // was a second of cache misses. Records made on every core, a window of chunks at a
-        // time, written in order: the file's bytes are never all held at once.
-        // Reached by the table's own positions: a lookup per enrollment was a hash and a cache
-        // miss each, and a copy of each report.
+        // In the order of the enrollments' FNV-1a hashes (the same every run: sorting 1M strings
+        // was a second of cache misses), each reached by its position in the table (a lookup was
+        // a hash, a cache miss and a copy of the report each). Records are made on every core a
+        // window of chunks at a time and written in order: the file is never all held at once.
         let devices = fold.devices
         var order: [(hash: UInt64, at: Dictionary<String, DeviceReport>.Index)] = []
         order.reserveCapacity(devices.count)
