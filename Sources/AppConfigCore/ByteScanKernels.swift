@@ -22,9 +22,7 @@ extension WorkerSlots where T == UInt8 {
         if end >= 0 { fields.count = count }
         return end
     }
-}
 
-extension WorkerSlots where T == UInt8 {
     /// `appconfig_base64_decode_blocks`: whole blocks of 32 letters decoded in place from letter
     /// `input` to byte `output` (output <= input); both moved past what was decoded.
     @inlinable

@@ -48,32 +48,33 @@ public struct DeclarationTable: Sendable {
 
     /// Where the declaration with this Identifier is in `all`.
     public func index(of id: String) -> Int? {
+        probe(Self.hash(id)) { all[$0].identifier == id }
+    }
+
+    /// Where the declaration whose Identifier is these bytes is in `all` (an index line's set
+    /// member, found without a string made for it).
+    public func index(ofUTF8 id: ArraySlice<UInt8>) -> Int? {
+        id.withUnsafeBufferPointer { u in
+            probe(wordHash(ByteView(u), foldingASCIICase: false)) { j in
+                // A native string's bytes are contiguous: compared with memcmp, not generically.
+                all[j].identifier.utf8.withContiguousStorageIfAvailable { $0.count == u.count && (u.isEmpty || memcmp($0.baseAddress!, u.baseAddress!, u.count) == 0) }
+                    ?? all[j].identifier.utf8.elementsEqual(u)
+            }
+        }
+    }
+
+    /// The slots from the hash's own on, until an empty one: the first whose tag matches and
+    /// whose declaration `matches`.
+    private func probe(_ h: UInt64, _ matches: (Int) -> Bool) -> Int? {
         guard !slots.isEmpty else { return nil }
-        let h = Self.hash(id), tag = h >> 32, mask = slots.count - 1
+        let tag = h >> 32, mask = slots.count - 1
         var s = Int(truncatingIfNeeded: h) & mask
         while slots[s] != 0 {
             let j = Int(truncatingIfNeeded: slots[s] & 0xFFFF_FFFF) - 1
-            if slots[s] >> 32 == tag && all[j].identifier == id { return j }
+            if slots[s] >> 32 == tag && matches(j) { return j }
             s = (s + 1) & mask
         }
         return nil
-    }
-
-    /// Where the declaration whose Identifier is these bytes is in `all`.
-    public func index(ofUTF8 id: ArraySlice<UInt8>) -> Int? {
-        guard !slots.isEmpty else { return nil }
-        return id.withUnsafeBufferPointer { u -> Int? in
-            let h = wordHash(ByteView(u), foldingASCIICase: false), tag = h >> 32, mask = slots.count - 1
-            var s = Int(truncatingIfNeeded: h) & mask
-            while slots[s] != 0 {
-                let j = Int(truncatingIfNeeded: slots[s] & 0xFFFF_FFFF) - 1
-                if slots[s] >> 32 == tag, all[j].identifier.utf8.withContiguousStorageIfAvailable({ $0.count == u.count && (u.isEmpty || memcmp($0.baseAddress!, u.baseAddress!, u.count) == 0) }) ?? all[j].identifier.utf8.elementsEqual(u) {
-                    return j
-                }
-                s = (s + 1) & mask
-            }
-            return nil
-        }
     }
 
     static func hash(_ id: String) -> UInt64 {

@@ -54,4 +54,23 @@ struct PushSourceResolveTests {
         #expect(error?.code.rawValue == "push.source" && error?.location.line == third.line)
         #expect(error?.message == "device \(third.key) names the declaration \(config), which the output does not hold")
     }
+
+    @Test("only the manifest's header is read for a push: a header cut short is refused, naming the manifest")
+    func manifestHeaderOnly() throws {
+        let f = try PushFixture()
+        defer { f.remove() }
+        f.render()
+        let copy = f.dir.path("copy")
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: f.out).resolvingSymlinksInPath().path, toPath: copy)
+        // The device lines after the header are not read: garbage there changes nothing.
+        let manifest = try String(contentsOfFile: copy + "/manifest.tsv", encoding: .utf8)
+        let header = try #require(manifest.range(of: "\n\n")).upperBound
+        try (String(manifest[..<header]) + "not a device line\n").write(toFile: copy + "/manifest.tsv", atomically: true, encoding: .utf8)
+        #expect(try PushSource(copy).devices.count == PushSource(f.out).devices.count)
+        // A header without the blank line that ends it is not a manifest's.
+        try "appconfig-manifest 4\ndelivery ddm\n".write(toFile: copy + "/manifest.tsv", atomically: true, encoding: .utf8)
+        let error = #expect(throws: Problem.self) { try PushSource(copy) }
+        #expect(error?.code.rawValue == "manifest.syntax" && error?.location.file == copy + "/manifest.tsv" && error?.location.line == 1)
+        #expect(error?.message == "not an appconfig manifest (version 1 to 4), or its header is cut short")
+    }
 }

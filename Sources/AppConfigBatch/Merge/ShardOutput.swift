@@ -77,13 +77,11 @@ package final class ShardOutput {
             var names: [String] = []
             for name in ["declarations.jsonl", "index.jsonl", "assets.live", OutputNames.manifestFile] where access(generation + "/" + name, F_OK) == 0 {
                 names.append(name)
+                files[name] = []
                 if reading.contains(name) {
                     do { files[name] = try readFileBytes(generation + "/" + name, limit: Int(Int32.max) * 4) } catch { throw error.problem }
                 } else if name == OutputNames.manifestFile {
                     manifestHeader = Manifest.header(of: generation + "/" + name)
-                    files[name] = []
-                } else {
-                    files[name] = []
                 }
             }
             closingNames = names
@@ -108,11 +106,9 @@ package final class ShardOutput {
                         throw Problem(.mergeInput, at: Location(file: path), "\(path) holds a member \(name): not an archive appconfig wrote")
                     }
                     names.append(name)
-                    if reading.contains(name) {
-                        files[name] = Array(body)
-                    } else {
-                        if name == OutputNames.manifestFile { manifestHeader = Manifest.header(in: Array(body[view: 0..<min(body.count, 1 << 16)])[...]) }
-                        files[name] = []
+                    files[name] = reading.contains(name) ? Array(body) : []
+                    if name == OutputNames.manifestFile && !reading.contains(name) {
+                        manifestHeader = Manifest.header(in: Array(body[view: 0..<min(body.count, 1 << 16)])[...])
                     }
                 }
             }

@@ -179,10 +179,10 @@ package final class Manifest: PreviousDigests, @unchecked Sendable {
         return header(in: head[..<n])
     }
 
-    /// The header alone of a manifest's first bytes: nil when they are not a manifest's, or do not
-    /// hold its whole header.
+    /// The header alone of a manifest's first bytes (64 KiB hold any header): nil when they are
+    /// not a manifest's, or do not hold its whole header.
     static func header(in head: ArraySlice<UInt8>) -> [(name: String, value: String)]? {
-        var lines = head.prefix(1 << 16).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[...]
+        var lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[...]
         guard let version = lines.popFirst(), versionLines.contains(String(decoding: version, as: UTF8.self)) else { return nil }
         var header: [(String, String)] = []
         while let line = lines.popFirst() {
