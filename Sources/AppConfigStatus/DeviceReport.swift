@@ -52,24 +52,32 @@ public struct DeviceReport: Sendable, Equatable, Codable {
 /// names: `management.declarations` comes whole whenever it changes, `app.managed.list` item by
 /// item (`_removed` takes an app out).
 public enum StatusReportReader {
-    /// What one report says, read (in parallel with others) before it is folded in order.
+    /// What one report says, read (in parallel with others) before it is folded in order, packed
+    /// as `PackedReport` packs (see there): when it came (an optional string), its errors
+    /// (strings), `management.declarations`' entries when it carries them, then when it carries
+    /// `app.managed.list` that list's changes (their count, then each a bundle ID, a byte 0 for an
+    /// app `_removed` or 1 before its state), all in the byte order of their keys.
     public struct Update: Sendable {
         public var full: Bool
-        /// `management.declarations` whole, when the report carries it.
-        public var declarations: [String: DeviceReport.DeclarationState]?
-        /// `app.managed.list`'s entries, when the report carries it: nil for an app `_removed`.
-        public var apps: [(String, DeviceReport.AppState?)]?
-        public var errors: [String]
-        public var received: String?
+        var carriesDeclarations = false
+        var carriesApps = false
+        var bytes: [UInt8] = []
 
-        /// Folds the report into the device's state.
-        public func apply(to device: inout DeviceReport) {
-            device.reports += 1
-            if let received { device.received = received }
-            if let declarations { device.declarations = declarations } else if full { device.declarations = [:] }
-            if full { device.apps = [:] }
-            for (id, app) in apps ?? [] { device.apps[id] = app }
-            device.errors = errors
+        /// `app.managed.list`'s entries, when the report carries it: nil for an app `_removed`.
+        public var apps: [(String, DeviceReport.AppState?)]? {
+            guard carriesApps else { return nil }
+            return bytes.withView { b in
+                var c = PackedCursor(b)
+                _ = c.optional()
+                _ = c.skipStrings()
+                if carriesDeclarations { _ = c.skipEntries(PackedCursor.skipDeclaration) }
+                var out: [(String, DeviceReport.AppState?)] = []
+                for _ in 0..<(c.count() ?? 0) {
+                    guard let key = c.text(), let present = c.flag() else { break }
+                    out.append((key, present ? c.appState() : nil))
+                }
+                return out
+            }
         }
     }
 
@@ -82,68 +90,124 @@ public enum StatusReportReader {
             }
             throw failure(at, "not JSON")
         }
-        return try read(lean, at: at)
+        return try read(lean, received: nil, at: at)
     }
 
-    static func read(_ j: LeanJSON, at: Where) throws(Problem) -> Update {
+    /// Reads a report packed straight from the JSON's bytes: no string is made for an
+    /// identifier, token or state (at 1M events that was a dozen objects each, perf).
+    static func read(_ j: LeanJSON, received: ArraySlice<UInt8>?, at: Where) throws(Problem) -> Update {
         guard j.isObject(0) else { throw failure(at, "a status report is a JSON object") }
-        let full = j.bool(j.member(0, "FullReport")) ?? false
-        var update = Update(full: full, errors: [])
-        if let items = j.member(0, "StatusItems") {
-            guard j.isObject(items) else { throw failure(at, "StatusItems is not an object") }
-            if let declarations = j.member(j.member(items, "management"), "declarations") {
-                update.declarations = try readDeclarations(j, declarations, at: at)
-            }
-            if let list = j.member(j.member(j.member(items, "app"), "managed"), "list") { update.apps = try readApps(j, list, at: at) }
-        }
+        var update = Update(full: j.bool(j.member(0, "FullReport")) ?? false)
+        var w = PackedWriter()
+        w.bytes.reserveCapacity(j.bytes.count / 2)
+        w.optional(received)
+        var errors: [String] = []
         for e in j.items(j.member(0, "Errors")) where j.isObject(e) {
             let item = j.string(j.member(e, "StatusItem")) ?? "?"
             let codes = reasons(j, j.member(e, "Reasons"))
-            update.errors.append(codes.isEmpty ? item : "\(item): \(codes.joined(separator: ", "))")
+            errors.append(codes.isEmpty ? item : "\(item): \(codes.joined(separator: ", "))")
         }
+        w.strings(errors)
+        if let items = j.member(0, "StatusItems") {
+            guard j.isObject(items) else { throw failure(at, "StatusItems is not an object") }
+            if let declarations = j.member(j.member(items, "management"), "declarations") {
+                update.carriesDeclarations = true
+                try packDeclarations(j, declarations, into: &w, at: at)
+            }
+            if let list = j.member(j.member(j.member(items, "app"), "managed"), "list") {
+                update.carriesApps = true
+                try packApps(j, list, into: &w, at: at)
+            }
+        }
+        update.bytes = w.bytes
         return update
     }
 
-    static func readDeclarations(_ j: LeanJSON, _ node: Int, at: Where) throws(Problem) -> [String: DeviceReport.DeclarationState] {
+    static func packDeclarations(_ j: LeanJSON, _ node: Int, into w: inout PackedWriter, at: Where) throws(Problem) {
         guard j.isObject(node) else { throw failure(at, "management.declarations is not an object") }
-        var out: [String: DeviceReport.DeclarationState] = [:]
+        var scratch = PackedWriter()
+        var spans: [(key: Range<Int>, entry: Range<Int>)] = []
         for (key, group) in j.members(node) {
             guard j.isArray(group) else { throw failure(at, "management.declarations.\(j.string(key) ?? "") is not an array") }
             for item in j.items(group) {
-                guard j.isObject(item), let id = j.string(j.member(item, "identifier")) else {
+                guard j.isObject(item), let id = j.utf8(j.member(item, "identifier")) else {
                     throw failure(at, "management.declarations.\(j.string(key) ?? "") holds an entry without an identifier")
                 }
-                out[id] = .init(token: j.string(j.member(item, "server-token")) ?? "", active: j.bool(j.member(item, "active")) ?? false,
-                                valid: j.string(j.member(item, "valid")) ?? "unknown", reasons: reasons(j, j.member(item, "reasons")))
+                let start = scratch.bytes.count
+                scratch.string(id)
+                let keyEnd = scratch.bytes.count
+                scratch.string(j.utf8(j.member(item, "server-token")) ?? [])
+                scratch.bytes.append(j.bool(j.member(item, "active")) == true ? 1 : 0)
+                if let valid = j.utf8(j.member(item, "valid")) { scratch.string(valid) } else { scratch.string("unknown") }
+                packReasons(j, j.member(item, "reasons"), into: &scratch)
+                spans.append(((keyEnd - id.count)..<keyEnd, start..<scratch.bytes.count))
             }
         }
-        return out
+        scratch.bytes.withView { w.sortedEntries($0, spans) }
     }
 
-    static func readApps(_ j: LeanJSON, _ node: Int, at: Where) throws(Problem) -> [(String, DeviceReport.AppState?)] {
+    static func packApps(_ j: LeanJSON, _ node: Int, into w: inout PackedWriter, at: Where) throws(Problem) {
         guard j.isArray(node) else { throw failure(at, "app.managed.list is not an array") }
-        var out: [(String, DeviceReport.AppState?)] = []
+        var scratch = PackedWriter()
+        var spans: [(key: Range<Int>, entry: Range<Int>)] = []
         for item in j.items(node) {
-            guard j.isObject(item), let id = j.string(j.member(item, "identifier")) else {
+            guard j.isObject(item), let id = j.utf8(j.member(item, "identifier")) else {
                 throw failure(at, "app.managed.list holds an entry without an identifier")
             }
+            let start = scratch.bytes.count
+            scratch.string(id)
+            let keyEnd = scratch.bytes.count
             if j.bool(j.member(item, "_removed")) == true {
-                out.append((id, nil))
-                continue
-            }
-            var app = DeviceReport.AppState(state: j.string(j.member(item, "state")), declaration: j.string(j.member(item, "declaration-identifier")),
-                                            configState: nil, extensionStates: [:], reasons: reasons(j, j.member(item, "reasons")))
-            if let config = j.member(item, "config-state") {
-                app.configState = j.string(j.member(j.member(config, "app-config-state"), "state"))
-                if let exts = j.member(config, "extension-config-state") {
+                scratch.bytes.append(0)
+            } else {
+                scratch.bytes.append(1)
+                scratch.optional(j.utf8(j.member(item, "state")))
+                scratch.optional(j.utf8(j.member(item, "declaration-identifier")))
+                let config = j.member(item, "config-state")
+                scratch.optional(config.flatMap { j.utf8(j.member(j.member($0, "app-config-state"), "state")) })
+                var extensions: [(key: ArraySlice<UInt8>, state: ArraySlice<UInt8>)] = []
+                if let exts = config.flatMap({ j.member($0, "extension-config-state") }) {
                     for (key, value) in j.members(exts) {
-                        if let k = j.string(key), let state = j.string(j.member(value, "state")) { app.extensionStates[k] = state }
+                        if let k = j.utf8(key), let state = j.utf8(j.member(value, "state")) { extensions.append((k, state)) }
                     }
                 }
+                // In key order, the last of equal keys kept (as the dictionary it unpacks to).
+                let order = extensions.indices.sorted { a, b in
+                    extensions[a].key.elementsEqual(extensions[b].key) ? a < b : extensions[a].key.lexicographicallyPrecedes(extensions[b].key)
+                }
+                var last: [Int] = []
+                for k in order {
+                    if let l = last.last, extensions[l].key.elementsEqual(extensions[k].key) { last.removeLast() }
+                    last.append(k)
+                }
+                scratch.count(last.count)
+                for k in last {
+                    scratch.string(extensions[k].key)
+                    scratch.string(extensions[k].state)
+                }
+                packReasons(j, j.member(item, "reasons"), into: &scratch)
             }
-            out.append((id, app))
+            spans.append(((keyEnd - id.count)..<keyEnd, start..<scratch.bytes.count))
         }
-        return out
+        scratch.bytes.withView { w.sortedEntries($0, spans) }
+    }
+
+    /// `reasons` (`[{code, description, details}]`) packed as `reasons(_:_:)` gives them.
+    static func packReasons(_ j: LeanJSON, _ node: Int?, into w: inout PackedWriter) {
+        guard let node else { return w.count(0) }
+        let codes = j.items(node).compactMap { r in j.utf8(j.member(r, "code")).map { ($0, j.utf8(j.member(r, "description")) ?? []) } }
+        w.count(codes.count)
+        for (code, description) in codes {
+            if description.isEmpty {
+                w.string(code)
+            } else {
+                w.count(code.count + description.count + 3)
+                w.bytes += code
+                w.bytes += " (".utf8
+                w.bytes += description
+                w.bytes.append(0x29)
+            }
+        }
     }
 
     /// `reasons` (`[{code, description, details}]`) as their codes, a description beside each when given.

@@ -58,7 +58,7 @@ struct ServerStatusReader {
         }
         if let failure = collected.failure { throw failure }
         var fold = StatusFold()
-        fold.devices = collected.devices
+        fold.packed = collected.devices.mapValues(PackedReport.init)
         fold.problems = collected.problems
         fold.reports = collected.devices.values.reduce(0) { $0 + $1.reports }
         return fold

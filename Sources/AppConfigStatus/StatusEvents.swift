@@ -8,8 +8,8 @@ import LibPlist
 /// (`--events`), from a DDM server's status endpoints, and from the state file a previous run kept.
 /// Events are read in parallel (each line stands alone) and folded in their order.
 public struct StatusFold: Sendable {
-    /// By enrollment ID.
-    public var devices: [String: DeviceReport] = [:]
+    /// By enrollment ID, packed (see `PackedReport`).
+    var packed: [String: PackedReport] = [:]
     /// Events that could not be read: each names its line (and enrollment, when known).
     public var problems: [Problem] = []
     public var events = 0
@@ -19,6 +19,18 @@ public struct StatusFold: Sendable {
     public var ignored = 0
 
     public init() {}
+
+    /// By enrollment ID, unpacked: every device's report made anew on each call (for a look at
+    /// the fold, not for a loop).
+    public var devices: [String: DeviceReport] { packed.compactMapValues(\.report) }
+
+    public var deviceCount: Int { packed.count }
+
+    /// One enrollment's report: read unpacked, set packed.
+    public subscript(enrollment id: String) -> DeviceReport? {
+        get { packed[id]?.report }
+        set { packed[id] = newValue.map(PackedReport.init) }
+    }
 
     /// One event, read.
     enum Parsed: Sendable {
@@ -40,7 +52,7 @@ public struct StatusFold: Sendable {
         nonisolated(unsafe) let bytes = bytes
         let lines = LineRanges.of(UnsafeRawBufferPointer(bytes))
         // Room for a device per event at once: a table grown as it goes rehashes every key it holds.
-        devices.reserveCapacity(devices.count + lines.count)
+        packed.reserveCapacity(packed.count + lines.count)
         // A window of lines at a time: read on every core, then applied in order, so that the
         // parsed events held at once stay bounded. A window is applied on a thread of its own
         // while the next is read (applied in turn on one core, it left the other idle for a
@@ -83,13 +95,10 @@ public struct StatusFold: Sendable {
         switch p {
         case .report(let id, let update):
             reports += 1
-            update.apply(to: &devices[id, default: DeviceReport()])
+            packed[id, default: .empty].apply(update)
         case .result(let id, let uuid, let result, let received):
             results += 1
-            var d = devices[id, default: DeviceReport()]
-            d.commands[uuid] = result
-            if let received { d.received = received }
-            devices[id] = d
+            packed[id, default: .empty].apply(command: uuid, result, received: received)
         case .ignored: ignored += 1
         case .problem(let problem): problems.append(problem)
         }
@@ -107,7 +116,7 @@ public struct StatusFold: Sendable {
         guard let enrollment = j.string(j.member(body, "enrollment_id")) ?? j.string(j.member(body, "udid")), !enrollment.isEmpty,
               let raw = j.utf8(j.member(body, "raw_payload")) else { return parseFully(line, at: location) }
         return read(topic: topic, enrollment: enrollment, rawPayload: raw, commandUUID: j.string(j.member(body, "command_uuid")),
-                    status: j.string(j.member(body, "status")), received: j.string(j.member(0, "created_at")), at: location)
+                    status: j.string(j.member(body, "status")), received: j.utf8(j.member(0, "created_at")), at: location)
     }
 
     /// The values' reader, for an event the lean read did not take: it names what is wrong.
@@ -121,7 +130,7 @@ public struct StatusFold: Sendable {
         }
         guard case .dictionary(let top) = event.kind else { return problem("an event is a JSON object, not \(event.typeName)") }
         guard let topic = StatusReportReader.string(top, "topic") else { return problem("no \"topic\": not a NanoMDM webhook event") }
-        let received = StatusReportReader.string(top, "created_at")
+        let received = StatusReportReader.string(top, "created_at").map { Array($0.utf8)[...] }
         let body: String
         switch topic {
         case "mdm.DeclarativeManagement": body = "checkin_event"
@@ -143,7 +152,7 @@ public struct StatusFold: Sendable {
 
     /// An event's check-in or result, from its base64 `raw_payload`.
     static func read(topic: String, enrollment: String, rawPayload: ArraySlice<UInt8>, commandUUID: String?, status eventStatus: String?,
-                     received: String?, at location: Location) -> Parsed {
+                     received: ArraySlice<UInt8>?, at location: Location) -> Parsed {
         func problem(_ message: String) -> Parsed {
             .problem(Problem(StatusCode.event, at: location, "enrollment \(Problem.printable(enrollment)): " + message))
         }
@@ -174,7 +183,7 @@ public struct StatusFold: Sendable {
                     chain.append("\(domain) \(code)" + (text.isEmpty ? "" : ": \(text)"))
                 }
             }
-            return .result(enrollment, uuid: uuid, .init(status: status, errorChain: chain), received: received)
+            return .result(enrollment, uuid: uuid, .init(status: status, errorChain: chain), received: received.map { String(decoding: $0, as: UTF8.self) })
         }
         guard plist["Endpoint"]?.text == "status" else { return .ignored }
         guard case .data(let json)? = plist["Data"] else { return problem("a status check-in without its Data") }
@@ -182,16 +191,14 @@ public struct StatusFold: Sendable {
     }
 
     /// A status report's JSON, read.
-    static func report(_ json: [UInt8], enrollment: String, received: String?, at location: Location) -> Parsed {
+    static func report(_ json: [UInt8], enrollment: String, received: ArraySlice<UInt8>?, at location: Location) -> Parsed {
         guard let lean = LeanJSON(json) else {
             var message = "its status report is not JSON"
             do { _ = try JSONReader.document(json, file: location.file) } catch { message += " (\(error.message))" }
             return .problem(Problem(StatusCode.event, at: location, "enrollment \(Problem.printable(enrollment)): " + message))
         }
         do {
-            var update = try StatusReportReader.read(lean, at: .init(location, enrollment: enrollment))
-            update.received = received
-            return .report(enrollment, update)
+            return .report(enrollment, try StatusReportReader.read(lean, received: received, at: .init(location, enrollment: enrollment)))
         } catch {
             return .problem(error)
         }

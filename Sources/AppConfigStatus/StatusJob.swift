@@ -100,7 +100,7 @@ public struct StatusJob: Sendable {
                 throw Problem(StatusCode.server, at: error.location, error.message)
             }
             // The server's view is whole: it replaces what was kept for those enrollments.
-            for (id, device) in read.devices { fold.devices[id] = device }
+            for (id, device) in read.packed { fold.packed[id] = device }
             fold.problems += read.problems
             fold.reports += read.reports
         case nil: fold = try StatusState.read(options.resolvedStatePath)

@@ -73,8 +73,8 @@ public struct StatusJoin: Sendable {
     /// Every device's verdict in the generation's order, then one per unknown enrollment.
     public func verdicts(_ fold: StatusFold) throws(Problem) -> [DeviceVerdict] {
         // Each device judged on its own, on every core; where its report lies in the fold kept.
-        let devices = source.devices, reports = fold.devices
-        var positions = [Dictionary<String, DeviceReport>.Index?](repeating: nil, count: devices.count)
+        let devices = source.devices, reports = fold.packed
+        var positions = [Dictionary<String, PackedReport>.Index?](repeating: nil, count: devices.count)
         var out = try positions.withUnsafeMutableBufferPointer { p throws(Problem) in
             nonisolated(unsafe) let p = p
             return try ParallelLines.map(devices.count) { i throws(Problem) -> DeviceVerdict in
@@ -82,15 +82,19 @@ public struct StatusJoin: Sendable {
                 let id = enrollment(of: device.key)
                 let at = reports.index(forKey: id)
                 p[i] = at
-                let report = at.map { reports.values[$0] }
                 var v = DeviceVerdict(device: device.key, enrollment: id, state: .neverReported, detail: nil, reasons: [], assignments: device.assignments,
-                                      groups: groups[device.key] ?? [:], reported: report?.received)
-                if device.removed {
-                    v.state = .removed
-                } else if source.delivery.isDDM {
-                    judgeDDM(i, report, &v)
-                } else {
-                    try judgeMDM(device, report, &v)
+                                      groups: groups[device.key] ?? [:], reported: nil)
+                // The report judged where it lies in the fold.
+                try (at.map { reports.values[$0].bytes } ?? []).withView { b throws(Problem) in
+                    let report = at == nil ? nil : PackedView(b)
+                    v.reported = report?.received
+                    if device.removed {
+                        v.state = .removed
+                    } else if source.delivery.isDDM {
+                        judgeDDM(i, report, &v)
+                    } else {
+                        try judgeMDM(device, report, &v)
+                    }
                 }
                 return v
             }
@@ -114,7 +118,7 @@ public struct StatusJoin: Sendable {
         return out
     }
 
-    private func judgeDDM(_ i: Int, _ report: DeviceReport?, _ v: inout DeviceVerdict) {
+    private func judgeDDM(_ i: Int, _ report: PackedView?, _ v: inout DeviceVerdict) {
         // The set as resolved when the generation was read: no table lookup here.
         let all = source.declarations.all, set = source.declarationIndexes(ofDevice: i)
         guard let at = set.first(where: { all[Int($0)].type == "com.apple.configuration.app.managed" }) else {
@@ -124,27 +128,27 @@ public struct StatusJoin: Sendable {
         }
         let config = all[Int(at)].identifier
         guard let report else { return }
-        guard let seen = report.declarations[config] else {
-            v.detail = report.declarations.isEmpty ? "no declaration status reported" : "its reports do not name \(config) yet"
+        guard let seen = report.declaration(config) else {
+            v.detail = report.declaresNothing ? "no declaration status reported" : "its reports do not name \(config) yet"
             return
         }
         // The token the server holds: the journal's, else ours.
         let expected = journal?.declaration(config)?.server ?? all[Int(at)].serverToken
-        if seen.token != expected {
+        if !seen.token.equals(expected) {
             v.state = .stale
-            v.detail = "reports \(config) at token \(seen.token), pushed \(expected)"
+            v.detail = "reports \(config) at token \(seen.token.text), pushed \(expected)"
             return
         }
         // The most specific fault first: an asset that failed makes its configuration fail too;
         // else the first declaration of the set reported invalid.
-        var invalid: (id: String, reasons: [String])?
+        var invalid: (id: String, reasons: Range<Int>)?
         for at in set {
             let id = all[Int(at)].identifier
-            guard let s = report.declarations[id], s.valid == "invalid" else { continue }
+            guard let s = report.declaration(id), s.valid.equals("invalid") else { continue }
             if all[Int(at)].type.hasPrefix("com.apple.asset.") {
                 v.state = .assetFailed
                 v.detail = "asset \(id) is invalid"
-                v.reasons = s.reasons
+                v.reasons = report.texts(s.reasons)
                 return
             }
             if invalid == nil { invalid = (id, s.reasons) }
@@ -152,35 +156,35 @@ public struct StatusJoin: Sendable {
         if let invalid {
             v.state = .invalidDeclaration
             v.detail = "\(invalid.id) is invalid"
-            v.reasons = invalid.reasons
+            v.reasons = report.texts(invalid.reasons)
             return
         }
-        let app = report.apps.values.first { $0.declaration == config } ?? bundleID(all[Int(at)]).flatMap { report.apps[$0] }
+        let app = report.app { $0.declaration?.equals(config) == true } ?? bundleID(all[Int(at)]).flatMap { id in report.app { $0.key.equals(id) } }
         if let app {
-            if let state = app.state, state != "managed" {
+            if let state = app.state, !state.equals("managed") {
                 v.state = .appNotManaged
-                v.detail = "the app is \(state)"
-                v.reasons = app.reasons
+                v.detail = "the app is \(state.text)"
+                v.reasons = report.texts(app.reasons)
                 return
             }
-            let extensions = app.extensionStates.filter { $0.value == "invalid" }.keys.sorted()
-            if app.configState == "invalid" || !extensions.isEmpty {
+            let extensions = report.extensions(app.extensions, in: "invalid")
+            let rejected = app.configState?.equals("invalid") == true
+            if rejected || !extensions.isEmpty {
                 v.state = .appConfigRejected
-                v.detail = app.configState == "invalid" ? "the app found its configuration invalid"
-                                                        : "extension \(extensions.joined(separator: ", ")) found its configuration invalid"
-                v.reasons = app.reasons
+                v.detail = rejected ? "the app found its configuration invalid" : "extension \(extensions.joined(separator: ", ")) found its configuration invalid"
+                v.reasons = report.texts(app.reasons)
                 return
             }
         }
-        if seen.active && seen.valid == "valid" {
+        if seen.active && seen.valid.equals("valid") {
             v.state = .current
         } else {
             v.state = .pending
-            v.detail = "tonight's token reported, \(seen.active ? "active" : "not active"), valid \(seen.valid)"
+            v.detail = "tonight's token reported, \(seen.active ? "active" : "not active"), valid \(seen.valid.text)"
         }
     }
 
-    private func judgeMDM(_ device: PushSource.Device, _ report: DeviceReport?, _ v: inout DeviceVerdict) throws(Problem) {
+    private func judgeMDM(_ device: PushSource.Device, _ report: PackedView?, _ v: inout DeviceVerdict) throws(Problem) {
         var uuid = journal?.device(device.key)?.commandUUID
         if uuid == nil, let path = device.path { uuid = PushSource.commandUUID(try source.fileBytes(path)) }
         guard let uuid else {
@@ -188,20 +192,20 @@ public struct StatusJoin: Sendable {
             v.detail = "its command has no CommandUUID"
             return
         }
-        guard let result = report?.commands[uuid] else {
+        guard let result = report?.command(uuid) else {
             v.state = .pending
             v.detail = "no result for command \(uuid)"
             return
         }
-        switch result.status {
-        case "Acknowledged": v.state = .acknowledged
-        case "NotNow":
+        if result.status.equals("Acknowledged") {
+            v.state = .acknowledged
+        } else if result.status.equals("NotNow") {
             v.state = .notNow
             v.detail = "command \(uuid): NotNow"
-        default:
+        } else {
             v.state = .error
-            v.detail = "command \(uuid): \(result.status)"
-            v.reasons = result.errorChain
+            v.detail = "command \(uuid): \(result.status.text)"
+            v.reasons = report?.texts(result.chain) ?? []
         }
     }
 

@@ -6,8 +6,8 @@ import AppConfigSpec
 /// The fold kept between runs (`SOURCE.status-state`): every enrollment's `DeviceReport`.
 ///
 /// Version 2, written since: a text line naming it, then a record per enrollment (a 32-bit length,
-/// then its fields: strings as a length and their UTF-8, counts before lists), then an end mark
-/// with the number of records, so that a file cut short is told from a whole one. Binary because
+/// the enrollment as a packed string, then its report as the fold packs it: `PackedReport`), then
+/// an end mark with the number of records, so that a file cut short is told from a whole one. Binary because
 /// the benchmark says so: the JSON lines of version 1 were 880 MB at 1M devices and their making
 /// a sixth of a status run (`Status.1000kEvents.foldAndJoin`, perf); these are half the bytes and
 /// made without escaping. Version 1 (a JSON line per enrollment) is still read.
@@ -30,8 +30,8 @@ enum StatusState {
         // was a second of cache misses), each reached by its position in the table (a lookup was
         // a hash, a cache miss and a copy of the report each). Records are made on every core a
         // window of chunks at a time and written in order: the file is never all held at once.
-        let devices = fold.devices
-        var order: [(hash: UInt64, at: Dictionary<String, DeviceReport>.Index)] = []
+        let devices = fold.packed
+        var order: [(hash: UInt64, at: Dictionary<String, PackedReport>.Index)] = []
         order.reserveCapacity(devices.count)
         for at in devices.indices {
             var key = devices.keys[at]
@@ -53,9 +53,14 @@ enum StatusState {
             for first in stride(from: 0, to: chunks, by: window) {
                 let pieces = ParallelLines.map(min(window, chunks - first), chunk: 1) { k -> [UInt8] in
                     let c = first + k
-                    var out = StateWriter()
+                    var out = PackedWriter()
                     out.bytes.reserveCapacity(chunk * 400)
-                    for (_, at) in sorted[(c * chunk)..<min(sorted.count, (c + 1) * chunk)] { out.record(devices.keys[at], devices.values[at]) }
+                    for (_, at) in sorted[(c * chunk)..<min(sorted.count, (c + 1) * chunk)] {
+                        let id = devices.keys[at], report = devices.values[at].bytes
+                        out.u32(UInt32(id.utf8.count.encodedCountLength + id.utf8.count + report.count))
+                        out.string(id)
+                        out.bytes += report
+                    }
                     return out.bytes
                 }
                 try writing?.value()
@@ -64,7 +69,7 @@ enum StatusState {
                 }
             }
             try writing?.value()
-            var end = StateWriter()
+            var end = PackedWriter()
             end.u32(endMark)
             end.u64(UInt64(order.count))
             try writeAll(file.descriptor, end.bytes, path: path)
@@ -93,183 +98,32 @@ enum StatusState {
             records.append((at + 4)..<(at + 4 + Int(length)))
             at += 4 + Int(length)
         }
-        let read = try ParallelLines.map(records.count) { [records] i throws(Problem) -> (String, DeviceReport) in
-            var reader = StateReader(bytes: bytes, at: records[i].lowerBound, end: records[i].upperBound)
-            guard let record = reader.record(), reader.at == reader.end else {
-                throw Problem(StatusCode.state, at: Location(file: path), "\(path), byte \(reader.at): the record at byte \(records[i].lowerBound - 4) is not one appconfig status wrote")
+        let read = try ParallelLines.map(records.count) { [records] i throws(Problem) -> (String, PackedReport) in
+            try bytes.withView { b throws(Problem) in
+                let record = b[view: records[i]]
+                var c = PackedCursor(record)
+                guard let id = c.string(), PackedReport.Fields(record[view: c.at..<c.end]) != nil else {
+                    throw Problem(StatusCode.state, at: Location(file: path), "\(path), byte \(records[i].lowerBound - 4): the record there is not one appconfig status wrote")
+                }
+                return (record[view: id].text, PackedReport(bytes: [UInt8](record[view: c.at..<c.end])))
             }
-            return record
         }
         var fold = StatusFold()
-        fold.devices.reserveCapacity(read.count)
-        for (id, report) in read { fold.devices[id] = report }
+        fold.packed.reserveCapacity(read.count)
+        for (id, report) in read { fold.packed[id] = report }
         return fold
     }
 }
 
-/// A record of version 2, made: the length is patched in when its fields are written.
-struct StateWriter {
-    var bytes: [UInt8] = []
-
-    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-
-    /// A count or a length: seven bits a byte, low first.
-    mutating func count(_ n: Int) {
-        var v = UInt(n)
+extension Int {
+    /// The bytes `PackedWriter.count` writes for this count.
+    var encodedCountLength: Int {
+        var n = 1, v = UInt(self)
         while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
             v >>= 7
+            n += 1
         }
-        bytes.append(UInt8(v))
-    }
-
-    mutating func string(_ s: String) {
-        count(s.utf8.count)
-        bytes.append(contentsOf: s.utf8)
-    }
-
-    mutating func optional(_ s: String?) {
-        if let s {
-            bytes.append(1)
-            string(s)
-        } else {
-            bytes.append(0)
-        }
-    }
-
-    mutating func strings(_ list: [String]) {
-        count(list.count)
-        for s in list { string(s) }
-    }
-
-    /// A dictionary's entries in the order of their keys: the same fold makes the same bytes.
-    /// Their positions in the table are ordered on the stack (`sorted` made an array of copies).
-    mutating func entries<V>(_ d: [String: V], _ value: (inout StateWriter, V) -> Void) {
-        count(d.count)
-        withUnsafeTemporaryAllocation(of: Dictionary<String, V>.Index.self, capacity: d.count) { order in
-            let (_, n) = order.initialize(from: d.indices)
-            var order = order
-            // Keys compared and values read in place (`d[at]` copied an entry, and each copy
-            // retained every string and array it holds: a fifth of the write's time in perf).
-            if n > 1 { order[..<n].sort { d.keys[$0] < d.keys[$1] } }
-            for at in order[..<n] {
-                string(d.keys[at])
-                value(&self, d.values[at])
-            }
-            order.baseAddress?.deinitialize(count: n)
-        }
-    }
-
-    mutating func record(_ id: String, _ r: DeviceReport) {
-        let at = bytes.count
-        u32(0)
-        string(id)
-        count(r.reports)
-        optional(r.received)
-        strings(r.errors)
-        entries(r.declarations) { w, d in
-            w.string(d.token)
-            w.bytes.append(d.active ? 1 : 0)
-            w.string(d.valid)
-            w.strings(d.reasons)
-        }
-        entries(r.apps) { w, a in
-            w.optional(a.state)
-            w.optional(a.declaration)
-            w.optional(a.configState)
-            w.entries(a.extensionStates) { w, s in w.string(s) }
-            w.strings(a.reasons)
-        }
-        entries(r.commands) { w, c in
-            w.string(c.status)
-            w.strings(c.errorChain)
-        }
-        let length = UInt32(bytes.count - at - 4).littleEndian
-        withUnsafeBytes(of: length) { for k in 0..<4 { bytes[at + k] = $0[k] } }
-    }
-}
-
-/// A record of version 2, read; nil wherever it does not hold what the writer writes.
-struct StateReader {
-    let bytes: [UInt8]
-    var at: Int
-    let end: Int
-
-    mutating func byte() -> UInt8? {
-        guard at < end else { return nil }
-        defer { at += 1 }
-        return bytes[at]
-    }
-
-    mutating func count() -> Int? {
-        var v = 0, shift = 0
-        while let b = byte() {
-            v |= Int(b & 0x7F) << shift
-            if b < 0x80 { return v }
-            shift += 7
-            if shift > 56 { return nil }
-        }
-        return nil
-    }
-
-    mutating func string() -> String? {
-        guard let n = count(), n <= end - at else { return nil }
-        defer { at += n }
-        return String(decoding: bytes[at..<(at + n)], as: UTF8.self)
-    }
-
-    mutating func optional() -> String?? {
-        switch byte() {
-        case 0?: return .some(nil)
-        case 1?: return string().map { .some($0) }
-        default: return nil
-        }
-    }
-
-    mutating func strings() -> [String]? {
-        guard let n = count(), n <= end - at else { return nil }
-        var out: [String] = []
-        out.reserveCapacity(n)
-        for _ in 0..<n {
-            guard let s = string() else { return nil }
-            out.append(s)
-        }
-        return out
-    }
-
-    mutating func entries<V>(_ value: (inout StateReader) -> V?) -> [String: V]? {
-        guard let n = count(), n <= end - at else { return nil }
-        var out: [String: V] = [:]
-        out.reserveCapacity(n)
-        for _ in 0..<n {
-            guard let k = string(), let v = value(&self) else { return nil }
-            out[k] = v
-        }
-        return out
-    }
-
-    mutating func record() -> (String, DeviceReport)? {
-        guard let id = string(), let reports = count(), let received = optional(), let errors = strings() else { return nil }
-        var r = DeviceReport()
-        r.reports = reports
-        r.received = received
-        r.errors = errors
-        guard let declarations = entries({ rd -> DeviceReport.DeclarationState? in
-            guard let token = rd.string(), let active = rd.byte(), active < 2, let valid = rd.string(), let reasons = rd.strings() else { return nil }
-            return .init(token: token, active: active == 1, valid: valid, reasons: reasons)
-        }), let apps = entries({ rd -> DeviceReport.AppState? in
-            guard let state = rd.optional(), let declaration = rd.optional(), let configState = rd.optional(),
-                  let extensions = rd.entries({ $0.string() }), let reasons = rd.strings() else { return nil }
-            return .init(state: state, declaration: declaration, configState: configState, extensionStates: extensions, reasons: reasons)
-        }), let commands = entries({ rd -> DeviceReport.CommandResult? in
-            guard let status = rd.string(), let chain = rd.strings() else { return nil }
-            return .init(status: status, errorChain: chain)
-        }) else { return nil }
-        r.declarations = declarations
-        r.apps = apps
-        r.commands = commands
-        return (id, r)
+        return n
     }
 }
 
@@ -294,8 +148,8 @@ enum StatusStateVersion1 {
             do throws(Problem) { _ = try JSONReader.document(Array(line), file: path) } catch { message = error.message }
             throw Problem(StatusCode.state, at: Location(file: path, line: i + 2), "not a line of a status state file: \(message)")
         }
-        fold.devices.reserveCapacity(entries.count)
-        for case let (id, report)? in entries { fold.devices[id] = report }
+        fold.packed.reserveCapacity(entries.count)
+        for case let (id, report)? in entries { fold.packed[id] = PackedReport(report) }
         return fold
     }
 

@@ -23,14 +23,14 @@ struct StatusStateTests {
         a.errors = ["app.managed.list: Error.NotSupported"]
         a.reports = 300
         a.received = "2026-11-28T07:00:00Z"
-        fold.devices["00008120-001A2B3C4D5E6F70"] = a
+        fold[enrollment: "00008120-001A2B3C4D5E6F70"] = a
         var b = DeviceReport()
         b.commands["6F0D5E3A-1B2C-4D5E-8F90-A1B2C3D4E5F6"] = .init(status: "Error", errorChain: ["MCMDMErrorDomain 12021: The app is not installed."])
         b.commands["0A"] = .init(status: "Acknowledged", errorChain: [])
         b.reports = 2
-        fold.devices["Zoë's iPad\t\"quoted\""] = b
-        fold.devices["never"] = DeviceReport()
-        for i in 0..<5000 { fold.devices["bulk-\(i)"] = a }
+        fold[enrollment: "Zoë's iPad\t\"quoted\""] = b
+        fold[enrollment: "never"] = DeviceReport()
+        for i in 0..<5000 { fold[enrollment: "bulk-\(i)"] = a }
         return fold
     }
 
@@ -93,8 +93,8 @@ struct StatusStateTests {
         var fold = StatusFold()
         var r = DeviceReport()
         r.declarations["appconfig.config.1"] = .init(token: "t", active: true, valid: "valid", reasons: [])
-        fold.devices["E1"] = r
-        fold.devices["E2"] = r
+        fold[enrollment: "E1"] = r
+        fold[enrollment: "E2"] = r
         try StatusState.write(fold, to: path)
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         try Data(Self.damage[i].change(bytes)).write(to: URL(fileURLWithPath: path))
