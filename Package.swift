@@ -88,7 +88,7 @@ let package = Package(
         /// Spec + values -> Program: instructions, pre-encoded constants, slots, checks, disassembler.
         .target(name: "AppConfigCompiler", dependencies: ["AppConfigCore", "AppConfigSpec", "AppConfigPattern"]),
         /// Where variables come from: inventory CSV, LDIF and LDAP directories, DNs, the join, FleetSources.
-        .target(name: "AppConfigSources", dependencies: ["AppConfigCore", "AppConfigSpec", "CByteScan", "CLDAP"]),
+        .target(name: "AppConfigSources", dependencies: ["AppConfigCore", "AppConfigSpec", "CByteScan", "CLDAP", "CXXHash"]),
         /// Where a generation goes: the output contract (`OutputDestination`, `OutputContainer`,
         /// `DeviceEncoding`), folder generations, tar archives, atomic files, output names, the lock.
         .target(name: "AppConfigOutput", dependencies: ["AppConfigCore", "Digest", "CFileSync"]),

@@ -46,6 +46,8 @@ extension RenderJob {
         // The state the image records: the file's, when it did not change while it was hashed.
         func stateHashed() -> String? { before.flatMap { FileState(path: path) == $0 ? $0.text : nil } }
         for place in places.read {
+            // An image of a file of another size is not tonight's: its table is not built.
+            if let size = before?.size, let made = UserTableImage.madeFrom(place), !made.hasPrefix("\(size) ") { continue }
             // An unreadable file ("-") matches no image: images are saved only with a fingerprint.
             if let table = UserTableImage.load(place, keyOnceRead: { keyText(hashing.value()) }, source: path, columns: sources.attributes.columns) {
                 // Found beside --since: linked beside this run's output too, for the night after.
@@ -53,7 +55,21 @@ extension RenderJob {
                                                  sourceState: stateHashed()))
             }
         }
-        let users = try sources.loadDirectory(for: inventory, warning: observer.warning)
+        // An image made from another version of the file, read the same way: only the segments
+        // with new bytes are read (`IncrementalDirectory`), when that gives what a whole read would.
+        let sameReading = { (key: String) in key.drop { $0 != "\n" } == keyText("").drop { $0 != "\n" } }
+        for place in places.read {
+            guard let image = try? UserTableImage.contents(place, source: path, columns: sources.attributes.columns, writable: true), sameReading(image.key),
+                  let read = try IncrementalDirectory.load(image, file: path, map: sources.attributes), image.mapping.change() == nil else { continue }
+            let fingerprint = hashing.value()
+            guard let state = stateHashed(), let save = places.save, fingerprint != "-" else {
+                if stateHashed() == nil { _ = fingerprints.fingerprint(of: path) }
+                return (read.table, DirectoryImageUse(incremental: read.summary(image: place)))
+            }
+            return (read.table, DirectoryImageUse(saveTo: save, key: keyText(fingerprint), sourceState: state, incremental: read.summary(image: place)))
+        }
+        // With its segments, for the night after's incremental read.
+        let users = try sources.loadDirectory(for: inventory, keepingSegments: places.save != nil, warning: observer.warning)
         let fingerprint = hashing.value()
         // Changed while read: the manifest gets the file as it is now (hashed again), and no image is saved.
         guard let state = stateHashed() else {
@@ -73,6 +89,9 @@ struct DirectoryImageUse {
     var key = ""
     /// The directory file's state when it was hashed for `key` (`FileState.text`), kept in the image.
     var sourceState: String?
+    /// The image of another version of the file the users were taken from, only the segments
+    /// with new bytes read.
+    var incremental: RunSummary.DirectoryIncremental?
 
     /// Writes the table's image under a temporary name beside the output on a thread of its own
     /// (its value: the file, not yet under its name, or nil), while the run publishes: written
@@ -105,5 +124,11 @@ struct DirectoryImageUse {
         }
         guard written != nil else { file.discard(); return nil }
         return file
+    }
+}
+
+extension IncrementalDirectory.Read {
+    func summary(image: String) -> RunSummary.DirectoryIncremental {
+        .init(image: image, segments: table.segments?.segments.count ?? 0, segmentsRead: segmentsRead, usersRead: usersRead)
     }
 }

@@ -161,6 +161,7 @@ public struct RenderJob: Sendable {
         summary.seconds = clock.seconds
         summary.wallSeconds = monotonicSeconds() - clock.start
         summary.directoryImage = loaded.image.loadedFrom
+        summary.directoryIncremental = loaded.image.incremental
         let saving = fleet.users.flatMap { loaded.image.startSaving($0) }
         do {
             try publish(sink, generation, &summary, diff: diffLines)

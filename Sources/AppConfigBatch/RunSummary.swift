@@ -52,6 +52,17 @@ public struct RunSummary: Sendable, Codable {
     /// The saved user table the directory was loaded from instead of parsing its LDIF file (the
     /// file's fingerprint and reading were the image's: `UserTableImage`); nil when it was read.
     public var directoryImage: String?
+    /// The saved user table of another version of the LDIF file, read the same way, from which
+    /// the users were taken, only the file's segments with new bytes read (`IncrementalDirectory`).
+    public var directoryIncremental: DirectoryIncremental?
+
+    public struct DirectoryIncremental: Codable, Sendable, Equatable {
+        /// The image, the file's segments read tonight (of `segments`), and the users they held.
+        public var image: String
+        public var segments: Int
+        public var segmentsRead: Int
+        public var usersRead: Int
+    }
     public var changes: ChangeCounts?
     /// DDM into a folder: live assets (named by a set the devices keep) this generation could not
     /// link from the previous one (it is a tar, or lacks them); `assets.live` lists every live asset.
@@ -106,7 +117,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, mapping, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, inputsUnchanged, since, directoryImage, changes, assignments, variants, assetsNotLinked, keptNotLinked
+        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, inputsUnchanged, since, directoryImage, directoryIncremental, changes, assignments, variants, assetsNotLinked, keptNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

@@ -48,12 +48,13 @@ public struct FleetSources: Sendable {
     /// Reads the directory, nil without one. An LDAP directory may look up only the users the
     /// inventory names (targeted mode): their keys come from the inventory's user key column.
     /// `warning` hears each LDAP attempt that failed and will be retried, and a password sent in clear.
-    public func loadDirectory(for inventory: InventoryTable, warning: (Problem) -> Void = { _ in }) throws(Problem) -> UserTable? {
+    /// `keepingSegments`: an LDIF file's segments are kept with its table (`LDIFReader.load`).
+    public func loadDirectory(for inventory: InventoryTable, keepingSegments: Bool = false, warning: (Problem) -> Void = { _ in }) throws(Problem) -> UserTable? {
         switch directory {
         case nil:
             return nil
         case .ldif(let path):
-            return try LDIFReader.load(path, map: attributes)
+            return try LDIFReader.load(path, map: attributes, keepingSegments: keepingSegments)
         case .ldap(let configuration):
             return try LDAPDirectory.load(configuration, map: attributes, referencedKeys: {
                 guard let slot = inventory.userKeySlot else { return [] }

@@ -1,5 +1,6 @@
 // Most functions are static inline in include/CByteScan.h: inlined where Swift calls them.
 #include "CByteScan.h"
+#include <string.h>
 
 /// The first quote at or after `q` (n when none), counting the newlines before it and gathering
 /// the high bits of the bytes before it.
@@ -185,3 +186,26 @@ void appconfig_base64_decode_blocks(uint8_t *text, intptr_t n, intptr_t *in, int
     (void)text; (void)n; (void)in; (void)out;
 }
 #endif
+
+intptr_t appconfig_ldif_segments(const uint8_t *b, intptr_t n, intptr_t at, intptr_t *ends, uint32_t *lines, intptr_t cap, intptr_t *stop) {
+    intptr_t count = 0, i = at;
+    uint32_t newlines = 0;
+    while (i < n && count < cap) {
+        const uint8_t *p = memchr(b + i, '\n', (size_t)(n - i));
+        if (!p) break;
+        intptr_t j = p - b;
+        newlines++;
+        i = j + 1;
+        // The line that ends here is blank: nothing before its newline (or only a CR) since the last.
+        int blank = j == at || b[j - 1] == '\n' || (b[j - 1] == '\r' && (j - 1 == at || b[j - 2] == '\n'));
+        if (blank && i < n && b[i] != ' ') {
+            ends[count] = i;
+            lines[count] = newlines;
+            newlines = 0;
+            count++;
+        }
+    }
+    *stop = count < cap ? n : i;
+    if (count < cap) lines[count] = newlines;  // the last segment's, when there is room
+    return count;
+}

@@ -127,12 +127,14 @@ struct DirectoryImageTests {
                 tonight = UserTableImage.key(fingerprint: "123 xxh3-128:abc", map: other)
             case "cut short": bytes.removeLast(4)
             case "a value out of bounds":
-                // The last range pair before the lines: the join key's offset, far past the values.
-                let at = bytes.count - 4 * table.count - 8
+                // The last range pair before the lines and the masks (no segments: a table read
+                // without them): the join key's offset, far past the values.
+                #expect(table.segments == nil && table.attributeMasks?.count == table.count)
+                let at = bytes.count - 8 * table.count - 8
                 bytes.replaceSubrange(at..<(at + 4), with: [0xFF, 0xFF, 0xFF, 0x7F])
             case "format 1":
                 // The layout before images were mapped (no padding): never read as this one.
-                #expect(bytes.starts(with: Array("appconfig-users 2 ".utf8)))
+                #expect(bytes.starts(with: Array("appconfig-users 3 ".utf8)))
                 bytes[16] = UInt8(ascii: "1")
             case "ranges not aligned":
                 // One byte less of the header's padding, its length told: the sizes add up, the ranges are off by one.

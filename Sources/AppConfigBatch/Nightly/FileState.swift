@@ -18,6 +18,9 @@ struct FileState: Equatable {
         fields = [Int(info.st_dev), Int(info.st_ino), Int(info.st_size), modified.tv_sec, modified.tv_nsec, changed.tv_sec, changed.tv_nsec].map { Int($0) }
     }
 
+    /// The file's size.
+    var size: Int { fields[2] }
+
     /// The state as text, to keep in a file (a directory image's header).
     var text: String { fields.map(String.init).joined(separator: " ") }
 

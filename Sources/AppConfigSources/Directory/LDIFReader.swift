@@ -17,7 +17,12 @@ public enum LDIFReader {
     /// buffer of its own, each parsed on its own core. A window of a megabyte is still in the
     /// core's caches when it is parsed after its read; one of 8 MB was not. `parts` overrides the
     /// parts (tests).
-    public static func load(_ path: String, map: AttributeMap = AttributeMap(), parts: Int? = nil, window: Int = 1 << 20) throws(Problem) -> UserTable {
+    /// `keepingSegments`: the file's segments (`LDIFSegments`) are found and hashed as each window
+    /// is read, before it is parsed (while it is in the cache), and kept with the table for the
+    /// night after (`IncrementalDirectory`). A part starts at an entry's blank line, so the
+    /// segment on each side of a part's start is cut there: the night after reads those again.
+    public static func load(_ path: String, map: AttributeMap = AttributeMap(), parts: Int? = nil, window: Int = 1 << 20,
+                            keepingSegments: Bool = false) throws(Problem) -> UserTable {
         let cores = Parallelism.threads
         let file: PartedFile
         do {
@@ -28,9 +33,21 @@ public enum LDIFReader {
             throw error.problem
         }
         let sizes = zip(file.bounds, file.bounds.dropFirst()).map { $1 - $0 }
-        return try read(partSizes: sizes, file: path, map: map) { part, take throws(FileReadError) in
-            try file.readWindows(part: part, window: window, lastRecordEnd: lastEntryEnd, take)
+        var pieces = [LDIFSegments.Piece](repeating: LDIFSegments.Piece(), count: keepingSegments ? file.partCount : 0)
+        let table = try pieces.withWorkerSlots { pieces throws(Problem) in
+            try read(partSizes: sizes, file: path, map: map) { part, take throws(FileReadError) in
+                var offset = file.bounds[part]
+                try file.readWindows(part: part, window: window, lastRecordEnd: lastEntryEnd) { window, last in
+                    if keepingSegments {
+                        pieces[part].scan(window.view, at: offset)
+                        offset += window.count
+                    }
+                    return take(window, last)
+                }
+            }
         }
+        if keepingSegments { IncrementalDirectory.attach(LDIFSegments.joined(pieces), to: table) }
+        return table
     }
 
     /// Files at least this large are read in parts, one per core.
@@ -46,15 +63,19 @@ public enum LDIFReader {
 
     /// `read`, with the users' values held to `poolLimit` bytes (tests: the 4 GiB refusal, small)
     /// and the parts joined `movedPiece` bytes at a time (tests: many pieces).
+    /// `versionAllowed`: a `version:` line may stand before the first entry (false for segments
+    /// of a file read apart, `IncrementalDirectory`); `requireEntries`: a text without an entry is
+    /// refused (`directory.empty`).
     static func read(_ bytes: [UInt8], file: String, map: AttributeMap, parts: Int, poolLimit: Int,
-                     movedPiece: Int = UserTableBuilder.movedPiece) throws(Problem) -> UserTable {
+                     movedPiece: Int = UserTableBuilder.movedPiece, versionAllowed: Bool = true, requireEntries: Bool = true) throws(Problem) -> UserTable {
         let bounds = partBounds(size: bytes.count, parts: parts) { from in
             bytes.withView { entryEnd(in: $0[view: from...]) }.map { from + $0 }
         }
         var arrays = zip(bounds, bounds.dropFirst()).map { Array(bytes[$0..<$1]) }
         let sizes = arrays.map(\.count)
         return try arrays.withWorkerSlots { parts throws(Problem) in
-            try read(partSizes: sizes, file: file, map: map, poolLimit: poolLimit, movedPiece: movedPiece) { part, take in
+            try read(partSizes: sizes, file: file, map: map, poolLimit: poolLimit, movedPiece: movedPiece, versionAllowed: versionAllowed,
+                     requireEntries: requireEntries) { part, take in
                 _ = parts[part].withWorkerSlots { take($0, true) }
             }
         }
@@ -99,12 +120,12 @@ public enum LDIFReader {
     /// `take` the part's bytes, in windows that end where an entry does (the last may end anywhere);
     /// `take` reads them in place and returns false when the reading must stop.
     static func read(partSizes: [Int], file: String, map: AttributeMap, poolLimit: Int = UserTableBuilder.poolLimit,
-                     movedPiece: Int = UserTableBuilder.movedPiece,
+                     movedPiece: Int = UserTableBuilder.movedPiece, versionAllowed: Bool = true, requireEntries: Bool = true,
                      feed: (Int, (MutableByteView, Bool) -> Bool) throws(FileReadError) -> Void) throws(Problem) -> UserTable {
         let partCount = partSizes.count
         var collectors = (0..<partCount).map { i in
             var c = EntryCollector(file: file, map: map)
-            c.first = i == 0  // a `version:` line stands only before the first entry
+            c.first = i == 0 && versionAllowed  // a `version:` line stands only before the first entry
             // The users' values are under half an export's bytes: the pool is not copied as it
             // grows, nor when the other parts' users join the first's (untouched room costs no memory).
             c.builder.reserve(poolBytes: (i == 0 ? partSizes.reduce(0, +) : partSizes[i]) / 2)
@@ -167,7 +188,7 @@ public enum LDIFReader {
                 lineOffset += lineCounts[i]
             }
         }
-        guard entries > 0 || !builder.problems.isEmpty else {
+        guard entries > 0 || !builder.problems.isEmpty || !requireEntries else {
             throw Problem(.directoryEmpty, at: Location(file: file), "\(file) holds no directory entries")
         }
         let table = builder.finish()

@@ -86,6 +86,16 @@ public final class UserTable: @unchecked Sendable {
     /// (lowercased names): what `Fleet.joinDiagnosis` explains a poor join with.
     public internal(set) var joinAttribute = "mail"
     public internal(set) var attributeCounts: [String: Int] = [:]
+    /// Per user, which requested attributes (`AttributeMap.requestedAttributes` order, a bit
+    /// each) its entry had, when known: what an incremental night's counts are made of.
+    package internal(set) var attributeMasks: [UInt32]?
+    /// The LDIF file's segments, and per segment the user its entry became (-1: none), when the
+    /// table was read from a file whose segments were found: what the night after compares
+    /// (`IncrementalDirectory`).
+    package internal(set) var segments: (segments: LDIFSegments, users: [Int32])?
+    /// The pool's bytes when the file was last read whole: an incremental night appends the
+    /// values of the users it read, and reads the file whole again once the pool has grown by half.
+    package internal(set) var poolAtFullRead: Int?
     /// The memberships read when the map asked for them (`readsGroups`), else nil.
     public internal(set) var groups: DirectoryGroups?
     /// The users' values, back to back.

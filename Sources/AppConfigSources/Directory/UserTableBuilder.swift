@@ -13,6 +13,9 @@ public struct UserTableBuilder {
     private var lines: [UInt32] = []
     /// Per requested attribute (`attributeOrder`), how many users have it: why a join finds few.
     private var attributeCounts: [Int]
+    /// Per user, which requested attributes its entry had (bit i: `attributeOrder[i]`): an
+    /// incremental night's counts are its users' (`IncrementalDirectory`). Empty past 32 attributes.
+    private var masks: [UInt32] = []
     public private(set) var problems: [Problem] = []
     /// Per user variable (`UserVariable.allCases` order): the positions (in `attributeOrder`) of
     /// the attributes that feed it, in order.
@@ -53,14 +56,15 @@ public struct UserTableBuilder {
     /// The attributes to collect per entry, lowercased, in the order `add` expects them.
     public var attributeOrder: [String] { map.requestedAttributes }
 
-    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, problems: Int, attributeCounts: [Int], groups: GroupBuilder? }
+    public struct Mark { fileprivate var pool: Int, ranges: Int, lines: Int, masks: Int, problems: Int, attributeCounts: [Int], groups: GroupBuilder? }
 
     public func mark() -> Mark {
-        Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, problems: problems.count, attributeCounts: attributeCounts, groups: groups)
+        Mark(pool: pool.count, ranges: ranges.count, lines: lines.count, masks: masks.count, problems: problems.count, attributeCounts: attributeCounts, groups: groups)
     }
 
     public mutating func rollback(to mark: Mark) {
         attributeCounts = mark.attributeCounts
+        masks.removeSubrange(mark.masks...)
         groups = mark.groups
         pool.truncate(to: mark.pool)
         ranges.truncate(to: mark.ranges)
@@ -134,9 +138,14 @@ public struct UserTableBuilder {
         }
         if let line { lines.append(UInt32(line)) }
         // The counts' uniqueness checked once an entry, not once a value.
+        var mask: UInt32 = 0
         attributeCounts.withWorkerSlots { counts in
-            for (i, v) in values.enumerated() where v != nil { counts[i] += 1 }
+            for (i, v) in values.enumerated() where v != nil {
+                counts[i] += 1
+                if i < 32 { mask |= 1 << UInt32(i) }
+            }
         }
+        if values.count <= 32 { masks.append(mask) }
         // The user's pairs are made on the stack and appended at once: written into `ranges` one by
         // one, each write checked the array's uniqueness and exclusive access.
         // The pool borrowed and the values as a view: reached through `self` (inout) the pool
@@ -225,6 +234,7 @@ public struct UserTableBuilder {
             }
             kept.append(u)
             if !other.lines.isEmpty { lines.append(UInt32(line)) }
+            if u < other.masks.count { masks.append(other.masks[u]) }
         }
         // The pairs and the values copied on every core (one core copying them into fresh pages
         // left the others idle), in pieces whose source pages are given back once copied: the
@@ -341,6 +351,7 @@ public struct UserTableBuilder {
         let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, lines: lines, problems: problems)
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(attributeOrder, attributeCounts))
+        if masks.count == count { table.attributeMasks = masks }
         let (pool, ranges, stride) = (pool.view, ranges.view, stride)
         table.groups = groups?.finish(userCount: count) { Self.storedDN($0, pool, ranges, stride) }
         return table

@@ -8,16 +8,20 @@ import Foundation
 /// fingerprint, map or format, a damaged or short file) and the file is parsed as before.
 ///
 /// ```
-/// appconfig-users 2 <the header's bytes, 10 digits>
-/// {"key": ..., "users": N, "pool": BYTES, ...}<spaces to a multiple of 8>
+/// appconfig-users 3 <the header's bytes, 10 digits>
+/// {"key": ..., "users": N, "pool": BYTES, "masks": M, "segments": S, ...}<spaces to a multiple of 8>
 /// <the values' bytes, zeros to a multiple of 8><the ranges, UInt32 each, 2 a user and column><the lines, UInt32 each, 1 a user>
+/// <M UInt32s: per user, the requested attributes its entry had (M is 0 or N)>
+/// <S UInt32s: per segment of the file, its first line><S UInt64s: their XXH3-64s><S Int32s: the user each became, or -1>
 /// ```
+/// The masks and the segments (`LDIFSegments`) let the night after read only what changed in
+/// the file (`IncrementalDirectory`); an image without them is still a whole night's shortcut.
 /// The numbers in the machine's byte order: an image is read where it was written. It is read
 /// mapped (no copy: reading 213 MB into fresh memory was most of a 1M night's directory phase),
 /// so the ranges start at a multiple of 8 for their UInt32s.
 public enum UserTableImage {
     /// Bump when the LDIF reader would read the same bytes into another table, or the layout changes.
-    static let format = 2
+    static let format = 3
     static var magic: String { "appconfig-users \(format) " }
     /// The first line's bytes: `magic` and the header's length, ten digits, a line break.
     static var firstLine: Int { magic.utf8.count + 11 }
@@ -55,6 +59,11 @@ public enum UserTableImage {
             "joinAttribute": table.joinAttribute, "attributeCounts": table.attributeCounts, "problems": problems,
         ]
         if let sourceState { header["sourceState"] = sourceState }
+        let masks = table.attributeMasks ?? []
+        let segments = table.segments
+        header["masks"] = masks.count
+        header["segments"] = segments?.segments.count ?? 0
+        header["poolAtFullRead"] = table.poolAtFullRead ?? table.poolBytes.count
         guard let json = try? JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]) else { return nil }
         // JSON, spaces (which JSON allows after it) and a line break, to a multiple of 8 from the file's start.
         let spaces = padding(firstLine + json.count + 1)
@@ -63,10 +72,20 @@ public enum UserTableImage {
         let head = Array((magic + String(repeating: "0", count: 10 - length.count) + length + "\n").utf8) + Array(json)
             + [UInt8](repeating: 0x20, count: spaces) + [0x0A]
         let zeros = [UInt8](repeating: 0, count: padding(table.poolBytes.count))
-        let lines = table.lines.withUnsafeBytes { Array($0) }  // a copy: four bytes a user
+        let (starts, hashes, owners) = (segments?.segments.startLines ?? [], segments?.segments.hashes ?? [], segments?.users ?? [])
         return try head.withView { head throws(Problem) in
             try zeros.withView { zeros throws(Problem) in
-                try lines.withView { lines throws(Problem) in try body([head, table.poolBytes, zeros, table.rangeBytes, lines]) }
+                try table.lines.withView { lines throws(Problem) in
+                    try masks.withView { masks throws(Problem) in
+                        try starts.withView { starts throws(Problem) in
+                            try hashes.withView { hashes throws(Problem) in
+                                try owners.withView { owners throws(Problem) in
+                                    try body([head, table.poolBytes, zeros, table.rangeBytes, lines.bytes, masks.bytes, starts.bytes, hashes.bytes, owners.bytes])
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -91,6 +110,16 @@ public enum UserTableImage {
         return String(fingerprint)
     }
 
+    /// The fingerprint of the directory file an image was made from (its key's first line),
+    /// read from the header only: a file of another size is not that file, whatever its hash.
+    public static func madeFrom(_ path: String) -> String? {
+        guard let sections = try? FileSections(path), let first = try? sections.bytes(at: 0, count: firstLine),
+              let length = first.withView(headerLength), length < 1 << 24,
+              let json = try? sections.bytes(at: firstLine, count: length), let header = json.withView(headerFields),
+              let key = header["key"] as? String, let fingerprint = key.split(separator: "\n", maxSplits: 1).first else { return nil }
+        return String(fingerprint)
+    }
+
     /// `load`, with the key asked for only once the image is read (and checked last): a night
     /// hashes its directory file while the image is read, and takes the longer of the two.
     public static func load(_ path: String, keyOnceRead key: () -> String, source: String, columns: UserColumns) -> UserTable? {
@@ -98,7 +127,71 @@ public enum UserTableImage {
     }
 
     private static func read(_ path: String, key: () -> String, source: String, columns: UserColumns) throws(FileReadError) -> UserTable? {
-        guard let file = try MappedFile(path, limit: .max, readOnly: true) else { return nil }
+        guard let image = try contents(path, source: source, columns: columns) else { return nil }
+        // The table (its join index) made before the key is asked for: while the directory file is still hashed.
+        let table = image.table()
+        guard image.key == key(), image.mapping.change() == nil else { return nil }
+        return table
+    }
+
+    /// What an image holds, read where it lies in its mapping (valid while `mapping` is).
+    package struct Contents {
+        package let key: String
+        package let mapping: MappedFile
+        let source: String
+        let columns: UserColumns
+        let pool: ByteView
+        let ranges: BufferView<UInt32>
+        let lines: [UInt32]
+        let problems: [Problem]
+        let joinAttribute: String
+        let attributeCounts: [String: Int]
+        /// Per user (empty when not kept).
+        let masks: BufferView<UInt32>
+        /// The file's segments and the user each became (nil when not kept).
+        let segments: (segments: LDIFSegments, users: BufferView<UInt32>)?
+        let poolAtFullRead: Int
+
+        var users: Int { lines.count }
+
+        /// Where the pool starts in the mapping.
+        var poolStart: Int {
+            pool.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) } - mapping.view.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+        }
+
+        /// Lets the pages of the pool's `range` go (copied, not needed again).
+        func releasePool(_ range: Range<Int>) {
+            mapping.release((poolStart + range.lowerBound)..<(poolStart + range.upperBound))
+        }
+
+        /// The pool with `more` values after it, written in place over what follows the pool in
+        /// the mapping (its zeros and the tables read by then); nil when they do not fit there or
+        /// the mapping is not writable.
+        func poolExtended(with more: ByteView) -> ByteView? {
+            let start = poolStart, end = poolStart + pool.count
+            guard end + more.count <= mapping.bytes.count else { return nil }
+            mapping.bytes.copy(more, to: end)
+            return mapping.view[view: start..<(end + more.count)]
+        }
+
+        /// The table the image holds.
+        func table() -> UserTable {
+            let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, mapping: mapping, lines: lines, problems: problems)
+            table.joinAttribute = joinAttribute
+            table.attributeCounts = attributeCounts
+            if masks.count == users { table.attributeMasks = Array(masks) }
+            if let segments { table.segments = (segments.segments, segments.users.map { Int32(bitPattern: $0) }) }
+            table.poolAtFullRead = poolAtFullRead
+            return table
+        }
+    }
+
+    /// The image at `path`, read (nil when it is not one this program wrote whole). `writable`:
+    /// mapped so that its bytes after the pool may be written over (privately: the file does
+    /// not change), for values appended to the pool in place (`IncrementalDirectory`).
+    package static func contents(_ path: String, source: String, columns: UserColumns, writable: Bool = false) throws(FileReadError) -> Contents? {
+        guard let file = try MappedFile(path, limit: .max, readOnly: !writable) else { return nil }
+        if writable { file.populateForReading() }
         let bytes = file.view
         guard bytes.count >= firstLine, let length = headerLength(bytes[view: 0..<firstLine]), firstLine + length <= bytes.count,
               let header = headerFields(bytes[view: firstLine..<(firstLine + length)]),
@@ -106,8 +199,10 @@ public enum UserTableImage {
               let users = header["users"] as? Int, let pool = header["pool"] as? Int, let oldSource = header["source"] as? String,
               let joinAttribute = header["joinAttribute"] as? String, let counts = header["attributeCounts"] as? [String: Int],
               let problemObjects = header["problems"] as? [[String: Any]],
-              users >= 0, pool >= 0, case let ranges = users * 2 * columns.stride,
-              bytes.count == firstLine + length + pool + 4 * ranges + 4 * users
+              let maskCount = header["masks"] as? Int, let segmentCount = header["segments"] as? Int,
+              let poolAtFullRead = header["poolAtFullRead"] as? Int,
+              users >= 0, pool >= 0, maskCount == 0 || maskCount == users, segmentCount >= 0, case let ranges = users * 2 * columns.stride,
+              bytes.count == firstLine + length + pool + 4 * ranges + 4 * users + 4 * maskCount + 16 * segmentCount
         else { return nil }
         var problems: [Problem] = []
         for o in problemObjects {
@@ -120,19 +215,27 @@ public enum UserTableImage {
             problems.append(p)
         }
         let start = firstLine + length
+        var at = start + pool + 4 * ranges
         guard let rangeView = BufferView<UInt32>(bytes, at: start + pool, count: ranges),
-              let lineView = BufferView<UInt32>(bytes, at: start + pool + 4 * ranges, count: users) else { return nil }
+              let lineView = BufferView<UInt32>(bytes, at: at, count: users),
+              let maskView = BufferView<UInt32>(bytes, at: at + 4 * users, count: maskCount) else { return nil }
+        at += 4 * users + 4 * maskCount
+        var segments: (LDIFSegments, BufferView<UInt32>)?
+        if segmentCount > 0 {
+            guard let starts = BufferView<UInt32>(bytes, at: at, count: segmentCount),
+                  let owners = BufferView<UInt32>(bytes, at: at + 12 * segmentCount, count: segmentCount) else { return nil }
+            let hashes = (0..<segmentCount).map { bytes.loadUnaligned(fromByteOffset: at + 4 * segmentCount + 8 * $0, as: UInt64.self) }
+            // Every user a segment names is one of the table's.
+            guard owners.allSatisfy({ Int32(bitPattern: $0) >= -1 && Int32(bitPattern: $0) < Int32(clamping: users) }) else { return nil }
+            segments = (LDIFSegments(startLines: Array(starts), hashes: hashes), owners)
+        }
         // Every offset within the values: a damaged image is refused here, not read out of bounds.
         for i in stride(from: 0, to: ranges, by: 2) where rangeView[i + 1] != .max {
             guard Int(rangeView[i]) + Int(rangeView[i + 1]) <= pool else { return nil }
         }
-        // The table (its join index) made before the key is asked for: while the directory file is still hashed.
-        let table = UserTable(source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView, mapping: file,
-                              lines: Array(lineView), problems: problems)
-        guard imageKey == key(), file.change() == nil else { return nil }
-        table.joinAttribute = joinAttribute
-        table.attributeCounts = counts
-        return table
+        return Contents(key: imageKey, mapping: file, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
+                        lines: Array(lineView), problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
+                        segments: segments, poolAtFullRead: poolAtFullRead)
     }
 
     /// The header's length its first line (`firstLine` bytes) gives, nil when it is not an image's.

@@ -84,4 +84,12 @@ static inline void appconfig_prefetch(const void *p) {
 #endif
 }
 
+/// The records of LDIF bytes as a night compares them: from `at`, the ends of up to `cap`
+/// segments (each just past a blank line's newline that no continued line, one starting with a
+/// space, follows; LF or CRLF) into `ends`, and the newlines in each into `lines`. Returns how
+/// many it wrote; `*stop` is where it stopped (`n` once the bytes are done: the bytes after the
+/// last end are the last segment, which the caller ends at `n`). In C for memchr's speed over
+/// an export of hundreds of megabytes.
+intptr_t appconfig_ldif_segments(const uint8_t *b, intptr_t n, intptr_t at, intptr_t *ends, uint32_t *lines, intptr_t cap, intptr_t *stop);
+
 #endif

@@ -1,0 +1,156 @@
+@testable import AppConfigCore
+@testable import AppConfigSources
+import Foundation
+import TestSupport
+import Testing
+
+/// A night whose LDIF changed: the table read from last night's image and tonight's changed
+/// segments (`IncrementalDirectory`) against the table a whole read of tonight's file gives (the
+/// oracle: `LDIFReader.load`), user by user, value by value, line by line, problem by problem;
+/// and nil wherever the two could differ.
+@Suite("Directory: a night that reads only what changed")
+struct IncrementalDirectoryTests {
+    /// The demo directory as entries (each without its blank line), with a few a reader refuses.
+    static func baseEntries() throws -> [String] {
+        let text = try String(contentsOfFile: Paths.fixture("demo/directory.ldif"), encoding: .utf8)
+        var entries = text.components(separatedBy: "\n\n").filter { !$0.isEmpty }
+        entries.append("dn: CN=Bad Line,OU=Sales,DC=corp,DC=example\nobjectClass: user\nthis line has no colon\nmail: bad@corp.example")
+        entries.append("dn: CN=Bad Base64,OU=Sales,DC=corp,DC=example\nobjectClass: user\nmail:: !!!!")
+        entries.append("# a comment between entries")
+        entries.append("dn: CN=Folded,OU=Sales,DC=corp,DC=example\nobjectClass: user\nmail: fol\n ded@corp.example\ndisplayName:: RsO2bGRlZA==")
+        return entries
+    }
+
+    static func text(_ entries: [String]) -> String { entries.joined(separator: "\n\n") + "\n" }
+
+    /// Indices of the entries that are users (a `mail:` line), for edits that pick one.
+    static func users(_ entries: [String]) -> [Int] { entries.indices.filter { entries[$0].contains("\nmail: ") && entries[$0].contains("objectClass: user") || entries[$0].contains("inetOrgPerson") } }
+
+    /// Each case: tonight's entries from last night's; whether an incremental read may answer.
+    static let cases: [(name: String, edit: @Sendable ([String]) -> [String], incremental: Bool)] = [
+        ("a user's attribute changed", { e in var e = e; let u = users(e)[40]; e[u] = e[u].replacingOccurrences(of: "\nmail: ", with: "\nmail: x"); return e }, true),
+        ("a user added in the middle", { e in var e = e; e.insert("dn: CN=New Person,OU=Sales,DC=corp,DC=example\nobjectClass: user\nmail: new.person@corp.example\nsAMAccountName: newp", at: 300); return e }, true),
+        ("a user removed", { e in var e = e; e.remove(at: users(e)[10]); return e }, true),
+        ("a user moved to another OU", { e in var e = e; let u = users(e)[77]; e[u] = e[u].replacingOccurrences(of: "OU=", with: "OU=Moved,OU=", options: [], range: e[u].range(of: "OU=")); return e }, true),
+        ("a line refused in a changed entry, one fixed", { e in
+            var e = e
+            let u = users(e)[5]
+            e[u] += "\nanother line without a colon"
+            e[e.firstIndex { $0.contains("Bad Line") }!] = "dn: CN=Bad Line,OU=Sales,DC=corp,DC=example\nobjectClass: user\nmail: fixed@corp.example"
+            return e
+        }, true),
+        ("comments and blank lines added before entries (lines shift)", { e in var e = e; e.insert("# added\n# twice", at: 2); e.insert("", at: 500); return e }, true),
+        ("a new user's join key is a kept user's (the join's duplicate key)", { e in
+            var e = e
+            let taken = e[users(e)[20]].components(separatedBy: "\n").first { $0.hasPrefix("mail: ") }!
+            e.insert("dn: CN=Same Mail,OU=Sales,DC=corp,DC=example\nobjectClass: user\n\(taken)", at: 5)
+            return e
+        }, true),
+        ("an OU made a person", { e in var e = e; let ou = e.firstIndex { $0.contains("objectClass: organizationalUnit") }!; e[ou] += "\nobjectClass: person\nmail: ou.person@corp.example"; return e }, true),
+        ("every third entry changed (out of step: the look-ahead)", { e in e.enumerated().map { $0.offset % 3 == 1 && $0.element.contains("\nmail: ") ? $0.element + "\ndescription: changed" : $0.element } }, true),
+        ("a block of entries moved to the end (out of step: the table)", { e in Array(e[0..<100]) + Array(e[400...]) + Array(e[100..<400]) }, true),
+        ("the version line's entry changed (the head read again)", { e in var e = e; e[0] += "\ndescription: top"; return e }, true),
+        ("a changed entry takes a kept user's DN: the order decides, read whole", { e in
+            var e = e
+            let kept = e[users(e)[30]].components(separatedBy: "\n")[0]
+            let u = users(e)[60]
+            e[u] = ([kept] + e[u].components(separatedBy: "\n").dropFirst()).joined(separator: "\n")
+            return e
+        }, false),
+        ("nothing but the order of two entries", { e in var e = e; e.swapAt(users(e)[3], users(e)[4]); return e }, true),
+    ]
+
+    /// Last night's whole read saved as an image, tonight's read from it, and the oracle.
+    static func night(_ last: String, _ tonight: String, map: AttributeMap, in dir: TemporaryDirectory) throws -> (IncrementalDirectory.Read?, UserTable) {
+        let lastPath = try dir.write(last, to: "last.ldif")
+        let tonightPath = try dir.write(tonight, to: "tonight.ldif")
+        let lastTable = try LDIFReader.load(lastPath, map: map, parts: 1, keepingSegments: true)
+        #expect(lastTable.segments != nil && lastTable.attributeMasks?.count == lastTable.count)
+        try DirectoryImageTests.save(lastTable, key: UserTableImage.key(fingerprint: "1 xxh3-128:1", map: map), to: dir.path("image"))
+        let image = try #require(try UserTableImage.contents(dir.path("image"), source: tonightPath, columns: map.columns, writable: true))
+        let read = try IncrementalDirectory.load(image, file: tonightPath, map: map, parts: 2)
+        return (read, try LDIFReader.load(tonightPath, map: map, parts: 1, keepingSegments: true))
+    }
+
+    static func expectSame(_ table: UserTable, _ oracle: UserTable, _ name: String) {
+        #expect(table.count == oracle.count, "\(name)")
+        #expect(table.lines == oracle.lines, "\(name)")
+        #expect(table.attributeCounts == oracle.attributeCounts, "\(name)")
+        #expect(table.attributeMasks == oracle.attributeMasks, "\(name)")
+        for u in 0..<min(table.count, oracle.count) {
+            for column in 0..<table.columns.stride where table.value(user: u, index: column).map(Array.init) != oracle.value(user: u, index: column).map(Array.init) {
+                Issue.record("\(name): user \(u), column \(column)")
+            }
+        }
+        #expect(table.problems.map(\.code) == oracle.problems.map(\.code), "\(name)")
+        #expect(table.problems.map(\.location) == oracle.problems.map(\.location), "\(name)")
+        #expect(table.problems.map(\.message) == oracle.problems.map(\.message), "\(name)")
+        // Tonight's segments as the oracle's: the night after compares with them.
+        #expect(table.segments?.segments.hashes == oracle.segments?.segments.hashes, "\(name)")
+        #expect(table.segments?.segments.startLines == oracle.segments?.segments.startLines, "\(name)")
+        #expect(table.segments?.users == oracle.segments?.users, "\(name)")
+    }
+
+    @Test("tonight's table as a whole read gives it, or nil where they could differ", arguments: cases.indices)
+    func night(_ i: Int) throws {
+        let (name, edit, incremental) = Self.cases[i]
+        try withTemporaryDirectory { dir in
+            var map = AttributeMap()
+            map.keptVariables = [.displayName, .ou, .emailAddressDomain, .sAMAccountName]
+            let base = try Self.baseEntries()
+            let (read, oracle) = try Self.night(Self.text(base), Self.text(edit(base)), map: map, in: dir)
+            guard incremental else {
+                #expect(read == nil, "\(name): read incrementally")
+                return
+            }
+            let table = try #require(read?.table, "\(name)")
+            Self.expectSame(table, oracle, name)
+            #expect(read!.segmentsRead < oracle.segments!.segments.count / 2 || name.contains("every third"), "\(name): \(read!.segmentsRead) read")
+        }
+    }
+
+    @Test("a night after an incremental night: read incrementally again from its image, still the whole read's table")
+    func twoNights() throws {
+        try withTemporaryDirectory { dir in
+            let map = AttributeMap()
+            let base = try Self.baseEntries()
+            var second = Self.cases[1].edit(base)
+            let (first, _) = try Self.night(Self.text(base), Self.text(second), map: map, in: dir)
+            let table = try #require(first?.table)
+            try DirectoryImageTests.save(table, key: UserTableImage.key(fingerprint: "2 xxh3-128:2", map: map), to: dir.path("image2"))
+            second[Self.users(second)[50]] += "\ndescription: the third night"
+            let path = try dir.write(Self.text(second), to: "third.ldif")
+            let image = try #require(try UserTableImage.contents(dir.path("image2"), source: path, columns: map.columns, writable: true))
+            let again = try #require(try IncrementalDirectory.load(image, file: path, map: map))
+            #expect(again.segmentsRead == 1 && again.usersRead == 1)
+            Self.expectSame(again.table, try LDIFReader.load(path, map: map, parts: 1, keepingSegments: true), "third night")
+        }
+    }
+
+    @Test("last night's read found a DN given twice: tonight is read whole")
+    func duplicateLastNight() throws {
+        try withTemporaryDirectory { dir in
+            var base = try Self.baseEntries()
+            base.append(base[Self.users(base)[7]])
+            var tonight = base
+            tonight[Self.users(tonight)[2]] += "\ndescription: x"
+            let (read, oracle) = try Self.night(Self.text(base), Self.text(tonight), map: AttributeMap(), in: dir)
+            #expect(read == nil)
+            #expect(oracle.problems.contains { $0.code.rawValue == "ldif.duplicate-dn" })
+        }
+    }
+
+    @Test("segments: ends after blank lines that no continued line follows, LF or CRLF; the same in parts or whole, from a file or bytes", arguments: [1, 2, 3])
+    func segments(parts: Int) throws {
+        let text = "version: 1\ndn: a\nx: 1\n\ndn: b\r\ny: 2\r\n\r\n\n\ndn: c\nz: folded\n \n continued\n\n# end\n"
+        let bytes = Array(text.utf8)
+        let whole = bytes.withView { LDIFSegments.scan($0, parts: 1) }
+        #expect(whole.startLines == [1, 5, 8, 9, 10, 15])
+        #expect(whole.ends == [23, 38, 39, 40, 70, 76])
+        #expect(bytes.withView { LDIFSegments.scan($0, parts: parts) } == whole)
+        try withTemporaryDirectory { dir in
+            let fromFile = try LDIFSegments.scan(file: try dir.write(text, to: "s.ldif"), parts: parts)
+            #expect(fromFile.hashes == whole.hashes && fromFile.startLines == whole.startLines && fromFile.ends == whole.ends)
+        }
+    }
+}
