@@ -187,24 +187,59 @@ void appconfig_base64_decode_blocks(uint8_t *text, intptr_t n, intptr_t *in, int
 }
 #endif
 
+/// Whether the newline at `j` ends a blank line (nothing before it since the segment's start or
+/// the previous newline, or only a CR) that no continued line follows: a segment ends after it.
+static inline int ldif_segment_end(const uint8_t *b, intptr_t n, intptr_t j, intptr_t start) {
+    int blank = j == start || b[j - 1] == '\n' || (b[j - 1] == '\r' && (j - 1 == start || b[j - 2] == '\n'));
+    return blank && j + 1 < n && b[j + 1] != ' ';
+}
+
 intptr_t appconfig_ldif_segments(const uint8_t *b, intptr_t n, intptr_t at, intptr_t *ends, uint32_t *lines, intptr_t cap, intptr_t *stop) {
-    intptr_t count = 0, i = at;
-    uint32_t newlines = 0;
-    while (i < n && count < cap) {
-        const uint8_t *p = memchr(b + i, '\n', (size_t)(n - i));
-        if (!p) break;
-        intptr_t j = p - b;
-        newlines++;
-        i = j + 1;
-        // The line that ends here is blank: nothing before its newline (or only a CR) since the last.
-        int blank = j == at || b[j - 1] == '\n' || (b[j - 1] == '\r' && (j - 1 == at || b[j - 2] == '\n'));
-        if (blank && i < n && b[i] != ' ') {
-            ends[count] = i;
-            lines[count] = newlines;
-            newlines = 0;
-            count++;
+    intptr_t count = 0, start = at, i = at;
+    uint32_t newlines = 0;  // in the current segment, before `i`
+#define APPCONFIG_SEGMENT_AT(j) do { \
+        ends[count] = (j) + 1; lines[count] = newlines; count++; start = (j) + 1; newlines = 0; \
+    } while (0)
+    // The first byte alone (its blank-line test may look at nothing before it).
+    if (i < n) {
+        if (b[i] == '\n') {
+            newlines++;
+            if (ldif_segment_end(b, n, i, start)) APPCONFIG_SEGMENT_AT(i);
         }
+        i++;
     }
+#if defined(__SSE2__)
+    // Sixteen bytes at a time: a newline after a newline or a CR may end a blank line (checked
+    // one by one); the others are counted. memchr per line was half the scan at 1M users.
+    const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    while (i + 16 < n && count < cap) {
+        __m128i here = _mm_loadu_si128((const __m128i *)(b + i)), before = _mm_loadu_si128((const __m128i *)(b + i - 1));
+        uint32_t nl = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(here, lf));
+        uint32_t candidates = nl & (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(before, lf), _mm_cmpeq_epi8(before, cr)));
+        uint32_t counted = 0;  // the block's newlines already in an earlier segment
+        while (candidates && count < cap) {
+            int bit = __builtin_ctz(candidates);
+            candidates &= candidates - 1;
+            intptr_t j = i + bit;
+            if (!ldif_segment_end(b, n, j, start)) continue;
+            uint32_t upto = nl & (bit == 31 ? 0xFFFFFFFFu : ((2u << bit) - 1));
+            newlines += (uint32_t)__builtin_popcount(upto & ~counted);
+            counted = upto;
+            ends[count] = j + 1; lines[count] = newlines; count++; start = j + 1; newlines = 0;
+        }
+        if (count >= cap) { i = start; goto done; }
+        newlines += (uint32_t)__builtin_popcount(nl & ~counted);
+        i += 16;
+    }
+#endif
+    for (; i < n && count < cap; i++) {
+        if (b[i] != '\n') continue;
+        newlines++;
+        if (ldif_segment_end(b, n, i, start)) APPCONFIG_SEGMENT_AT(i);
+    }
+    if (count >= cap) i = start;
+#undef APPCONFIG_SEGMENT_AT
+done:
     *stop = count < cap ? n : i;
     if (count < cap) lines[count] = newlines;  // the last segment's, when there is room
     return count;

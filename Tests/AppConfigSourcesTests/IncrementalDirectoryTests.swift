@@ -153,4 +153,47 @@ struct IncrementalDirectoryTests {
             #expect(fromFile.hashes == whole.hashes && fromFile.startLines == whole.startLines && fromFile.ends == whole.ends)
         }
     }
+
+    /// The rule, a byte at a time: a segment ends after a newline that ends a blank line (nothing,
+    /// or only a CR, since the segment's start or the newline before) when a byte follows that is
+    /// not a space.
+    static func referenceSegments(_ b: [UInt8]) -> (ends: [Int], startLines: [UInt32]) {
+        var ends: [Int] = [], starts: [UInt32] = [], start = 0, line: UInt32 = 1
+        var startLine: UInt32 = 1
+        for j in b.indices where b[j] == 0x0A {
+            line += 1
+            let blank = j == start || b[j - 1] == 0x0A || (b[j - 1] == 0x0D && (j - 1 == start || b[j - 2] == 0x0A))
+            if blank && j + 1 < b.count && b[j + 1] != 0x20 {
+                ends.append(j + 1)
+                starts.append(startLine)
+                start = j + 1
+                startLine = line
+            }
+        }
+        if start < b.count {
+            ends.append(b.count)
+            starts.append(startLine)
+        }
+        return (ends, starts)
+    }
+
+    @Test("segments sixteen bytes at a time: the rule's ends and lines on seeded random text (LF, CR, spaces) and past a call's room", arguments: 0..<6)
+    func segmentsRandom(seed: Int) throws {
+        var random = SplitMix64(seed: UInt64(seed))
+        let alphabet: [UInt8] = [0x0A, 0x0A, 0x0A, 0x0D, 0x20, 0x61, 0x61, 0x23]
+        for length in [0, 1, 2, 3, 15, 16, 17, 18, 31, 33, 64, 100, 257, 1000] {
+            let bytes = (0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+            let found = bytes.withView { LDIFSegments.scan($0, parts: 1) }
+            let expected = Self.referenceSegments(bytes)
+            #expect(found.ends == expected.ends, "seed \(seed), length \(length): \(bytes)")
+            #expect(found.startLines == expected.startLines, "seed \(seed), length \(length)")
+            #expect(bytes.withView { LDIFSegments.scan($0, parts: 3) }.ends == expected.ends, "in parts: seed \(seed), length \(length)")
+        }
+        // More segments than one call of the scanner has room for (4096).
+        let many = Array(String(repeating: "dn: x\r\n\r\n", count: 9000 + seed).utf8)
+        let expected = Self.referenceSegments(many)
+        #expect(expected.ends.count == 9000 + seed)
+        #expect(many.withView { LDIFSegments.scan($0, parts: 1) }.ends == expected.ends)
+        #expect(many.withView { LDIFSegments.scan($0, parts: 1) }.startLines == expected.startLines)
+    }
 }
