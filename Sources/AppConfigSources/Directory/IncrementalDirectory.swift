@@ -200,10 +200,14 @@ package enum IncrementalDirectory {
     /// kept where that does not hold (two users in one segment: not a file this reads by segment).
     package static func attach(_ segments: LDIFSegments, to table: UserTable) {
         guard table.lines.count == table.count, table.groups == nil else { return }
+        guard segments.count > 0 || table.count == 0 else { return }
         var users = [Int32](repeating: -1, count: segments.count)
+        // Users in file order, segments too: one walk (a search per user was 0.03 s at 1M).
+        var s = 0
         for u in 0..<table.count {
-            let s = segments.segment(ofLine: Int(table.lines[u]))
-            guard segments.count > 0, users[s] < 0 else { return }
+            let line = table.lines[u]
+            while s + 1 < segments.count && segments.startLines[s + 1] <= line { s += 1 }
+            guard users[s] < 0, segments.startLines[s] <= line else { return }
             users[s] = Int32(u)
         }
         var kept = segments
