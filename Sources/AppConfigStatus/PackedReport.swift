@@ -168,11 +168,6 @@ struct PackedWriter {
         bytes.append(contentsOf: s.utf8)
     }
 
-    mutating func string(_ s: ByteView) {
-        count(s.count)
-        bytes.append(s)
-    }
-
     mutating func string(_ s: ArraySlice<UInt8>) {
         count(s.count)
         bytes += s

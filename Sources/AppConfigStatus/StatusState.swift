@@ -56,10 +56,12 @@ enum StatusState {
                     var out = PackedWriter()
                     out.bytes.reserveCapacity(chunk * 400)
                     for (_, at) in sorted[(c * chunk)..<min(sorted.count, (c + 1) * chunk)] {
-                        let id = devices.keys[at], report = devices.values[at].bytes
-                        out.u32(UInt32(id.utf8.count.encodedCountLength + id.utf8.count + report.count))
-                        out.string(id)
-                        out.bytes += report
+                        // Its length patched in once the enrollment and the report are written.
+                        let start = out.bytes.count
+                        out.u32(0)
+                        out.string(devices.keys[at])
+                        out.bytes += devices.values[at].bytes
+                        withUnsafeBytes(of: UInt32(out.bytes.count - start - 4).littleEndian) { for k in 0..<4 { out.bytes[start + k] = $0[k] } }
                     }
                     return out.bytes
                 }
@@ -112,18 +114,6 @@ enum StatusState {
         fold.packed.reserveCapacity(read.count)
         for (id, report) in read { fold.packed[id] = report }
         return fold
-    }
-}
-
-extension Int {
-    /// The bytes `PackedWriter.count` writes for this count.
-    var encodedCountLength: Int {
-        var n = 1, v = UInt(self)
-        while v >= 0x80 {
-            v >>= 7
-            n += 1
-        }
-        return n
     }
 }
 

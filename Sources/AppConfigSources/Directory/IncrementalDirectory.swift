@@ -53,7 +53,7 @@ package enum IncrementalDirectory {
         var head: Int?
         for k in 0..<segments.count {
             let range = segments.range(k)
-            guard let bytes = try? reader.bytes(at: range.lowerBound, count: min(range.count, 1 << 16)) else { return nil }
+            guard let bytes = try? reader.bytes(at: range.lowerBound, count: range.count) else { return nil }
             if bytes.withView({ hasContent($0) }) { head = k; break }
         }
         let versionAllowed = head.map { matches[$0] < 0 } ?? true
