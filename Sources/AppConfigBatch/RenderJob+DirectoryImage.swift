@@ -61,9 +61,10 @@ extension RenderJob {
         for place in places.read {
             guard let image = try? UserTableImage.contents(place, source: path, columns: sources.attributes.columns, writable: true), sameReading(image.key),
                   let read = try IncrementalDirectory.load(image, file: path, map: sources.attributes), image.mapping.change() == nil else { continue }
-            let fingerprint = hashing.value()
-            guard let state = stateHashed(), let save = places.save, fingerprint != "-" else {
-                if stateHashed() == nil { _ = fingerprints.fingerprint(of: path) }
+            let (fingerprint, state) = (hashing.value(), stateHashed())
+            // Changed while read: as after a whole read, the manifest gets the file as it is now, and no image is saved.
+            if state == nil { _ = fingerprints.fingerprint(of: path) }
+            guard let state, let save = places.save, fingerprint != "-" else {
                 return (read.table, DirectoryImageUse(incremental: read.summary(image: place)))
             }
             return (read.table, DirectoryImageUse(saveTo: save, key: keyText(fingerprint), sourceState: state, incremental: read.summary(image: place)))

@@ -58,6 +58,7 @@ struct IncrementalDirectoryTests {
             return e
         }, false),
         ("nothing but the order of two entries", { e in var e = e; e.swapAt(users(e)[3], users(e)[4]); return e }, true),
+        ("most entries new (another export): read whole, on every core", { e in e.map { $0 + "\ndescription: another" } }, false),
     ]
 
     /// Last night's whole read saved as an image, tonight's read from it, and the oracle.
