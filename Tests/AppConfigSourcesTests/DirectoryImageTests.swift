@@ -137,12 +137,20 @@ struct DirectoryImageTests {
                 #expect(bytes.starts(with: Array("appconfig-users 3 ".utf8)))
                 bytes[16] = UInt8(ascii: "1")
             case "ranges not aligned":
-                // One byte less of the header's padding, its length told: the sizes add up, the ranges are off by one.
+                // One byte less of the header's padding (or one more, where it has none), its
+                // length told: the sizes add up, the ranges are off by one.
                 let firstLine = UserTableImage.firstLine
                 let length = try #require(Int(String(decoding: bytes[18..<(firstLine - 1)], as: UTF8.self)))
-                #expect((firstLine + length) % 8 == 0 && bytes[firstLine + length - 2] == 0x20)
-                bytes.remove(at: firstLine + length - 2)
-                bytes.replaceSubrange(18..<(firstLine - 1), with: Array(String(format: "%010d", length - 1).utf8))
+                #expect((firstLine + length) % 8 == 0 && bytes[firstLine + length - 1] == 0x0A)
+                let told: Int
+                if bytes[firstLine + length - 2] == 0x20 {
+                    bytes.remove(at: firstLine + length - 2)
+                    told = length - 1
+                } else {
+                    bytes.insert(0x20, at: firstLine + length - 1)
+                    told = length + 1
+                }
+                bytes.replaceSubrange(18..<(firstLine - 1), with: Array(String(format: "%010d", told).utf8))
             default:
                 let header = try #require(bytes.firstIndex(of: UInt8(ascii: "{")))
                 bytes[header + 2] ^= 0x20
