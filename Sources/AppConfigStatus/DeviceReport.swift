@@ -165,26 +165,20 @@ public enum StatusReportReader {
                 scratch.optional(j.utf8(j.member(item, "declaration-identifier")))
                 let config = j.member(item, "config-state")
                 scratch.optional(config.flatMap { j.utf8(j.member(j.member($0, "app-config-state"), "state")) })
-                var extensions: [(key: ArraySlice<UInt8>, state: ArraySlice<UInt8>)] = []
+                // In key order, the last of equal keys kept (as the dictionary it unpacks to).
+                var states = PackedWriter()
+                var spans: [(key: Range<Int>, entry: Range<Int>)] = []
                 if let exts = config.flatMap({ j.member($0, "extension-config-state") }) {
                     for (key, value) in j.members(exts) {
-                        if let k = j.utf8(key), let state = j.utf8(j.member(value, "state")) { extensions.append((k, state)) }
+                        guard let k = j.utf8(key), let state = j.utf8(j.member(value, "state")) else { continue }
+                        let start = states.bytes.count
+                        states.string(k)
+                        let keyEnd = states.bytes.count
+                        states.string(state)
+                        spans.append(((keyEnd - k.count)..<keyEnd, start..<states.bytes.count))
                     }
                 }
-                // In key order, the last of equal keys kept (as the dictionary it unpacks to).
-                let order = extensions.indices.sorted { a, b in
-                    extensions[a].key.elementsEqual(extensions[b].key) ? a < b : extensions[a].key.lexicographicallyPrecedes(extensions[b].key)
-                }
-                var last: [Int] = []
-                for k in order {
-                    if let l = last.last, extensions[l].key.elementsEqual(extensions[k].key) { last.removeLast() }
-                    last.append(k)
-                }
-                scratch.count(last.count)
-                for k in last {
-                    scratch.string(extensions[k].key)
-                    scratch.string(extensions[k].state)
-                }
+                states.bytes.withView { scratch.sortedEntries($0, spans) }
                 packReasons(j, j.member(item, "reasons"), into: &scratch)
             }
             spans.append(((keyEnd - id.count)..<keyEnd, start..<scratch.bytes.count))

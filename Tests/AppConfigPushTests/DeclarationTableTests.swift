@@ -33,13 +33,19 @@ struct DeclarationTableTests {
 
 @Suite("Push: the output's sets resolved")
 struct PushSourceResolveTests {
+    /// The fixture rendered, and a copy of its generation to damage.
+    static func renderedCopy(_ f: PushFixture) throws -> String {
+        f.render()
+        let copy = f.dir.path("copy")
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: f.out).resolvingSymlinksInPath().path, toPath: copy)
+        return copy
+    }
+
     @Test("each device's set resolved to the table; a declaration the output does not hold names the device and its line")
     func resolved() throws {
         let f = try PushFixture()
         defer { f.remove() }
-        f.render()
-        let copy = f.dir.path("copy")
-        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: f.out).resolvingSymlinksInPath().path, toPath: copy)
+        let copy = try Self.renderedCopy(f)
         let source = try PushSource(copy)
         for (i, device) in source.devices.enumerated() {
             #expect(source.declarationIndexes(ofDevice: i).map { source.declarations.all[Int($0)].identifier } == device.declarations)
@@ -59,9 +65,7 @@ struct PushSourceResolveTests {
     func manifestHeaderOnly() throws {
         let f = try PushFixture()
         defer { f.remove() }
-        f.render()
-        let copy = f.dir.path("copy")
-        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: f.out).resolvingSymlinksInPath().path, toPath: copy)
+        let copy = try Self.renderedCopy(f)
         // The device lines after the header are not read: garbage there changes nothing.
         let manifest = try String(contentsOfFile: copy + "/manifest.tsv", encoding: .utf8)
         let header = try #require(manifest.range(of: "\n\n")).upperBound

@@ -82,10 +82,7 @@ package enum IncrementalDirectory {
 
         // A user read tonight with the DN of a user kept: which stands depends on the order.
         let stride = map.columns.stride
-        func dn(_ pool: ByteView, _ ranges: BufferView<UInt32>, _ u: Int) -> ByteView {
-            let i = (u * stride + UserColumns.dn) * 2
-            return pool[view: Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
-        }
+        func dn(_ pool: ByteView, _ ranges: BufferView<UInt32>, _ u: Int) -> ByteView { UserTableBuilder.storedDN(u, pool, ranges, stride) }
         let readRanges = read.count == 0 ? BufferView<UInt32>.empty : BufferView<UInt32>(read.rangeBytes, at: 0, count: read.count * 2 * stride)!
         var readDNs = ByteKeyTable(capacity: max(16, read.count * 2), foldingASCIICase: true)
         for u in 0..<read.count {

@@ -141,23 +141,27 @@ public struct LDIFSegments: Sendable, Equatable {
     static func lastSegmentStart(_ b: ByteView) -> Int? {
         var i = b.count - 1
         while i >= 2 {
-            if b[i - 1] == 0x0A && b[i] != 0x20 && (b[i - 2] == 0x0A || (b[i - 2] == 0x0D && i >= 3 && b[i - 3] == 0x0A)) { return i }
+            if startsSegment(b, at: i) { return i }
             i -= 1
         }
         return nil
     }
 
-    /// The first segment start after `from` (a blank line's newline ends just before it, and no
-    /// space starts it), nil when none.
+    /// The first segment start after `from`, nil when none.
     static func nextSegmentStart(_ b: ByteView, from: Int) -> Int? {
-        var i = max(from, 1)
+        var i = max(from, 2)
         while i < b.count {
-            if b[i - 1] == 0x0A && b[i] != 0x20 {
-                let blank = i >= 2 && (b[i - 2] == 0x0A || (b[i - 2] == 0x0D && i >= 3 && b[i - 3] == 0x0A))
-                if blank { return i }
-            }
+            if startsSegment(b, at: i) { return i }
             i += 1
         }
         return nil
+    }
+
+    /// Whether a segment starts at `i`: a blank line's newline (LF or CRLF, after a newline) ends
+    /// just before it, and it is not a space (which would continue that line). The bytes before
+    /// `i` are needed to tell (`appconfig_ldif_segments` knows a segment's start besides).
+    @inline(__always)
+    static func startsSegment(_ b: ByteView, at i: Int) -> Bool {
+        b[i - 1] == 0x0A && b[i] != 0x20 && (b[i - 2] == 0x0A || (b[i - 2] == 0x0D && i >= 3 && b[i - 3] == 0x0A))
     }
 }

@@ -324,7 +324,8 @@ public struct UserTableBuilder {
         _ = dnIndex.insert(Self.storedDN(user, pool, ranges, stride), hash: hash, id: Int32(user)) { Self.storedDN(Int($0), pool, ranges, stride) }
     }
 
-    fileprivate static func storedDN(_ u: Int, _ pool: ByteView, _ ranges: BufferView<UInt32>, _ stride: Int) -> ByteView {
+    /// User `u`'s DN in a table's values and ranges (`stride`: pairs a user).
+    static func storedDN(_ u: Int, _ pool: ByteView, _ ranges: BufferView<UInt32>, _ stride: Int) -> ByteView {
         let i = (u * stride + UserColumns.dn) * 2
         return pool[view: Int(ranges[i])..<(Int(ranges[i]) + Int(ranges[i + 1]))]
     }

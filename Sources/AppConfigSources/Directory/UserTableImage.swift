@@ -102,21 +102,25 @@ public enum UserTableImage {
     /// hashed (its status-change time moves with any write), need not be hashed again. Reads the
     /// header only.
     public static func sourceFingerprint(_ path: String, state: String) -> String? {
-        guard let sections = try? FileSections(path), let first = try? sections.bytes(at: 0, count: firstLine),
-              let length = first.withView(headerLength), length < 1 << 24,
-              let json = try? sections.bytes(at: firstLine, count: length), let header = json.withView(headerFields),
-              header["sourceState"] as? String == state, let key = header["key"] as? String,
-              let fingerprint = key.split(separator: "\n", maxSplits: 1).first, !fingerprint.isEmpty else { return nil }
-        return String(fingerprint)
+        guard let header = header(of: path), header["sourceState"] as? String == state else { return nil }
+        return fingerprint(header)
     }
 
     /// The fingerprint of the directory file an image was made from (its key's first line),
     /// read from the header only: a file of another size is not that file, whatever its hash.
-    public static func madeFrom(_ path: String) -> String? {
+    public static func madeFrom(_ path: String) -> String? { header(of: path).flatMap(fingerprint) }
+
+    /// An image's header fields, read without the rest of the file.
+    private static func header(of path: String) -> [String: Any]? {
         guard let sections = try? FileSections(path), let first = try? sections.bytes(at: 0, count: firstLine),
               let length = first.withView(headerLength), length < 1 << 24,
-              let json = try? sections.bytes(at: firstLine, count: length), let header = json.withView(headerFields),
-              let key = header["key"] as? String, let fingerprint = key.split(separator: "\n", maxSplits: 1).first else { return nil }
+              let json = try? sections.bytes(at: firstLine, count: length) else { return nil }
+        return json.withView(headerFields)
+    }
+
+    /// The first line of a header's key: the directory file's fingerprint.
+    private static func fingerprint(_ header: [String: Any]) -> String? {
+        guard let key = header["key"] as? String, let fingerprint = key.split(separator: "\n", maxSplits: 1).first, !fingerprint.isEmpty else { return nil }
         return String(fingerprint)
     }
 
