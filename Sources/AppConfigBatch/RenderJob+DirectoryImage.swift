@@ -8,13 +8,17 @@ extension RenderJob {
     /// it looks for one saved before, in order: beside its archive (`FILE.tar.users`) or its folder
     /// output (`OUT.users`, as `OUT.lock` and `OUT.generations` are: outside what is served), then
     /// the same beside `--since`. Nothing for a dry run or an archive on standard output.
-    var directoryImagePlaces: (save: String?, read: [String]) {
-        let save = output.sideFile(".users")
+    var directoryImagePlaces: (save: String?, read: [String]) { imagePlaces(suffix: ".users") }
+
+    /// Where this run saves an image with `suffix` and where it looks for last night's (see
+    /// `directoryImagePlaces`).
+    func imagePlaces(suffix: String) -> (save: String?, read: [String]) {
+        let save = output.sideFile(suffix)
         var read = save.map { [$0] } ?? []
         if let since = nightly.since.map(PathText.trimmed) {
             // A generation folder named itself: the output whose generations' folder it is in.
             let folder = PathText.folder(of: since)
-            let candidate = folder.hasSuffix(".generations") ? String(folder.dropLast(".generations".count)) + ".users" : since + ".users"
+            let candidate = folder.hasSuffix(".generations") ? String(folder.dropLast(".generations".count)) + suffix : since + suffix
             if !read.contains(candidate) { read.append(candidate) }
         }
         return (save, output == .dryRun ? [] : read)
@@ -117,15 +121,23 @@ struct DirectoryImageUse {
 
     /// The table's image under a temporary name beside `saveTo`; nil when it cannot be written.
     private func write(_ users: UserTable) -> AtomicFile? {
-        guard let path = saveTo, let file = try? AtomicFile(path: path) else { return nil }
-        // The directory's names and addresses: readable by the run's user only.
-        fchmod(file.descriptor, 0o600)
-        let written: Void? = try? UserTableImage.withPieces(of: users, key: key, sourceState: sourceState) { pieces throws(Problem) in
-            try writeAllGathered(file.descriptor, pieces, path: path)
+        saveTo.flatMap { path in
+            writeImage(to: path) { write throws(Problem) in
+                try UserTableImage.withPieces(of: users, key: key, sourceState: sourceState, write)
+            }
         }
-        guard written != nil else { file.discard(); return nil }
-        return file
     }
+}
+
+/// An image (in pieces, which `withPieces` gives `write`: nil when there is no image) under a
+/// temporary name beside `path`, readable by the run's user only (it holds the directory's or
+/// the inventory's names and addresses); nil when it cannot be written.
+func writeImage(to path: String, _ withPieces: (_ write: ([ByteView]) throws(Problem) -> Void) throws(Problem) -> Void?) -> AtomicFile? {
+    guard let file = try? AtomicFile(path: path) else { return nil }
+    fchmod(file.descriptor, 0o600)
+    let written: Void? = try? withPieces { pieces throws(Problem) in try writeAllGathered(file.descriptor, pieces, path: path) }
+    guard written != nil else { file.discard(); return nil }
+    return file
 }
 
 extension IncrementalDirectory.Read {

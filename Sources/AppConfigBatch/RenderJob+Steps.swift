@@ -4,6 +4,7 @@ import AppConfigCompiler
 import AppConfigSources
 import AppConfigSpec
 import Digest
+import Foundation
 
 /// The laps of a job's one clock: each phase's seconds, and the observer told of the next phase.
 final class PhaseClock {
@@ -138,8 +139,11 @@ extension RenderJob {
         sources.attributes.keptVariables = read?.userVariables
         try sources.checkDirectory(warning: observer.warning)
         clock.lap(.since, next: .inventory)
+        // Last night's rows (`InventoryImage`) where the file's records have last night's bytes.
+        let inventoryPlaces = inventoryImagePlaces
         let inventory = try sources.loadInventory(extraColumns: configurations.flatMap(\.deviceColumns), matchColumns: configurations.flatMap(\.matchColumns),
-                                                  deviceVariables: read?.deviceVariables)
+                                                  deviceVariables: read?.deviceVariables, keepingRecords: inventoryPlaces.save != nil,
+                                                  image: inventoryPlaces.read.first { FileManager.default.fileExists(atPath: $0) })
         inventory.exportChecks.forEach(observer.warning)
         clock.lap(.inventory, next: .directory)
         let (users, image) = try loadDirectory(sources, for: inventory, fingerprints: fingerprints, observer: observer)
@@ -165,7 +169,7 @@ extension RenderJob {
             observer.warning(diagnosis)
         }
         Self.missingEverywhere(configurations, in: fleet, except: said).forEach(observer.warning)
-        return LoadedFleet(fleet: fleet, sources: sources, image: image)
+        return LoadedFleet(fleet: fleet, sources: sources, image: image, inventoryImage: InventoryImageUse(saveTo: inventoryPlaces.save, inventory: inventory))
     }
 
     /// A warning per variable the base programs read that not one device has: the mapping has no
@@ -258,6 +262,7 @@ struct LoadedFleet {
     let fleet: Fleet
     let sources: FleetSources
     let image: DirectoryImageUse
+    let inventoryImage: InventoryImageUse
 }
 
 /// What the render step made: the sink holding tonight's files (not yet published) and each

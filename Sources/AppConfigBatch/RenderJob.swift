@@ -162,14 +162,18 @@ public struct RenderJob: Sendable {
         summary.wallSeconds = monotonicSeconds() - clock.start
         summary.directoryImage = loaded.image.loadedFrom
         summary.directoryIncremental = loaded.image.incremental
+        summary.inventoryIncremental = loaded.inventoryImage.incremental
         let saving = fleet.users.flatMap { loaded.image.startSaving($0) }
+        let savingInventory = loaded.inventoryImage.startSaving(fleet.inventory)
         do {
             try publish(sink, generation, &summary, diff: diffLines)
         } catch {
             loaded.image.finish(saving, users: nil, published: false)
+            loaded.inventoryImage.finish(savingInventory, published: false)
             throw error
         }
         loaded.image.finish(saving, users: fleet.users, published: summary.published)
+        loaded.inventoryImage.finish(savingInventory, published: summary.published)
         clock.lap(.publish)
         summary.seconds = clock.seconds
         // The phases are laps of one clock: they add up to the job's time so far.

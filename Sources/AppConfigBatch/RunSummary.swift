@@ -63,6 +63,17 @@ public struct RunSummary: Sendable, Codable {
         public var segmentsRead: Int
         public var usersRead: Int
     }
+    /// The saved inventory table of another version of the inventory file, read the same way, from
+    /// which the rows were taken, only its records with new bytes parsed (`IncrementalInventory`).
+    public var inventoryIncremental: InventoryIncremental?
+
+    public struct InventoryIncremental: Codable, Sendable, Equatable {
+        /// The image, the file's records parsed tonight (of `records`), and the rows they held.
+        public var image: String
+        public var records: Int
+        public var recordsRead: Int
+        public var rowsRead: Int
+    }
     public var changes: ChangeCounts?
     /// DDM into a folder: live assets (named by a set the devices keep) this generation could not
     /// link from the previous one (it is a tar, or lacks them); `assets.live` lists every live asset.
@@ -117,7 +128,7 @@ public struct RunSummary: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case spec, bundleId, version, programHash, format, shard, devices, mapping, errorsByCode, seconds, wallSeconds, devicesPerSecond
-        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, inputsUnchanged, since, directoryImage, directoryIncremental, changes, assignments, variants, assetsNotLinked, keptNotLinked
+        case published, interrupted, dryRun, output, notPublished, error, nothingChanged, inputsUnchanged, since, directoryImage, directoryIncremental, inventoryIncremental, changes, assignments, variants, assetsNotLinked, keptNotLinked
     }
 
     /// The exit status scripts read: 130 interrupted, 1 not published for too many failures, 3

@@ -23,6 +23,18 @@ extension WorkerSlots where T == UInt8 {
         return end
     }
 
+    /// `appconfig_csv_records`: from `position` (a record's start), up to `ends.count` records:
+    /// where each ends into `ends`, the lines each ends into `lines`. Returns how many.
+    @inlinable
+    package func csvRecordEnds(from position: Int, delimiter: UInt8, ends: inout [Int], lines: inout [UInt32]) -> Int {
+        let cap = min(ends.count, lines.count)
+        return ends.withUnsafeMutableBufferPointer { e in
+            lines.withUnsafeMutableBufferPointer { l in
+                appconfig_csv_records(buffer.baseAddress, buffer.count, position, delimiter, e.baseAddress, l.baseAddress, cap)
+            }
+        }
+    }
+
     /// `appconfig_base64_decode_blocks`: whole blocks of 32 letters decoded in place from letter
     /// `input` to byte `output` (output <= input); both moved past what was decoded.
     @inlinable

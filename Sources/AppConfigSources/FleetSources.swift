@@ -29,14 +29,18 @@ public struct FleetSources: Sendable {
     /// (`extraColumns`, an error when missing; nil keeps every column), those assignments match
     /// on (`matchColumns`, kept where present), and those of the device variables read
     /// (`deviceVariables`; nil: every mapped one).
-    public func loadInventory(extraColumns: [String]?, matchColumns: [String] = [], deviceVariables: Set<DeviceVariable>? = nil) throws(Problem) -> InventoryTable {
+    /// `keepingRecords`: the file's records kept with the table, for an image (`InventoryImage`);
+    /// `image`: one of another version of the file, whose records need not be parsed again.
+    public func loadInventory(extraColumns: [String]?, matchColumns: [String] = [], deviceVariables: Set<DeviceVariable>? = nil,
+                              keepingRecords: Bool = false, image: String? = nil) throws(Problem) -> InventoryTable {
         var options = inventoryOptions
+        options.keepRecords = keepingRecords
         options.extraColumns = extraColumns
         options.matchColumns = matchColumns
         options.deviceVariables = deviceVariables
         // Without a directory, the inventory's own user columns are the users (`Email Address`...).
         if directory == nil { options.userVariablesFromColumns = true }
-        return try InventoryTable.load(inventory, options: options)
+        return try InventoryTable.load(inventory, options: options, previous: image)
     }
 
     /// Connects to an LDAP directory and binds, then lets go: run before the inventory is read,

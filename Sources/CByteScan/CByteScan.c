@@ -244,3 +244,69 @@ done:
     if (count < cap) lines[count] = newlines;  // the last segment's, when there is room
     return count;
 }
+
+/// The first quote, LF or CR at or after `p` (n when none).
+static inline intptr_t next_record_stop(const uint8_t *b, intptr_t n, intptr_t p) {
+#if defined(__SSE2__)
+    while (p + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(b + p));
+        uint32_t stops = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')))));
+        if (stops) return p + __builtin_ctz(stops);
+        p += 16;
+    }
+#endif
+    while (p < n && b[p] != '"' && b[p] != '\n' && b[p] != '\r') p++;
+    return p;
+}
+
+intptr_t appconfig_csv_records(const uint8_t *b, intptr_t n, intptr_t p, uint8_t delimiter, intptr_t *ends, uint32_t *lines, intptr_t cap) {
+    intptr_t count = 0;
+    while (p < n && count < cap) {
+        intptr_t newlines = 0;
+        uint32_t high = 0;  // next_quote gathers it; not needed here
+        // A field starts at `field`: the record's start, or just past a delimiter.
+        intptr_t field = p;
+        for (;;) {
+            if (p < n && b[p] == '"' && p == field) {
+                intptr_t q = p + 1;
+                for (;;) {
+                    q = next_quote(b, n, q, &newlines, &high);
+                    if (q >= n) break;
+                    if (q + 1 < n && b[q + 1] == '"') { q += 2; continue; }
+                    break;
+                }
+                if (q >= n) { p = n; break; }  // never closed: the record runs to the end
+                p = q + 1;
+                if (p < n && b[p] != delimiter && b[p] != '\n' && b[p] != '\r') {
+                    // Text after the closing quote: the scanner skips to the line's end.
+                    const uint8_t *lf = memchr(b + p, '\n', (size_t)(n - p));
+                    p = lf ? lf - b : n;
+                }
+            } else {
+                // A plain field and the plain fields after it: a delimiter matters only where a
+                // quote follows it (a quoted field), a quote only where a field starts.
+                for (;;) {
+                    p = next_record_stop(b, n, p);
+                    if (p < n && b[p] == '"') {
+                        if (b[p - 1] == delimiter) break;  // a quoted field (p > field here: see above)
+                        p++;
+                        continue;
+                    }
+                    break;
+                }
+                if (p < n && b[p] == '"') { field = p; continue; }
+            }
+            if (p >= n) break;
+            uint8_t c = b[p++];
+            if (c == delimiter) { field = p; continue; }
+            if (c == '\r' && p < n && b[p] == '\n') p++;
+            newlines++;
+            break;
+        }
+        ends[count] = p;
+        lines[count] = (uint32_t)newlines;
+        count++;
+    }
+    return count;
+}

@@ -139,7 +139,7 @@ struct DirectoryImageTests {
             case "ranges not aligned":
                 // One byte less of the header's padding (or one more, where it has none), its
                 // length told: the sizes add up, the ranges are off by one.
-                let firstLine = UserTableImage.firstLine
+                let firstLine = UserTableImage.file.firstLine
                 let length = try #require(Int(String(decoding: bytes[18..<(firstLine - 1)], as: UTF8.self)))
                 #expect((firstLine + length) % 8 == 0 && bytes[firstLine + length - 1] == 0x0A)
                 let told: Int

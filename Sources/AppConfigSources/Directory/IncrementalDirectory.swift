@@ -35,7 +35,7 @@ package enum IncrementalDirectory {
         // Read in windows (a few megabytes per core, not the export's size: mapped whole, a 1M
         // night's peak grew by the file's 413 MB), on every core.
         guard let segments = try? LDIFSegments.scan(file: file, parts: parts), let reader = try? FileSections(file) else { return nil }
-        let matches = match(old.segments.hashes, segments.hashes)
+        let matches = RecordMatch.match(old.segments.hashes, segments.hashes)
         // The segments read tonight, as one small file, and where each starts in it.
         var changed: [Int] = []
         for (k, m) in matches.enumerated() where m < 0 { changed.append(k) }
@@ -168,23 +168,9 @@ package enum IncrementalDirectory {
         // The values: last night's pool, then tonight's read, in place after it in the image's
         // mapping where they fit (written privately over what follows the pool, read by now):
         // a copy of the pool was 200 MB of fresh pages at 1M users, most of the phase's time.
-        let table: UserTable
-        if let extended = image.poolExtended(with: read.poolBytes) {
-            table = UserTable(source: file, columns: map.columns, pool: extended, ranges: ranges.view, owners: [ranges], mapping: image.mapping,
-                              lines: lines, problems: problems.map(\.problem))
-        } else {
-            // Copied a piece at a time, each piece's pages of the image let go once copied: the
-            // image and its copy never stand whole at once.
-            let pool = GrowingBuffer<UInt8>(capacity: newPool + 8)
-            let piece = 16 << 20
-            for first in Swift.stride(from: 0, to: oldPool, by: piece) {
-                let end = min(first + piece, oldPool)
-                pool.append(image.pool[view: first..<end])
-                image.releasePool(first..<end)
-            }
-            pool.append(read.poolBytes)
-            table = UserTable(source: file, columns: map.columns, pool: pool, ranges: ranges, lines: lines, problems: problems.map(\.problem))
-        }
+        let (pool, copy) = image.mappedPool.appending(read.poolBytes)
+        let table = UserTable(source: file, columns: map.columns, pool: pool, ranges: ranges.view, owners: [ranges] + (copy.map { [$0] } ?? []),
+                              mapping: copy == nil ? image.mapping : nil, lines: lines, problems: problems.map(\.problem))
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(order, counts))
         table.attributeMasks = masks
@@ -214,46 +200,6 @@ package enum IncrementalDirectory {
         kept.ends = []  // tonight's offsets: the night after reads its own
         table.segments = (kept, users)
         table.poolAtFullRead = table.poolBytes.count
-    }
-
-    /// Per segment tonight, the segment of last night with its bytes, or -1. In order, as
-    /// exports are: runs of equal hashes matched in step, a change (a segment replaced, added or
-    /// gone) stepped over by looking a few segments ahead on either side; what is not matched is
-    /// read again, which costs time, never correctness (a match means the same bytes).
-    static func match(_ old: [UInt64], _ new: [UInt64]) -> [Int] {
-        var out = [Int](repeating: -1, count: new.count)
-        var (i, k) = (0, 0)
-        let ahead = 16
-        while i < old.count && k < new.count {
-            if old[i] == new[k] {
-                out[k] = i
-                i += 1
-                k += 1
-                continue
-            }
-            // The nearest resumption: new[k + a] == old[i + b], smallest a + b.
-            var best: (a: Int, b: Int)?
-            search: for d in 1...(2 * ahead) {
-                for a in max(0, d - ahead)...min(d, ahead) {
-                    let b = d - a
-                    if k + a < new.count && i + b < old.count && new[k + a] == old[i + b] {
-                        best = (a, b)
-                        break search
-                    }
-                }
-            }
-            guard let best else {
-                // Out of step by more than the look-ahead: the rest by a table of last night's.
-                var index: [UInt64: Int] = [:]
-                index.reserveCapacity(old.count - i)
-                for j in i..<old.count where index[old[j]] == nil { index[old[j]] = j }
-                for kk in k..<new.count { out[kk] = index[new[kk]] ?? -1 }
-                return out
-            }
-            i += best.b
-            k += best.a
-        }
-        return out
     }
 
     /// Whether a segment holds anything but blank lines and comments (`#`, and the lines that continue one).

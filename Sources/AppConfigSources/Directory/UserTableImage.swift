@@ -21,12 +21,7 @@ import Foundation
 /// so the ranges start at a multiple of 8 for their UInt32s.
 public enum UserTableImage {
     /// Bump when the LDIF reader would read the same bytes into another table, or the layout changes.
-    static let format = 3
-    static var magic: String { "appconfig-users \(format) " }
-    /// The first line's bytes: `magic` and the header's length, ten digits, a line break.
-    static var firstLine: Int { magic.utf8.count + 11 }
-    /// What the header and the values are padded to.
-    static let alignment = 8
+    static let file = ImageFile(kind: "appconfig-users", format: 3)
 
     /// What an image must have been made with: the directory file's fingerprint (`SIZE HASH`) and
     /// how the file is read (the variables kept, their attributes, the join attribute).
@@ -55,7 +50,7 @@ public enum UserTableImage {
             return o
         }
         var header: [String: Any] = [
-            "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count + padding(table.poolBytes.count),
+            "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count + ImageFile.padding(table.poolBytes.count),
             "joinAttribute": table.joinAttribute, "attributeCounts": table.attributeCounts, "problems": problems,
         ]
         if let sourceState { header["sourceState"] = sourceState }
@@ -64,14 +59,8 @@ public enum UserTableImage {
         header["masks"] = masks.count
         header["segments"] = segments?.segments.count ?? 0
         header["poolAtFullRead"] = table.poolAtFullRead ?? table.poolBytes.count
-        guard let json = try? JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]) else { return nil }
-        // JSON, spaces (which JSON allows after it) and a line break, to a multiple of 8 from the file's start.
-        let spaces = padding(firstLine + json.count + 1)
-        let length = String(json.count + spaces + 1)
-        guard length.count <= 10 else { return nil }
-        let head = Array((magic + String(repeating: "0", count: 10 - length.count) + length + "\n").utf8) + Array(json)
-            + [UInt8](repeating: 0x20, count: spaces) + [0x0A]
-        let zeros = [UInt8](repeating: 0, count: padding(table.poolBytes.count))
+        guard let head = file.head(header) else { return nil }
+        let zeros = [UInt8](repeating: 0, count: ImageFile.padding(table.poolBytes.count))
         let (starts, hashes, owners) = (segments?.segments.startLines ?? [], segments?.segments.hashes ?? [], segments?.users ?? [])
         return try head.withView { head throws(Problem) in
             try zeros.withView { zeros throws(Problem) in
@@ -111,12 +100,7 @@ public enum UserTableImage {
     public static func madeFrom(_ path: String) -> String? { header(of: path).flatMap(fingerprint) }
 
     /// An image's header fields, read without the rest of the file.
-    private static func header(of path: String) -> [String: Any]? {
-        guard let sections = try? FileSections(path), let first = try? sections.bytes(at: 0, count: firstLine),
-              let length = first.withView(headerLength), length < 1 << 24,
-              let json = try? sections.bytes(at: firstLine, count: length) else { return nil }
-        return json.withView(headerFields)
-    }
+    private static func header(of path: String) -> [String: Any]? { file.header(ofFile: path) }
 
     /// The first line of a header's key: the directory file's fingerprint.
     private static func fingerprint(_ header: [String: Any]) -> String? {
@@ -158,25 +142,8 @@ public enum UserTableImage {
 
         var users: Int { lines.count }
 
-        /// Where the pool starts in the mapping.
-        var poolStart: Int {
-            pool.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) } - mapping.view.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
-        }
-
-        /// Lets the pages of the pool's `range` go (copied, not needed again).
-        func releasePool(_ range: Range<Int>) {
-            mapping.release((poolStart + range.lowerBound)..<(poolStart + range.upperBound))
-        }
-
-        /// The pool with `more` values after it, written in place over what follows the pool in
-        /// the mapping (its zeros and the tables read by then); nil when they do not fit there or
-        /// the mapping is not writable.
-        func poolExtended(with more: ByteView) -> ByteView? {
-            let start = poolStart, end = poolStart + pool.count
-            guard end + more.count <= mapping.bytes.count else { return nil }
-            mapping.bytes.copy(more, to: end)
-            return mapping.view[view: start..<(end + more.count)]
-        }
+        /// The pool where it lies in the mapping, to append to.
+        var mappedPool: MappedPool { MappedPool(mapping: mapping, pool: pool) }
 
         /// The table the image holds.
         func table() -> UserTable {
@@ -194,11 +161,10 @@ public enum UserTableImage {
     /// mapped so that its bytes after the pool may be written over (privately: the file does
     /// not change), for values appended to the pool in place (`IncrementalDirectory`).
     package static func contents(_ path: String, source: String, columns: UserColumns, writable: Bool = false) throws(FileReadError) -> Contents? {
-        guard let file = try MappedFile(path, limit: .max, readOnly: !writable) else { return nil }
-        if writable { file.populateForReading() }
-        let bytes = file.view
-        guard bytes.count >= firstLine, let length = headerLength(bytes[view: 0..<firstLine]), firstLine + length <= bytes.count,
-              let header = headerFields(bytes[view: firstLine..<(firstLine + length)]),
+        guard let mapped = try MappedFile(path, limit: .max, readOnly: !writable) else { return nil }
+        if writable { mapped.populateForReading() }
+        let bytes = mapped.view
+        guard let (header, start) = file.header(bytes),
               let imageKey = header["key"] as? String,
               let users = header["users"] as? Int, let pool = header["pool"] as? Int, let oldSource = header["source"] as? String,
               let joinAttribute = header["joinAttribute"] as? String, let counts = header["attributeCounts"] as? [String: Int],
@@ -206,7 +172,7 @@ public enum UserTableImage {
               let maskCount = header["masks"] as? Int, let segmentCount = header["segments"] as? Int,
               let poolAtFullRead = header["poolAtFullRead"] as? Int,
               users >= 0, pool >= 0, maskCount == 0 || maskCount == users, segmentCount >= 0, case let ranges = users * 2 * columns.stride,
-              bytes.count == firstLine + length + pool + 4 * ranges + 4 * users + 4 * maskCount + 16 * segmentCount
+              bytes.count == start + pool + 4 * ranges + 4 * users + 4 * maskCount + 16 * segmentCount
         else { return nil }
         var problems: [Problem] = []
         for o in problemObjects {
@@ -218,7 +184,6 @@ public enum UserTableImage {
             p.code = ProblemCode(rawValue: code)
             problems.append(p)
         }
-        let start = firstLine + length
         var at = start + pool + 4 * ranges
         guard let rangeView = BufferView<UInt32>(bytes, at: start + pool, count: ranges),
               let lineView = BufferView<UInt32>(bytes, at: at, count: users),
@@ -237,23 +202,9 @@ public enum UserTableImage {
         for i in stride(from: 0, to: ranges, by: 2) where rangeView[i + 1] != .max {
             guard Int(rangeView[i]) + Int(rangeView[i + 1]) <= pool else { return nil }
         }
-        return Contents(key: imageKey, mapping: file, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
+        return Contents(key: imageKey, mapping: mapped, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
                         lines: Array(lineView), problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
                         segments: segments, poolAtFullRead: poolAtFullRead)
     }
 
-    /// The header's length its first line (`firstLine` bytes) gives, nil when it is not an image's.
-    private static func headerLength(_ first: ByteView) -> Int? {
-        guard first.count == firstLine, first.starts(with: magic.utf8), first[firstLine - 1] == 0x0A,
-              let length = Int(String(decoding: first[view: magic.utf8.count..<(firstLine - 1)], as: UTF8.self)), length >= 0 else { return nil }
-        return length
-    }
-
-    /// The header's fields, from its JSON.
-    private static func headerFields(_ json: ByteView) -> [String: Any]? {
-        json.withUnsafeBytes { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
-    }
-
-    /// The bytes that pad `count` to a multiple of `alignment`.
-    static func padding(_ count: Int) -> Int { (alignment - count % alignment) % alignment }
 }

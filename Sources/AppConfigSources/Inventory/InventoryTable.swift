@@ -1,5 +1,6 @@
 import AppConfigCore
 import CByteScan
+import CXXHash
 import Foundation
 
 /// How to read an inventory export.
@@ -39,6 +40,9 @@ public struct InventoryOptions: Sendable {
     /// The parts the rows are scanned in whatever the file's size (tests); nil: one per core for a
     /// large file.
     public var scanParts: Int?
+    /// The file's records hashed as they are read, and kept with the table (`recordSegments`), for
+    /// the night after to parse only those that changed (`InventoryImage`).
+    public var keepRecords = false
 
     public init() {}
 }
@@ -76,6 +80,19 @@ public final class InventoryTable: @unchecked Sendable {
     public let delimiterDetected: Bool
     /// Bytes read, for throughput figures.
     public let byteCount: Int
+    /// How the rows were read (the header's bytes, the delimiter, the columns kept): an image made
+    /// with another reading is not tonight's (`InventoryImage`).
+    package let readingKey: String
+    /// With `keepRecords`, the file's data records (`InventoryRecords`) and the row each became
+    /// (or -1), when every record is a row or a blank line (no row refused, none continuing
+    /// another) and the values are the table's own: what the night after compares with.
+    public private(set) var recordSegments: (records: InventoryRecords, rows: [Int32])?
+    /// With `recordSegments`, each row's device key hash, ASCII case folded (`foldedWordHash`).
+    package private(set) var keyHashes: [UInt64] = []
+    /// The kept values' size when the file was last read whole (an incremental read appends).
+    package private(set) var poolAtFullRead = 0
+    /// Read from an image of another version of the file: records and rows read tonight.
+    public private(set) var incremental: (image: String, records: Int, recordsRead: Int, rowsRead: Int)?
 
     /// The header folded once, for lookups by column name.
     private let foldedHeader: FoldedHeader
@@ -87,6 +104,15 @@ public final class InventoryTable: @unchecked Sendable {
     /// Per row, per kept slot: offset and length (UInt32 each) into the kept values, in `owner`.
     private let records: RecordTable
     private let lines: [UInt32]
+    /// The image the rows were read from, itself kept to tell whether it changed since.
+    private let imageMapping: MappedFile?
+    /// Owns the values copied out of an image that could not take them in place.
+    private let imagePoolCopy: GrowingBuffer<UInt8>?
+
+    /// The kept values, when they are the table's own (not the file's bytes, read into memory).
+    var ownPool: ByteView? { mapping != nil || imageMapping != nil ? records.bytes : nil }
+    /// The rows' pairs into the values, as bytes (for an image).
+    var pairBytes: ByteView { records.pairs.bytes }
 
     /// The value of a kept slot in a row; empty when the field is empty.
     @inline(__always)
@@ -145,12 +171,15 @@ public final class InventoryTable: @unchecked Sendable {
     /// Reads the file mapped into memory (`MappedFile`: no copy, no fresh pages but those of
     /// unescaped fields; the kept values are then copied out and the mapping let go), or into a
     /// buffer when it cannot be mapped.
-    public static func load(_ path: String, options: InventoryOptions = InventoryOptions()) throws(Problem) -> InventoryTable {
+    /// `previous`: an image of another version of the file (`image`: where it is), whose
+    /// records tonight's need not be parsed again (`IncrementalInventory`).
+    public static func load(_ path: String, options: InventoryOptions = InventoryOptions(), previous image: String? = nil) throws(Problem) -> InventoryTable {
         let limit = Int(UInt32.max) - 1
         let mapping: MappedFile?
         do { mapping = try MappedFile(path, limit: limit) } catch { throw error.problem }
         if let mapping {
-            let table = try InventoryTable(taking: mapping.bytes, owner: BufferArena(), mapping: mapping, file: path, options: options)
+            let previous = image.flatMap { try? InventoryImage.contents($0) }.map { (path: image!, contents: $0) }
+            let table = try InventoryTable(taking: mapping.bytes, owner: BufferArena(), mapping: mapping, file: path, options: options, previous: previous)
             if let change = table.change() { throw change }
             return table
         }
@@ -162,7 +191,7 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// Nil, or why the table's values can no longer be trusted: its file, mapped, was cut shorter
     /// or written to in place since it was read. A job asks before it publishes what it rendered.
-    public func change() -> Problem? { mapping?.change()?.problem }
+    public func change() -> Problem? { (mapping?.change() ?? imageMapping?.change())?.problem }
 
     public convenience init(bytes data: [UInt8], file: String, options: InventoryOptions = InventoryOptions()) throws(Problem) {
         guard data.count < Int(UInt32.max) else { throw Problem(InputCode.tooLarge, at: Location(file: file), "\(file) is larger than 4 GiB") }
@@ -172,7 +201,8 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// Reads `buffer` in place: the bytes of `mapping`, read until the kept values are copied out
     /// into `owner`, or bytes `owner` holds, which the table keeps.
-    init(taking buffer: MutableByteView, owner: BufferArena, mapping: MappedFile? = nil, file: String, options: InventoryOptions) throws(Problem) {
+    init(taking buffer: MutableByteView, owner: BufferArena, mapping: MappedFile? = nil, file: String, options: InventoryOptions,
+         previous: (path: String, contents: InventoryImage.Contents)? = nil) throws(Problem) {
         self.mapping = mapping
         self.owner = owner
         self.file = file
@@ -248,127 +278,169 @@ public final class InventoryTable: @unchecked Sendable {
         // The rows: scanned in parts (one per core for a large file), merged in file order.
         var keptIndex = [Int](repeating: -1, count: header.count)
         for (slot, column) in keptColumns.enumerated() { keptIndex[column] = slot }
-        let layout = RowScan.Layout(headerCount: header.count, keptIndex: keptIndex, keptCount: keptColumns.count, strict: options.strict,
+        var layout = RowScan.Layout(headerCount: header.count, keptIndex: keptIndex, keptCount: keptColumns.count, strict: options.strict,
                                     keySlot: deviceKeySlot)
-        var scans = RowScan.scanInParts(buffer, from: scanner.position, delimiter: delimiter, layout: layout,
-                                        parts: options.scanParts ?? Parallelism.threads, always: options.scanParts != nil)
-        // Keys equal but for ASCII case are one key: they would be one file on a case-insensitive
-        // filesystem (macOS's default), so the second is refused like an exact duplicate.
-        let width = keptColumns.count * 2
-        for i in scans.indices { scans[i].unescapeFields(buffer, keySlot: deviceKeySlot) }
-        let duplicates = DuplicateKeys(scans: scans, bytes: bytes, width: width, keySlot: deviceKeySlot)
-        var lineOffsets = [scanner.line - 1]  // per part, the lines before its first
-        for scan in scans { lineOffsets.append(lineOffsets.last! + scan.lines) }
+        layout.keepRecords = options.keepRecords && mapping != nil
+        let headerProblems = problems.count
+        // The header's bytes (and any before it) and how the rows are split: what an image must have been read with.
+        let headerHash = bytes[view: 0..<scanner.position].withUnsafeBufferPointer { XXH3_64bits($0.baseAddress, $0.count) }
+        readingKey = "header \(scanner.position) \(String(headerHash, radix: 16)) delimiter \(delimiter) kept \(keptColumns.map(String.init).joined(separator: ",")) key \(deviceKeySlot) strict \(options.strict)"
         // Into locals, set once at the end: the properties of a class, changed per row, were
         // checked for exclusive access at run time on each change.
         var ranges: [UInt32] = [], lines: [UInt32] = []
-        let (file, deviceKeySlot) = (self.file, self.deviceKeySlot)  // not through `self`: the closures below run before it is whole
         var rowCount = 0, dataRows = 0, continuationRows = 0
-        let allRanges = scans.reduce(0) { $0 + $1.ranges.count }
-        lines.reserveCapacity(scans.reduce(0) { $0 + $1.rowLines.count })
-        // While none of a part's rows is skipped they are not copied one by one: at the end of the
-        // part the table takes its ranges whole (part 0's are the table's first: taken, not copied;
-        // room for every part's was reserved by its scan), or, at its first skipped row, the rows
-        // before it are copied and the rest appended as they come (copying every row was a tenth of
-        // a one-part parse, and a row at a time, the later parts' were the load's one-core stretch).
-        var part0 = scans.first?.ranges ?? []
-        if !scans.isEmpty { scans[0].ranges = [] }
-        /// A row's ranges, for messages about an earlier row (part 0's: in the table once taken
-        /// whole, which leaves `part0` empty).
-        /// A row's device key, from the row's ranges.
-        func deviceKey(_ rowRanges: some RandomAccessCollection<UInt32>) -> ByteView {
-            let at = rowRanges.index(rowRanges.startIndex, offsetBy: deviceKeySlot * 2)
-            let offset = Int(rowRanges[at])
-            return bytes[view: offset..<(offset + Int(rowRanges[rowRanges.index(after: at)]))]
-        }
-        func rangesOf(part: Int, row: Int) -> ArraySlice<UInt32> {
-            part > 0 ? scans[part].ranges[(row * width)...] : part0.isEmpty ? ranges[(row * width)...] : part0[(row * width)...]
-        }
-        // A row with all of these empty names no device: after a device, it continues it.
-        let identitySlots = Array(Set(plan.variableSlots.values).union([plan.deviceKeySlot]).union(plan.userKeySlot.map { [$0] } ?? []))
-        rows: for (part, scan) in scans.enumerated() {
-            let lineOffset = lineOffsets[part]
-            dataRows += scan.dataRows
-            var deferring = true
-            let rowsBefore = rowCount
-            /// The part's rows before `r`, all kept: copied when the first of its rows is skipped.
-            func stopDeferring(before r: Int) {
-                guard deferring else { return }
-                ranges.reserveCapacity(allRanges)
-                ranges.append(contentsOf: (part == 0 ? part0 : scan.ranges)[..<(r * width)])
-                deferring = false
-            }
-            var suspect = 0  // the next of the part's rows whose key its scan did not pass
-            let stop: Bool = (part == 0 ? part0 : scan.ranges).withView { partRanges in
-                for event in scan.events {
-                    if event < 0 {
-                        let p = scan.problems[Int(-event - 1)]
-                        problems.append(Problem(p.code, at: Location(file: file, line: p.line + lineOffset), p.message(lineOffset)))
-                        if options.strict { return true }
-                        continue
-                    }
-                    let r = Int(event)
-                    let rowRanges = partRanges[view: (r * width)..<((r + 1) * width)]
-                    let lineNumber = Int(scan.rowLines[r]) + lineOffset
-                    var location: Location { Location(file: file, line: lineNumber) }
-                    let key = deviceKey(rowRanges)
-                    if key.isEmpty {
-                        stopDeferring(before: r)
-                        if rowCount > 0 && identitySlots.allSatisfy({ rowRanges[$0 * 2 + 1] == 0 }) {
-                            continuationRows += 1
-                            continue
-                        }
-                        problems.append(Problem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
-                        if options.strict { return true }
-                        continue
-                    }
-                    while suspect < scan.suspectKeys.count && Int(scan.suspectKeys[suspect]) < r { suspect += 1 }
-                    if suspect < scan.suspectKeys.count && Int(scan.suspectKeys[suspect]) == r, let reason = DeviceKeyCheck.problem(key) {
-                        stopDeferring(before: r)
-                        let printable = key.contains { $0 != 0x20 } ? Problem.printable(String(decoding: key, as: UTF8.self)) : nil
-                        problems.append(Problem(.csvBadDeviceKey, at: printable.map { location.with(device: $0) } ?? location,
-                                                "the device key column \"\(header[deviceKeyColumn])\" \(reason); this row is skipped"))
-                        if options.strict { return true }
-                        continue
-                    }
-                    if let first = duplicates.earlier(part: part, row: r) {
-                        stopDeferring(before: r)
-                        let name = String(decoding: key, as: UTF8.self)
-                        let firstKey = deviceKey(rangesOf(part: first.part, row: first.row))
-                        let firstLine = Int(scans[first.part].rowLines[first.row]) + lineOffsets[first.part]
-                        let message = firstKey.equals(key)
-                            ? "device key \"\(name)\" is also on line \(firstLine); this row is skipped"
-                            : "device key \"\(name)\" differs only in case from \"\(String(decoding: firstKey, as: UTF8.self))\" on line \(firstLine) (one file on a case-insensitive filesystem); this row is skipped"
-                        problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: name), message))
-                        if options.strict { return true }
-                        continue
-                    }
-                    if !deferring { ranges.append(contentsOf: rowRanges) }
-                    lines.append(UInt32(lineNumber))
-                    rowCount += 1
-                }
-                return false
-            }
-            if deferring {
-                // Every row of the part kept (or the reading stopped in it: then only its rows up to the stop).
-                if stop { stopDeferring(before: rowCount - rowsBefore) } else if part == 0 {
-                    swap(&ranges, &part0)
-                    ranges.reserveCapacity(allRanges)
-                } else {
-                    ranges.append(contentsOf: scan.ranges)
-                }
-            }
-            if stop { break rows }
-        }
-        // The pairs in the table's own memory: a view of them reads with no reference counting.
-        if mapping != nil {
-            // A mapped file's kept values copied out with their pairs, and its pages (most of them
-            // columns no program reads) let go.
-            let (arena, columns) = (owner, keptColumns.count)
-            records = ranges.withView { RecordTable(pairs: $0, bytes: bytes, width: columns).compacted(in: arena) }
+        let partCount = options.scanParts ?? Parallelism.threads
+        if layout.keepRecords, let previous, previous.contents.key == readingKey,
+           let read = IncrementalInventory.read(previous.contents, bytes: buffer, from: scanner.position, firstLine: scanner.line, delimiter: delimiter,
+                                                layout: layout, arena: owner, parts: partCount) {
+            records = read.records
+            imageMapping = read.poolCopy == nil ? previous.contents.mapping : nil
+            imagePoolCopy = read.poolCopy
+            lines = read.lines
+            (rowCount, dataRows) = (lines.count, lines.count)
+            keyHashes = read.keyHashes
+            recordSegments = read.segments
+            poolAtFullRead = previous.contents.poolAtFullRead
+            incremental = (previous.path, read.segments.records.count, read.recordsRead, read.rowsRead)
             mapping?.unmap()
         } else {
-            records = RecordTable(pairs: owner.view(ranges), bytes: bytes, width: keptColumns.count)
+            (imageMapping, imagePoolCopy) = (nil, nil)
+            var scans = RowScan.scanInParts(buffer, from: scanner.position, delimiter: delimiter, layout: layout,
+                                            parts: partCount, always: options.scanParts != nil)
+            // Keys equal but for ASCII case are one key: they would be one file on a case-insensitive
+            // filesystem (macOS's default), so the second is refused like an exact duplicate.
+            let width = keptColumns.count * 2
+            for i in scans.indices { scans[i].unescapeFields(buffer, keySlot: deviceKeySlot) }
+            let duplicates = DuplicateKeys(scans: scans, bytes: bytes, width: width, keySlot: deviceKeySlot)
+            var lineOffsets = [scanner.line - 1]  // per part, the lines before its first
+            for scan in scans { lineOffsets.append(lineOffsets.last! + scan.lines) }
+            let (file, deviceKeySlot) = (self.file, self.deviceKeySlot)  // not through `self`: the closures below run before it is whole
+            let allRanges = scans.reduce(0) { $0 + $1.ranges.count }
+            lines.reserveCapacity(scans.reduce(0) { $0 + $1.rowLines.count })
+            // While none of a part's rows is skipped they are not copied one by one: at the end of the
+            // part the table takes its ranges whole (part 0's are the table's first: taken, not copied;
+            // room for every part's was reserved by its scan), or, at its first skipped row, the rows
+            // before it are copied and the rest appended as they come (copying every row was a tenth of
+            // a one-part parse, and a row at a time, the later parts' were the load's one-core stretch).
+            var part0 = scans.first?.ranges ?? []
+            if !scans.isEmpty { scans[0].ranges = [] }
+            /// A row's ranges, for messages about an earlier row (part 0's: in the table once taken
+            /// whole, which leaves `part0` empty).
+            /// A row's device key, from the row's ranges.
+            func deviceKey(_ rowRanges: some RandomAccessCollection<UInt32>) -> ByteView {
+                let at = rowRanges.index(rowRanges.startIndex, offsetBy: deviceKeySlot * 2)
+                let offset = Int(rowRanges[at])
+                return bytes[view: offset..<(offset + Int(rowRanges[rowRanges.index(after: at)]))]
+            }
+            func rangesOf(part: Int, row: Int) -> ArraySlice<UInt32> {
+                part > 0 ? scans[part].ranges[(row * width)...] : part0.isEmpty ? ranges[(row * width)...] : part0[(row * width)...]
+            }
+            // A row with all of these empty names no device: after a device, it continues it.
+            let identitySlots = Array(Set(plan.variableSlots.values).union([plan.deviceKeySlot]).union(plan.userKeySlot.map { [$0] } ?? []))
+            rows: for (part, scan) in scans.enumerated() {
+                let lineOffset = lineOffsets[part]
+                dataRows += scan.dataRows
+                var deferring = true
+                let rowsBefore = rowCount
+                /// The part's rows before `r`, all kept: copied when the first of its rows is skipped.
+                func stopDeferring(before r: Int) {
+                    guard deferring else { return }
+                    ranges.reserveCapacity(allRanges)
+                    ranges.append(contentsOf: (part == 0 ? part0 : scan.ranges)[..<(r * width)])
+                    deferring = false
+                }
+                var suspect = 0  // the next of the part's rows whose key its scan did not pass
+                let stop: Bool = (part == 0 ? part0 : scan.ranges).withView { partRanges in
+                    for event in scan.events {
+                        if event < 0 {
+                            let p = scan.problems[Int(-event - 1)]
+                            problems.append(Problem(p.code, at: Location(file: file, line: p.line + lineOffset), p.message(lineOffset)))
+                            if options.strict { return true }
+                            continue
+                        }
+                        let r = Int(event)
+                        let rowRanges = partRanges[view: (r * width)..<((r + 1) * width)]
+                        let lineNumber = Int(scan.rowLines[r]) + lineOffset
+                        var location: Location { Location(file: file, line: lineNumber) }
+                        let key = deviceKey(rowRanges)
+                        if key.isEmpty {
+                            stopDeferring(before: r)
+                            if rowCount > 0 && identitySlots.allSatisfy({ rowRanges[$0 * 2 + 1] == 0 }) {
+                                continuationRows += 1
+                                continue
+                            }
+                            problems.append(Problem(.csvEmptyDeviceKey, at: location, "the device key column \"\(header[deviceKeyColumn])\" is empty"))
+                            if options.strict { return true }
+                            continue
+                        }
+                        while suspect < scan.suspectKeys.count && Int(scan.suspectKeys[suspect]) < r { suspect += 1 }
+                        if suspect < scan.suspectKeys.count && Int(scan.suspectKeys[suspect]) == r, let reason = DeviceKeyCheck.problem(key) {
+                            stopDeferring(before: r)
+                            let printable = key.contains { $0 != 0x20 } ? Problem.printable(String(decoding: key, as: UTF8.self)) : nil
+                            problems.append(Problem(.csvBadDeviceKey, at: printable.map { location.with(device: $0) } ?? location,
+                                                    "the device key column \"\(header[deviceKeyColumn])\" \(reason); this row is skipped"))
+                            if options.strict { return true }
+                            continue
+                        }
+                        if let first = duplicates.earlier(part: part, row: r) {
+                            stopDeferring(before: r)
+                            let name = String(decoding: key, as: UTF8.self)
+                            let firstKey = deviceKey(rangesOf(part: first.part, row: first.row))
+                            let firstLine = Int(scans[first.part].rowLines[first.row]) + lineOffsets[first.part]
+                            let message = firstKey.equals(key)
+                                ? "device key \"\(name)\" is also on line \(firstLine); this row is skipped"
+                                : "device key \"\(name)\" differs only in case from \"\(String(decoding: firstKey, as: UTF8.self))\" on line \(firstLine) (one file on a case-insensitive filesystem); this row is skipped"
+                            problems.append(Problem(.csvDuplicateDeviceKey, at: location.with(device: name), message))
+                            if options.strict { return true }
+                            continue
+                        }
+                        if !deferring { ranges.append(contentsOf: rowRanges) }
+                        lines.append(UInt32(lineNumber))
+                        rowCount += 1
+                    }
+                    return false
+                }
+                if deferring {
+                    // Every row of the part kept (or the reading stopped in it: then only its rows up to the stop).
+                    if stop { stopDeferring(before: rowCount - rowsBefore) } else if part == 0 {
+                        swap(&ranges, &part0)
+                        ranges.reserveCapacity(allRanges)
+                    } else {
+                        ranges.append(contentsOf: scan.ranges)
+                    }
+                }
+                if stop { break rows }
+            }
+            // The pairs in the table's own memory: a view of them reads with no reference counting.
+            if mapping != nil {
+                // A mapped file's kept values copied out with their pairs, and its pages (most of them
+                // columns no program reads) let go.
+                let (arena, columns) = (owner, keptColumns.count)
+                records = ranges.withView { RecordTable(pairs: $0, bytes: bytes, width: columns).compacted(in: arena) }
+                mapping?.unmap()
+            } else {
+                records = RecordTable(pairs: owner.view(ranges), bytes: bytes, width: keptColumns.count)
+            }
+            // The records, for the night after: when each is a row or a blank line.
+            if layout.keepRecords, problems.count == headerProblems, continuationRows == 0, !scans.contains(where: \.stopped) {
+                var segments = InventoryRecords()
+                var rows: [Int32] = []
+                let recordCount = scans.reduce(0) { $0 + $1.records.count }
+                segments.startLines.reserveCapacity(recordCount)
+                segments.hashes.reserveCapacity(recordCount)
+                rows.reserveCapacity(recordCount)
+                var rowsBefore: Int32 = 0
+                for (part, scan) in scans.enumerated() {
+                    let lineOffset = UInt32(lineOffsets[part])
+                    segments.startLines += scan.records.startLines.lazy.map { $0 + lineOffset }
+                    segments.hashes += scan.records.hashes
+                    rows += scan.recordRows.lazy.map { $0 < 0 ? -1 : $0 + rowsBefore }
+                    rowsBefore += Int32(scan.rowLines.count)
+                    keyHashes += scan.keyHashes
+                }
+                recordSegments = (segments, rows)
+                poolAtFullRead = records.bytes.count
+            }
         }
         self.lines = lines
         self.rowCount = rowCount

@@ -1,4 +1,5 @@
 import AppConfigCore
+import CXXHash
 import Dispatch
 import Foundation
 
@@ -22,6 +23,8 @@ struct RowScan {
         let strict: Bool
         /// The device key's slot, whose value each row's hash is made of (case folded).
         let keySlot: Int
+        /// Each record hashed (`records`), for the night after (`InventoryRecords`).
+        var keepRecords = false
     }
 
     /// A problem of the part, its line counted from the part's start; `message` takes the lines
@@ -57,6 +60,10 @@ struct RowScan {
     var escaped: [(row: Int32, slot: Int32)] = []
     /// Stopped at a problem (`--strict`): the parts after it do not count.
     var stopped = false
+    /// With `Layout.keepRecords`: per record (rows, blank lines and refused rows), its line, the
+    /// XXH3-64 of its bytes (hashed here, while they are in the cache) and the row it became or -1.
+    var records = InventoryRecords()
+    var recordRows: [Int32] = []
 
     /// Files at least this large are scanned in parts, one per core.
     static let parallelThreshold = 8 << 20
@@ -118,8 +125,20 @@ struct RowScan {
         part.events.reserveCapacity(rows(in: to - from))
         // The row's ranges before they join the part's: appended from an array, each row retained
         // and released it (reference counting and copying were much of the scan's time).
+        if layout.keepRecords {
+            part.records.startLines.reserveCapacity(rows(in: to - from))
+            part.records.hashes.reserveCapacity(rows(in: to - from))
+            part.recordRows.reserveCapacity(rows(in: to - from))
+        }
         withTemporarySlots(count: width, repeating: UInt32(0)) { row in
-            while scanner.position < to, let record = scanner.nextWellFormed(into: &fields) ?? scanner.next(into: &fields) {
+            while scanner.position < to {
+                let first = scanner.position
+                guard let record = scanner.nextWellFormed(into: &fields) ?? scanner.next(into: &fields) else { break }
+                if layout.keepRecords {
+                    part.records.startLines.append(UInt32(record.line))
+                    part.records.hashes.append(bytes.view[view: first..<scanner.position].withUnsafeBufferPointer { XXH3_64bits($0.baseAddress, $0.count) })
+                    part.recordRows.append(-1)
+                }
                 let blank = fields.count == 1 && fields.length(0) == 0 && layout.headerCount > 1
                 if !blank { part.dataRows += 1 }
                 if let (code, message) = record.error {
@@ -153,6 +172,7 @@ struct RowScan {
                     part.suspectKeys.append(index)
                 }
                 part.events.append(index)
+                if layout.keepRecords { part.recordRows[part.recordRows.count - 1] = index }
             }
         }
         part.end = scanner.position

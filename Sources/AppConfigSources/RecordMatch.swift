@@ -1,0 +1,43 @@
+/// Tonight's pieces of an export (an LDIF file's segments, an inventory's records) matched with
+/// last night's by the hashes of their bytes: what a night need not read again.
+enum RecordMatch {
+    /// Per piece tonight, the piece of last night with its bytes, or -1. In order, as
+    /// exports are: runs of equal hashes matched in step, a change (a piece replaced, added or
+    /// gone) stepped over by looking a few pieces ahead on either side; what is not matched is
+    /// read again, which costs time, never correctness (a match means the same bytes).
+    static func match(_ old: [UInt64], _ new: [UInt64]) -> [Int] {
+        var out = [Int](repeating: -1, count: new.count)
+        var (i, k) = (0, 0)
+        let ahead = 16
+        while i < old.count && k < new.count {
+            if old[i] == new[k] {
+                out[k] = i
+                i += 1
+                k += 1
+                continue
+            }
+            // The nearest resumption: new[k + a] == old[i + b], smallest a + b.
+            var best: (a: Int, b: Int)?
+            search: for d in 1...(2 * ahead) {
+                for a in max(0, d - ahead)...min(d, ahead) {
+                    let b = d - a
+                    if k + a < new.count && i + b < old.count && new[k + a] == old[i + b] {
+                        best = (a, b)
+                        break search
+                    }
+                }
+            }
+            guard let best else {
+                // Out of step by more than the look-ahead: the rest by a table of last night's.
+                var index: [UInt64: Int] = [:]
+                index.reserveCapacity(old.count - i)
+                for j in i..<old.count where index[old[j]] == nil { index[old[j]] = j }
+                for kk in k..<new.count { out[kk] = index[new[kk]] ?? -1 }
+                return out
+            }
+            i += best.b
+            k += best.a
+        }
+        return out
+    }
+}
