@@ -25,7 +25,7 @@ struct InventoryImageUse {
     /// while the run publishes (as the directory's: `DirectoryImageUse.startSaving`). Nil when
     /// there is no place or the table kept no records.
     func startSaving(_ inventory: InventoryTable) -> WorkBeside<AtomicFile?, Never>? {
-        guard let path = saveTo, inventory.recordSegments != nil else { return nil }
+        guard let path = saveTo, inventory.recordHashes != nil else { return nil }
         return WorkBeside { () -> AtomicFile? in
             writeImage(to: path) { write throws(Problem) in try InventoryImage.withPieces(of: inventory, write) }
         }

@@ -166,4 +166,41 @@ struct CarriedNightTests {
             #expect(try reportSummary(dir.path("folder"))["directoryImage"] as? String == out + ".users")
         }
     }
+    @Test("a night whose inventory changed parses only its changed records, from the image saved beside last night's output: the same bytes as a whole read")
+    func inventoryImage() throws {
+        try withTemporaryDirectory { dir in
+            let (inventory, _) = try Self.tonight(in: dir)
+            let directory = Paths.fixture("demo/directory.ldif")
+            #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", directory, "--tar", dir.path("mon.tar")]).status == 3)
+            let image = dir.path("mon.tar.inventory")
+            // The inventory's names and addresses: readable by the run's user only.
+            #expect(try FileManager.default.attributesOfItem(atPath: image)[.posixPermissions] as? Int == 0o600)
+            func night(_ name: String) throws -> [String: Any]? {
+                let r = try render(["--inventory", inventory, "--directory", directory, "--tar", dir.path(name + ".tar"), "--since", dir.path("mon.tar"),
+                                    "--changed-only", "--report", dir.path(name)])
+                #expect(r.status == 3, "\(r.stderr)")
+                return try reportSummary(dir.path(name))["inventoryIncremental"] as? [String: Any]
+            }
+            // Ten rows edited and one added: eleven records parsed, of tonight's 1,000.
+            let read = try #require(try night("incremental"))
+            #expect(read["image"] as? String == image)
+            #expect(read["records"] as? Int == 1000 && read["recordsRead"] as? Int == 11 && read["rowsRead"] as? Int == 11)
+            #expect(FileManager.default.fileExists(atPath: dir.path("incremental.tar.inventory")))
+            // Without the image: read whole, the same archive and manifest.
+            try FileManager.default.moveItem(atPath: image, toPath: dir.path("aside"))
+            #expect(try night("whole") == nil)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("incremental.tar"))) == Data(contentsOf: URL(fileURLWithPath: dir.path("whole.tar"))))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("incremental.tar.manifest.tsv")))
+                    == Data(contentsOf: URL(fileURLWithPath: dir.path("whole.tar.manifest.tsv"))))
+
+            // A folder output keeps its image beside it, not in what is served.
+            let out = dir.path("out")
+            #expect(try render(["--inventory", Paths.fixture("demo/inventory.csv"), "--directory", directory, "--out", out]).status == 3)
+            #expect(FileManager.default.fileExists(atPath: out + ".inventory"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out).allSatisfy { !$0.hasSuffix(".inventory") })
+            #expect(try render(["--inventory", inventory, "--directory", directory, "--out", out, "--report", dir.path("folder")]).status == 3)
+            let folder = try #require(try reportSummary(dir.path("folder"))["inventoryIncremental"] as? [String: Any])
+            #expect(folder["image"] as? String == out + ".inventory" && folder["recordsRead"] as? Int == 11)
+        }
+    }
 }

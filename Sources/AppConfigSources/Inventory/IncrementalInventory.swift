@@ -22,7 +22,6 @@ enum IncrementalInventory {
         /// Owns the values when they could not be appended to the image in place.
         let poolCopy: GrowingBuffer<UInt8>?
         let lines: [UInt32]
-        let keyHashes: [UInt64]
         let segments: (records: InventoryRecords, rows: [Int32])
         let recordsRead: Int
         let rowsRead: Int
@@ -97,7 +96,6 @@ enum IncrementalInventory {
         let values = arena.slots(uninitialized: max(readValues, 1), of: UInt8.self)
         let pairs = arena.slots(uninitialized: max(rows * width * 2, 1), of: UInt32.self)
         var lines = [UInt32](repeating: 0, count: rows)
-        var keyHashes = [UInt64](repeating: 0, count: rows)
         var (written, readRow) = (0, 0)
         smallRecord = 0
         for k in 0..<tonight.count {
@@ -108,7 +106,6 @@ enum IncrementalInventory {
             if matches[k] >= 0 {
                 let old = Int(image.recordRows[matches[k]])
                 pairs.copy(image.pairs[view: (old * width * 2)..<((old + 1) * width * 2)], to: row * width * 2)
-                keyHashes[row] = image.keyHashes[old]
             } else {
                 let r = Int(scan.recordRows[smallRecord])
                 for slot in 0..<width {
@@ -118,13 +115,12 @@ enum IncrementalInventory {
                     pairs[(row * width + slot) * 2 + 1] = UInt32(length)
                     written += length
                 }
-                keyHashes[row] = scan.keyHashes[r]
                 readRow += 1
             }
         }
         let (pool, copy) = image.mappedPool.appending(values.view(prefix: readValues))
         return Read(records: RecordTable(pairs: pairs.view(prefix: rows * width * 2), bytes: pool, width: width), poolCopy: copy,
-                    lines: lines, keyHashes: keyHashes, segments: (tonight.withoutOffsets, recordRows),
+                    lines: lines, segments: (tonight.withoutOffsets, recordRows),
                     recordsRead: changed.count, rowsRead: readRow)
     }
 }

@@ -18,29 +18,35 @@ package enum InventoryImage {
     /// Bump when the inventory's reader would read the same bytes into another table, or the layout changes.
     static let file = ImageFile(kind: "appconfig-inventory", format: 1)
 
-    /// The image of `table` in pieces to write one after another (valid during `body`); nil when
-    /// the table keeps no records (see `InventoryTable.recordSegments`).
-    package static func withPieces<R>(of table: InventoryTable, _ body: ([ByteView]) throws(Problem) -> R) throws(Problem) -> R? {
-        guard let (records, rows) = table.recordSegments, let pool = table.ownPool else { return nil }
+    /// The image of `table`, in pieces to write one after another, given to `write` a few at a
+    /// time (each valid during its call); nil when the table keeps no records (see
+    /// `InventoryTable.recordSegments`).
+    package static func withPieces(of table: InventoryTable, _ write: ([ByteView]) throws(Problem) -> Void) throws(Problem) -> Void? {
+        guard let hashes = table.recordHashes, let pool = table.ownPool else { return nil }
         let header: [String: Any] = [
             "key": table.readingKey, "rows": table.rowCount, "width": table.keptColumns.count,
-            "pool": pool.count + ImageFile.padding(pool.count), "records": records.count, "poolAtFullRead": table.poolAtFullRead,
+            "pool": pool.count + ImageFile.padding(pool.count), "records": hashes.count, "poolAtFullRead": table.poolAtFullRead,
         ]
         guard let head = file.head(header) else { return nil }
         let zeros = [UInt8](repeating: 0, count: ImageFile.padding(pool.count))
-        return try head.withView { head throws(Problem) in
-            try zeros.withView { zeros throws(Problem) in
-                try table.keyHashes.withView { keys throws(Problem) in
-                    try records.hashes.withView { hashes throws(Problem) in
-                        try records.startLines.withView { lines throws(Problem) in
-                            try rows.withView { rows throws(Problem) in
-                                try body([head, pool, zeros, keys.bytes, hashes.bytes, table.pairBytes, lines.bytes, rows.bytes])
-                            }
-                        }
-                    }
+        try head.withView { head throws(Problem) in try zeros.withView { zeros throws(Problem) in try write([head, pool, zeros]) } }
+        // The device keys' hashes made a part at a time, as they are written.
+        for first in Swift.stride(from: 0, to: table.rowCount, by: 1 << 16) {
+            try table.deviceKeyHashes(first..<min(first + 1 << 16, table.rowCount)).withView { keys throws(Problem) in try write([keys.bytes]) }
+        }
+        try hashes.withView { hashes throws(Problem) in try write([hashes.bytes, table.pairBytes]) }
+        // Each record's line, then its row, made a part at a time.
+        for column in 0..<2 {
+            for first in Swift.stride(from: 0, to: hashes.count, by: 1 << 16) {
+                let (lines, rows) = table.recordLinesAndRows(first..<min(first + 1 << 16, hashes.count))
+                if column == 0 {
+                    try lines.withView { lines throws(Problem) in try write([lines.bytes]) }
+                } else {
+                    try rows.withView { rows throws(Problem) in try write([rows.bytes]) }
                 }
             }
         }
+        return ()
     }
 
     /// What an image holds, read where it lies in its mapping (valid while `mapping` is).

@@ -83,12 +83,47 @@ public final class InventoryTable: @unchecked Sendable {
     /// How the rows were read (the header's bytes, the delimiter, the columns kept): an image made
     /// with another reading is not tonight's (`InventoryImage`).
     package let readingKey: String
-    /// With `keepRecords`, the file's data records (`InventoryRecords`) and the row each became
-    /// (or -1), when every record is a row or a blank line (no row refused, none continuing
-    /// another) and the values are the table's own: what the night after compares with.
-    public private(set) var recordSegments: (records: InventoryRecords, rows: [Int32])?
-    /// With `recordSegments`, each row's device key hash, ASCII case folded (`foldedWordHash`).
-    package private(set) var keyHashes: [UInt64] = []
+    /// With `keepRecords`, the XXH3-64 of each of the file's data records (`InventoryRecords`), when
+    /// every record is a row or a blank line (no row refused, none continuing another) and the
+    /// values are the table's own: what the night after compares with. Each record not in
+    /// `blankRecords` is the next row, on the row's line (kept so, not as a line and a row per
+    /// record: 8 bytes a record of the job's peak).
+    package private(set) var recordHashes: [UInt64]?
+    /// The records that are blank lines: their index and line.
+    package private(set) var blankRecords: [(record: Int, line: UInt32)] = []
+
+    /// The file's data records (`recordHashes`) and the row each became (or -1), whole.
+    public var recordSegments: (records: InventoryRecords, rows: [Int32])? {
+        guard let recordHashes else { return nil }
+        let (lines, rows) = recordLinesAndRows(0..<recordHashes.count)
+        return (InventoryRecords(startLines: lines, hashes: recordHashes), rows)
+    }
+
+    /// Each record's line and row (-1 for a blank line), for `records`.
+    func recordLinesAndRows(_ records: Range<Int>) -> (lines: [UInt32], rows: [Int32]) {
+        // The blank lines before the range, and so the first record's row.
+        var blank = 0, high = blankRecords.count
+        while blank < high {
+            let mid = (blank + high) / 2
+            if blankRecords[mid].record < records.lowerBound { blank = mid + 1 } else { high = mid }
+        }
+        var row = records.lowerBound - blank
+        var lines: [UInt32] = [], rows: [Int32] = []
+        lines.reserveCapacity(records.count)
+        rows.reserveCapacity(records.count)
+        for k in records {
+            if blank < blankRecords.count && blankRecords[blank].record == k {
+                lines.append(blankRecords[blank].line)
+                rows.append(-1)
+                blank += 1
+            } else {
+                lines.append(self.lines[row])
+                rows.append(Int32(row))
+                row += 1
+            }
+        }
+        return (lines, rows)
+    }
     /// The kept values' size when the file was last read whole (an incremental read appends).
     package private(set) var poolAtFullRead = 0
     /// Read from an image of another version of the file: records and rows read tonight.
@@ -111,6 +146,12 @@ public final class InventoryTable: @unchecked Sendable {
 
     /// The kept values, when they are the table's own (not the file's bytes, read into memory).
     var ownPool: ByteView? { mapping != nil || imageMapping != nil ? records.bytes : nil }
+    /// The device keys' hashes of `rows`, ASCII case folded (`foldedWordHash`, as the check of
+    /// duplicates makes them): made when an image is written, not kept (8 bytes a row of the peak).
+    func deviceKeyHashes(_ rows: Range<Int>) -> [UInt64] {
+        withColumn(deviceKeySlot) { column in rows.map { foldedWordHash(column.value(row: $0)) } }
+    }
+
     /// The rows' pairs into the values, as bytes (for an image).
     var pairBytes: ByteView { records.pairs.bytes }
 
@@ -298,8 +339,8 @@ public final class InventoryTable: @unchecked Sendable {
             imagePoolCopy = read.poolCopy
             lines = read.lines
             (rowCount, dataRows) = (lines.count, lines.count)
-            keyHashes = read.keyHashes
-            recordSegments = read.segments
+            recordHashes = read.segments.records.hashes
+            blankRecords = read.segments.rows.indices.filter { read.segments.rows[$0] < 0 }.map { ($0, read.segments.records.startLines[$0]) }
             poolAtFullRead = previous.contents.poolAtFullRead
             incremental = (previous.path, read.segments.records.count, read.recordsRead, read.rowsRead)
             mapping?.unmap()
@@ -423,22 +464,15 @@ public final class InventoryTable: @unchecked Sendable {
             }
             // The records, for the night after: when each is a row or a blank line.
             if layout.keepRecords, problems.count == headerProblems, continuationRows == 0, !scans.contains(where: \.stopped) {
-                var segments = InventoryRecords()
-                var rows: [Int32] = []
-                let recordCount = scans.reduce(0) { $0 + $1.records.count }
-                segments.startLines.reserveCapacity(recordCount)
-                segments.hashes.reserveCapacity(recordCount)
-                rows.reserveCapacity(recordCount)
-                var rowsBefore: Int32 = 0
+                var hashes: [UInt64] = []
+                hashes.reserveCapacity(scans.reduce(0) { $0 + $1.records.count })
                 for (part, scan) in scans.enumerated() {
-                    let lineOffset = UInt32(lineOffsets[part])
-                    segments.startLines += scan.records.startLines.lazy.map { $0 + lineOffset }
-                    segments.hashes += scan.records.hashes
-                    rows += scan.recordRows.lazy.map { $0 < 0 ? -1 : $0 + rowsBefore }
-                    rowsBefore += Int32(scan.rowLines.count)
-                    keyHashes += scan.keyHashes
+                    for (k, row) in scan.recordRows.enumerated() where row < 0 {
+                        blankRecords.append((hashes.count + k, scan.records.startLines[k] + UInt32(lineOffsets[part])))
+                    }
+                    hashes += scan.records.hashes
                 }
-                recordSegments = (segments, rows)
+                recordHashes = hashes
                 poolAtFullRead = records.bytes.count
             }
         }
