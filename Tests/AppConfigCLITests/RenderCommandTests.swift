@@ -422,8 +422,8 @@ struct RenderCommandTests {
             let dry = try render(Self.demo + ["--dry-run", "--report", dir.path("dry")])
             #expect(dry.status == 3)
             #expect(dry.stdout.hasPrefix("checked 975 of 1000 devices (binary) in "))
-            // The folder output, its generations, its lock and its directory image; the dry run only its report.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["dry", "v", "v.generations", "v.lock", "v.users"])
+            // The folder output, its generations, its lock and its directory and inventory images; the dry run only its report.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["dry", "v", "v.generations", "v.inventory", "v.lock", "v.users"])
 
             let job = dir.path("nightly.json")
             let jobOut = dir.path("job")

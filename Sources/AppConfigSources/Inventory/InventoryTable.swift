@@ -40,7 +40,7 @@ public struct InventoryOptions: Sendable {
     /// The parts the rows are scanned in whatever the file's size (tests); nil: one per core for a
     /// large file.
     public var scanParts: Int?
-    /// The file's records hashed as they are read, and kept with the table (`recordSegments`), for
+    /// The file's records hashed as they are read, and kept with the table (`recordHashes`), for
     /// the night after to parse only those that changed (`InventoryImage`).
     public var keepRecords = false
 
@@ -92,6 +92,11 @@ public final class InventoryTable: @unchecked Sendable {
     /// The records that are blank lines: their index and line.
     package private(set) var blankRecords: [(record: Int, line: UInt32)] = []
 
+    /// The kept values' size when the file was last read whole (an incremental read appends).
+    package private(set) var poolAtFullRead = 0
+    /// Read from an image of another version of the file: records and rows read tonight.
+    public private(set) var incremental: (image: String, records: Int, recordsRead: Int, rowsRead: Int)?
+
     /// The file's data records (`recordHashes`) and the row each became (or -1), whole.
     public var recordSegments: (records: InventoryRecords, rows: [Int32])? {
         guard let recordHashes else { return nil }
@@ -124,10 +129,6 @@ public final class InventoryTable: @unchecked Sendable {
         }
         return (lines, rows)
     }
-    /// The kept values' size when the file was last read whole (an incremental read appends).
-    package private(set) var poolAtFullRead = 0
-    /// Read from an image of another version of the file: records and rows read tonight.
-    public private(set) var incremental: (image: String, records: Int, recordsRead: Int, rowsRead: Int)?
 
     /// The header folded once, for lookups by column name.
     private let foldedHeader: FoldedHeader
@@ -219,7 +220,8 @@ public final class InventoryTable: @unchecked Sendable {
         let mapping: MappedFile?
         do { mapping = try MappedFile(path, limit: limit) } catch { throw error.problem }
         if let mapping {
-            let previous = image.flatMap { try? InventoryImage.contents($0) }.map { (path: image!, contents: $0) }
+            var previous: (path: String, contents: InventoryImage.Contents)?
+            if let image, let contents = try? InventoryImage.contents(image) { previous = (image, contents) }
             let table = try InventoryTable(taking: mapping.bytes, owner: BufferArena(), mapping: mapping, file: path, options: options, previous: previous)
             if let change = table.change() { throw change }
             return table
