@@ -183,45 +183,21 @@ struct IncrementalInventoryTests {
         }
     }
 
-    /// Where `CSVScanner.next` ends each record of `bytes`, and the line each starts on (the oracle).
-    static func referenceRecords(_ bytes: [UInt8]) -> (ends: [Int], startLines: [UInt32]) {
-        let arena = BufferArena()
-        let buffer = arena.slots(copying: bytes + [0])[slots: 0..<bytes.count]
-        var scanner = CSVScanner(bytes: buffer, delimiter: UInt8(ascii: ","), unescapes: false)
-        var fields = CSVFieldBuffer()
-        var out: (ends: [Int], startLines: [UInt32]) = ([], [])
-        while let record = scanner.next(into: &fields) {
-            out.ends.append(scanner.position)
-            out.startLines.append(UInt32(record.line))
-        }
-        return withExtendedLifetime(arena) { out }
-    }
-
     @Test("records sixteen bytes at a time: the scanner's ends and lines on seeded random text (quotes, delimiters, LF, CR), in parts or not", arguments: 0..<8)
     func recordsRandom(seed: Int) throws {
         var random = SplitMix64(seed: UInt64(seed))
         let alphabet: [UInt8] = Array("aa,,\"\"\n\r b".utf8)
         for length in [0, 1, 2, 3, 15, 16, 17, 18, 31, 33, 64, 100, 257, 1000, 5000] {
             let bytes = (0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
-            let expected = Self.referenceRecords(bytes)
-            for (parts, always) in [(1, false), (3, true)] {
-                let arena = BufferArena()
-                let buffer = arena.slots(copying: bytes + [0])[slots: 0..<bytes.count]
-                let found = withExtendedLifetime(arena) {
-                    InventoryRecords.scan(buffer, from: 0, firstLine: 1, delimiter: UInt8(ascii: ","), parts: parts, always: always)
-                }
-                #expect(found.ends == expected.ends, "seed \(seed), length \(length), parts \(parts): \(String(decoding: bytes, as: UTF8.self).debugDescription)")
-                #expect(found.startLines == expected.startLines, "seed \(seed), length \(length), parts \(parts)")
+            for parts in [1, 3] {
+                let split = InventoryRecords.splitBothWays(bytes, delimiter: UInt8(ascii: ","), parts: parts)
+                #expect(split.found == split.scanner, "seed \(seed), length \(length), parts \(parts): \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                #expect(split.foundLines == split.scannerLines, "seed \(seed), length \(length), parts \(parts)")
             }
         }
         // More records than one call of the scanner has room for (4096).
-        let many = Array(String(repeating: "a,\"b\r\nc\"\r\n", count: 9000 + seed).utf8)
-        let expected = Self.referenceRecords(many)
-        #expect(expected.ends.count == 9000 + seed)
-        let arena = BufferArena()
-        let found = withExtendedLifetime(arena) {
-            InventoryRecords.scan(arena.slots(copying: many), from: 0, firstLine: 1, delimiter: UInt8(ascii: ","), parts: 1)
-        }
-        #expect(found.ends == expected.ends && found.startLines == expected.startLines)
+        let many = InventoryRecords.splitBothWays(Array(String(repeating: "a,\"b\r\nc\"\r\n", count: 9000 + seed).utf8), delimiter: UInt8(ascii: ","), parts: 1)
+        #expect(many.scanner.count == 9000 + seed)
+        #expect(many.found == many.scanner && many.foundLines == many.scannerLines)
     }
 }

@@ -6,7 +6,8 @@ import AppConfigSpec
 
 /// One input as an inventory export, with each delimiter: the scanner (quotes unescaped in place,
 /// SWAR field search, UTF-8 check), the header and column plan, the device-key table. The same
-/// input scanned in three parts must give what one scanner gives (a difference traps).
+/// input scanned in three parts must give what one scanner gives (a difference traps), and the
+/// records a night hashes must be the scanner's.
 func fuzzCSV(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -32,6 +33,13 @@ func fuzzCSV(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             _ = table.location(of: row)
         }
         for problem in table.problems { _ = problem.description }
+    }
+    // The records a night hashes (`InventoryRecords`) are the scanner's, in one part or three.
+    for delimiter in [UInt8(ascii: ","), 0x09] {
+        for parts in [1, 3] {
+            let split = InventoryRecords.splitBothWays(bytes, delimiter: delimiter, parts: parts)
+            precondition(split.found == split.scanner && split.foundLines == split.scannerLines, "the record scan splits records unlike the scanner")
+        }
     }
     return 0
 }

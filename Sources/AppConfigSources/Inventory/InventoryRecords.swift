@@ -76,6 +76,22 @@ public struct InventoryRecords: Sendable, Equatable {
         return out
     }
 
+    /// Where each record of `bytes` ends and the line it starts on, as `scan` finds them (in
+    /// `parts`) and as `CSVScanner.next` reads them, which must agree: the fuzzer's check.
+    public static func splitBothWays(_ bytes: [UInt8], delimiter: UInt8, parts: Int) -> (found: [Int], foundLines: [UInt32], scanner: [Int], scannerLines: [UInt32]) {
+        let arena = BufferArena()
+        let buffer = arena.slots(copying: bytes + [0])[slots: 0..<bytes.count]
+        let found = scan(buffer, from: 0, firstLine: 1, delimiter: delimiter, parts: parts, always: true)
+        var scanner = CSVScanner(bytes: buffer, delimiter: delimiter, unescapes: false)
+        var fields = CSVFieldBuffer()
+        var ends: [Int] = [], lines: [UInt32] = []
+        while let record = scanner.next(into: &fields) {
+            ends.append(scanner.position)
+            lines.append(UInt32(record.line))
+        }
+        return withExtendedLifetime(arena) { (found.ends, found.startLines, ends, lines) }
+    }
+
     /// One part's records: those that start in `from..<to` (the last may end past `to`).
     struct Piece {
         var start = 0, end = 0
