@@ -1,5 +1,6 @@
 /// Tonight's pieces of an export (an LDIF file's segments, an inventory's records) matched with
-/// last night's by the hashes of their bytes: what a night need not read again.
+/// last night's by the hashes of their bytes: what a night need not read again; and the pieces of
+/// a file scanned in parts, joined.
 enum RecordMatch {
     /// Per piece tonight, the piece of last night with its bytes, or -1. In order, as
     /// exports are: runs of equal hashes matched in step, a change (a piece replaced, added or
@@ -37,6 +38,27 @@ enum RecordMatch {
             }
             i += best.b
             k += best.a
+        }
+        return out
+    }
+
+    /// Pieces of a file scanned in parts (each: where its pieces end, the newlines each holds,
+    /// their hashes), in order, joined: the line each piece starts on, counted from `firstLine`.
+    static func joined(_ parts: [(ends: [Int], lines: [UInt32], hashes: [UInt64])], firstLine: UInt32)
+        -> (startLines: [UInt32], ends: [Int], hashes: [UInt64]) {
+        var out: (startLines: [UInt32], ends: [Int], hashes: [UInt64]) = ([], [], [])
+        let count = parts.reduce(0) { $0 + $1.ends.count }
+        out.startLines.reserveCapacity(count)
+        out.ends.reserveCapacity(count)
+        out.hashes.reserveCapacity(count)
+        var line = firstLine
+        for part in parts {
+            for newlines in part.lines {
+                out.startLines.append(line)
+                line &+= newlines
+            }
+            out.ends += part.ends
+            out.hashes += part.hashes
         }
         return out
     }

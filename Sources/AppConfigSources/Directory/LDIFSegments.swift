@@ -124,16 +124,9 @@ public struct LDIFSegments: Sendable, Equatable {
     }
 
     static func joined(_ pieces: [Piece]) -> LDIFSegments {
-        var out = LDIFSegments()
-        var line: UInt32 = 1
-        for piece in pieces {
-            for newlines in piece.lines {
-                out.startLines.append(line)
-                line &+= newlines
-            }
-            out.ends += piece.ends
-            out.hashes += piece.hashes
-        }
+        let joined = RecordMatch.joined(pieces.map { ($0.ends, $0.lines, $0.hashes) }, firstLine: 1)
+        var out = LDIFSegments(startLines: joined.startLines, hashes: joined.hashes)
+        out.ends = joined.ends
         return out
     }
 

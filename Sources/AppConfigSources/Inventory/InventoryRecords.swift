@@ -38,16 +38,7 @@ public struct InventoryRecords: Sendable, Equatable {
     /// parse's parts are (`RowScan.scanInParts`).
     package static func scan(_ bytes: MutableByteView, from: Int, firstLine: Int, delimiter: UInt8,
                              parts: Int = Parallelism.threads, always: Bool = false) -> InventoryRecords {
-        let n = bytes.count
-        var bounds = [from]
-        if n - from >= RowScan.parallelThreshold || always {
-            for k in 1..<max(parts, 1) {
-                let near = max(bounds.last!, from + (n - from) * k / parts)
-                guard let newline = bytes.view.firstIndex(of: 0x0A, from: near), newline + 1 < n else { break }
-                bounds.append(newline + 1)
-            }
-        }
-        bounds.append(n)
+        let bounds = RowScan.partBounds(bytes.view, from: from, parts: parts, always: always)
         let count = bounds.count - 1
         var pieces = [Piece](repeating: Piece(), count: count)
         pieces.withWorkerSlots { slots in
@@ -61,18 +52,9 @@ public struct InventoryRecords: Sendable, Equatable {
             again.scan(bytes, from: pieces[i].end, to: max(bounds[i + 2], pieces[i].end), delimiter: delimiter)
             pieces[i + 1] = again
         }
-        var out = InventoryRecords()
-        out.start = from
-        out.startLines.reserveCapacity(pieces.reduce(0) { $0 + $1.ends.count })
-        var line = UInt32(firstLine)
-        for piece in pieces {
-            for newlines in piece.lines {
-                out.startLines.append(line)
-                line &+= newlines
-            }
-            out.ends += piece.ends
-            out.hashes += piece.hashes
-        }
+        let joined = RecordMatch.joined(pieces.map { ($0.ends, $0.lines, $0.hashes) }, firstLine: UInt32(firstLine))
+        var out = InventoryRecords(startLines: joined.startLines, hashes: joined.hashes)
+        (out.ends, out.start) = (joined.ends, from)
         return out
     }
 

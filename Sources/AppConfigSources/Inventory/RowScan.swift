@@ -74,15 +74,7 @@ struct RowScan {
     static func scanInParts(_ bytes: MutableByteView, from start: Int, delimiter: UInt8, layout: Layout,
                             parts: Int, always: Bool = false) -> [RowScan] {
         let n = bytes.count
-        var bounds = [start]
-        if n - start >= parallelThreshold || always {
-            for k in 1..<max(parts, 1) {
-                let near = max(bounds.last!, start + (n - start) * k / parts)
-                guard let newline = bytes.view.firstIndex(of: 0x0A, from: near), newline + 1 < n else { break }
-                bounds.append(newline + 1)
-            }
-        }
-        bounds.append(n)
+        let bounds = partBounds(bytes.view, from: start, parts: parts, always: always)
         let count = bounds.count - 1
         var scans = [RowScan](repeating: RowScan(start: 0, end: 0), count: count)
         scans.withWorkerSlots { slots in
@@ -101,6 +93,23 @@ struct RowScan {
             }
         }
         return scans
+    }
+
+    /// Where the parts of `bytes[start...]` start, then its end: at line starts near each part's
+    /// share of a large file (`always`: whatever its size), one part for a small one. A cut may
+    /// fall inside a quoted field across lines: each part is checked against the one before it.
+    static func partBounds(_ bytes: ByteView, from start: Int, parts: Int, always: Bool) -> [Int] {
+        let n = bytes.count
+        var bounds = [start]
+        if n - start >= parallelThreshold || always {
+            for k in 1..<max(parts, 1) {
+                let near = max(bounds.last!, start + (n - start) * k / parts)
+                guard let newline = bytes.firstIndex(of: 0x0A, from: near), newline + 1 < n else { break }
+                bounds.append(newline + 1)
+            }
+        }
+        bounds.append(n)
+        return bounds
     }
 
     /// The records that start in `from..<to` (the last may end past `to`), nothing written.
