@@ -14,7 +14,7 @@ import AppConfigCore
 /// (never seen: a guard), more than half the records are new (another export: read faster whole
 /// on every core), or the kept values have grown by half since the file was last read whole (the
 /// values of rows replaced stay in the image until then). An image is made only from a read
-/// without refused or continuation rows (`InventoryTable.recordSegments`).
+/// without refused or continuation rows (`InventoryTable.recordHashes`).
 enum IncrementalInventory {
     /// What a night read: tonight's rows, and what the night after compares with.
     struct Read {

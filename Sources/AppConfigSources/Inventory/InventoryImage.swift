@@ -20,7 +20,7 @@ package enum InventoryImage {
 
     /// The image of `table`, in pieces to write one after another, given to `write` a few at a
     /// time (each valid during its call); nil when the table keeps no records (see
-    /// `InventoryTable.recordSegments`).
+    /// `InventoryTable.recordHashes`).
     package static func withPieces(of table: InventoryTable, _ write: ([ByteView]) throws(Problem) -> Void) throws(Problem) -> Void? {
         guard let hashes = table.recordHashes, let pool = table.ownPool else { return nil }
         let header: [String: Any] = [
