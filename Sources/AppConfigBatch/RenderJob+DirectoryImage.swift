@@ -71,7 +71,11 @@ extension RenderJob {
             guard let state, let save = places.save, fingerprint != "-" else {
                 return (read.table, DirectoryImageUse(incremental: read.summary(image: place)))
             }
-            return (read.table, DirectoryImageUse(saveTo: save, key: keyText(fingerprint), sourceState: state, incremental: read.summary(image: place)))
+            // Little read since the image was made: it is kept beside the output (linked), not
+            // written again (the night after reads what changed since it, a little more).
+            let keep = ImageRewrite.keeps(read: read.segmentsRead, of: read.table.segments?.segments.count ?? 0)
+            return (read.table, DirectoryImageUse(saveTo: keep && place == save ? nil : save, key: keyText(fingerprint), sourceState: state,
+                                                  incremental: read.summary(image: place), keptFrom: keep ? place : nil))
         }
         // With its segments, for the night after's incremental read.
         let users = try sources.loadDirectory(for: inventory, keepingSegments: places.save != nil, warning: observer.warning)
@@ -97,26 +101,28 @@ struct DirectoryImageUse {
     /// The image of another version of the file the users were taken from, only the segments
     /// with new bytes read.
     var incremental: RunSummary.DirectoryIncremental?
+    /// That image, kept beside the output instead of tonight's (`ImageRewrite`).
+    var keptFrom: String?
 
     /// Writes the table's image under a temporary name beside the output on a thread of its own
     /// (its value: the file, not yet under its name, or nil), while the run publishes: written
     /// after the publish, on one core, it was the end of every large job, the other core idle.
-    /// Nil when there is nothing to write: no place, or an image loaded (linked once published).
+    /// Nil when there is nothing to write: no place, or an image loaded or kept (linked once published).
     func startSaving(_ users: UserTable) -> WorkBeside<AtomicFile?, Never>? {
-        guard saveTo != nil, loadedFrom == nil else { return nil }
+        guard saveTo != nil, loadedFrom == nil, keptFrom == nil else { return nil }
         return WorkBeside { () -> AtomicFile? in write(users) }
     }
 
     /// Once the run has published: the image saved beside the output (a link to the image it was
-    /// loaded from, else the one `startSaving` wrote), a shortcut for the next run, not an
+    /// loaded or kept from, else the one `startSaving` wrote), a shortcut for the next run, not an
     /// output, so one that cannot be saved (no room, a table with groups) costs that run a parse,
     /// nothing else. A run that published nothing saves no shortcut: what was written goes.
     func finish(_ saving: WorkBeside<AtomicFile?, Never>?, users: UserTable?, published: Bool) {
         let written = saving?.value() ?? nil
         guard published, let path = saveTo else { written?.discard(); return }
-        guard let loadedFrom else { try? written?.commit(); return }
-        // Loaded but not linked (another file system): written now.
-        if !AtomicFile.link(loadedFrom, to: path) { try? users.flatMap(write)?.commit() }
+        guard let linked = loadedFrom ?? keptFrom else { try? written?.commit(); return }
+        // Loaded (or kept) but not linked (another file system): tonight's written now.
+        if !AtomicFile.link(linked, to: path) { try? users.flatMap(write)?.commit() }
     }
 
     /// The table's image under a temporary name beside `saveTo`; nil when it cannot be written.
@@ -144,4 +150,15 @@ extension IncrementalDirectory.Read {
     func summary(image: String) -> RunSummary.DirectoryIncremental {
         .init(image: image, segments: table.segments?.segments.count ?? 0, segmentsRead: segmentsRead, usersRead: usersRead)
     }
+}
+
+/// When a night that read an image of another version of its file incrementally writes tonight's
+/// image, and when it keeps the one it read: an image is written whole (at 10M devices on disk,
+/// 3.3 GB with the inventory's, most of a night's publish), while what a night reads from an older
+/// one grows by only what changed since. Kept while at most 1/32 of the file's pieces were read
+/// (with 1% changed a night, the images are written one night in three or four).
+enum ImageRewrite {
+    static let share = 32
+
+    static func keeps(read: Int, of count: Int) -> Bool { count > 0 && read * share <= count }
 }

@@ -169,11 +169,11 @@ public struct RenderJob: Sendable {
             try publish(sink, generation, &summary, diff: diffLines)
         } catch {
             loaded.image.finish(saving, users: nil, published: false)
-            loaded.inventoryImage.finish(savingInventory, published: false)
+            loaded.inventoryImage.finish(savingInventory, inventory: fleet.inventory, published: false)
             throw error
         }
         loaded.image.finish(saving, users: fleet.users, published: summary.published)
-        loaded.inventoryImage.finish(savingInventory, published: summary.published)
+        loaded.inventoryImage.finish(savingInventory, inventory: fleet.inventory, published: summary.published)
         clock.lap(.publish)
         summary.seconds = clock.seconds
         // The phases are laps of one clock: they add up to the job's time so far.

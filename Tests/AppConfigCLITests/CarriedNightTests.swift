@@ -155,6 +155,10 @@ struct CarriedNightTests {
             // Another directory file: parsed, though last night's image is there.
             try FileManager.default.moveItem(atPath: dir.path("aside"), toPath: image)
             #expect(try night("changed", directory: changedDirectory) == nil)
+            // One entry read of the file's: the image it was read from kept beside tonight's archive (a link).
+            #expect(try reportSummary(dir.path("changed"))["directoryIncremental"] != nil)
+            #expect(try FileManager.default.attributesOfItem(atPath: dir.path("changed.tar.users"))[.systemFileNumber] as? Int
+                    == FileManager.default.attributesOfItem(atPath: image)[.systemFileNumber] as? Int)
             #expect(try Self.deviceLines(dir.path("changed.tar.manifest.tsv")) != Self.deviceLines(dir.path("parsed.tar.manifest.tsv")))
 
             // A folder output keeps its image beside it, as its lock and generations: not in what is served.
@@ -185,7 +189,24 @@ struct CarriedNightTests {
             let read = try #require(try night("incremental"))
             #expect(read["image"] as? String == image)
             #expect(read["records"] as? Int == 1000 && read["recordsRead"] as? Int == 11 && read["rowsRead"] as? Int == 11)
-            #expect(FileManager.default.fileExists(atPath: dir.path("incremental.tar.inventory")))
+            // Little read since the image was made: it is kept beside tonight's archive (a link), not written again.
+            func inode(_ path: String) throws -> Int? { try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int }
+            #expect(try inode(dir.path("incremental.tar.inventory")) == inode(image))
+            // More than 1/32 of the records read (40 of 1,000): tonight's image written.
+            var rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
+            for i in stride(from: 1, through: 400, by: 10) {
+                // The serial number, which the spec reads: a night that changes devices publishes (and saves its image).
+                let serial = try #require(rows[i].range(of: ",[0-9A-Z]{12},[0-9A-F]{8}-", options: .regularExpression))
+                let start = rows[i].index(after: serial.lowerBound)
+                rows[i].replaceSubrange(start..<rows[i].index(start, offsetBy: 2), with: "YY")
+            }
+            let many = try dir.write(rows.joined(separator: "\r\n"), to: "many.csv")
+            let r = try render(["--inventory", many, "--directory", directory, "--tar", dir.path("many.tar"), "--since", dir.path("mon.tar"),
+                                "--changed-only", "--report", dir.path("many")])
+            #expect(r.status == 3, "\(r.stderr)")
+            let manyRead = try #require(try reportSummary(dir.path("many"))["inventoryIncremental"] as? [String: Any])
+            #expect(manyRead["recordsRead"] as? Int == 40)
+            #expect(try inode(dir.path("many.tar.inventory")) != inode(image))
             // Without the image: read whole, the same archive and manifest.
             try FileManager.default.moveItem(atPath: image, toPath: dir.path("aside"))
             #expect(try night("whole") == nil)

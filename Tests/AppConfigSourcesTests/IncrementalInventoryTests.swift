@@ -157,6 +157,28 @@ struct IncrementalInventoryTests {
         }
     }
 
+    @Test("the values grown by half since the last whole read: read whole, and counted from there again")
+    func poolGrowth() throws {
+        try withTemporaryDirectory { dir in
+            let (header, rows) = try Self.base()
+            // Two rows in five changed each night: all their values appended to the image's.
+            func changed(_ rows: [String], _ residues: Set<Int>) -> [String] {
+                rows.enumerated().map { residues.contains($0.offset % 5) && !$0.element.isEmpty ? $0.element.replacingOccurrences(of: "@corp", with: "z@corp") : $0.element }
+            }
+            let first = changed(rows, [0, 1])
+            let (one, _) = try Self.night(Self.text(header, rows), Self.text(header, first), in: dir)
+            let read = try #require(one.incremental)
+            #expect(read.recordsRead == rows.indices.filter { $0 % 5 < 2 && !rows[$0].isEmpty }.count)
+            #expect(one.poolAtFullRead < one.ownPool!.count)
+            try Self.save(one, to: dir.path("image2"))
+            let path = try dir.write(Self.text(header, changed(first, [2, 3])), to: "second.csv")
+            let two = try InventoryTable.load(path, options: Self.options, previous: dir.path("image2"))
+            #expect(two.incremental == nil)
+            Self.expectSame(two, try InventoryTable.load(path, options: Self.options), "grown by half")
+            #expect(two.poolAtFullRead == two.ownPool!.count)
+        }
+    }
+
     @Test("no image from a read that refused a row; another header, or a damaged image, is read whole")
     func wholeReads() throws {
         try withTemporaryDirectory { dir in
