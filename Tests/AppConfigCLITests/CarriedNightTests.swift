@@ -44,6 +44,9 @@ struct CarriedNightTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: String], "\(r.stderr)")
     }
 
+    /// A file's inode: a link to an image shares it, an image written anew does not.
+    static func inode(_ path: String) throws -> Int? { try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int }
+
     /// The devices a run's report says it carried.
     static func carried(_ report: String) throws -> Int? { (try reportSummary(report)["devices"] as? [String: Any])?["carried"] as? Int }
 
@@ -146,8 +149,7 @@ struct CarriedNightTests {
             #expect(try directoryLine("loaded.tar.manifest.tsv") == directoryLine("mon.tar.manifest.tsv"))
             #expect(try directoryLine("mon.tar.manifest.tsv")?.contains("xxh3-128:") == true)
             // Linked beside tonight's archive: the night after finds it there.
-            #expect(try FileManager.default.attributesOfItem(atPath: dir.path("loaded.tar.users"))[.systemFileNumber] as? Int
-                    == FileManager.default.attributesOfItem(atPath: image)[.systemFileNumber] as? Int)
+            #expect(try Self.inode(dir.path("loaded.tar.users")) == Self.inode(image))
             try FileManager.default.moveItem(atPath: image, toPath: dir.path("aside"))
             #expect(try night("parsed", directory: directory) == nil)
             #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("loaded.tar"))) == Data(contentsOf: URL(fileURLWithPath: dir.path("parsed.tar"))))
@@ -157,8 +159,7 @@ struct CarriedNightTests {
             #expect(try night("changed", directory: changedDirectory) == nil)
             // One entry read of the file's: the image it was read from kept beside tonight's archive (a link).
             #expect(try reportSummary(dir.path("changed"))["directoryIncremental"] != nil)
-            #expect(try FileManager.default.attributesOfItem(atPath: dir.path("changed.tar.users"))[.systemFileNumber] as? Int
-                    == FileManager.default.attributesOfItem(atPath: image)[.systemFileNumber] as? Int)
+            #expect(try Self.inode(dir.path("changed.tar.users")) == Self.inode(image))
             #expect(try Self.deviceLines(dir.path("changed.tar.manifest.tsv")) != Self.deviceLines(dir.path("parsed.tar.manifest.tsv")))
 
             // A folder output keeps its image beside it, as its lock and generations: not in what is served.
@@ -190,8 +191,7 @@ struct CarriedNightTests {
             #expect(read["image"] as? String == image)
             #expect(read["records"] as? Int == 1000 && read["recordsRead"] as? Int == 11 && read["rowsRead"] as? Int == 11)
             // Little read since the image was made: it is kept beside tonight's archive (a link), not written again.
-            func inode(_ path: String) throws -> Int? { try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int }
-            #expect(try inode(dir.path("incremental.tar.inventory")) == inode(image))
+            #expect(try Self.inode(dir.path("incremental.tar.inventory")) == Self.inode(image))
             // More than 1/32 of the records read (40 of 1,000): tonight's image written.
             var rows = try String(contentsOfFile: Paths.fixture("demo/inventory.csv"), encoding: .utf8).components(separatedBy: "\r\n")
             for i in stride(from: 1, through: 400, by: 10) {
@@ -206,7 +206,7 @@ struct CarriedNightTests {
             #expect(r.status == 3, "\(r.stderr)")
             let manyRead = try #require(try reportSummary(dir.path("many"))["inventoryIncremental"] as? [String: Any])
             #expect(manyRead["recordsRead"] as? Int == 40)
-            #expect(try inode(dir.path("many.tar.inventory")) != inode(image))
+            #expect(try Self.inode(dir.path("many.tar.inventory")) != Self.inode(image))
             // Without the image: read whole, the same archive and manifest.
             try FileManager.default.moveItem(atPath: image, toPath: dir.path("aside"))
             #expect(try night("whole") == nil)

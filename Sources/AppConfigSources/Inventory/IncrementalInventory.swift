@@ -35,7 +35,7 @@ enum IncrementalInventory {
         guard image.width == width else { return nil }
         let tonight = InventoryRecords.scan(bytes, from: from, firstLine: firstLine, delimiter: delimiter, parts: parts)
         guard tonight.count > 0 else { return nil }
-        let matches = RecordMatch.match(image.records.hashes, tonight.hashes)
+        let matches = RecordMatch.match(image.recordHashes, tonight.hashes)
         var changed: [Int] = []
         for (k, m) in matches.enumerated() where m < 0 { changed.append(k) }
         guard changed.count * 2 <= tonight.count else { return nil }

@@ -7,16 +7,17 @@ import AppConfigCore
 /// short file) and the file is read whole.
 ///
 /// ```
-/// appconfig-inventory 1 <the header's bytes, 10 digits>
+/// appconfig-inventory 2 <the header's bytes, 10 digits>
 /// {"key": ..., "rows": R, "width": W, "pool": BYTES, "records": S, "poolAtFullRead": N}<spaces to a multiple of 8>
 /// <the kept values' bytes, zeros to a multiple of 8><R UInt64s: each row's device key hash, ASCII case folded>
 /// <S UInt64s: per record, the XXH3-64 of its bytes><the pairs, UInt32 each, 2 a row and kept column>
-/// <S UInt32s: per record, its first line><S Int32s: per record, the row it became or -1>
+/// <S Int32s: per record, the row it became or -1>
 /// ```
+/// No lines: a record's line is tonight's, where the night finds it.
 /// The numbers in the machine's byte order: an image is read where it was written, mapped.
 package enum InventoryImage {
     /// Bump when the inventory's reader would read the same bytes into another table, or the layout changes.
-    static let file = ImageFile(kind: "appconfig-inventory", format: 1)
+    static let file = ImageFile(kind: "appconfig-inventory", format: 2)
 
     /// The image of `table`, in pieces to write one after another, given to `write` a few at a
     /// time (each valid during its call); nil when the table keeps no records (see
@@ -35,16 +36,9 @@ package enum InventoryImage {
             try table.deviceKeyHashes(first..<min(first + 1 << 16, table.rowCount)).withView { keys throws(Problem) in try write([keys.bytes]) }
         }
         try hashes.withView { hashes throws(Problem) in try write([hashes.bytes, table.pairBytes]) }
-        // Each record's line, then its row, made a part at a time.
-        for column in 0..<2 {
-            for first in Swift.stride(from: 0, to: hashes.count, by: 1 << 16) {
-                let (lines, rows) = table.recordLinesAndRows(first..<min(first + 1 << 16, hashes.count))
-                if column == 0 {
-                    try lines.withView { lines throws(Problem) in try write([lines.bytes]) }
-                } else {
-                    try rows.withView { rows throws(Problem) in try write([rows.bytes]) }
-                }
-            }
+        // Each record's row, made a part at a time.
+        for first in Swift.stride(from: 0, to: hashes.count, by: 1 << 16) {
+            try table.recordLinesAndRows(first..<min(first + 1 << 16, hashes.count)).rows.withView { rows throws(Problem) in try write([rows.bytes]) }
         }
         return ()
     }
@@ -59,7 +53,8 @@ package enum InventoryImage {
         /// Per row, `width` pairs into `pool`.
         let pairs: BufferView<UInt32>
         let keyHashes: BufferView<UInt64>
-        let records: InventoryRecords
+        /// Per record, the XXH3-64 of its bytes (last night's records, to match tonight's with).
+        let recordHashes: [UInt64]
         /// Per record, the row it became or -1.
         let recordRows: BufferView<Int32>
         let poolAtFullRead: Int
@@ -78,7 +73,7 @@ package enum InventoryImage {
               let rows = header["rows"] as? Int, let width = header["width"] as? Int, let pool = header["pool"] as? Int,
               let count = header["records"] as? Int, let poolAtFullRead = header["poolAtFullRead"] as? Int,
               rows >= 0, width > 0, pool >= 0, count >= rows, pool % ImageFile.alignment == 0,
-              bytes.count == start + pool + 8 * rows + 8 * count + 8 * rows * width + 8 * count
+              bytes.count == start + pool + 8 * rows + 8 * count + 8 * rows * width + 4 * count
         else { return nil }
         var at = start + pool
         guard let keys = BufferView<UInt64>(bytes, at: at, count: rows),
@@ -86,8 +81,7 @@ package enum InventoryImage {
         at += 8 * rows + 8 * count
         guard let pairs = BufferView<UInt32>(bytes, at: at, count: 2 * rows * width) else { return nil }
         at += 8 * rows * width
-        guard let lines = BufferView<UInt32>(bytes, at: at, count: count),
-              let owners = BufferView<Int32>(bytes, at: at + 4 * count, count: count) else { return nil }
+        guard let owners = BufferView<Int32>(bytes, at: at, count: count) else { return nil }
         // Every offset within the values and every row a record names one of the table's, each
         // once and in order: a damaged image is refused here, not read out of bounds.
         for i in Swift.stride(from: 0, to: pairs.count, by: 2) where Int(pairs[i]) + Int(pairs[i + 1]) > pool { return nil }
@@ -98,7 +92,7 @@ package enum InventoryImage {
         }
         guard Int(next) == rows else { return nil }
         return Contents(key: key, mapping: mapped, pool: bytes[view: start..<(start + pool)], width: width, rows: rows, pairs: pairs,
-                        keyHashes: keys, records: InventoryRecords(startLines: Array(lines), hashes: Array(hashes)), recordRows: owners,
+                        keyHashes: keys, recordHashes: Array(hashes), recordRows: owners,
                         poolAtFullRead: poolAtFullRead)
     }
 }
