@@ -12,7 +12,7 @@ extension RenderJob {
     /// generation folder or the temporary tar file) with the delivery's encoding.
     func makeSink(_ delivery: ResolvedDelivery, previous: Manifest? = nil, devices: Int = 0,
                   credentials: DDMEncoding.CredentialKinds = ([[]], [])) throws(Problem) -> DeviceSink {
-        let encoding = Self.encoding(for: delivery, devices: devices, credentials: credentials)
+        let encoding = Self.encoding(for: delivery, devices: devices, credentials: credentials, closesLines: output.writesClosingFilesAsMade)
         let container = try output.open(holdsSecrets: encoding.holdsSecrets, keep: keepGenerations)
         return try DeviceSink(container: container, encoding: encoding, previous: previous, changedOnly: nightly.changedOnly, devices: devices)
     }
@@ -24,12 +24,14 @@ extension RenderJob {
     }
 
     /// What each device's files are, for the delivery.
-    static func encoding(for delivery: ResolvedDelivery, devices: Int = 0, credentials: DDMEncoding.CredentialKinds = ([[]], [])) -> any DeviceEncoding {
+    /// `closesLines`: the output writes a closing file as it is made (`DDMEncoding`'s lines are then made at the close).
+    static func encoding(for delivery: ResolvedDelivery, devices: Int = 0, credentials: DDMEncoding.CredentialKinds = ([[]], []),
+                         closesLines: Bool = false) -> any DeviceEncoding {
         switch delivery.delivery {
         case .plist: PlistEncoding()
         case .mdmSettings: MDMCommand(kind: .settings, delivery: delivery)
         case .mdmInstall: MDMCommand(kind: .install, delivery: delivery)
-        case .ddm: DDMEncoding(delivery: delivery, devices: devices, credentials: credentials)
+        case .ddm: DDMEncoding(delivery: delivery, devices: devices, credentials: credentials, closesLines: closesLines)
         }
     }
 

@@ -22,25 +22,36 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
     /// worker of the device's chunk.
     let credentialAssets: AssetNameSlots?
     let holdsSecrets: Bool
+    /// What each written device's lines are made from at the generation's close, when they are
+    /// made there (`closesLines`): nil when they are written as devices come.
+    let records: DeclarationRecords?
 
     /// The credentials' identifiers and kinds: per variant the app's, and each extension's.
     typealias CredentialKinds = (app: [[(identifier: String, kind: Credential.Kind)]], extensions: [[(identifier: String, kind: Credential.Kind)]])
 
-    init(delivery: ResolvedDelivery, devices: Int = 0, credentials: CredentialKinds = ([[]], [])) {
+    /// `closesLines`: `declarations.jsonl` and `index.jsonl` may be made at the generation's close
+    /// (`DeclarationRecords`), for an output that writes a closing file as it is made (a folder, a
+    /// tar file; not a stream, which holds a closing file whole first). They are, in the layout
+    /// `jsonl`, for devices with the app's data asset alone.
+    init(delivery: ResolvedDelivery, devices: Int = 0, credentials: CredentialKinds = ([[]], []), closesLines: Bool = false) {
         layout = delivery.layout
         builder = DeclarationBuilder(delivery: delivery, credentials: credentials.app, extensionCredentials: credentials.extensions)
         assetsByPosition = (0...delivery.extensions.count).map { _ in DigestSlots(count: devices) }
         credentialAssets = AssetNameSlots.forCredentials(credentials, devices: devices)
         holdsSecrets = !(credentials.app + credentials.extensions).joined().isEmpty
+        let appAssetAlone = assetsByPosition.count == 1 && credentialAssets == nil && !holdsSecrets
+        records = closesLines && layout == .jsonl && appAssetAlone && devices > 0 ? DeclarationRecords(count: devices) : nil
     }
 
     var pathExtension: StaticString { ".json" }
-    var lineFiles: [LineKind] { layout == .jsonl ? [.declarations, .index] : [.index] }
+    var lineFiles: [LineKind] { layout == .files ? [.index] : records == nil ? [.declarations, .index] : [] }
 
-    /// The status subscription, once: the first line of `declarations.jsonl`, or its file.
+    /// The status subscription, once: the first line of `declarations.jsonl` (made at the close
+    /// with the rest when `records` are kept), or its file.
     var opening: (lines: [(LineKind, [UInt8])], files: [(path: String, bytes: [UInt8])]) {
         guard let s = builder.statusSubscription else { return ([], []) }
-        return layout == .jsonl ? ([(.declarations, s.line)], []) : ([], [(s.path, s.line)])
+        if layout == .files { return ([], [(s.path, s.line)]) }
+        return records == nil ? ([(.declarations, s.line)], []) : ([], [])
     }
 
     /// The sink may digest the devices' plists in batches only with the app's plist alone: no
@@ -74,12 +85,15 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
         }
         guard files.writes(device, d.digest) else { return d.digest }
         let separate = layout == .files
+        // Lines made at the close: the asset's file goes now, its line (and the rest) then.
+        let linesNow = !separate && records == nil
+        records?.set(device.position, d)
         for (i, a) in d.assets.enumerated() {
             // Asset `i`'s bytes: the app's plist, an extension's, a credential document.
             let secret = a.credential?.secret == true
             func share(_ bytes: ByteView) throws(Problem) {
                 try files.shared(a.data, path: { DeclarationBuilder.appendAssetPath(a, to: &$0) }, bytes: bytes, secret: secret,
-                                 line: separate ? nil : { self.builder.appendAssetDeclaration(a, to: &$0) })
+                                 line: linesNow ? { self.builder.appendAssetDeclaration(a, to: &$0) } : nil)
             }
             if i == 0 {
                 try share(device.plist)
@@ -109,14 +123,78 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
             try text.withView { b throws(Problem) in
                 try files.file(path: { OutputNames.appendRelativePath(device.key, extension: ".json", to: &$0) }, bytes: b)
             }
-        } else {
+        } else if linesNow {
             files.line(.declarations) { out in
                 builder.appendConfiguration(d, to: &out)
                 builder.appendActivation(d, to: &out)
             }
         }
-        files.line(.index) { builder.appendSet(key: device.key, d, path: separate, indexFields: device.indexFields, to: &$0) }
+        if records == nil {
+            files.line(.index) { builder.appendSet(key: device.key, d, path: separate, indexFields: device.indexFields, to: &$0) }
+        }
         return d.digest
+    }
+
+    // MARK: Lines made at the close (`records`)
+
+    /// The status subscription's line, which opens `declarations.jsonl`.
+    var statusLine: [UInt8]? { builder.statusSubscription?.line }
+
+    /// What the close makes the written devices' lines with (nil: they were written as devices
+    /// came); one for each round of lines.
+    var closingLines: ClosingLines? {
+        records.map { ClosingLines(builder: builder, records: $0, assets: assetsByPosition[0]) }
+    }
+
+    /// Makes the lines of the devices written tonight from their `DeclarationRecords`: the same
+    /// bytes `encode` would have written as they came. Taken once for a round of devices (its
+    /// builder read per device through the encoding was copied and retained each time).
+    struct ClosingLines {
+        let builder: DeclarationBuilder
+        let records: DeclarationRecords
+        let assets: DigestSlots
+        /// The declarations filled from a record for each device, with no allocation per device.
+        private var d: DeviceDeclarations
+
+        init(builder: DeclarationBuilder, records: DeclarationRecords, assets: DigestSlots) {
+            (self.builder, self.records, self.assets) = (builder, records, assets)
+            let none = SHA256Digest(a: 0, b: 0, c: 0, d: 0)
+            d = DeviceDeclarations(assets: [.init(data: none, size: 0, name: none)], identity: none)
+        }
+
+        /// Whether the device at `position` was written tonight (its lines are made).
+        @inline(__always)
+        func written(_ position: Int) -> Bool { records.record(at: position).written }
+
+        /// Fills `d` with the declarations of the device written at `position`.
+        @inline(__always)
+        private mutating func fill(_ position: Int, variant: Int, digest: SHA256Digest) -> DeclarationRecords.Record {
+            let r = records.record(at: position)
+            d.identity = DeclarationRecords.digest(r.identity)
+            d.configurationToken = DeclarationRecords.digest(r.configurationToken)
+            d.activationToken = DeclarationRecords.digest(r.activationToken)
+            d.variant = builder.templates.count == 1 ? 0 : variant
+            d.digest = digest
+            d.assets[0].data = assets.digest(at: position)
+            d.assets[0].size = Int(r.assetSize)
+            d.assets[0].name = r.assetName
+            return r
+        }
+
+        /// The device's `declarations.jsonl` lines, as they came when it was written: its asset's
+        /// declaration (when it brought that data first), its configuration, its activation.
+        mutating func appendDeclarations(position: Int, variant: Int, to out: inout [UInt8]) {
+            let r = fill(position, variant: variant, digest: d.digest)
+            if r.firstOfAsset { builder.appendAssetDeclaration(d.assets[0], to: &out) }
+            builder.appendConfiguration(d, to: &out)
+            builder.appendActivation(d, to: &out)
+        }
+
+        /// The device's `index.jsonl` line: its set, with its digest and the assignments' `fields`.
+        mutating func appendSet(position: Int, key: ByteView, digest: SHA256Digest, variant: Int, fields: ByteView, to out: inout [UInt8]) {
+            _ = fill(position, variant: variant, digest: digest)
+            builder.appendSet(key: key, d, path: false, indexFields: fields, to: &out)
+        }
     }
 
     /// A device gone from the fleet (`--remove-missing`): its set is written empty.

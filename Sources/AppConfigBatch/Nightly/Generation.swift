@@ -202,13 +202,7 @@ struct Generation {
                     } }
                 }, emit: emit)
             }
-            // The removals written (`--remove-missing`), after the devices: each with its path.
-            // (An encoding that writes its own index lists its removals there.)
-            if let removed = changes?.removedKeys, !removed.isEmpty {
-                var lines: [UInt8] = []
-                for key in removed { key.withView { lines += encoding.removal(of: $0).indexLine ?? [] } }
-                try ClosingFile.emit(lines, to: emit)
-            }
+            try emitRemovals(to: emit)
         }
         let manifest = ClosingFile(name: OutputNames.manifestFile) { [self] write throws(Problem) in
             try ClosingFile.emit(Manifest.headerText(header), to: write)
@@ -249,9 +243,64 @@ struct Generation {
             }
             try ClosingFile.emit(Manifest.trailer(count: entries.count, check: hasher.finish()), to: write)
         }
-        // An encoding that writes its own index (a DDM set per line) has it among its line files.
+        // An encoding that writes its own index (a DDM set per line) has it among its line files,
+        // or makes it here with its declarations.
+        if let ddm = encoding as? DDMEncoding, let records = ddm.records {
+            return declarationLines(ddm, records) + (live.map { [$0.closingFile()] } ?? []) + [manifest]
+        }
         let ownIndex = encoding.lineFiles.contains(.index)
         return (ownIndex ? [] : [index]) + (live.map { [$0.closingFile()] } ?? []) + [manifest]
+    }
+
+    /// The removals written (`--remove-missing`), after the devices: each with its path. (An
+    /// encoding that writes its own index as devices come lists its removals there.)
+    private func emitRemovals(to emit: ClosingFile.Emit) throws(Problem) {
+        guard let removed = changes?.removedKeys, !removed.isEmpty else { return }
+        var lines: [UInt8] = []
+        for key in removed { key.withView { lines += sink.encoding.removal(of: $0).indexLine ?? [] } }
+        try ClosingFile.emit(lines, to: emit)
+    }
+
+    /// DDM's `declarations.jsonl` and `index.jsonl`, made from what was kept of each device written
+    /// tonight (`DeclarationRecords`), in rounds of lines made on every core, written once where
+    /// they go: the same bytes as lines written as devices came (the status subscription first,
+    /// then per device in key order its asset's declaration when it brought that data first, its
+    /// configuration and activation; its set; the removals last).
+    private func declarationLines(_ ddm: DDMEncoding, _ records: DeclarationRecords) -> [ClosingFile] {
+        let declarations = ClosingFile(name: LineKind.declarations.fileName) { [self] emit throws(Problem) in
+            try records.markFirstOfAsset(sink.takeFirstShared(), output: LineKind.declarations.fileName)
+            if let status = ddm.statusLine { try ClosingFile.emit(status, to: emit) }
+            try bytesInRounds(count: entries.count, make: { range, out in
+                out.reserveCapacity(range.count * 1_280)
+                guard var lines = ddm.closingLines else { return }
+                entries.withView { entries in
+                    for i in range {
+                        let e = entries[i]
+                        guard !e.carried, lines.written(Int(e.source)) else { continue }
+                        lines.appendDeclarations(position: Int(e.source), variant: Int(e.variant), to: &out)
+                    }
+                }
+            }, emit: emit)
+        }
+        let sets = ClosingFile(name: LineKind.index.fileName) { [self] emit throws(Problem) in
+            try assignments.withIndexFields { fields throws(Problem) in
+                try bytesInRounds(count: entries.count, make: { range, out in
+                    out.reserveCapacity(range.count * (384 + fields.maxCount))
+                    guard var lines = ddm.closingLines else { return }
+                    withKeys(entries) { entries, keys in
+                        for i in range {
+                            prefetchKeys(after: i, in: entries, keys)
+                            let e = entries[i], p = Int(e.source)
+                            guard !e.carried, lines.written(p) else { continue }
+                            lines.appendSet(position: p, key: keys.value(row: Int(e.row)), digest: result.digests[p]!, variant: Int(e.variant),
+                                            fields: fields[Int(e.variant)], to: &out)
+                        }
+                    }
+                }, emit: emit)
+            }
+            try emitRemovals(to: emit)
+        }
+        return [declarations, sets]
     }
 
     /// The previous manifest's lines, to copy those of devices whose lines are the same

@@ -30,6 +30,10 @@ package final class DeviceSink: @unchecked Sendable {
         /// (a quarter of a gigabyte at 10M DDM devices), and two of 10M files whose names differ
         /// agree there with a chance below 1e-24.
         var seen: Set<UInt128>
+        /// Per shared file taken, in order, whether it was the first of its content: where an
+        /// encoding makes its lines at the close (`DeclarationRecords.markFirstOfAsset`), the line of
+        /// each shared file goes with the device that brought it first.
+        var firstShared: [Bool] = []
         /// A chunk's lines for each line file, as views of its records (written from there with
         /// `writev`: copied into a buffer per file first, they were the writer's largest cost);
         /// the lists kept from chunk to chunk.
@@ -184,6 +188,17 @@ package final class DeviceSink: @unchecked Sendable {
         return container.carriesFilesForward ? taken : []
     }
 
+    /// Once every chunk is written: per shared file the writer took, in order, whether it was the
+    /// first of its content (`WriterState.firstShared`).
+    func takeFirstShared() throws(Problem) -> [Bool] {
+        try order.close()
+        return try order.withState { state in
+            var taken: [Bool] = []
+            swap(&taken, &state.firstShared)
+            return taken
+        }
+    }
+
     /// The shared files the generation's live devices name that tonight did not write
     /// (`written`: `takeSharedWritten()`), carried from `previous` by a container that can (a
     /// folder hard-links them: the same file). Returns how many it could not (no previous
@@ -214,7 +229,9 @@ package final class DeviceSink: @unchecked Sendable {
                     switch kind {
                     case .members: pieces.append(body)
                     case .shared:
-                        guard state.seen.insert(key!.firstHalf).inserted else { return }
+                        let first = state.seen.insert(key!.firstHalf).inserted
+                        state.firstShared.append(first)
+                        guard first else { return }
                         let n = Int(body.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
                         pieces.append(body[view: 4..<(4 + n)])
                         state.lines[Int(LineKind.declarations.rawValue)].append(body[view: (4 + n)...])

@@ -16,6 +16,9 @@ public struct OutputDestination: Sendable, Equatable, CustomStringConvertible {
         var option: String? { get }
         /// Nothing is written (a dry run).
         var isDryRun: Bool { get }
+        /// A closing file is written as it is made, its size set after (a folder, a tar file);
+        /// false where it would be held whole first (a stream) or nothing is written.
+        var writesClosingFilesAsMade: Bool { get }
         /// The generation the output holds now, when a later run can read it (a folder's
         /// published generation); nil for a first run, or a kind nothing is read back from.
         var current: PublishedGeneration? { get }
@@ -37,6 +40,7 @@ public struct OutputDestination: Sendable, Equatable, CustomStringConvertible {
     public var path: String? { kind.path }
     public var option: String? { kind.option }
     public var isDryRun: Bool { kind.isDryRun }
+    public var writesClosingFilesAsMade: Bool { kind.writesClosingFilesAsMade }
     public var current: PublishedGeneration? { kind.current }
     public func lock() throws(Problem) -> AnyObject? { try kind.lock() }
     public func removeStale() { kind.removeStale() }
@@ -59,6 +63,7 @@ extension OutputDestination.Kind {
     public var path: String? { nil }
     public var option: String? { nil }
     public var isDryRun: Bool { false }
+    public var writesClosingFilesAsMade: Bool { !isDryRun }
     public var current: PublishedGeneration? { nil }
     /// An exclusive `flock` on `PATH.lock` beside the output's path, where it has one.
     public func lock() throws(Problem) -> AnyObject? { try path.map { p throws(Problem) in try OutputLock(output: p) } }

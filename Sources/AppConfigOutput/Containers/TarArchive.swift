@@ -128,6 +128,7 @@ extension OutputDestination {
     }
 
     struct ArchiveStream: OutputDestination.Kind {
+        var writesClosingFilesAsMade: Bool { false }
         func open(holdsSecrets: Bool, keep: Int) throws(Problem) -> any OutputContainer { TarArchive(streamingTo: 1) }
     }
 }
