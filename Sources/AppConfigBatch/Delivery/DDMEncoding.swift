@@ -166,15 +166,16 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
         @inline(__always)
         func written(_ position: Int) -> Bool { records.record(at: position).written }
 
-        /// Fills `d` with the declarations of the device written at `position`.
+        /// Fills `d` with the declarations of the device written at `position` (and its set's
+        /// `digest`, which only its set names).
         @inline(__always)
-        private mutating func fill(_ position: Int, variant: Int, digest: SHA256Digest) -> DeclarationRecords.Record {
+        private mutating func fill(_ position: Int, variant: Int, digest: SHA256Digest? = nil) -> DeclarationRecords.Record {
             let r = records.record(at: position)
             d.identity = DeclarationRecords.digest(r.identity)
             d.configurationToken = DeclarationRecords.digest(r.configurationToken)
             d.activationToken = DeclarationRecords.digest(r.activationToken)
             d.variant = builder.templates.count == 1 ? 0 : variant
-            d.digest = digest
+            if let digest { d.digest = digest }
             d.assets[0].data = assets.digest(at: position)
             d.assets[0].size = Int(r.assetSize)
             d.assets[0].name = r.assetName
@@ -184,7 +185,7 @@ final class DDMEncoding: DeviceEncoding, @unchecked Sendable {
         /// The device's `declarations.jsonl` lines, as they came when it was written: its asset's
         /// declaration (when it brought that data first), its configuration, its activation.
         mutating func appendDeclarations(position: Int, variant: Int, to out: inout [UInt8]) {
-            let r = fill(position, variant: variant, digest: d.digest)
+            let r = fill(position, variant: variant)
             if r.firstOfAsset { builder.appendAssetDeclaration(d.assets[0], to: &out) }
             builder.appendConfiguration(d, to: &out)
             builder.appendActivation(d, to: &out)

@@ -6,8 +6,8 @@ import Digest
 /// generation's close: `declarations.jsonl` and `index.jsonl` are then written once, made from
 /// these where they go (`DDMEncoding.closingLines`), instead of being written as devices come into
 /// files of their own and copied into the archive at the end (1.5 GB at 1M devices, written twice:
-/// most of what `--delivery ddm` cost beyond plists). 88 bytes a device, against the 1.5 KB of lines.
-/// Written by the workers at disjoint positions, read after they are joined.
+/// most of what `--delivery ddm` cost beyond plists). 96 bytes a device (the stride of `Record`),
+/// against the 1.5 KB of lines. Written by the workers at disjoint positions, read after they are joined.
 /// Kept for a device with its app's data asset alone (no extension, no credential): what
 /// `DDMEncoding.batching` digests in batches.
 final class DeclarationRecords: @unchecked Sendable {
