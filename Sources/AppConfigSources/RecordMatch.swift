@@ -6,7 +6,8 @@ enum RecordMatch {
     /// exports are: runs of equal hashes matched in step, a change (a piece replaced, added or
     /// gone) stepped over by looking a few pieces ahead on either side; what is not matched is
     /// read again, which costs time, never correctness (a match means the same bytes).
-    static func match(_ old: [UInt64], _ new: [UInt64]) -> [Int] {
+    /// `old` where it is (an image's mapped hashes are matched there, not copied first).
+    static func match<Old: RandomAccessCollection<UInt64>>(_ old: Old, _ new: [UInt64]) -> [Int] where Old.Index == Int {
         var out = [Int](repeating: -1, count: new.count)
         var (i, k) = (0, 0)
         let ahead = 16

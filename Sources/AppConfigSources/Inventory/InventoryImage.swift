@@ -38,7 +38,7 @@ package enum InventoryImage {
         try hashes.withView { hashes throws(Problem) in try write([hashes.bytes, table.pairBytes]) }
         // Each record's row, made a part at a time.
         for first in Swift.stride(from: 0, to: hashes.count, by: 1 << 16) {
-            try table.recordLinesAndRows(first..<min(first + 1 << 16, hashes.count)).rows.withView { rows throws(Problem) in try write([rows.bytes]) }
+            try table.recordRows(first..<min(first + 1 << 16, hashes.count)).withView { rows throws(Problem) in try write([rows.bytes]) }
         }
         return ()
     }
@@ -54,7 +54,7 @@ package enum InventoryImage {
         let pairs: BufferView<UInt32>
         let keyHashes: BufferView<UInt64>
         /// Per record, the XXH3-64 of its bytes (last night's records, to match tonight's with).
-        let recordHashes: [UInt64]
+        let recordHashes: BufferView<UInt64>
         /// Per record, the row it became or -1.
         let recordRows: BufferView<Int32>
         let poolAtFullRead: Int
@@ -92,7 +92,7 @@ package enum InventoryImage {
         }
         guard Int(next) == rows else { return nil }
         return Contents(key: key, mapping: mapped, pool: bytes[view: start..<(start + pool)], width: width, rows: rows, pairs: pairs,
-                        keyHashes: keys, recordHashes: Array(hashes), recordRows: owners,
+                        keyHashes: keys, recordHashes: hashes, recordRows: owners,
                         poolAtFullRead: poolAtFullRead)
     }
 }

@@ -97,15 +97,18 @@ public final class InventoryTable: @unchecked Sendable {
     /// Read from an image of another version of the file: records and rows read tonight.
     public private(set) var incremental: (image: String, records: Int, recordsRead: Int, rowsRead: Int)?
 
-    /// The file's data records (`recordHashes`) and the row each became (or -1), whole.
+    /// The file's data records (`recordHashes`) and the row each became (or -1), whole: a row's
+    /// line is its own, a blank line's is kept with it (`blankRecords`).
     public var recordSegments: (records: InventoryRecords, rows: [Int32])? {
         guard let recordHashes else { return nil }
-        let (lines, rows) = recordLinesAndRows(0..<recordHashes.count)
+        let rows = recordRows(0..<recordHashes.count)
+        var blank = blankRecords.makeIterator()
+        let lines = rows.map { row in row >= 0 ? self.lines[Int(row)] : blank.next()!.line }
         return (InventoryRecords(startLines: lines, hashes: recordHashes), rows)
     }
 
-    /// Each record's line and row (-1 for a blank line), for `records`.
-    func recordLinesAndRows(_ records: Range<Int>) -> (lines: [UInt32], rows: [Int32]) {
+    /// Each record's row (-1 for a blank line), for `records`: what the image keeps of them.
+    func recordRows(_ records: Range<Int>) -> [Int32] {
         // The blank lines before the range, and so the first record's row.
         var blank = 0, high = blankRecords.count
         while blank < high {
@@ -113,21 +116,18 @@ public final class InventoryTable: @unchecked Sendable {
             if blankRecords[mid].record < records.lowerBound { blank = mid + 1 } else { high = mid }
         }
         var row = records.lowerBound - blank
-        var lines: [UInt32] = [], rows: [Int32] = []
-        lines.reserveCapacity(records.count)
+        var rows: [Int32] = []
         rows.reserveCapacity(records.count)
         for k in records {
             if blank < blankRecords.count && blankRecords[blank].record == k {
-                lines.append(blankRecords[blank].line)
                 rows.append(-1)
                 blank += 1
             } else {
-                lines.append(self.lines[row])
                 rows.append(Int32(row))
                 row += 1
             }
         }
-        return (lines, rows)
+        return rows
     }
 
     /// The header folded once, for lookups by column name.
