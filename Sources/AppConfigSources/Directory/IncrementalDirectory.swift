@@ -88,63 +88,87 @@ package enum IncrementalDirectory {
         for u in 0..<read.count {
             _ = readDNs.insert(dn(read.poolBytes, readRanges, u), id: Int32(u)) { dn(read.poolBytes, readRanges, Int($0)) }
         }
-        // Per segment tonight, the user it becomes: kept (from last night's), read, or none.
-        var users: [(kept: Bool, user: Int)] = []
-        users.reserveCapacity(image.users + read.count)
-        var segmentUsers = [Int32](repeating: -1, count: segments.count)
-        var (readUser, s) = (0, 0)
-        for k in 0..<segments.count {
-            if matches[k] >= 0 {
-                let u = Int32(bitPattern: old.users[matches[k]])
-                guard u >= 0 else { continue }
-                let name = dn(image.pool, image.ranges, Int(u))
-                if read.count > 0, readDNs.find(name, keyOf: { dn(read.poolBytes, readRanges, Int($0)) }) != nil { return nil }
-                segmentUsers[k] = Int32(users.count)
-                users.append((true, Int(u)))
-            } else {
-                // The users read from this segment (at most one: entries are apart by blank lines).
-                while readUser < read.count && smallSegments.segment(ofLine: Int(read.lines[readUser])) == s {
-                    guard segmentUsers[k] < 0 else { return nil }
-                    segmentUsers[k] = Int32(users.count)
-                    users.append((false, readUser))
-                    readUser += 1
-                }
-                s += 1
-            }
+        // The user read from each segment read tonight (at most one: entries are apart by blank lines).
+        guard read.count == 0 || !changed.isEmpty else { return nil }
+        var readOf = [Int32](repeating: -1, count: changed.count)
+        for r in 0..<read.count {
+            let s = smallSegments.segment(ofLine: Int(read.lines[r]))
+            guard readOf[s] < 0 else { return nil }
+            readOf[s] = Int32(r)
         }
-        guard readUser == read.count else { return nil }
+        // Per segment tonight, who it becomes: last night's user kept (its index there), a user
+        // read tonight (`-2 - index`), or nobody (-1). In parts on every core: the check of the
+        // kept users' DNs reads every one (one core, it was a fifth of the phase at 1M users).
+        var who = [Int32](repeating: -1, count: segments.count)
+        let parts = max(1, parts)
+        var clashes = [Bool](repeating: false, count: parts)
+        who.withWorkerSlots { who in clashes.withWorkerSlots { clashes in
+            forEachRange(segments.count, parts: parts) { part, range in
+                var s = changed.count(below: range.lowerBound)  // the segments read tonight before this part
+                for k in range {
+                    guard matches[k] >= 0 else {
+                        who[k] = readOf[s] >= 0 ? -2 - readOf[s] : -1
+                        s += 1
+                        continue
+                    }
+                    let u = Int32(bitPattern: old.users[matches[k]])
+                    guard u >= 0 else { continue }
+                    if read.count > 0, readDNs.find(dn(image.pool, image.ranges, Int(u)), keyOf: { dn(read.poolBytes, readRanges, Int($0)) }) != nil {
+                        clashes[part] = true
+                        return
+                    }
+                    who[k] = u
+                }
+            }
+        } }
+        guard !clashes.contains(true) else { return nil }
+        // Tonight's users in segment order.
+        var segmentUsers = [Int32](repeating: -1, count: segments.count)
+        var userCount = 0
+        for k in 0..<segments.count where who[k] != -1 {
+            segmentUsers[k] = Int32(userCount)
+            userCount += 1
+        }
         // A whole read refuses a file without an entry (`directory.empty`): one kept user, or an
         // entry read tonight, says there is one; else it is read whole to tell.
-        guard !users.isEmpty || (read.entries ?? 0) > 0 else { return nil }
+        guard userCount > 0 || (read.entries ?? 0) > 0 else { return nil }
 
-        // Each user's row, pointing into last night's pool with tonight's read after it.
-        let ranges = GrowingBuffer<UInt32>(capacity: users.count * 2 * stride + 1)
-        let rows = ranges.extend(by: users.count * 2 * stride)
-        var lines = [UInt32](repeating: 0, count: users.count)
-        var masks = [UInt32](repeating: 0, count: users.count)
-        var counts = [Int](repeating: 0, count: order.count)
-        for k in 0..<segments.count where segmentUsers[k] >= 0 {
-            let n = Int(segmentUsers[k])
-            let (kept, u) = users[n]
-            let (from, shift): (BufferView<UInt32>, UInt32) = kept ? (image.ranges, 0) : (readRanges, UInt32(oldPool))
-            for j in Swift.stride(from: 0, to: 2 * stride, by: 2) {
-                let (offset, length) = (from[u * 2 * stride + j], from[u * 2 * stride + j + 1])
-                rows[n * 2 * stride + j] = length != .max ? offset &+ shift : offset
-                rows[n * 2 * stride + j + 1] = length
+        // Each user's row, pointing into last night's pool with tonight's read after it; in parts,
+        // each counting the attributes its users have.
+        let ranges = GrowingBuffer<UInt32>(capacity: userCount * 2 * stride + 1)
+        let rows = ranges.extend(by: userCount * 2 * stride)
+        var lines = [UInt32](repeating: 0, count: userCount)
+        var masks = [UInt32](repeating: 0, count: userCount)
+        var partCounts = [[Int]](repeating: [Int](repeating: 0, count: order.count), count: parts)
+        lines.withWorkerSlots { lines in masks.withWorkerSlots { masks in partCounts.withWorkerSlots { partCounts in
+            forEachRange(segments.count, parts: parts) { part, range in
+                var counts = [Int](repeating: 0, count: order.count)
+                for k in range where segmentUsers[k] >= 0 {
+                    let n = Int(segmentUsers[k])
+                    let (kept, u) = who[k] >= 0 ? (true, Int(who[k])) : (false, Int(-2 - who[k]))
+                    let (from, shift): (BufferView<UInt32>, UInt32) = kept ? (image.ranges, 0) : (readRanges, UInt32(oldPool))
+                    for j in Swift.stride(from: 0, to: 2 * stride, by: 2) {
+                        let (offset, length) = (from[u * 2 * stride + j], from[u * 2 * stride + j + 1])
+                        rows[n * 2 * stride + j] = length != .max ? offset &+ shift : offset
+                        rows[n * 2 * stride + j + 1] = length
+                    }
+                    if kept {
+                        lines[n] = image.lines[u] &- old.segments.startLines[matches[k]] &+ segments.startLines[k]
+                        masks[n] = image.masks[u]
+                    } else {
+                        lines[n] = UInt32(tonight(Int(read.lines[u])))
+                        masks[n] = readMasks[u]
+                    }
+                    var bits = masks[n]
+                    while bits != 0 {
+                        counts[bits.trailingZeroBitCount] += 1
+                        bits &= bits - 1
+                    }
+                }
+                partCounts[part] = counts
             }
-            if kept {
-                lines[n] = image.lines[u] &- old.segments.startLines[matches[k]] &+ segments.startLines[k]
-                masks[n] = image.masks[u]
-            } else {
-                lines[n] = UInt32(tonight(Int(read.lines[u])))
-                masks[n] = readMasks[u]
-            }
-            var bits = masks[n]
-            while bits != 0 {
-                counts[bits.trailingZeroBitCount] += 1
-                bits &= bits - 1
-            }
-        }
+        } } }
+        let counts = order.indices.map { a in partCounts.reduce(0) { $0 + $1[a] } }
 
         // The problems: each kept segment's last night's, and those read tonight, in line order.
         var problems: [(line: Int, order: Int, problem: Problem)] = []
