@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CFileSync.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -9,6 +10,18 @@
 #endif
 
 int appconfig_syncfs(int fd) { return syncfs(fd); }
+
+long long appconfig_copy_file_range(int in, long long *in_offset, int out, unsigned long length) {
+#if defined(__linux__)
+    off64_t offset = *in_offset;
+    ssize_t n = copy_file_range(in, &offset, out, NULL, length, 0);
+    *in_offset = offset;
+    return n;
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
 int appconfig_set_nondumpable(void) {
 #if defined(__linux__)

@@ -12,13 +12,14 @@ package final class AtomicFile {
     /// The temporary is `PATH.tmp-PID-RANDOM`, created with `O_EXCL | O_NOFOLLOW`: a file or a
     /// symlink planted under a name a run would use is never opened (a root run truncated a
     /// symlink's target through `PATH.tmp-PID`). `mode` 0600 for a file that holds secrets
-    /// (member modes protect nothing inside an archive others can read).
-    package init(path: String, mode: mode_t = 0o644) throws(Problem) {
+    /// (member modes protect nothing inside an archive others can read). `readable`: open for
+    /// reading too (what is written is copied elsewhere from it, `TrailingCopy`).
+    package init(path: String, mode: mode_t = 0o644, readable: Bool = false) throws(Problem) {
         self.path = path
         var name = "", fd: Int32 = -1
         for _ in 0..<16 {
             name = Self.temporaryName(for: path)
-            fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            fd = open(name, (readable ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 || errno != EEXIST { break }
         }
         temporary = name

@@ -61,7 +61,7 @@ package enum Tar {
         var besideCopy: AtomicFile?
         defer { besideCopy?.discard() }  // after a commit, nothing is left to discard
         for f in files {
-            if f.name == copied, file != nil { besideCopy = try AtomicFile(path: beside) }
+            if f.name == copied, file != nil { besideCopy = try AtomicFile(path: beside, readable: true) }
             try writeMember(f, to: fd, path: name, copy: besideCopy.map { ($0.descriptor, beside) })
         }
         try writeAll(fd, trailer, path: name)
@@ -76,6 +76,8 @@ package enum Tar {
     /// first with no size, then the body, then the header again with its size, written in place.
     /// To a descriptor that cannot seek (a pipe) or writes only at its end (`>>`, O_APPEND, where
     /// Linux's `pwrite` appends), the whole body is made first, for the size.
+    /// `copy` (open for reading too) gets each piece, and the archive its bytes copied from it on
+    /// another core as they come (`TrailingCopy`): written twice, the manifest took two writes' time.
     package static func writeMember(_ member: ClosingFile, to fd: Int32, path: String, copy: (fd: Int32, path: String)?) throws(Problem) {
         func copyOut(_ piece: ByteView) throws(Problem) {
             if let copy { try writeAll(copy.fd, piece, path: copy.path) }
@@ -91,11 +93,25 @@ package enum Tar {
             size = body.count
             try writeAll(fd, header(named: member.name, size: size), path: path)
             try writeAll(fd, body, path: path)
+        } else if let copy {
+            try writeAll(fd, header(named: member.name, size: 0), path: path)
+            let start = Int(lseek(copy.fd, 0, SEEK_CUR))
+            let trailing = TrailingCopy(from: copy, at: start, to: (fd, path))
+            do throws(Problem) {
+                try member.write { piece throws(Problem) in
+                    try writeAll(copy.fd, piece, path: copy.path)
+                    size += piece.count
+                    trailing.written(upTo: start + size)
+                }
+                try trailing.finish()
+            } catch {
+                trailing.cancel()
+                throw error
+            }
         } else {
             try writeAll(fd, header(named: member.name, size: 0), path: path)
             try member.write { piece throws(Problem) in
                 try writeAll(fd, piece, path: path)
-                try copyOut(piece)
                 size += piece.count
             }
         }

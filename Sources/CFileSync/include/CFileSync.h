@@ -19,4 +19,9 @@ int appconfig_set_nondumpable(void);
 /// A pipe whose two ends close on exec (pipe2 with O_CLOEXEC, under _GNU_SOURCE). 0, or -1.
 int appconfig_pipe_cloexec(int fds[2]);
 
+/// copy_file_range(2) (glibc declares it under _GNU_SOURCE): up to `length` bytes of `in` from
+/// `*in_offset` (advanced; `in`'s own offset untouched) to `out` at its offset, copied inside the
+/// kernel. The bytes copied, or -1 with errno (ENOSYS, EXDEV, EINVAL where it cannot).
+long long appconfig_copy_file_range(int in, long long *in_offset, int out, unsigned long length);
+
 #endif
