@@ -8,10 +8,13 @@ package enum PrefixSort {
     package typealias Record = (prefix: UInt64, row: Int32)
 
     /// Sorts `records` by prefix, then the records of equal prefix by `precedes` (their whole
-    /// keys), and records whose keys are equal by row.
-    package static func sort(_ records: inout [Record], precedes: (Record, Record) -> Bool) {
+    /// keys), and records whose keys are equal by row. Each pass in `parts` on as many cores (a
+    /// fleet's million rows took one core 0.03-0.08 s, the other idle): each part counts its
+    /// records' bytes, and writes them where the parts before it leave off, so the sort stays stable.
+    package static func sort(_ records: inout [Record], parts: Int = Parallelism.threads, precedes: (Record, Record) -> Bool) {
         let n = records.count
         guard n > 1 else { return }
+        let parts = n >= 1 << 15 ? max(1, min(parts, 16)) : 1
         var other = [Record](repeating: (0, 0), count: n)
         // Which bytes differ among the prefixes: a pass for each of those only.
         var all: UInt64 = ~0, any: UInt64 = 0
@@ -21,32 +24,48 @@ package enum PrefixSort {
         }
         let varying = all ^ any
         var inOther = false
+        var counts = [Int](repeating: 0, count: 256 * parts)
         for byte in 0..<8 where (varying >> (8 * byte)) & 0xFF != 0 {
             let shift = UInt64(8 * byte)
-            if inOther { pass(from: &other, to: &records, shift: shift) } else { pass(from: &records, to: &other, shift: shift) }
+            if inOther {
+                pass(from: other, to: &records, shift: shift, parts: parts, counts: &counts)
+            } else {
+                pass(from: records, to: &other, shift: shift, parts: parts, counts: &counts)
+            }
             inOther.toggle()
         }
         if inOther { swap(&records, &other) }
         breakTies(&records, precedes: precedes)
     }
 
-    /// One stable counting pass on the byte at `shift`.
-    private static func pass(from source: inout [Record], to target: inout [Record], shift: UInt64) {
-        var counts = [Int](repeating: 0, count: 256)
-        source.withUnsafeBufferPointer { source in
-            counts.withUnsafeMutableBufferPointer { counts in
-                for r in source { counts[Int((r.prefix >> shift) & 0xFF)] += 1 }
+    /// One stable counting pass on the byte at `shift`: per part, its records' counts, then each
+    /// bucket's start for each part (the parts before it first), then the records written.
+    private static func pass(from source: [Record], to target: inout [Record], shift: UInt64, parts: Int, counts: inout [Int]) {
+        let n = source.count
+        source.withView { source in
+            counts.withWorkerSlots { counts in
+                forEachRange(n, parts: parts) { part, range in
+                    let own = counts[slots: (256 * part)..<(256 * part + 256)]
+                    for b in 0..<256 { own[b] = 0 }
+                    for i in range { own[Int((source[i].prefix >> shift) & 0xFF)] += 1 }
+                }
                 var start = 0
                 for b in 0..<256 {
-                    let c = counts[b]
-                    counts[b] = start
-                    start += c
+                    for part in 0..<parts {
+                        let c = counts[256 * part + b]
+                        counts[256 * part + b] = start
+                        start += c
+                    }
                 }
-                target.withUnsafeMutableBufferPointer { target in
-                    for r in source {
-                        let b = Int((r.prefix >> shift) & 0xFF)
-                        target[counts[b]] = r
-                        counts[b] += 1
+                target.withWorkerSlots { target in
+                    forEachRange(n, parts: parts) { part, range in
+                        let next = counts[slots: (256 * part)..<(256 * part + 256)]
+                        for i in range {
+                            let r = source[i]
+                            let b = Int((r.prefix >> shift) & 0xFF)
+                            target[next[b]] = r
+                            next[b] += 1
+                        }
                     }
                 }
             }
