@@ -146,14 +146,11 @@ public struct RenderJob: Sendable {
         clock.lap(.render, next: .publish)
 
         let program = compiled.program
-        // The run's summary (a copy of every problem) on a core of its own while tonight's
-        // changes are found on this one: one after the other, the other core idled through both.
-        let summarizing = WorkBeside { summarize(program: program, fleet: fleet, result: result, assignments: assignments.app) }
-        let generation = Generation(policy: nightly, header: manifestHeader(compiled, fingerprints: fingerprints.wait()), program: program, fleet: fleet, result: result,
-                                    assignments: assignments.app, previous: previous, sink: sink)
-        var summary = summarizing.value()
+        var summary = summarize(program: program, fleet: fleet, result: result, assignments: assignments.app)
         let variables = assignments.all.flatMap(\.programs).flatMap(\.slots)
         summary.mapping = SourceMapping(fleet: fleet, attributes: loaded.sources.attributes).line(for: variables)
+        let generation = Generation(policy: nightly, header: manifestHeader(compiled, fingerprints: fingerprints.wait()), program: program, fleet: fleet, result: result,
+                                    assignments: assignments.app, previous: previous, sink: sink)
         summary.changes = generation.changes?.counts
         summary.since = previous == nil ? nil : (nightly.since ?? outputPath)
         let diff = nightDiff(compiled, fleet: fleet, assignments: assignments, previous: previous, changes: generation.changes, result: result)
