@@ -46,7 +46,7 @@ extension RenderJob {
         }
         // The manifest's too. Hashed on a core of its own while an image is read, or the file
         // parsed, on the others; whether it changed meanwhile is told by its state.
-        let hashing = WorkBeside { fingerprints.fingerprint(of: path) }
+        let hashing = WorkBeside(yielding: true) { fingerprints.fingerprint(of: path) }
         // The state the image records: the file's, when it did not change while it was hashed.
         func stateHashed() -> String? { before.flatMap { FileState(path: path) == $0 ? $0.text : nil } }
         for place in places.read {

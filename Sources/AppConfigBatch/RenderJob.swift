@@ -131,7 +131,7 @@ public struct RenderJob: Sendable {
         // Last night's manifest is read on a core of its own while tonight's inputs are read; its
         // warnings are told after theirs, and its error, if any, comes first.
         let held = HeldWarnings()
-        let previousWork = WorkBeside { () throws(Problem) in try previousGeneration(observer: held.observer(observer)) }
+        let previousWork = WorkBeside(yielding: true) { () throws(Problem) in try previousGeneration(observer: held.observer(observer)) }
         let fleetStepResult = Result { () throws(Problem) in try fleetStep(compiled, clock: clock, fingerprints: fingerprints, observer: observer) }
         let previousResult = Result { () throws(Problem) in try previousWork.value() }
         held.tell(observer)

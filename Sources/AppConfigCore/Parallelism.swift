@@ -26,6 +26,14 @@ public enum Parallelism {
         return try result.get()
     }
 
+    /// Lowers the calling thread's priority (Linux: `setpriority` of the thread itself, nice 10):
+    /// a thread of its own whose work can wait (see `WorkBeside(yielding:)`).
+    package static func yieldToOthers() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
+    }
+
     /// `DispatchQueue.concurrentPerform`, each iteration under the caller's limit.
     package static func concurrentPerform(iterations: Int, execute work: (Int) -> Void) {
         let n = bound
@@ -44,7 +52,10 @@ package final class WorkBeside<Value, Failure: Error>: @unchecked Sendable {
     private var result: Result<Value, Failure>?
     private let done = DispatchGroup()
 
-    package init(_ work: @escaping () throws(Failure) -> Value) {
+    /// `yielding`: the thread runs at a lower priority (nice 10), taking the cores when the job's
+    /// passes leave one idle: work whose result is wanted later (last night's manifest, the
+    /// inputs' fingerprints) took a third of two cores from the passes that read tonight's inputs.
+    package init(yielding: Bool = false, _ work: @escaping () throws(Failure) -> Value) {
         guard Parallelism.threads > 1 else {
             result = Result { () throws(Failure) in try work() }
             return
@@ -53,6 +64,7 @@ package final class WorkBeside<Value, Failure: Error>: @unchecked Sendable {
         let threads = Parallelism.threads
         done.enter()
         Thread.detachNewThread { [self] in
+            if yielding { Parallelism.yieldToOthers() }
             result = Parallelism.limited(to: threads) { Result { () throws(Failure) in try work() } }
             done.leave()
         }

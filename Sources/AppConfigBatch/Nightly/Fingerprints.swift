@@ -46,7 +46,7 @@ final class FingerprintTask: @unchecked Sendable {
     func start(concurrently: Bool = false) {
         guard started.withLock({ s in defer { s = true }; return !s }) else { return }
         let inputs = files, before = fixed, made = known.withLock { $0 }
-        DispatchQueue.global().async(group: group) {
+        @Sendable func hashAll() {
             let prints = Mutex([String](repeating: "-", count: inputs.count))
             @Sendable func hash(_ i: Int) {
                 if let path = inputs[i].1 {
@@ -57,6 +57,15 @@ final class FingerprintTask: @unchecked Sendable {
             if concurrently { Parallelism.concurrentPerform(iterations: inputs.count, execute: hash) } else { inputs.indices.forEach(hash) }
             let values = prints.withLock { $0 }
             self.result = before + zip(inputs, values).map { ($0.0, $1) }
+        }
+        // Waited for at once: on every core. Else beside the render, on a thread of its own that
+        // yields to the render's (`Parallelism.yieldToOthers`).
+        if concurrently { DispatchQueue.global().async(group: group, execute: hashAll); return }
+        group.enter()
+        Thread.detachNewThread { [group] in
+            Parallelism.yieldToOthers()
+            hashAll()
+            group.leave()
         }
     }
 
