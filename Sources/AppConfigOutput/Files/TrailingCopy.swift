@@ -11,8 +11,8 @@ import Synchronization
 final class TrailingCopy: @unchecked Sendable {
     private let source: (fd: Int32, path: String)
     private let target: (fd: Int32, path: String)
-    /// Bytes of the source from `start` on the writer has written (`available`), whether it is
-    /// done, and whether the copy is to stop.
+    /// How far the writer has written the source (`written(upTo:)`), whether it is done, and
+    /// whether the copy is to stop.
     private let state: Mutex<(written: Int, finished: Bool, cancelled: Bool)>
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchGroup()
@@ -21,13 +21,15 @@ final class TrailingCopy: @unchecked Sendable {
 
     /// Whether to copy inside the kernel (false: read and written, as where it cannot; tests).
     private let inKernel: Bool
+    /// On a thread of its own (else all of it at `finish`: one thread allowed).
+    private let threaded = Parallelism.threads > 1
 
     /// Copies `source` from byte `start` on, as it is written, to `target` at its offset (which
     /// nothing else moves meanwhile). `source` must be open for reading.
     init(from source: (fd: Int32, path: String), at start: Int, to target: (fd: Int32, path: String), inKernel: Bool = true) {
         (self.source, self.target, copied, self.inKernel) = (source, target, start, inKernel)
         state = Mutex((start, false, false))
-        guard Parallelism.threads > 1 else { return }  // one thread: all of it copied at `finish`
+        guard threaded else { return }
         done.enter()
         Thread.detachNewThread { [self] in
             run()
@@ -45,7 +47,7 @@ final class TrailingCopy: @unchecked Sendable {
     func finish() throws(Problem) {
         state.withLock { $0.finished = true }
         wake.signal()
-        if Parallelism.threads > 1 { done.wait() } else { run() }
+        if threaded { done.wait() } else { run() }
         if let failure { throw failure }
     }
 
@@ -53,7 +55,7 @@ final class TrailingCopy: @unchecked Sendable {
     func cancel() {
         state.withLock { $0.cancelled = true }
         wake.signal()
-        if Parallelism.threads > 1 { done.wait() }
+        if threaded { done.wait() }
     }
 
     private func run() {
