@@ -13,6 +13,17 @@ package func forEachRange(_ count: Int, parts: Int = Parallelism.threads, parall
     Parallelism.concurrentPerform(iterations: n) { i in body(i, (count * i / n)..<(count * (i + 1) / n)) }
 }
 
+/// Whether `body(part, range)` finds something in any of the ranges `forEachRange` cuts `count`
+/// items into (each part stopping at its own first finding): a check of every item on every core.
+package func anyRange(_ count: Int, parts: Int = Parallelism.threads, parallelFrom: Int = 1,
+                      _ body: (_ part: Int, _ range: Range<Int>) -> Bool) -> Bool {
+    var found = [Bool](repeating: false, count: max(1, parts))
+    found.withWorkerSlots { found in
+        forEachRange(count, parts: parts, parallelFrom: parallelFrom) { part, range in found[part] = body(part, range) }
+    }
+    return found.contains(true)
+}
+
 /// Bytes for `count` items, made `round` items at a time (a round cut into contiguous pieces,
 /// each made into a buffer of its own that is kept from round to round) and handed to `emit` in
 /// order: a file of a line per device in bounded memory. Made whole, the index and manifest were

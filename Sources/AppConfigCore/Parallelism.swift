@@ -28,7 +28,7 @@ public enum Parallelism {
 
     /// Lowers the calling thread's priority (Linux: `setpriority` of the thread itself, nice 10):
     /// a thread of its own whose work can wait (see `WorkBeside(yielding:)`).
-    package static func yieldToOthers() {
+    fileprivate static func yieldToOthers() {
         #if os(Linux)
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         #endif

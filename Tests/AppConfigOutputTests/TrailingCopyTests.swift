@@ -56,15 +56,27 @@ struct TrailingCopyTests {
         }
     }
 
-    @Test("cancelled (the writer failed): it returns, and copies nothing more")
+    @Test("cancelled (the writer failed): it returns, and copies nothing more, finished or not")
     func cancel() throws {
         try withTemporaryDirectory { dir in
             let source = open(dir.path("source"), O_RDWR | O_CREAT | O_TRUNC, 0o600), target = open(dir.path("target"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             defer { close(source); close(target) }
             let copy = TrailingCopy(from: (source, "source"), at: 0, to: (target, "target"))
-            copy.cancel()
+            // Waited for from here with a deadline: a copy whose thread does not stop would hang
+            // `cancel()` (it waits for the thread), and the test run with it.
+            let returned = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                copy.cancel()
+                returned.signal()
+            }
+            guard returned.wait(timeout: .now() + 30) == .success else {
+                Issue.record("cancel() did not return in 30 s: the copy's thread did not stop")
+                return
+            }
             try writeAll(source, Array(repeating: 1, count: 4096), path: "source")
             copy.written(upTo: 4096)
+            // Finishing waits for whatever would still be copied: a copy not stopped copies it all.
+            try copy.finish()
             #expect(try Data(contentsOf: dir.url.appendingPathComponent("target")).isEmpty)
         }
     }

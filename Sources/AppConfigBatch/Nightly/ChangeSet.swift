@@ -35,7 +35,7 @@ struct ChangeSet {
     var lines: [UInt8] = []
     var removedKeys: [[UInt8]] = []
     /// Devices written tonight (added or changed), by row: what `--changed-only` writes.
-    var changedRows = Set<Int32>()
+    var changedRows: RowFlags
     /// Devices that failed tonight, by position in key order: their previous entry (its place in
     /// the previous manifest), carried into the new manifest.
     var carried: [Int: Int] = [:]
@@ -53,6 +53,7 @@ struct ChangeSet {
     init(previous: Manifest, fleet: Fleet, order: [Int32], digests: DigestSlots, matched: [Int32] = [], removeMissing: Bool = false,
          removalExtension: StaticString? = nil) {
         let inventory = fleet.inventory
+        changedRows = RowFlags(rows: inventory.rowCount)
         func key(_ row: Int32) -> ByteView { inventory.value(row: Int(row), slot: inventory.deviceKeySlot) }
         let matched = matched.isEmpty && !order.isEmpty ? previous.entryIndices(count: order.count) { key(order[$0]) } : matched
         var entries: [Entry] = []
@@ -138,4 +139,22 @@ struct ChangeSet {
         /// A re-keyed device's previous key.
         var from: [UInt8]?
     }
+}
+
+/// A set of inventory rows as a flag per row: what a night asks of every device in turn (which
+/// of them changed), where a `Set` hashed each of a million rows.
+struct RowFlags {
+    private var flags: [Bool]
+    private(set) var count = 0
+
+    init(rows: Int) { flags = [Bool](repeating: false, count: rows) }
+
+    mutating func insert(_ row: Int32) {
+        guard !flags[Int(row)] else { return }
+        flags[Int(row)] = true
+        count += 1
+    }
+
+    /// False for a row outside the table (-1: a device missing tonight).
+    func contains(_ row: Int32) -> Bool { row >= 0 && Int(row) < flags.count && flags[Int(row)] }
 }

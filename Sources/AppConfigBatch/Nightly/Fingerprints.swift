@@ -8,7 +8,10 @@ import Synchronization
 /// starts, on one thread beside it (hashing beside the inventory's load, or on every core beside
 /// the render, slowed the job); or, by a night that must know them first, each file on a core.
 final class FingerprintTask: @unchecked Sendable {
+    /// Hashing on every core, for a night that waits for it at once.
     private let group = DispatchGroup()
+    /// Hashing beside the render, yielding to it (`WorkBeside(yielding:)`).
+    private var beside: WorkBeside<Void, Never>?
     private var result: [(String, String)] = []
     private let fixed: [(String, String)]
     private let started = Mutex(false)
@@ -58,25 +61,21 @@ final class FingerprintTask: @unchecked Sendable {
             let values = prints.withLock { $0 }
             self.result = before + zip(inputs, values).map { ($0.0, $1) }
         }
-        // Waited for at once: on every core. Else beside the render, on a thread of its own that
-        // yields to the render's (`Parallelism.yieldToOthers`).
-        if concurrently { DispatchQueue.global().async(group: group, execute: hashAll); return }
-        group.enter()
-        Thread.detachNewThread { [group] in
-            Parallelism.yieldToOthers()
-            hashAll()
-            group.leave()
-        }
+        if concurrently { DispatchQueue.global().async(group: group, execute: hashAll) } else { beside = WorkBeside(yielding: true, hashAll) }
     }
 
     func wait() -> [(String, String)] {
         start(concurrently: true)
-        group.wait()
+        finish()
         return result
     }
 
     /// Waits for hashing that was started; nothing when it was not.
-    func finish() { if started.withLock({ $0 }) { group.wait() } }
+    func finish() {
+        guard started.withLock({ $0 }) else { return }
+        group.wait()
+        beside?.value()
+    }
 
     /// Whether a fingerprint (`SIZE SHA256`) may be the file's as it is now: its size, read
     /// without hashing (an export that changed mostly changed its size).

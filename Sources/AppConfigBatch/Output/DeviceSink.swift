@@ -30,15 +30,18 @@ package final class DeviceSink: @unchecked Sendable {
         /// (a quarter of a gigabyte at 10M DDM devices), and two of 10M files whose names differ
         /// agree there with a chance below 1e-24.
         var seen: Set<UInt128>
-        /// Per shared file taken, in order, whether it was the first of its content: where an
-        /// encoding makes its lines at the close (`DeclarationRecords.markFirstOfAsset`), the line of
-        /// each shared file goes with the device that brought it first.
-        var firstShared: [Bool] = []
+        /// Per shared file taken, in order, whether it was the first of its content, where an
+        /// encoding makes its lines at the close (`DeclarationRecords.markFirstOfAsset`: the line of
+        /// each shared file goes with the device that brought it first); nil where none does.
+        var firstShared: [Bool]?
         /// A chunk's lines for each line file, as views of its records (written from there with
         /// `writev`: copied into a buffer per file first, they were the writer's largest cost);
         /// the lists kept from chunk to chunk.
         var lines: [[ByteView]] = LineKind.allCases.map { _ in [] }
-        init(devices: Int) { seen = Set(minimumCapacity: devices) }
+        init(devices: Int, marksFirstShared: Bool) {
+            seen = Set(minimumCapacity: devices)
+            if marksFirstShared { firstShared = [] }
+        }
     }
 
     /// `previous`: the manifest a night compares with, whose unchanged devices are not written
@@ -70,7 +73,8 @@ package final class DeviceSink: @unchecked Sendable {
             throw error
         }
         self.lines = lines
-        order = Self.writer(container, lines, devices: devices, clearsChunks: encoding.holdsSecrets)
+        let marksFirstShared = (encoding as? DDMEncoding)?.records != nil
+        order = Self.writer(container, lines, state: WriterState(devices: devices, marksFirstShared: marksFirstShared), clearsChunks: encoding.holdsSecrets)
     }
 
     /// The ending of a device's own file: its path in the generation is
@@ -193,8 +197,8 @@ package final class DeviceSink: @unchecked Sendable {
     func takeFirstShared() throws(Problem) -> [Bool] {
         try order.close()
         return try order.withState { state in
-            var taken: [Bool] = []
-            swap(&taken, &state.firstShared)
+            let taken = state.firstShared ?? []
+            if state.firstShared != nil { state.firstShared = [] }
             return taken
         }
     }
@@ -218,8 +222,8 @@ package final class DeviceSink: @unchecked Sendable {
 
     /// What the writer thread does with each chunk in turn: members go to the archive (a shared
     /// file's the first time it comes), lines to their files.
-    private static func writer(_ container: OutputContainer, _ files: [LineFile?], devices: Int, clearsChunks: Bool) -> OrderedChunks<WriterState> {
-        OrderedChunks(WriterState(devices: devices), clearsChunks: clearsChunks) { state, records throws(Problem) in
+    private static func writer(_ container: OutputContainer, _ files: [LineFile?], state: WriterState, clearsChunks: Bool) -> OrderedChunks<WriterState> {
+        OrderedChunks(state, clearsChunks: clearsChunks) { state, records throws(Problem) in
             guard !records.isEmpty else { return }
             let failure: Problem? = records.withView { bytes in
                 // The views go with the records: none is kept past the chunk.
@@ -230,7 +234,7 @@ package final class DeviceSink: @unchecked Sendable {
                     case .members: pieces.append(body)
                     case .shared:
                         let first = state.seen.insert(key!.firstHalf).inserted
-                        state.firstShared.append(first)
+                        state.firstShared?.append(first)
                         guard first else { return }
                         let n = Int(body.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
                         pieces.append(body[view: 4..<(4 + n)])

@@ -101,9 +101,8 @@ package enum IncrementalDirectory {
         // kept users' DNs reads every one (one core, it was a fifth of the phase at 1M users).
         var who = [Int32](repeating: -1, count: segments.count)
         let parts = max(1, parts)
-        var clashes = [Bool](repeating: false, count: parts)
-        who.withWorkerSlots { who in clashes.withWorkerSlots { clashes in
-            forEachRange(segments.count, parts: parts) { part, range in
+        let clash = who.withWorkerSlots { who in
+            anyRange(segments.count, parts: parts) { _, range in
                 var s = changed.count(below: range.lowerBound)  // the segments read tonight before this part
                 for k in range {
                     guard matches[k] >= 0 else {
@@ -114,14 +113,14 @@ package enum IncrementalDirectory {
                     let u = Int32(bitPattern: old.users[matches[k]])
                     guard u >= 0 else { continue }
                     if read.count > 0, readDNs.find(dn(image.pool, image.ranges, Int(u)), keyOf: { dn(read.poolBytes, readRanges, Int($0)) }) != nil {
-                        clashes[part] = true
-                        return
+                        return true
                     }
                     who[k] = u
                 }
+                return false
             }
-        } }
-        guard !clashes.contains(true) else { return nil }
+        }
+        guard !clash else { return nil }
         // Tonight's users in segment order.
         var segmentUsers = [Int32](repeating: -1, count: segments.count)
         var userCount = 0

@@ -200,17 +200,10 @@ public enum UserTableImage {
         }
         // Every offset within the values: a damaged image is refused here, not read out of bounds.
         // In parts on every core (8M offsets at 1M users: a night's directory phase waited on one).
-        let parts = Parallelism.threads
-        var outside = [Bool](repeating: false, count: parts)
-        outside.withWorkerSlots { outside in
-            forEachRange(ranges / 2, parts: parts, parallelFrom: 1 << 16) { part, pairs in
-                for i in pairs where rangeView[2 * i + 1] != .max && Int(rangeView[2 * i]) + Int(rangeView[2 * i + 1]) > pool {
-                    outside[part] = true
-                    return
-                }
-            }
+        let outside = anyRange(ranges / 2, parallelFrom: 1 << 16) { _, pairs in
+            pairs.contains { i in rangeView[2 * i + 1] != .max && Int(rangeView[2 * i]) + Int(rangeView[2 * i + 1]) > pool }
         }
-        guard !outside.contains(true) else { return nil }
+        guard !outside else { return nil }
         return Contents(key: imageKey, mapping: mapped, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
                         lines: Array(lineView), problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
                         segments: segments, poolAtFullRead: poolAtFullRead)

@@ -74,10 +74,9 @@ enum IncrementalInventory {
         // 1M rows, one core's walks were a third of the phase.
         let parts = max(1, parts)
         var from = [Int32](repeating: -1, count: tonight.count)
-        var clashes = [Bool](repeating: false, count: parts)
-        from.withWorkerSlots { from in clashes.withWorkerSlots { clashes in
-            forEachRange(tonight.count, parts: parts) { part, range in
-                var s = changed.count(below: range.lowerBound)
+        let clash = from.withWorkerSlots { from in
+            anyRange(tonight.count, parts: parts) { _, range in
+                var s = changed.count(below: range.lowerBound)  // the records read tonight before this part
                 for k in range {
                     guard matches[k] >= 0 else {
                         if scan.recordRows[s] >= 0 { from[k] = -2 - scan.recordRows[s] }
@@ -86,15 +85,13 @@ enum IncrementalInventory {
                     }
                     let row = image.recordRows[matches[k]]
                     guard row >= 0 else { continue }
-                    if readRows > 0, readKeys.contains(image.keyHashes[Int(row)]) {
-                        clashes[part] = true
-                        return
-                    }
+                    if readRows > 0, readKeys.contains(image.keyHashes[Int(row)]) { return true }
                     from[k] = row
                 }
+                return false
             }
-        } }
-        guard !clashes.contains(true) else { return nil }
+        }
+        guard !clash else { return nil }
         var rows = 0, readRow = 0
         var recordRows = [Int32](repeating: -1, count: tonight.count)
         for k in 0..<tonight.count where from[k] != -1 {
