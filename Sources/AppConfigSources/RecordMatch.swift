@@ -1,3 +1,5 @@
+import AppConfigCore
+
 /// Tonight's pieces of an export (an LDIF file's segments, an inventory's records) matched with
 /// last night's by the hashes of their bytes: what a night need not read again; and the pieces of
 /// a file scanned in parts, joined.
@@ -45,22 +47,39 @@ enum RecordMatch {
 
     /// Pieces of a file scanned in parts (each: where its pieces end, the newlines each holds,
     /// their hashes), in order, joined: the line each piece starts on, counted from `firstLine`.
+    /// Each part copied on a core of its own, after the lines of the parts before it are summed
+    /// (one core copying 10M pieces into fresh pages, the other idle, was a quarter second of a
+    /// 10M night's directory phase).
     static func joined(_ parts: [(ends: [Int], lines: [UInt32], hashes: [UInt64])], firstLine: UInt32)
         -> (startLines: [UInt32], ends: [Int], hashes: [UInt64]) {
-        var out: (startLines: [UInt32], ends: [Int], hashes: [UInt64]) = ([], [], [])
-        let count = parts.reduce(0) { $0 + $1.ends.count }
-        out.startLines.reserveCapacity(count)
-        out.ends.reserveCapacity(count)
-        out.hashes.reserveCapacity(count)
-        var line = firstLine
-        for part in parts {
-            for newlines in part.lines {
-                out.startLines.append(line)
+        var firsts = [(piece: Int, line: UInt32)](repeating: (0, 0), count: parts.count)
+        firsts.withWorkerSlots { firsts in
+            Parallelism.concurrentPerform(iterations: parts.count) { p in firsts[p].line = parts[p].lines.reduce(0, &+) }
+        }
+        var (piece, line) = (0, firstLine)
+        for p in parts.indices {
+            let lines = firsts[p].line
+            firsts[p] = (piece, line)
+            (piece, line) = (piece + parts[p].ends.count, line &+ lines)
+        }
+        let count = piece
+        let firstOf = firsts
+        func filled<T>(_ body: (_ part: Int, _ into: WorkerSlots<T>) -> Void) -> [T] {
+            [T](unsafeUninitializedCapacity: count) { out, initialized in
+                let out = WorkerSlots(out)
+                Parallelism.concurrentPerform(iterations: parts.count) { p in body(p, out[slots: firstOf[p].piece..<(firstOf[p].piece + parts[p].ends.count)]) }
+                initialized = count
+            }
+        }
+        let startLines: [UInt32] = filled { p, into in
+            var line = firstOf[p].line
+            for (k, newlines) in parts[p].lines.enumerated() {
+                into[k] = line
                 line &+= newlines
             }
-            out.ends += part.ends
-            out.hashes += part.hashes
         }
-        return out
+        let ends: [Int] = filled { p, into in parts[p].ends.withView { into.copy($0, to: 0) } }
+        let hashes: [UInt64] = filled { p, into in parts[p].hashes.withView { into.copy($0, to: 0) } }
+        return (startLines, ends, hashes)
     }
 }

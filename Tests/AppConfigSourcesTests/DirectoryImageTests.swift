@@ -29,11 +29,19 @@ struct DirectoryImageTests {
         return try dir.write(ldif, to: "directory.ldif")
     }
 
-    static func save(_ table: UserTable, key: String, to path: String, sourceState: String? = nil) throws {
-        let saved = try UserTableImage.withPieces(of: table, key: key, sourceState: sourceState) { pieces in
-            Data(pieces.flatMap { Array($0) })
+    /// `hashPiece`: small, to make the key hashes in several pieces.
+    static func save(_ table: UserTable, key: String, to path: String, sourceState: String? = nil, hashPiece: Int = 1 << 16) throws {
+        var saved = Data()
+        let written: Void? = try UserTableImage.withPieces(of: table, key: key, sourceState: sourceState, hashPiece: hashPiece) { pieces in
+            for piece in pieces { saved.append(contentsOf: Array(piece)) }
         }
-        try #require(saved).write(to: URL(fileURLWithPath: path))
+        try #require(written)
+        try saved.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The key hashes' oracle: the case-folded hash of a key is the plain hash of its ASCII-lowered bytes.
+    static func foldedHash(_ key: [UInt8]?) -> UInt64 {
+        (key ?? []).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }.withView { wordHash($0, foldingASCIICase: false) }
     }
 
     @Test("saved and loaded: every user's values, lines, the reader's problems and the join's, the join itself")
@@ -45,7 +53,8 @@ struct DirectoryImageTests {
             let table = try LDIFReader.load(path, map: map)
             #expect(table.problems.map(\.code.rawValue) == ["ldif.duplicate-dn", "user.duplicate-key"])
             let key = UserTableImage.key(fingerprint: "123 xxh3-128:abc", map: map)
-            try Self.save(table, key: key, to: dir.path("image"))
+            // The key hashes made 100 users at a time: every piece in its place.
+            try Self.save(table, key: key, to: dir.path("image"), hashPiece: 100)
             // Loaded under tonight's name of the same file: the messages name it.
             let link = dir.path("tonight.ldif")
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
@@ -65,6 +74,16 @@ struct DirectoryImageTests {
             #expect(loaded.problems.allSatisfy { $0.location.file == link })
             #expect(loaded.user(forKey: "repeat@CORP.example") == table.user(forKey: "repeat@corp.example"))
             #expect(loaded.user(forKey: "nobody@corp.example") == nil)
+            // Each user's DN and join key hashes kept (the join index filed by them): each user
+            // found by its key, upper-cased, as the table read finds it.
+            let hashes = try #require(loaded.keyHashes)
+            var wrong = 0
+            for u in 0..<table.count {
+                let (dn, join) = (table.value(user: u, index: UserColumns.dn).map(Array.init), table.value(user: u, index: table.columns.joinKey).map(Array.init))
+                if hashes.dn(u) != Self.foldedHash(dn) || hashes.join(u) != Self.foldedHash(join) { wrong += 1 }
+                if let join, loaded.user(forKey: String(decoding: join, as: UTF8.self).uppercased()) != table.user(forKey: String(decoding: join, as: UTF8.self)) { wrong += 1 }
+            }
+            #expect(wrong == 0)
             // Saved with its directory file's state: the fingerprint read back for that state only.
             try Self.save(table, key: key, to: dir.path("image"), sourceState: "7 8 9")
             #expect(UserTableImage.sourceFingerprint(dir.path("image"), state: "7 8 9") == "123 xxh3-128:abc")
@@ -103,7 +122,7 @@ struct DirectoryImageTests {
 
     @Test("nil for another key, a damaged or short image, and no image of a table with groups", arguments: [
         "another fingerprint", "another map", "cut short", "a value out of bounds", "a header edited", "groups",
-        "format 1", "ranges not aligned",
+        "format 1", "ranges not aligned", "key hashes of another hash",
     ])
     func refused(_ damage: String) throws {
         try withTemporaryDirectory { dir in
@@ -127,14 +146,14 @@ struct DirectoryImageTests {
                 tonight = UserTableImage.key(fingerprint: "123 xxh3-128:abc", map: other)
             case "cut short": bytes.removeLast(4)
             case "a value out of bounds":
-                // The last range pair before the lines and the masks (no segments: a table read
+                // The last range pair before the key hashes, the lines and the masks (no segments: a table read
                 // without them): the join key's offset, far past the values.
                 #expect(table.segments == nil && table.attributeMasks?.count == table.count)
-                let at = bytes.count - 8 * table.count - 8
+                let at = bytes.count - 8 * table.count - 16 * table.count - 8
                 bytes.replaceSubrange(at..<(at + 4), with: [0xFF, 0xFF, 0xFF, 0x7F])
             case "format 1":
                 // The layout before images were mapped (no padding): never read as this one.
-                #expect(bytes.starts(with: Array("appconfig-users 3 ".utf8)))
+                #expect(bytes.starts(with: Array("appconfig-users 4 ".utf8)))
                 bytes[16] = UInt8(ascii: "1")
             case "ranges not aligned":
                 // One byte less of the header's padding (or one more, where it has none), its
@@ -151,6 +170,11 @@ struct DirectoryImageTests {
                     told = length + 1
                 }
                 bytes.replaceSubrange(18..<(firstLine - 1), with: Array(String(format: "%010d", told).utf8))
+            case "key hashes of another hash":
+                // The probe's hash another: the kept hashes are not what this program's lookups make.
+                let probe = Array("\"keyHash\":\"".utf8)
+                let at = try #require((0..<(bytes.count - probe.count)).first { Array(bytes[$0..<($0 + probe.count)]) == probe }) + probe.count
+                bytes[at] = bytes[at] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
             default:
                 let header = try #require(bytes.firstIndex(of: UInt8(ascii: "{")))
                 bytes[header + 2] ^= 0x20

@@ -83,6 +83,14 @@ struct IncrementalDirectoryTests {
                 Issue.record("\(name): user \(u), column \(column)")
             }
         }
+        // The join index, filed by the image's hashes of the kept users' keys: each user's key,
+        // upper-cased, finds whom the whole read's finds (the first of a duplicate key).
+        var wrong = 0
+        for u in 0..<min(table.count, oracle.count) {
+            guard let join = oracle.value(user: u, index: oracle.columns.joinKey).map({ String(decoding: Array($0), as: UTF8.self) }) else { continue }
+            if table.user(forKey: join.uppercased()) != oracle.user(forKey: join) { wrong += 1 }
+        }
+        #expect(wrong == 0, "\(name): \(wrong) users' join")
         #expect(table.problems.map(\.code) == oracle.problems.map(\.code), "\(name)")
         #expect(table.problems.map(\.location) == oracle.problems.map(\.location), "\(name)")
         #expect(table.problems.map(\.message) == oracle.problems.map(\.message), "\(name)")

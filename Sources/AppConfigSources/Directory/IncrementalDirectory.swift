@@ -112,7 +112,9 @@ package enum IncrementalDirectory {
                     }
                     let u = Int32(bitPattern: old.users[matches[k]])
                     guard u >= 0 else { continue }
-                    if read.count > 0, readDNs.find(dn(image.pool, image.ranges, Int(u)), keyOf: { dn(read.poolBytes, readRanges, Int($0)) }) != nil {
+                    // By the DN's hash kept in the image: the DN itself is read only where the hashes agree.
+                    if read.count > 0, readDNs.find(dn(image.pool, image.ranges, Int(u)), hash: image.keyHashes.dn(Int(u)),
+                                                    keyOf: { dn(read.poolBytes, readRanges, Int($0)) }) != nil {
                         return true
                     }
                     who[k] = u
@@ -132,18 +134,21 @@ package enum IncrementalDirectory {
         // entry read tonight, says there is one; else it is read whole to tell.
         guard userCount > 0 || (read.entries ?? 0) > 0 else { return nil }
 
-        // Each user's row, pointing into last night's pool with tonight's read after it; in parts,
-        // each counting the attributes its users have.
+        // Each user's row, pointing into last night's pool with tonight's read after it, and
+        // where it came from (for its join key's hash: the image's, or made from the value read);
+        // in parts, each counting the attributes its users have.
         let ranges = GrowingBuffer<UInt32>(capacity: userCount * 2 * stride + 1)
         let rows = ranges.extend(by: userCount * 2 * stride)
+        var from = [Int32](repeating: 0, count: userCount)
         var lines = [UInt32](repeating: 0, count: userCount)
         var masks = [UInt32](repeating: 0, count: userCount)
         var partCounts = [[Int]](repeating: [Int](repeating: 0, count: order.count), count: parts)
-        lines.withWorkerSlots { lines in masks.withWorkerSlots { masks in partCounts.withWorkerSlots { partCounts in
+        lines.withWorkerSlots { lines in masks.withWorkerSlots { masks in from.withWorkerSlots { from in partCounts.withWorkerSlots { partCounts in
             forEachRange(segments.count, parts: parts) { part, range in
                 var counts = [Int](repeating: 0, count: order.count)
                 for k in range where segmentUsers[k] >= 0 {
                     let n = Int(segmentUsers[k])
+                    from[n] = who[k]
                     let (kept, u) = who[k] >= 0 ? (true, Int(who[k])) : (false, Int(-2 - who[k]))
                     let (from, shift): (BufferView<UInt32>, UInt32) = kept ? (image.ranges, 0) : (readRanges, UInt32(oldPool))
                     for j in Swift.stride(from: 0, to: 2 * stride, by: 2) {
@@ -166,7 +171,7 @@ package enum IncrementalDirectory {
                 }
                 partCounts[part] = counts
             }
-        } } }
+        } } } }
         let counts = order.indices.map { a in partCounts.reduce(0) { $0 + $1[a] } }
 
         // The problems: each kept segment's last night's, and those read tonight, in line order.
@@ -192,8 +197,13 @@ package enum IncrementalDirectory {
         // mapping where they fit (written privately over what follows the pool, read by now):
         // a copy of the pool was 200 MB of fresh pages at 1M users, most of the phase's time.
         let (pool, copy) = image.mappedPool.appending(read.poolBytes)
+        // The join index filed by the kept users' hashes in the image: their keys are not read.
         let table = UserTable(source: file, columns: map.columns, pool: pool, ranges: ranges.view, owners: [ranges] + (copy.map { [$0] } ?? []),
-                              mapping: copy == nil ? image.mapping : nil, lines: lines, problems: problems.map(\.problem))
+                              mapping: copy == nil ? image.mapping : nil, lines: lines, problems: problems.map(\.problem),
+                              joinHash: { [from] n in
+                                  let w = from[Int(n)]
+                                  return w >= 0 ? image.keyHashes.join(Int(w)) : UserKeyHashes.join(of: read, Int(-2 - w))
+                              })
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(order, counts))
         table.attributeMasks = masks

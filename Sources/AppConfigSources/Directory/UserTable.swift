@@ -98,6 +98,9 @@ public final class UserTable: @unchecked Sendable {
     package internal(set) var poolAtFullRead: Int?
     /// The memberships read when the map asked for them (`readsGroups`), else nil.
     public internal(set) var groups: DirectoryGroups?
+    /// Per user, its DN's hash and its join key's (`UserKeyHashes`), when the table was loaded
+    /// from an image (others make them from their values when their image is written).
+    package let keyHashes: UserKeyHashes?
     /// The users' values, back to back.
     private let pool: ByteView
     /// Per user: its `columns`' (offset, length) pairs into `pool`; absent when the entry has no value.
@@ -121,10 +124,14 @@ public final class UserTable: @unchecked Sendable {
         self.init(source: source, columns: columns, pool: pool.view, ranges: ranges.view, owners: [pool, ranges], lines: lines, problems: problems)
     }
 
-    /// `pool` and `ranges` held by `owners` (or by `mapping`, kept to tell a change) for the table's life.
+    /// `pool` and `ranges` held by `owners` (or by `mapping`, kept to tell a change) for the table's
+    /// life; `keyHashes` too, when given. `joinHash`: each user's join key hash (`UserKeyHashes.hash`)
+    /// where it is known without reading the key (else `keyHashes`' where given): the join index is
+    /// filed by it.
     init(source: String, columns: UserColumns, pool: ByteView, ranges: BufferView<UInt32>, owners: [AnyObject] = [], mapping: MappedFile? = nil,
-         lines: [UInt32], problems: [Problem]) {
+         lines: [UInt32], problems: [Problem], keyHashes: UserKeyHashes? = nil, joinHash: ((Int32) -> UInt64)? = nil) {
         self.source = source
+        self.keyHashes = keyHashes
         self.columns = columns
         self.lines = lines
         readProblems = problems
@@ -136,7 +143,7 @@ public final class UserTable: @unchecked Sendable {
         var problems = problems
         // The join index, keys folded to lower case, filled on every core.
         func key(_ u: Int32) -> ByteView { records.value(Int(u), joinKey) }
-        let index = ShardedKeyTable(count: count, foldingASCIICase: true, key: key)
+        let index = ShardedKeyTable(count: count, foldingASCIICase: true, key: key, hash: joinHash ?? keyHashes.map { h in { h.join(Int($0)) } })
         for (u, first) in index.duplicates {
             func dn(_ user: Int32) -> String { String(decoding: records.value(Int(user), UserColumns.dn), as: UTF8.self) }
             func entry(_ user: Int32) -> String {
@@ -209,4 +216,36 @@ public final class UserTable: @unchecked Sendable {
     /// Nil, or why the table's values can no longer be trusted: the image it was loaded from,
     /// mapped, was cut shorter or written to in place since. A job asks before it publishes.
     public func change() -> Problem? { mapping?.change()?.problem }
+}
+
+/// Per user of a table, the hashes a night looks its keys up by, kept in its image: its DN's and
+/// its join key's (`UserKeyHashes.hash`, case folded), a pair a user. Why: checking a night's DNs
+/// against the users kept and filing the join index hashed every kept user's DN and join key,
+/// reading all the values (at 10M users, 2.3 GB: a second of the directory phase).
+package struct UserKeyHashes: @unchecked Sendable {
+    /// `2 * users` hashes: the DN's, then the join key's, per user.
+    package let pairs: BufferView<UInt64>
+
+    package init(pairs: BufferView<UInt64>) { self.pairs = pairs }
+
+    @inline(__always) package func dn(_ user: Int) -> UInt64 { pairs[2 * user] }
+    @inline(__always) package func join(_ user: Int) -> UInt64 { pairs[2 * user + 1] }
+
+    /// The hash of a DN or a join key: what the join index and a DN table file them under
+    /// (`ByteKeyTable.hash`, ASCII case folded). An image records `probe` made with it, so that
+    /// one made by another hash is not read.
+    @inline(__always) package static func hash(_ key: ByteView) -> UInt64 { ByteKeyTable.hash(key, foldingASCIICase: true) }
+    package static var probe: UInt64 { Array("CN=AppConfig,DC=probe".utf8).withView { hash($0) } }
+
+    /// User `u`'s join key hash, made from its value.
+    @inline(__always)
+    static func join(of table: UserTable, _ u: Int) -> UInt64 { hash(table.value(user: u, index: table.columns.joinKey) ?? .empty) }
+
+    /// The pairs of users `range` of `table`, made from its values, into `into` (from its start).
+    static func make(_ table: UserTable, users range: Range<Int>, into: WorkerSlots<UInt64>) {
+        for u in range {
+            into[2 * (u - range.lowerBound)] = hash(table.value(user: u, index: UserColumns.dn) ?? .empty)
+            into[2 * (u - range.lowerBound) + 1] = join(of: table, u)
+        }
+    }
 }

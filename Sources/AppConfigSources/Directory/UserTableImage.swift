@@ -8,20 +8,23 @@ import Foundation
 /// fingerprint, map or format, a damaged or short file) and the file is parsed as before.
 ///
 /// ```
-/// appconfig-users 3 <the header's bytes, 10 digits>
-/// {"key": ..., "users": N, "pool": BYTES, "masks": M, "segments": S, ...}<spaces to a multiple of 8>
-/// <the values' bytes, zeros to a multiple of 8><the ranges, UInt32 each, 2 a user and column><the lines, UInt32 each, 1 a user>
+/// appconfig-users 4 <the header's bytes, 10 digits>
+/// {"key": ..., "users": N, "pool": BYTES, "masks": M, "segments": S, "keyHash": HEX, ...}<spaces to a multiple of 8>
+/// <the values' bytes, zeros to a multiple of 8><the ranges, UInt32 each, 2 a user and column>
+/// <the key hashes, UInt64 each, 2 a user: its DN's, its join key's (`UserKeyHashes`)><the lines, UInt32 each, 1 a user>
 /// <M UInt32s: per user, the requested attributes its entry had (M is 0 or N)>
 /// <S UInt32s: per segment of the file, its first line><S UInt64s: their XXH3-64s><S Int32s: the user each became, or -1>
 /// ```
 /// The masks and the segments (`LDIFSegments`) let the night after read only what changed in
 /// the file (`IncrementalDirectory`); an image without them is still a whole night's shortcut.
+/// The key hashes let the night check its DNs and file its join index without reading the values;
+/// `keyHash` is a probe's hash (`UserKeyHashes.probe`): an image of another hash is not read.
 /// The numbers in the machine's byte order: an image is read where it was written. It is read
 /// mapped (no copy: reading 213 MB into fresh memory was most of a 1M night's directory phase),
 /// so the ranges start at a multiple of 8 for their UInt32s.
 public enum UserTableImage {
     /// Bump when the LDIF reader would read the same bytes into another table, or the layout changes.
-    static let file = ImageFile(kind: "appconfig-users", format: 3)
+    static let file = ImageFile(kind: "appconfig-users", format: 4)
 
     /// What an image must have been made with: the directory file's fingerprint (`SIZE HASH`) and
     /// how the file is read (the variables kept, their attributes, the join attribute).
@@ -32,12 +35,14 @@ public enum UserTableImage {
         return parts.joined(separator: "\n")
     }
 
-    /// The image of `table` made with `key`, in pieces to write one after another (valid during
-    /// `body`); nil when the table cannot be saved: groups (read only for assignments) and
-    /// problems with more than a place and a message.
+    /// The image of `table` made with `key`, in pieces to write one after another, given to `body`
+    /// in turns (each valid during its call; the last call's value returned); nil when the table
+    /// cannot be saved: groups (read only for assignments) and problems with more than a place and
+    /// a message.
     /// `sourceState`: the directory file's state (identity, size, times) when it was hashed for
     /// `key`, which `sourceFingerprint` compares with.
-    public static func withPieces<R>(of table: UserTable, key: String, sourceState: String? = nil,
+    /// `hashPiece`: the users whose key hashes are made at a time, where the table keeps none.
+    public static func withPieces<R>(of table: UserTable, key: String, sourceState: String? = nil, hashPiece: Int = 1 << 16,
                                      _ body: ([ByteView]) throws(Problem) -> R) throws(Problem) -> R? {
         guard table.groups == nil, !table.lines.isEmpty || table.count == 0,
               table.readProblems.allSatisfy({ $0.variable == nil && $0.value == nil && $0.location.row == nil && $0.location.device == nil && $0.location.key == nil })
@@ -59,23 +64,38 @@ public enum UserTableImage {
         header["masks"] = masks.count
         header["segments"] = segments?.segments.count ?? 0
         header["poolAtFullRead"] = table.poolAtFullRead ?? table.poolBytes.count
+        header["keyHash"] = String(UserKeyHashes.probe, radix: 16)
         guard let head = file.head(header) else { return nil }
         let zeros = [UInt8](repeating: 0, count: ImageFile.padding(table.poolBytes.count))
         let (starts, hashes, owners) = (segments?.segments.startLines ?? [], segments?.segments.hashes ?? [], segments?.users ?? [])
-        return try head.withView { head throws(Problem) in
-            try zeros.withView { zeros throws(Problem) in
-                try table.lines.withView { lines throws(Problem) in
-                    try masks.withView { masks throws(Problem) in
-                        try starts.withView { starts throws(Problem) in
-                            try hashes.withView { hashes throws(Problem) in
-                                try owners.withView { owners throws(Problem) in
-                                    try body([head, table.poolBytes, zeros, table.rangeBytes, lines.bytes, masks.bytes, starts.bytes, hashes.bytes, owners.bytes])
-                                }
-                            }
+        try head.withView { head throws(Problem) in
+            try zeros.withView { zeros throws(Problem) in _ = try body([head, table.poolBytes, zeros, table.rangeBytes]) }
+        }
+        try withKeyHashes(of: table, piece: hashPiece) { hashes throws(Problem) in _ = try body([hashes.bytes]) }
+        return try table.lines.withView { lines throws(Problem) in
+            try masks.withView { masks throws(Problem) in
+                try starts.withView { starts throws(Problem) in
+                    try hashes.withView { hashes throws(Problem) in
+                        try owners.withView { owners throws(Problem) in
+                            try body([lines.bytes, masks.bytes, starts.bytes, hashes.bytes, owners.bytes])
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// The table's key hashes, in pieces given to `body` in turn: those it keeps, or made from its
+    /// values a piece at a time (a whole read's, written beside its publish: made whole, they would
+    /// add 16 bytes a user to the job's peak).
+    private static func withKeyHashes(of table: UserTable, piece: Int, _ body: (BufferView<UInt64>) throws(Problem) -> Void) throws(Problem) {
+        if let kept = table.keyHashes { return try body(kept.pairs) }
+        let piece = max(1, piece)
+        var pairs = [UInt64](repeating: 0, count: 2 * min(piece, table.count))
+        for first in Swift.stride(from: 0, to: table.count, by: piece) {
+            let users = first..<min(first + piece, table.count)
+            pairs.withWorkerSlots { UserKeyHashes.make(table, users: users, into: $0) }
+            try pairs.withView { pairs throws(Problem) in try body(pairs[view: 0..<(2 * users.count)]) }
         }
     }
 
@@ -139,6 +159,7 @@ public enum UserTableImage {
         /// The file's segments and the user each became (nil when not kept).
         let segments: (segments: LDIFSegments, users: BufferView<UInt32>)?
         let poolAtFullRead: Int
+        let keyHashes: UserKeyHashes
 
         var users: Int { lines.count }
 
@@ -147,7 +168,8 @@ public enum UserTableImage {
 
         /// The table the image holds.
         func table() -> UserTable {
-            let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, mapping: mapping, lines: lines, problems: problems)
+            let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, mapping: mapping, lines: lines, problems: problems,
+                                  keyHashes: keyHashes)
             table.joinAttribute = joinAttribute
             table.attributeCounts = attributeCounts
             if masks.count == users { table.attributeMasks = Array(masks) }
@@ -170,9 +192,9 @@ public enum UserTableImage {
               let joinAttribute = header["joinAttribute"] as? String, let counts = header["attributeCounts"] as? [String: Int],
               let problemObjects = header["problems"] as? [[String: Any]],
               let maskCount = header["masks"] as? Int, let segmentCount = header["segments"] as? Int,
-              let poolAtFullRead = header["poolAtFullRead"] as? Int,
+              let poolAtFullRead = header["poolAtFullRead"] as? Int, header["keyHash"] as? String == String(UserKeyHashes.probe, radix: 16),
               users >= 0, pool >= 0, maskCount == 0 || maskCount == users, segmentCount >= 0, case let ranges = users * 2 * columns.stride,
-              bytes.count == start + pool + 4 * ranges + 4 * users + 4 * maskCount + 16 * segmentCount
+              bytes.count == start + pool + 4 * ranges + 16 * users + 4 * users + 4 * maskCount + 16 * segmentCount
         else { return nil }
         var problems: [Problem] = []
         for o in problemObjects {
@@ -184,8 +206,9 @@ public enum UserTableImage {
             p.code = ProblemCode(rawValue: code)
             problems.append(p)
         }
-        var at = start + pool + 4 * ranges
+        var at = start + pool + 4 * ranges + 16 * users
         guard let rangeView = BufferView<UInt32>(bytes, at: start + pool, count: ranges),
+              let keyHashes = BufferView<UInt64>(bytes, at: start + pool + 4 * ranges, count: 2 * users),
               let lineView = BufferView<UInt32>(bytes, at: at, count: users),
               let maskView = BufferView<UInt32>(bytes, at: at + 4 * users, count: maskCount) else { return nil }
         at += 4 * users + 4 * maskCount
@@ -206,7 +229,7 @@ public enum UserTableImage {
         guard !outside else { return nil }
         return Contents(key: imageKey, mapping: mapped, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
                         lines: Array(lineView), problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
-                        segments: segments, poolAtFullRead: poolAtFullRead)
+                        segments: segments, poolAtFullRead: poolAtFullRead, keyHashes: UserKeyHashes(pairs: keyHashes))
     }
 
 }
