@@ -86,7 +86,7 @@ package enum IncrementalDirectory {
         let readRanges = read.count == 0 ? BufferView<UInt32>.empty : BufferView<UInt32>(read.rangeBytes, at: 0, count: read.count * 2 * stride)!
         var readDNs = ByteKeyTable(capacity: max(16, read.count * 2), foldingASCIICase: true)
         // A bit per hash's top bits, 16 bits a DN read: a kept user's DN hash tested here first
-        // leaves the table (megabytes at 100k DNs, a cache miss each) for one in twenty of them.
+        // leaves the table (megabytes at 100k DNs, a cache miss each) for about one in sixteen.
         let filterBits = max(12, (read.count * 16).bitWidth - (read.count * 16).leadingZeroBitCount)
         func bit(_ h: UInt64) -> (word: Int, mask: UInt64) {
             let top = h >> UInt64(64 - filterBits)
@@ -147,20 +147,20 @@ package enum IncrementalDirectory {
         guard userCount > 0 || (read.entries ?? 0) > 0 else { return nil }
 
         // Each user's row, pointing into last night's pool with tonight's read after it, and
-        // where it came from (for its join key's hash: the image's, or made from the value read);
+        // its origin, as in `who` (for its join key's hash: the image's, or made from the value read);
         // in parts, each counting the attributes its users have.
         let ranges = GrowingBuffer<UInt32>(capacity: userCount * 2 * stride + 1)
         let rows = ranges.extend(by: userCount * 2 * stride)
-        var from = [Int32](repeating: 0, count: userCount)
+        var origins = [Int32](repeating: 0, count: userCount)
         var lines = [UInt32](repeating: 0, count: userCount)
         var masks = [UInt32](repeating: 0, count: userCount)
         var partCounts = [[Int]](repeating: [Int](repeating: 0, count: order.count), count: parts)
-        lines.withWorkerSlots { lines in masks.withWorkerSlots { masks in from.withWorkerSlots { from in partCounts.withWorkerSlots { partCounts in
+        lines.withWorkerSlots { lines in masks.withWorkerSlots { masks in origins.withWorkerSlots { origins in partCounts.withWorkerSlots { partCounts in
             forEachRange(segments.count, parts: parts) { part, range in
                 var counts = [Int](repeating: 0, count: order.count)
                 for k in range where segmentUsers[k] >= 0 {
                     let n = Int(segmentUsers[k])
-                    from[n] = who[k]
+                    origins[n] = who[k]
                     let (kept, u) = who[k] >= 0 ? (true, Int(who[k])) : (false, Int(-2 - who[k]))
                     let (from, shift): (BufferView<UInt32>, UInt32) = kept ? (image.ranges, 0) : (readRanges, UInt32(oldPool))
                     for j in Swift.stride(from: 0, to: 2 * stride, by: 2) {
@@ -212,8 +212,8 @@ package enum IncrementalDirectory {
         // The join index filed by the kept users' hashes in the image: their keys are not read.
         let table = UserTable(source: file, columns: map.columns, pool: pool, ranges: ranges.view, owners: [ranges] + (copy.map { [$0] } ?? []),
                               mapping: copy == nil ? image.mapping : nil, lines: lines, problems: problems.map(\.problem),
-                              joinHash: { [from] n in
-                                  let w = from[Int(n)]
+                              joinHash: { [origins] n in
+                                  let w = origins[Int(n)]
                                   return w >= 0 ? image.keyHashes.join(Int(w)) : UserKeyHashes.join(of: read, Int(-2 - w))
                               })
         table.joinAttribute = map.joinAttribute
