@@ -47,23 +47,19 @@ enum RecordMatch {
 
     /// Pieces of a file scanned in parts (each: where its pieces end, the newlines each holds,
     /// their hashes), in order, joined: the line each piece starts on, counted from `firstLine`.
-    /// Each part copied on a core of its own, after the lines of the parts before it are summed
-    /// (one core copying 10M pieces into fresh pages, the other idle, was a quarter second of a
-    /// 10M night's directory phase).
+    /// Each part copied on a core of its own, from where the parts before it end (one core copying
+    /// 10M pieces into fresh pages, the other idle, was a quarter second of a 10M night's
+    /// directory phase).
     static func joined(_ parts: [(ends: [Int], lines: [UInt32], hashes: [UInt64])], firstLine: UInt32)
         -> (startLines: [UInt32], ends: [Int], hashes: [UInt64]) {
-        var firsts = [(piece: Int, line: UInt32)](repeating: (0, 0), count: parts.count)
-        firsts.withWorkerSlots { firsts in
-            Parallelism.concurrentPerform(iterations: parts.count) { p in firsts[p].line = parts[p].lines.reduce(0, &+) }
+        // Each part's first piece and first line, and where the last part ends.
+        var firstOf: [(piece: Int, line: UInt32)] = []
+        var end = (piece: 0, line: firstLine)
+        for part in parts {
+            firstOf.append(end)
+            end = (end.piece + part.ends.count, part.lines.reduce(end.line, &+))
         }
-        var (piece, line) = (0, firstLine)
-        for p in parts.indices {
-            let lines = firsts[p].line
-            firsts[p] = (piece, line)
-            (piece, line) = (piece + parts[p].ends.count, line &+ lines)
-        }
-        let count = piece
-        let firstOf = firsts
+        let count = end.piece
         func filled<T>(_ body: (_ part: Int, _ into: WorkerSlots<T>) -> Void) -> [T] {
             [T](unsafeUninitializedCapacity: count) { out, initialized in
                 let out = WorkerSlots(out)

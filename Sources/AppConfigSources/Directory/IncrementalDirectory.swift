@@ -96,7 +96,8 @@ package enum IncrementalDirectory {
         for u in 0..<read.count {
             let d = dn(read.poolBytes, readRanges, u), h = UserKeyHashes.hash(d)
             _ = readDNs.insert(d, hash: h, id: Int32(u)) { dn(read.poolBytes, readRanges, Int($0)) }
-            filter[bit(h).word] |= bit(h).mask
+            let b = bit(h)
+            filter[b.word] |= b.mask
         }
         let dnFilter = filter
         // The user read from each segment read tonight (at most one: entries are apart by blank lines).
@@ -124,10 +125,12 @@ package enum IncrementalDirectory {
                     let u = Int32(bitPattern: old.users[matches[k]])
                     guard u >= 0 else { continue }
                     // By the DN's hash kept in the image: the DN itself is read only where the hashes agree.
-                    let h = image.keyHashes.dn(Int(u)), b = bit(h)
-                    if read.count > 0, dnFilter[b.word] & b.mask != 0,
-                       readDNs.find(dn(image.pool, image.ranges, Int(u)), hash: h, keyOf: { dn(read.poolBytes, readRanges, Int($0)) }) != nil {
-                        return true
+                    if read.count > 0 {
+                        let h = image.keyHashes.dn(Int(u)), b = bit(h)
+                        if dnFilter[b.word] & b.mask != 0,
+                           readDNs.find(dn(image.pool, image.ranges, Int(u)), hash: h, keyOf: { dn(read.poolBytes, readRanges, Int($0)) }) != nil {
+                            return true
+                        }
                     }
                     who[k] = u
                 }
