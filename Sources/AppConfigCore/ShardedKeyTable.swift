@@ -35,7 +35,9 @@ package struct ShardedKeyTable: Sendable {
             tables.withWorkerSlots { tables in
                 found.withWorkerSlots { found in
                     Parallelism.concurrentPerform(iterations: shareCount) { share in
-                        var table = ByteKeyTable(capacity: count / shareCount + 16, foldingASCIICase: foldingASCIICase)
+                        // A share's keys vary around the mean by about its square root: 1/64 more is room enough.
+                        let mean = count / shareCount
+                        var table = ByteKeyTable(filling: mean + mean / 64 + 16, foldingASCIICase: foldingASCIICase)
                         for id in 0..<count {
                             // The slot of a key some ids ahead read into the cache now: each key's
                             // slot is a random one of millions, a cache miss per insert.

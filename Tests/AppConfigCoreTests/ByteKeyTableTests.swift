@@ -61,6 +61,22 @@ struct ByteKeyTableTests {
         #expect(keysReserved <= 100 || find(before, "key-100", keys) == nil)
     }
 
+    @Test("made for a number of keys: the least power of two they fill at most three quarters of (16 at least); no growth up to three quarters, doubled past it; every key found",
+          arguments: [(keys: 0, slots: 16), (12, 16), (13, 32), (3_000, 4_096), (3_073, 8_192), (30_000, 65_536)])
+    func filling(keys count: Int, slots: Int) {
+        let keys = Keys()
+        var table = ByteKeyTable(filling: count)
+        #expect(table.slotCount == slots)
+        for i in 0..<(slots * 3 / 4) { #expect(insert(&table, "key-\(i)", keys) == nil) }
+        #expect(table.slotCount == slots)
+        #expect(insert(&table, "one more", keys) == nil)
+        #expect(table.slotCount == slots * 2)
+        var found = true
+        for i in 0..<(slots * 3 / 4) where find(table, "key-\(i)", keys) != Int32(i) { found = false }
+        #expect(found && find(table, "one more", keys) == Int32(slots * 3 / 4))
+        #expect(insert(&table, "key-1", keys) == 1)
+    }
+
     @Test("a copy is a value: keys added to one are not in the other, before and after either grows")
     func valueSemantics() {
         let keys = Keys()
