@@ -23,6 +23,16 @@ long long appconfig_copy_file_range(int in, long long *in_offset, int out, unsig
 #endif
 }
 
+int appconfig_start_writeback(int fd, long long offset, long long length) {
+#if defined(__linux__)
+    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd; (void)offset; (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 int appconfig_set_nondumpable(void) {
 #if defined(__linux__)
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

@@ -24,4 +24,9 @@ int appconfig_pipe_cloexec(int fds[2]);
 /// kernel. The bytes copied, or -1 with errno (ENOSYS, EXDEV, EINVAL where it cannot).
 long long appconfig_copy_file_range(int in, long long *in_offset, int out, unsigned long length);
 
+/// Starts writing `length` bytes of `fd` from `offset` (0: to the end) to the disk without waiting
+/// (Linux's sync_file_range with SYNC_FILE_RANGE_WRITE): a file that is flushed later (fsync) is
+/// then mostly on the disk by the time it is. A hint: 0, or -1 with errno where it cannot.
+int appconfig_start_writeback(int fd, long long offset, long long length);
+
 #endif
