@@ -152,7 +152,7 @@ let package = Package(
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"]),
         .testTarget(name: "AppConfigPatternTests", dependencies: ["AppConfigPattern", "AppConfigCore", "TestSupport"]),
         .testTarget(name: "LibPlistTests", dependencies: ["LibPlist", "TestSupport"]),
-        .testTarget(name: "AppConfigOutputTests", dependencies: ["AppConfigOutput", "AppConfigCore", "Digest", "TestSupport"]),
+        .testTarget(name: "AppConfigOutputTests", dependencies: ["AppConfigOutput", "AppConfigCore", "CFileSync", "Digest", "TestSupport"]),
         .testTarget(name: "AppConfigCompilerTests", dependencies: ["AppConfigCompiler", "CompileSupport", "AppConfigCore", "AppConfigPattern", "AppConfigSpec", "TestSupport"]),
         .testTarget(name: "AppConfigBatchTests",
                     dependencies: ["AppConfigBatch", "AppConfigOutput", "AppConfigCompiler", "AppConfigCore", "AppConfigRender", "AppConfigSources", "AppConfigSpec",
