@@ -87,6 +87,15 @@ package enum Tar {
         }
         let headerAt = fcntl(fd, F_GETFL) & O_APPEND != 0 ? -1 : lseek(fd, 0, SEEK_CUR)
         var size = 0
+        // The archive (and the copy) go to the disk as the member is made, every `writebackStep`
+        // bytes: the kernel's own writing starts late, and the closing members (the manifest,
+        // 1.4 GB at 10M devices, and the index) were most of what the final flushes waited for.
+        func grew(by count: Int) {
+            size += count
+            guard (size - count) / writebackStep != size / writebackStep else { return }
+            if let copy { _ = appconfig_start_writeback(copy.fd, 0, 0) }
+            _ = appconfig_start_writeback(fd, 0, 0)
+        }
         if headerAt < 0 {
             var body: [UInt8] = []
             try member.write { piece throws(Problem) in
@@ -100,21 +109,11 @@ package enum Tar {
             try writeAll(fd, header(named: member.name, size: 0), path: path)
             let start = Int(lseek(copy.fd, 0, SEEK_CUR))
             let trailing = TrailingCopy(from: copy, at: start, to: (fd, path))
-            // Both files go to the disk as the member is made (the kernel's own writing starts
-            // late: the manifest, 1.4 GB at 10M devices, was most of what the closing flushes
-            // waited for, after the last line was made).
-            var unflushed = 0
             do throws(Problem) {
                 try member.write { piece throws(Problem) in
                     try writeAll(copy.fd, piece, path: copy.path)
-                    size += piece.count
+                    grew(by: piece.count)
                     trailing.written(upTo: start + size)
-                    unflushed += piece.count
-                    if unflushed >= writebackStep {
-                        unflushed = 0
-                        _ = appconfig_start_writeback(copy.fd, 0, 0)
-                        _ = appconfig_start_writeback(fd, 0, 0)
-                    }
                 }
                 try trailing.finish()
             } catch {
@@ -125,7 +124,7 @@ package enum Tar {
             try writeAll(fd, header(named: member.name, size: 0), path: path)
             try member.write { piece throws(Problem) in
                 try writeAll(fd, piece, path: path)
-                size += piece.count
+                grew(by: piece.count)
             }
         }
         try writeAll(fd, [UInt8](repeating: 0, count: padding(for: size)), path: path)
