@@ -68,6 +68,15 @@ package final class MappedFile: @unchecked Sendable {
         if end > start { madvise(bytes.buffer.baseAddress! + start, end - start, MADV_DONTNEED) }
     }
 
+    /// Asks the kernel to start reading the pages of `range` from the disk, for a window read
+    /// next (`MADV_WILLNEED`): a file not in the page cache is otherwise read as its pages fault,
+    /// a little ahead of each.
+    package func willNeed(_ range: Range<Int>) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = range.lowerBound / page * page, end = min(range.upperBound, bytes.count)
+        if end > start { madvise(bytes.buffer.baseAddress! + start, end - start, MADV_WILLNEED) }
+    }
+
     /// Maps the pages of a writable mapping for reading, all at once, without copying them (a
     /// writable private mapping populated at `mmap` would copy every page): a fault per page
     /// read later was a tenth of a night's render when its users' values lay here. Where the

@@ -158,8 +158,32 @@ struct IncrementalDirectoryTests {
         #expect(whole.ends == [23, 38, 39, 40, 70, 76])
         #expect(bytes.withView { LDIFSegments.scan($0, parts: parts) } == whole)
         try withTemporaryDirectory { dir in
-            let fromFile = try LDIFSegments.scan(file: try dir.write(text, to: "s.ldif"), parts: parts)
-            #expect(fromFile.hashes == whole.hashes && fromFile.startLines == whole.startLines && fromFile.ends == whole.ends)
+            let file = try dir.write(text, to: "s.ldif")
+            // Mapped and read, in windows from smaller than a segment (grown to hold one) to the whole file.
+            for mapped in [true, false] {
+                for window in [1, 7, 16, 40, 4 << 20] {
+                    let fromFile = try LDIFSegments.scan(file: file, parts: parts, window: window, mapped: mapped)
+                    #expect(fromFile.hashes == whole.hashes && fromFile.startLines == whole.startLines && fromFile.ends == whole.ends,
+                            "mapped \(mapped), window \(window)")
+                }
+            }
+        }
+    }
+
+    @Test("segments of a file mapped: the same as read, on the rule's random text cut in small windows")
+    func segmentsMappedWindows() throws {
+        var random = SplitMix64(seed: 11)
+        let alphabet: [UInt8] = [0x0A, 0x0A, 0x0A, 0x0D, 0x20, 0x61, 0x61, 0x23]
+        let bytes = (0..<20_000).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+        let expected = Self.referenceSegments(bytes)
+        try withTemporaryDirectory { dir in
+            let file = try dir.write(String(decoding: bytes, as: UTF8.self), to: "r.ldif")
+            for window in [3, 64, 1000] {
+                let mapped = try LDIFSegments.scan(file: file, parts: 1, window: window)
+                #expect(mapped.ends == expected.ends && mapped.startLines == expected.startLines, "window \(window)")
+                let read = try LDIFSegments.scan(file: file, parts: 1, window: window, mapped: false)
+                #expect(mapped == read && mapped.ends == read.ends, "window \(window)")
+            }
         }
     }
 
