@@ -81,9 +81,13 @@ package final class MappedFile: @unchecked Sendable {
     /// writable private mapping populated at `mmap` would copy every page): a fault per page
     /// read later was a tenth of a night's render when its users' values lay here. Where the
     /// system cannot (`MADV_POPULATE_READ`, Linux 5.14 on), the pages come as they are read.
-    package func populateForReading() {
+    /// `range`: only those bytes' pages.
+    package func populateForReading(_ range: Range<Int>? = nil) {
         #if os(Linux)
-        _ = madvise(bytes.buffer.baseAddress!, bytes.count, 22)  // MADV_POPULATE_READ
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let range = range ?? 0..<bytes.count
+        let start = range.lowerBound / page * page, end = min(range.upperBound, bytes.count)
+        if end > start { _ = madvise(bytes.buffer.baseAddress! + start, end - start, 22) }  // MADV_POPULATE_READ
         #endif
     }
 

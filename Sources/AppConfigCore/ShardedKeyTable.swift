@@ -16,21 +16,26 @@ package struct ShardedKeyTable: Sendable {
     /// Files ids `0..<count` by `key(id)` (an empty key is not filed); `hash(id)`, when given, is
     /// each key's hash made beforehand: `ByteKeyTable.hash`, folded as the table folds, for a table that is
     /// searched (`find` hashes so); any hash equal for keys the table takes as equal, for one that
-    /// only reports `duplicates`. Returns every id whose key an earlier id has, with that id, in id order.
-    package init(count: Int, foldingASCIICase: Bool, shares requested: Int = Parallelism.threads,
+    /// only reports `duplicates`: every id whose key an earlier id has, with that id.
+    /// `ids`: the ids filed, in this order (the first of equal keys wins: earlier in `ids`), where
+    /// they are not `0..<count` (a user table whose ids are not in file order, `UserTable.order`).
+    package init(count: Int, ids: [Int32]? = nil, foldingASCIICase: Bool, shares requested: Int = Parallelism.threads,
                 key: (Int32) -> ByteView, hash: ((Int32) -> UInt64)? = nil) {
+        precondition(ids == nil || ids!.count == count, "an id for each of count")
         foldsASCIICase = foldingASCIICase
         let shareCount = max(1, min(requested, count / 4096 + 1))
+        // By position: the id filed there.
+        @inline(__always) func id(_ at: Int) -> Int32 { ids?[at] ?? Int32(at) }
         var hashes = [UInt64](repeating: 0, count: count)
         hashes.withWorkerSlots { hashes in
             forEachRange(count, parts: shareCount) { _, range in
-                for id in range { hashes[id] = hash?(Int32(id)) ?? ByteKeyTable.hash(key(Int32(id)), foldingASCIICase: foldingASCIICase) }
+                for at in range { hashes[at] = hash?(id(at)) ?? ByteKeyTable.hash(key(id(at)), foldingASCIICase: foldingASCIICase) }
             }
         }
         // Read from every core, written by none while they read.
         nonisolated(unsafe) let key = key
         var tables = [ByteKeyTable](repeating: ByteKeyTable(capacity: 0), count: shareCount)
-        var found = [[(id: Int32, first: Int32)]](repeating: [], count: shareCount)
+        var found = [[(at: Int, id: Int32, first: Int32)]](repeating: [], count: shareCount)
         hashes.withView { hashes in
             tables.withWorkerSlots { tables in
                 found.withWorkerSlots { found in
@@ -38,15 +43,15 @@ package struct ShardedKeyTable: Sendable {
                         // A share's keys vary around the mean by about its square root: 1/64 more is room enough.
                         let mean = count / shareCount
                         var table = ByteKeyTable(filling: mean + mean / 64 + 16, foldingASCIICase: foldingASCIICase)
-                        for id in 0..<count {
+                        for at in 0..<count {
                             // The slot of a key some ids ahead read into the cache now: each key's
                             // slot is a random one of millions, a cache miss per insert.
-                            let ahead = id + Self.insertAhead
+                            let ahead = at + Self.insertAhead
                             if ahead < count && Self.share(hashes[ahead], of: shareCount) == share { table.prefetch(hash: hashes[ahead]) }
-                            guard Self.share(hashes[id], of: shareCount) == share else { continue }
-                            let k = key(Int32(id))
+                            guard Self.share(hashes[at], of: shareCount) == share else { continue }
+                            let k = key(id(at))
                             guard !k.isEmpty else { continue }
-                            if let first = table.insert(k, hash: hashes[id], id: Int32(id), keyOf: key) { found[share].append((Int32(id), first)) }
+                            if let first = table.insert(k, hash: hashes[at], id: id(at), keyOf: key) { found[share].append((at, id(at), first)) }
                         }
                         tables[share] = table
                     }
@@ -54,13 +59,13 @@ package struct ShardedKeyTable: Sendable {
             }
         }
         shares = tables
-        duplicates = found.joined().sorted { $0.id < $1.id }
+        duplicates = found.joined().sorted { $0.at < $1.at }.map { ($0.id, $0.first) }
     }
 
     /// How many ids ahead an insert's slot is fetched into the cache.
     static let insertAhead = 16
 
-    /// Every id whose key an earlier id has, with that id, in id order (not filed).
+    /// Every id whose key an earlier id has, with that id, in the order filed (not filed).
     package let duplicates: [(id: Int32, first: Int32)]
 
     /// The id of the key equal to `key`, or nil.

@@ -75,11 +75,11 @@ struct MappedPool {
     }
 
     /// The pool with `more` values after it, written in place over what follows the pool in
-    /// the mapping (its zeros and the tables read by then); nil when they do not fit there or
-    /// the mapping is not writable.
-    func extended(with more: ByteView) -> ByteView? {
+    /// the mapping (its zeros and the tables read by then); nil when they do not fit in `room`
+    /// bytes there (nil: to the mapping's end) or the mapping is not writable.
+    func extended(with more: ByteView, room: Int? = nil) -> ByteView? {
         let start = start, end = start + pool.count
-        guard end + more.count <= mapping.bytes.count else { return nil }
+        guard more.count <= min(mapping.bytes.count - end, room ?? .max) else { return nil }
         mapping.bytes.copy(more, to: end)
         return mapping.view[view: start..<(end + more.count)]
     }
@@ -87,8 +87,8 @@ struct MappedPool {
     /// The pool and `more` after it: in place (`extended`), else copied a piece at a time, each
     /// piece's pages of the image let go once copied (the image and its copy never stand whole
     /// at once). The second value owns the copy.
-    func appending(_ more: ByteView) -> (ByteView, GrowingBuffer<UInt8>?) {
-        if let extended = extended(with: more) { return (extended, nil) }
+    func appending(_ more: ByteView, room: Int? = nil) -> (ByteView, GrowingBuffer<UInt8>?) {
+        if let extended = extended(with: more, room: room) { return (extended, nil) }
         let copy = GrowingBuffer<UInt8>(capacity: pool.count + more.count + 8)
         let piece = 16 << 20
         for first in Swift.stride(from: 0, to: pool.count, by: piece) {

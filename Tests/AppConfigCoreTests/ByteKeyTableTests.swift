@@ -160,6 +160,23 @@ struct ByteKeyTableTests {
         #expect(table.duplicates.first.map { [$0.id, $0.first] } == [15_000, 0])
         #expect(table.duplicates.last.map { [$0.id, $0.first] } == [20_000, 7])
     }
+
+    @Test("ids filed in a given order: the first of equal keys in that order wins, duplicates listed in it, ids left out not filed")
+    func shardedInOrder() {
+        let keys = Keys()
+        for i in 0..<20_000 { _ = keys.add("user\(i % 15_000)@example.com") }
+        // Backwards, without the ids below 100 (a table's ids of users gone).
+        let ids = (100..<20_000).reversed().map(Int32.init)
+        let table = ShardedKeyTable(count: ids.count, ids: ids, foldingASCIICase: true, shares: 3, key: keys.key)
+        func find(_ key: String) -> Int32? { Array(key.utf8).withView { table.find($0, keyOf: keys.key) } }
+        #expect(find("user14999@example.com") == 14_999)
+        #expect(find("user200@example.com") == 15_200)
+        #expect(find("user50@example.com") == 15_050)
+        #expect(find("user15000@example.com") == nil)
+        #expect(table.duplicates.count == 4_900)
+        #expect(table.duplicates.first.map { [$0.id, $0.first] } == [4_999, 19_999])
+        #expect(table.duplicates.last.map { [$0.id, $0.first] } == [100, 15_100])
+    }
 }
 
 /// Folded equality eight bytes at a time (`foldedBytesEqual`) against the byte-by-byte definition:

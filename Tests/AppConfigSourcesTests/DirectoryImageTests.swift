@@ -153,7 +153,7 @@ struct DirectoryImageTests {
                 bytes.replaceSubrange(at..<(at + 4), with: [0xFF, 0xFF, 0xFF, 0x7F])
             case "format 1":
                 // The layout before images were mapped (no padding): never read as this one.
-                #expect(bytes.starts(with: Array("appconfig-users 4 ".utf8)))
+                #expect(bytes.starts(with: Array("appconfig-users 5 ".utf8)))
                 bytes[16] = UInt8(ascii: "1")
             case "ranges not aligned":
                 // One byte less of the header's padding (or one more, where it has none), its

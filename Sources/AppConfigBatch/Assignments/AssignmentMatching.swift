@@ -244,7 +244,7 @@ struct Matcher: @unchecked Sendable {
                     }
                 }
             }
-            memberships = groups?.memberships(of: groupNames, userCount: users.count) ?? []
+            memberships = groups?.memberships(of: groupNames, userCount: users.slots) ?? []
         }
         // The users in one range per core. The values tested are fetched into the cache 16 users
         // ahead: each user's value is a line of its own in the table's pool (read without it, the
@@ -252,8 +252,10 @@ struct Matcher: @unchecked Sendable {
         let userTested = ValueTests(userTests)
         let testedVariables = Array(Set(userTests.map(\.variable)))
         let all: UInt64 = assignments.count == 64 ? .max : (1 << UInt64(assignments.count)) - 1
-        userPasses = [UInt64](unsafeUninitializedCapacity: users.count) { out, count in
-            forEachRange(users.count, parallelFrom: 65_536) { _, range in
+        // By id (`UserTable.slots`): the ids of users gone since last night (a night that read the
+        // directory's changes only) are tested too, never looked up.
+        userPasses = [UInt64](unsafeUninitializedCapacity: users.slots) { out, count in
+            forEachRange(users.slots, parallelFrom: 65_536) { _, range in
                 let patternScratch = Pattern.Scratch()
                 for u in range {
                     if u + 16 < range.upperBound { for v in testedVariables { users.prefetchValue(user: u + 16, index: v) } }
@@ -263,7 +265,7 @@ struct Matcher: @unchecked Sendable {
                     out[u] = userTested.filter(passes, scratch: patternScratch) { users.value(user: u, index: $0) }
                 }
             }
-            count = users.count
+            count = users.slots
         }
     }
 

@@ -16,6 +16,9 @@ import AppConfigCore
 /// segments, the result would hold no entry (a whole read refuses that file), or the values'
 /// pool has grown by half since the file was last read whole (the values of users replaced stay
 /// in it). More than half the segments new (another export): read whole, on every core.
+///
+/// Last night's users keep their ids, their ranges read where the image has them; the users read
+/// tonight take the ids after them, and the ids of users gone are no one's (`UserTable.order`).
 package enum IncrementalDirectory {
     /// What a night read.
     package struct Read {
@@ -138,47 +141,55 @@ package enum IncrementalDirectory {
             }
         }
         guard !clash else { return nil }
-        // Tonight's users in segment order.
+        // Tonight's users in segment order, by id: last night's keep theirs (their rows stay where
+        // the image has them, not copied), those read tonight come after them. Last night's user
+        // named by two segments (their bytes equal, matched to one) is read whole.
+        let oldSlots = image.users, slots = oldSlots + read.count
+        var userOrder: [Int32] = []
+        userOrder.reserveCapacity(segments.count)
         var segmentUsers = [Int32](repeating: -1, count: segments.count)
-        var userCount = 0
+        var taken = [UInt64](repeating: 0, count: oldSlots / 64 + 1)
         for k in 0..<segments.count where who[k] != -1 {
-            segmentUsers[k] = Int32(userCount)
-            userCount += 1
+            let id = who[k] >= 0 ? who[k] : Int32(oldSlots) + (-2 - who[k])
+            if who[k] >= 0 {
+                let (word, bit) = (Int(id) >> 6, UInt64(1) << (UInt64(id) & 63))
+                guard taken[word] & bit == 0 else { return nil }
+                taken[word] |= bit
+            }
+            segmentUsers[k] = id
+            userOrder.append(id)
         }
         // A whole read refuses a file without an entry (`directory.empty`): one kept user, or an
         // entry read tonight, says there is one; else it is read whole to tell.
-        guard userCount > 0 || (read.entries ?? 0) > 0 else { return nil }
+        guard !userOrder.isEmpty || (read.entries ?? 0) > 0 else { return nil }
 
-        // Each user's row, pointing into last night's pool with tonight's read after it, and
-        // its origin, as in `who` (for its join key's hash: the image's, or made from the value read);
-        // in parts, each counting the attributes its users have.
-        let ranges = GrowingBuffer<UInt32>(capacity: userCount * 2 * stride + 1)
-        let rows = ranges.extend(by: userCount * 2 * stride)
-        var origins = [Int32](repeating: 0, count: userCount)
-        var lines = [UInt32](repeating: 0, count: userCount)
-        var masks = [UInt32](repeating: 0, count: userCount)
+        // The rows of the users read tonight, their values' offsets moved past last night's pool,
+        // after last night's rows in the image's mapping of them.
+        var readRows = [UInt32](repeating: 0, count: read.count * 2 * stride)
+        for j in Swift.stride(from: 0, to: readRows.count, by: 2) {
+            let (offset, length) = (readRanges[j], readRanges[j + 1])
+            (readRows[j], readRows[j + 1]) = (length != .max ? offset &+ UInt32(oldPool) : offset, length)
+        }
+        guard let ranges = readRows.withView({ image.rangesAppending($0) }) else { return nil }
+
+        // Per id, the line its entry starts on tonight and the attributes it had (those of users
+        // gone stay, read by no one); in parts, each counting the attributes its users have.
+        var lines = image.lines + [UInt32](repeating: 0, count: read.count)
+        var masks = [UInt32](repeating: 0, count: slots)
+        masks.withWorkerSlots { masks in masks.copy(image.masks, to: 0) }
+        for r in 0..<read.count { masks[oldSlots + r] = readMasks[r] }
         var partCounts = [[Int]](repeating: [Int](repeating: 0, count: order.count), count: parts)
-        lines.withWorkerSlots { lines in masks.withWorkerSlots { masks in origins.withWorkerSlots { origins in partCounts.withWorkerSlots { partCounts in
+        lines.withWorkerSlots { lines in partCounts.withWorkerSlots { partCounts in
             forEachRange(segments.count, parts: parts) { part, range in
                 var counts = [Int](repeating: 0, count: order.count)
                 for k in range where segmentUsers[k] >= 0 {
-                    let n = Int(segmentUsers[k])
-                    origins[n] = who[k]
-                    let (kept, u) = who[k] >= 0 ? (true, Int(who[k])) : (false, Int(-2 - who[k]))
-                    let (from, shift): (BufferView<UInt32>, UInt32) = kept ? (image.ranges, 0) : (readRanges, UInt32(oldPool))
-                    for j in Swift.stride(from: 0, to: 2 * stride, by: 2) {
-                        let (offset, length) = (from[u * 2 * stride + j], from[u * 2 * stride + j + 1])
-                        rows[n * 2 * stride + j] = length != .max ? offset &+ shift : offset
-                        rows[n * 2 * stride + j + 1] = length
-                    }
-                    if kept {
-                        lines[n] = image.lines[u] &- old.segments.startLines[matches[k]] &+ segments.startLines[k]
-                        masks[n] = image.masks[u]
+                    let id = Int(segmentUsers[k])
+                    if id < oldSlots {
+                        lines[id] = image.lines[id] &- old.segments.startLines[matches[k]] &+ segments.startLines[k]
                     } else {
-                        lines[n] = UInt32(tonight(Int(read.lines[u])))
-                        masks[n] = readMasks[u]
+                        lines[id] = UInt32(tonight(Int(read.lines[id - oldSlots])))
                     }
-                    var bits = masks[n]
+                    var bits = masks[id]
                     while bits != 0 {
                         counts[bits.trailingZeroBitCount] += 1
                         bits &= bits - 1
@@ -186,7 +197,7 @@ package enum IncrementalDirectory {
                 }
                 partCounts[part] = counts
             }
-        } } } }
+        } }
         let counts = order.indices.map { a in partCounts.reduce(0) { $0 + $1[a] } }
 
         // The problems: each kept segment's last night's, and those read tonight, in line order.
@@ -209,15 +220,15 @@ package enum IncrementalDirectory {
         problems.sort { ($0.line, $0.order) < ($1.line, $1.order) }
 
         // The values: last night's pool, then tonight's read, in place after it in the image's
-        // mapping where they fit (written privately over what follows the pool, read by now):
-        // a copy of the pool was 200 MB of fresh pages at 1M users, most of the phase's time.
-        let (pool, copy) = image.mappedPool.appending(read.poolBytes)
+        // mapping where they fit (written privately over the ranges there: the table reads them
+        // from their own mapping; the key hashes after them are read still): a copy of the pool
+        // was 200 MB of fresh pages at 1M users, most of the phase's time.
+        let (pool, copy) = image.mappedPool.appending(read.poolBytes, room: 4 * image.ranges.count)
         // The join index filed by the kept users' hashes in the image: their keys are not read.
-        let table = UserTable(source: file, columns: map.columns, pool: pool, ranges: ranges.view, owners: [ranges] + (copy.map { [$0] } ?? []),
-                              mapping: copy == nil ? image.mapping : nil, lines: lines, problems: problems.map(\.problem),
-                              joinHash: { [origins] n in
-                                  let w = origins[Int(n)]
-                                  return w >= 0 ? image.keyHashes.join(Int(w)) : UserKeyHashes.join(of: read, Int(-2 - w))
+        let table = UserTable(source: file, columns: map.columns, pool: pool, ranges: ranges, owners: [image.rangesMapping as AnyObject?, copy].compactMap { $0 },
+                              mapping: image.mapping, lines: lines, problems: problems.map(\.problem), order: userOrder,
+                              joinHash: { id in
+                                  Int(id) < oldSlots ? image.keyHashes.join(Int(id)) : UserKeyHashes.join(of: read, Int(id) - oldSlots)
                               })
         table.joinAttribute = map.joinAttribute
         table.attributeCounts = Dictionary(uniqueKeysWithValues: zip(order, counts))

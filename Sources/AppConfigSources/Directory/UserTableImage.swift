@@ -8,13 +8,15 @@ import Foundation
 /// fingerprint, map or format, a damaged or short file) and the file is parsed as before.
 ///
 /// ```
-/// appconfig-users 4 <the header's bytes, 10 digits>
-/// {"key": ..., "users": N, "pool": BYTES, "masks": M, "segments": S, "keyHash": HEX, ...}<spaces to a multiple of 8>
+/// appconfig-users 5 <the header's bytes, 10 digits>
+/// {"key": ..., "users": N, "live": L, "pool": BYTES, "masks": M, "segments": S, "keyHash": HEX, ...}<spaces to a multiple of 8>
 /// <the values' bytes, zeros to a multiple of 8><the ranges, UInt32 each, 2 a user and column>
 /// <the key hashes, UInt64 each, 2 a user: its DN's, its join key's (`UserKeyHashes`)><the lines, UInt32 each, 1 a user>
 /// <M UInt32s: per user, the requested attributes its entry had (M is 0 or N)>
 /// <S UInt32s: per segment of the file, its first line><S UInt64s: their XXH3-64s><S Int32s: the user each became, or -1>
 /// ```
+/// N counts the table's ids (`UserTable.slots`), L its users: where they differ (a night that read
+/// only what changed kept the ids of users gone), the users are those the segments name, in their order.
 /// The masks and the segments (`LDIFSegments`) let the night after read only what changed in
 /// the file (`IncrementalDirectory`); an image without them is still a whole night's shortcut.
 /// The key hashes let the night check its DNs and file its join index without reading the values;
@@ -24,7 +26,7 @@ import Foundation
 /// so the ranges start at a multiple of 8 for their UInt32s.
 public enum UserTableImage {
     /// Bump when the LDIF reader would read the same bytes into another table, or the layout changes.
-    static let file = ImageFile(kind: "appconfig-users", format: 4)
+    static let file = ImageFile(kind: "appconfig-users", format: 5)
 
     /// What an image must have been made with: the directory file's fingerprint (`SIZE HASH`) and
     /// how the file is read (the variables kept, their attributes, the join attribute).
@@ -55,7 +57,7 @@ public enum UserTableImage {
             return o
         }
         var header: [String: Any] = [
-            "key": key, "source": table.source, "users": table.count, "pool": table.poolBytes.count + ImageFile.padding(table.poolBytes.count),
+            "key": key, "source": table.source, "users": table.slots, "live": table.count, "pool": table.poolBytes.count + ImageFile.padding(table.poolBytes.count),
             "joinAttribute": table.joinAttribute, "attributeCounts": table.attributeCounts, "problems": problems,
         ]
         if let sourceState { header["sourceState"] = sourceState }
@@ -91,9 +93,9 @@ public enum UserTableImage {
     private static func withKeyHashes(of table: UserTable, piece: Int, _ body: (BufferView<UInt64>) throws(Problem) -> Void) throws(Problem) {
         if let kept = table.keyHashes { return try body(kept.pairs) }
         let piece = max(1, piece)
-        var pairs = [UInt64](repeating: 0, count: 2 * min(piece, table.count))
-        for first in Swift.stride(from: 0, to: table.count, by: piece) {
-            let users = first..<min(first + piece, table.count)
+        var pairs = [UInt64](repeating: 0, count: 2 * min(piece, table.slots))
+        for first in Swift.stride(from: 0, to: table.slots, by: piece) {
+            let users = first..<min(first + piece, table.slots)
             pairs.withWorkerSlots { UserKeyHashes.make(table, users: users, into: $0) }
             try pairs.withView { pairs throws(Problem) in try body(pairs[view: 0..<(2 * users.count)]) }
         }
@@ -160,16 +162,36 @@ public enum UserTableImage {
         let segments: (segments: LDIFSegments, users: BufferView<UInt32>)?
         let poolAtFullRead: Int
         let keyHashes: UserKeyHashes
+        /// The users' ids in file order, where not every id is a user's (`UserTable.order`).
+        let order: [Int32]?
+        /// The ranges' own mapping of the file (`contents(writable:)`), where rows are added after
+        /// them (`rangesAppending`); nil: they lie in `mapping`.
+        let rangesMapping: MappedFile?
+        /// Where the ranges start in the file.
+        let rangesOffset: Int
 
+        /// The table's ids (`UserTable.slots`).
         var users: Int { lines.count }
 
         /// The pool where it lies in the mapping, to append to.
         var mappedPool: MappedPool { MappedPool(mapping: mapping, pool: pool) }
 
+        /// The ranges with `more` rows after them, in place in their own mapping (written privately
+        /// over the key hashes there, which `mapping` still has), nil when they do not fit there or
+        /// the ranges have no mapping of their own. Not a copy: at 10M users the ranges are 576 MB
+        /// of a night's fresh pages, a fifth of its directory phase.
+        func rangesAppending(_ more: BufferView<UInt32>) -> BufferView<UInt32>? {
+            guard let rangesMapping else { return nil }
+            let end = rangesOffset + 4 * ranges.count
+            guard end + 4 * more.count <= rangesMapping.bytes.count else { return nil }
+            rangesMapping.bytes.copy(more.bytes, to: end)
+            return BufferView<UInt32>(rangesMapping.view, at: rangesOffset, count: ranges.count + more.count)
+        }
+
         /// The table the image holds.
         func table() -> UserTable {
-            let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, mapping: mapping, lines: lines, problems: problems,
-                                  keyHashes: keyHashes)
+            let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, owners: rangesMapping.map { [$0] } ?? [], mapping: mapping,
+                                  lines: lines, problems: problems, keyHashes: keyHashes, order: order)
             table.joinAttribute = joinAttribute
             table.attributeCounts = attributeCounts
             if masks.count == users { table.attributeMasks = Array(masks) }
@@ -181,10 +203,11 @@ public enum UserTableImage {
 
     /// The image at `path`, read (nil when it is not one this program wrote whole). `writable`:
     /// mapped so that its bytes after the pool may be written over (privately: the file does
-    /// not change), for values appended to the pool in place (`IncrementalDirectory`).
+    /// not change), for values appended to the pool in place (`IncrementalDirectory`), and its
+    /// ranges mapped again on their own, for rows appended after them (`rangesAppending`).
     package static func contents(_ path: String, source: String, columns: UserColumns, writable: Bool = false) throws(FileReadError) -> Contents? {
         guard let mapped = try MappedFile(path, limit: .max, readOnly: !writable) else { return nil }
-        if writable { mapped.populateForReading() }
+        let rangesMapping = writable ? try MappedFile(path, limit: .max) : nil
         let bytes = mapped.view
         guard let (header, start) = file.header(bytes),
               let imageKey = header["key"] as? String,
@@ -193,9 +216,21 @@ public enum UserTableImage {
               let problemObjects = header["problems"] as? [[String: Any]],
               let maskCount = header["masks"] as? Int, let segmentCount = header["segments"] as? Int,
               let poolAtFullRead = header["poolAtFullRead"] as? Int, header["keyHash"] as? String == String(UserKeyHashes.probe, radix: 16),
+              let live = header["live"] as? Int, (0...users).contains(live), live == users || segmentCount > 0,
               users >= 0, pool >= 0, maskCount == 0 || maskCount == users, segmentCount >= 0, case let ranges = users * 2 * columns.stride,
               bytes.count == start + pool + 4 * ranges + 16 * users + 4 * users + 4 * maskCount + 16 * segmentCount
         else { return nil }
+        // Every page read now, in one call a mapping (a fault per page later), each page in one mapping only.
+        let rangesOffset = start + pool
+        if writable {
+            if let rangesMapping {
+                mapped.populateForReading(0..<rangesOffset)
+                mapped.populateForReading((rangesOffset + 4 * ranges)..<bytes.count)
+                rangesMapping.populateForReading(rangesOffset..<(rangesOffset + 4 * ranges))
+            } else {
+                mapped.populateForReading()
+            }
+        }
         var problems: [Problem] = []
         for o in problemObjects {
             guard let code = o["code"] as? String, let severity = (o["severity"] as? String).flatMap(Problem.Severity.init(rawValue:)),
@@ -207,7 +242,7 @@ public enum UserTableImage {
             problems.append(p)
         }
         var at = start + pool + 4 * ranges + 16 * users
-        guard let rangeView = BufferView<UInt32>(bytes, at: start + pool, count: ranges),
+        guard let rangeView = BufferView<UInt32>(rangesMapping?.view ?? bytes, at: rangesOffset, count: ranges),
               let keyHashes = BufferView<UInt64>(bytes, at: start + pool + 4 * ranges, count: 2 * users),
               let lineView = BufferView<UInt32>(bytes, at: at, count: users),
               let maskView = BufferView<UInt32>(bytes, at: at + 4 * users, count: maskCount) else { return nil }
@@ -221,6 +256,15 @@ public enum UserTableImage {
             guard owners.allSatisfy({ Int32(bitPattern: $0) >= -1 && Int32(bitPattern: $0) < Int32(clamping: users) }) else { return nil }
             segments = (LDIFSegments(startLines: Array(starts), hashes: hashes), owners)
         }
+        // Not every id a user's: the users are those the segments name, in their order.
+        var order: [Int32]?
+        if live != users, let owners = segments?.1 {
+            var named: [Int32] = []
+            named.reserveCapacity(live)
+            for owner in owners where Int32(bitPattern: owner) >= 0 { named.append(Int32(bitPattern: owner)) }
+            guard named.count == live else { return nil }
+            order = named
+        }
         // Every offset within the values: a damaged image is refused here, not read out of bounds.
         // In parts on every core (8M offsets at 1M users: a night's directory phase waited on one).
         let outside = anyRange(ranges / 2, parallelFrom: 1 << 16) { _, pairs in
@@ -229,7 +273,8 @@ public enum UserTableImage {
         guard !outside else { return nil }
         return Contents(key: imageKey, mapping: mapped, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
                         lines: Array(lineView), problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
-                        segments: segments, poolAtFullRead: poolAtFullRead, keyHashes: UserKeyHashes(pairs: keyHashes))
+                        segments: segments, poolAtFullRead: poolAtFullRead, keyHashes: UserKeyHashes(pairs: keyHashes), order: order,
+                        rangesMapping: rangesMapping, rangesOffset: rangesOffset)
     }
 
 }

@@ -112,7 +112,10 @@ public final class Fleet: @unchecked Sendable {
         var best: (name: String, matches: Int)?
         for (variable, name) in candidates where name.lowercased() != attribute.lowercased() {
             var table = ByteKeyTable(capacity: users.count, foldingASCIICase: true)
-            for u in 0..<users.count { if let v = users.value(user: u, variable), !v.isEmpty { _ = table.insert(v, id: Int32(u)) { users.value(user: Int($0), variable)! } } }
+            for position in 0..<users.count {
+                let u = users.user(at: position)
+                if let v = users.value(user: u, variable), !v.isEmpty { _ = table.insert(v, id: Int32(u)) { users.value(user: Int($0), variable)! } }
+            }
             var matches = 0
             for row in 0..<inventory.rowCount {
                 let key = inventory.value(row: row, slot: keySlot)
