@@ -78,7 +78,9 @@ struct ManifestParser {
             header.append((String(s[..<space]), String(s[s.index(after: space)...])))
             return true
         }
-        if version >= 2 && l.starts(with: "end\t".utf8) {
+        // A device line starts with 64 hex digits: its fourth byte is never the end line's tab
+        // (tested first: the generic `starts(with:)` on every line was 0.1 s of a 10M night).
+        if version >= 2 && l.count >= 4 && l[3] == 0x09 && l.starts(with: "end\t".utf8) {
             guard let end = Manifest.endLine(l, version: version) else { failure = Manifest.endLineForm(version: version); return false }
             trailer = end
             if isVersion4 { lineStarts.append(lineStart) }
