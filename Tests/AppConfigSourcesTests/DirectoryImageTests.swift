@@ -122,7 +122,7 @@ struct DirectoryImageTests {
 
     @Test("nil for another key, a damaged or short image, and no image of a table with groups", arguments: [
         "another fingerprint", "another map", "cut short", "a value out of bounds", "a header edited", "groups",
-        "format 1", "ranges not aligned", "key hashes of another hash",
+        "format 1", "ranges not aligned", "key hashes of another hash", "more users than ids",
     ])
     func refused(_ damage: String) throws {
         try withTemporaryDirectory { dir in
@@ -175,6 +175,12 @@ struct DirectoryImageTests {
                 let probe = Array("\"keyHash\":\"".utf8)
                 let at = try #require((0..<(bytes.count - probe.count)).first { Array(bytes[$0..<($0 + probe.count)]) == probe }) + probe.count
                 bytes[at] = bytes[at] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
+            case "more users than ids":
+                // `live` past `users` (its digits all nines, the header's length kept).
+                let field = Array("\"live\":".utf8)
+                var at = try #require((0..<(bytes.count - field.count)).first { Array(bytes[$0..<($0 + field.count)]) == field }) + field.count
+                #expect(String(decoding: bytes[at..<(at + 4)], as: UTF8.self).hasPrefix("\(table.count)"))
+                while (0x30...0x39).contains(bytes[at]) { bytes[at] = UInt8(ascii: "9"); at += 1 }
             default:
                 let header = try #require(bytes.firstIndex(of: UInt8(ascii: "{")))
                 bytes[header + 2] ^= 0x20

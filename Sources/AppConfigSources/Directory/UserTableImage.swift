@@ -216,8 +216,9 @@ public enum UserTableImage {
               let problemObjects = header["problems"] as? [[String: Any]],
               let maskCount = header["masks"] as? Int, let segmentCount = header["segments"] as? Int,
               let poolAtFullRead = header["poolAtFullRead"] as? Int, header["keyHash"] as? String == String(UserKeyHashes.probe, radix: 16),
-              let live = header["live"] as? Int, (0...users).contains(live), live == users || segmentCount > 0,
+              let live = header["live"] as? Int,
               users >= 0, pool >= 0, maskCount == 0 || maskCount == users, segmentCount >= 0, case let ranges = users * 2 * columns.stride,
+              live >= 0, live <= users, live == users || segmentCount > 0,
               bytes.count == start + pool + 4 * ranges + 16 * users + 4 * users + 4 * maskCount + 16 * segmentCount
         else { return nil }
         // Every page read now, in one call a mapping (a fault per page later), each page in one mapping only.
