@@ -40,20 +40,7 @@ public struct LDIFSegments: Sendable, Equatable {
     /// The segments of `bytes` (tests, and text held whole), found and hashed in `parts` parts,
     /// one per core (the parts split where a segment ends).
     package static func scan(_ bytes: ByteView, parts: Int = Parallelism.threads) -> LDIFSegments {
-        let n = bytes.count
-        guard n > 0 else { return LDIFSegments() }
-        var splits = [0]
-        for p in 1..<max(1, parts) {
-            if let start = nextSegmentStart(bytes, from: max(splits.last! + 1, n * p / parts)) { splits.append(start) }
-        }
-        splits.append(n)
-        var pieces = [Piece](repeating: Piece(), count: splits.count - 1)
-        pieces.withWorkerSlots { pieces in
-            Parallelism.concurrentPerform(iterations: splits.count - 1) { p in
-                pieces[p].scan(bytes[view: splits[p]..<splits[p + 1]], at: splits[p])
-            }
-        }
-        return joined(pieces)
+        scan(bytes, parts: parts, window: .max / 4, mapping: nil)
     }
 
     /// The segments of the file at `path`, in windows of about `window` bytes (a few megabytes of
@@ -63,7 +50,7 @@ public struct LDIFSegments: Sendable, Equatable {
     /// window into a buffer was a third of the scan (10M users, 4.2 GB: 1.0 of 2.8 CPU-s).
     package static func scan(file path: String, parts: Int = Parallelism.threads, window: Int = 4 << 20, mapped: Bool = true) throws(FileReadError) -> LDIFSegments {
         if mapped, let mapping = try MappedFile(path, limit: Int.max) {
-            let segments = scan(mapping, parts: mapping.bytes.count >= 8 << 20 ? parts : 1, window: window)
+            let segments = scan(mapping.view, parts: mapping.bytes.count >= 8 << 20 ? parts : 1, window: window, mapping: mapping)
             mapping.unmap()
             if let change = mapping.change() { throw change }
             return segments
@@ -91,12 +78,14 @@ public struct LDIFSegments: Sendable, Equatable {
         return joined(pieces)
     }
 
-    /// The segments of a mapped file, each part a window at a time: cut where the last segment in
-    /// it starts (grown while none does), hashed, and its pages let go (the file's cached pages
-    /// stay; mapped whole and kept, they counted as the process's memory, the file's size). The
-    /// next window is asked for meanwhile: read from the disk while this one is hashed.
-    private static func scan(_ mapping: MappedFile, parts: Int, window: Int) -> LDIFSegments {
-        let bytes = mapping.view, n = bytes.count
+    /// The segments of `bytes` in `parts` parts, each a window at a time: cut where the last
+    /// segment in it starts (grown while none does) and hashed. From a file's `mapping`, each
+    /// window's pages are let go once hashed (the file's cached pages stay; mapped whole and
+    /// kept, they counted as the process's memory, the file's size), and the next window is asked
+    /// for meanwhile: read from the disk while this one is hashed.
+    private static func scan(_ bytes: ByteView, parts: Int, window: Int, mapping: MappedFile?) -> LDIFSegments {
+        let n = bytes.count
+        guard n > 0 else { return LDIFSegments() }
         var splits = [0]
         for p in 1..<max(1, parts) {
             if let start = nextSegmentStart(bytes, from: max(splits.last! + 1, n * p / parts)) { splits.append(start) }
@@ -115,9 +104,9 @@ public struct LDIFSegments: Sendable, Equatable {
                         guard let last = lastSegmentStart(bytes[view: at..<(at + size)]) else { size *= 2; continue }
                         cut = at + last
                     }
-                    mapping.willNeed(cut..<min(end, cut + size))
+                    mapping?.willNeed(cut..<min(end, cut + size))
                     pieces[p].scan(bytes[view: at..<cut], at: at)
-                    mapping.release(at..<cut)
+                    mapping?.release(at..<cut)
                     at = cut
                 }
             }
