@@ -62,20 +62,12 @@ package final class MappedFile: @unchecked Sendable {
     /// is done with too (its first page is let go whole, its last only if the range fills it):
     /// they no longer count as the process's memory; the file's cached pages stay. Read again,
     /// they would be the file's bytes as they are then.
-    package func release(_ range: Range<Int>) {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = range.lowerBound / page * page, end = min(range.upperBound, bytes.count) / page * page
-        if end > start { madvise(bytes.buffer.baseAddress! + start, end - start, MADV_DONTNEED) }
-    }
+    package func release(_ range: Range<Int>) { advise(range, MADV_DONTNEED, wholePagesOnly: true) }
 
     /// Asks the kernel to start reading the pages of `range` from the disk, for a window read
     /// next (`MADV_WILLNEED`): a file not in the page cache is otherwise read as its pages fault,
     /// a little ahead of each.
-    package func willNeed(_ range: Range<Int>) {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = range.lowerBound / page * page, end = min(range.upperBound, bytes.count)
-        if end > start { madvise(bytes.buffer.baseAddress! + start, end - start, MADV_WILLNEED) }
-    }
+    package func willNeed(_ range: Range<Int>) { advise(range, MADV_WILLNEED) }
 
     /// Maps the pages of a writable mapping for reading, all at once, without copying them (a
     /// writable private mapping populated at `mmap` would copy every page): a fault per page
@@ -84,11 +76,17 @@ package final class MappedFile: @unchecked Sendable {
     /// `range`: only those bytes' pages.
     package func populateForReading(_ range: Range<Int>? = nil) {
         #if os(Linux)
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let range = range ?? 0..<bytes.count
-        let start = range.lowerBound / page * page, end = min(range.upperBound, bytes.count)
-        if end > start { _ = madvise(bytes.buffer.baseAddress! + start, end - start, 22) }  // MADV_POPULATE_READ
+        advise(range ?? 0..<bytes.count, 22)  // MADV_POPULATE_READ
         #endif
+    }
+
+    /// `advice` for the pages of `range`: from the page its first byte is on, to its end (or,
+    /// `wholePagesOnly`, to the last page it fills), within the mapping.
+    private func advise(_ range: Range<Int>, _ advice: Int32, wholePagesOnly: Bool = false) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = range.lowerBound / page * page, upper = min(range.upperBound, bytes.count)
+        let end = wholePagesOnly ? upper / page * page : upper
+        if end > start { _ = madvise(bytes.buffer.baseAddress! + start, end - start, advice) }
     }
 
     /// Lets the pages go (they no longer count as the process's memory) and keeps the file open,

@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 
 /// A `ByteKeyTable` cut into shares by hash, each filled on a core of its own: equal keys have
-/// equal hashes, so they meet in one share, and each share files its keys in id order, so the
-/// first of equal keys wins as in one table (one table filled with every key was a cache miss per
+/// equal hashes, so they meet in one share, and each share files its keys in the order given (id
+/// order, unless `ids` says otherwise), so the first of equal keys wins as in one table (one table filled with every key was a cache miss per
 /// key on one core while the others waited).
 package struct ShardedKeyTable: Sendable {
     @usableFromInline var shares: [ByteKeyTable]
@@ -35,7 +35,8 @@ package struct ShardedKeyTable: Sendable {
         // Read from every core, written by none while they read.
         nonisolated(unsafe) let key = key
         var tables = [ByteKeyTable](repeating: ByteKeyTable(capacity: 0), count: shareCount)
-        var found = [[(at: Int, id: Int32, first: Int32)]](repeating: [], count: shareCount)
+        // Per share, each duplicate's position and the id its key was filed under first.
+        var found = [[(at: Int, first: Int32)]](repeating: [], count: shareCount)
         hashes.withView { hashes in
             tables.withWorkerSlots { tables in
                 found.withWorkerSlots { found in
@@ -51,7 +52,7 @@ package struct ShardedKeyTable: Sendable {
                             guard Self.share(hashes[at], of: shareCount) == share else { continue }
                             let k = key(id(at))
                             guard !k.isEmpty else { continue }
-                            if let first = table.insert(k, hash: hashes[at], id: id(at), keyOf: key) { found[share].append((at, id(at), first)) }
+                            if let first = table.insert(k, hash: hashes[at], id: id(at), keyOf: key) { found[share].append((at, first)) }
                         }
                         tables[share] = table
                     }
@@ -59,7 +60,7 @@ package struct ShardedKeyTable: Sendable {
             }
         }
         shares = tables
-        duplicates = found.joined().sorted { $0.at < $1.at }.map { ($0.id, $0.first) }
+        duplicates = found.joined().sorted { $0.at < $1.at }.map { (id($0.at), $0.first) }
     }
 
     /// How many ids ahead an insert's slot is fetched into the cache.

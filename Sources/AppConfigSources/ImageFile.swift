@@ -59,7 +59,8 @@ struct ImageFile {
 }
 
 /// An image's values, read where they lie in its mapping, to which a night appends the values it
-/// read (valid while `mapping` is).
+/// read (valid while `mapping` is); also the users image's ranges, in a mapping of their own, to
+/// which it appends the rows of the users it read (`UserTableImage.Contents.rangesAppending`).
 struct MappedPool {
     let mapping: MappedFile
     let pool: ByteView

@@ -144,7 +144,7 @@ package enum IncrementalDirectory {
         // Tonight's users in segment order, by id: last night's keep theirs (their rows stay where
         // the image has them, not copied), those read tonight come after them. Last night's user
         // named by two segments (their bytes equal, matched to one) is read whole.
-        let oldSlots = image.users, slots = oldSlots + read.count
+        let oldSlots = image.users
         var userOrder: [Int32] = []
         userOrder.reserveCapacity(segments.count)
         var segmentUsers = [Int32](repeating: -1, count: segments.count)
@@ -175,9 +175,7 @@ package enum IncrementalDirectory {
         // Per id, the line its entry starts on tonight and the attributes it had (those of users
         // gone stay, read by no one); in parts, each counting the attributes its users have.
         var lines = image.lines + [UInt32](repeating: 0, count: read.count)
-        var masks = [UInt32](repeating: 0, count: slots)
-        masks.withWorkerSlots { masks in masks.copy(image.masks, to: 0) }
-        for r in 0..<read.count { masks[oldSlots + r] = readMasks[r] }
+        let masks = Array(image.masks) + readMasks
         var partCounts = [[Int]](repeating: [Int](repeating: 0, count: order.count), count: parts)
         lines.withWorkerSlots { lines in partCounts.withWorkerSlots { partCounts in
             forEachRange(segments.count, parts: parts) { part, range in

@@ -167,8 +167,6 @@ public enum UserTableImage {
         /// The ranges' own mapping of the file (`contents(writable:)`), where rows are added after
         /// them (`rangesAppending`); nil: they lie in `mapping`.
         let rangesMapping: MappedFile?
-        /// Where the ranges start in the file.
-        let rangesOffset: Int
 
         /// The table's ids (`UserTable.slots`).
         var users: Int { lines.count }
@@ -181,11 +179,8 @@ public enum UserTableImage {
         /// the ranges have no mapping of their own. Not a copy: at 10M users the ranges are 576 MB
         /// of a night's fresh pages, a fifth of its directory phase.
         func rangesAppending(_ more: BufferView<UInt32>) -> BufferView<UInt32>? {
-            guard let rangesMapping else { return nil }
-            let end = rangesOffset + 4 * ranges.count
-            guard end + 4 * more.count <= rangesMapping.bytes.count else { return nil }
-            rangesMapping.bytes.copy(more.bytes, to: end)
-            return BufferView<UInt32>(rangesMapping.view, at: rangesOffset, count: ranges.count + more.count)
+            guard let rangesMapping, let extended = MappedPool(mapping: rangesMapping, pool: ranges.bytes).extended(with: more.bytes) else { return nil }
+            return BufferView<UInt32>(extended, at: 0, count: ranges.count + more.count)
         }
 
         /// The table the image holds.
@@ -275,7 +270,7 @@ public enum UserTableImage {
         return Contents(key: imageKey, mapping: mapped, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
                         lines: Array(lineView), problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
                         segments: segments, poolAtFullRead: poolAtFullRead, keyHashes: UserKeyHashes(pairs: keyHashes), order: order,
-                        rangesMapping: rangesMapping, rangesOffset: rangesOffset)
+                        rangesMapping: rangesMapping)
     }
 
 }
