@@ -49,6 +49,10 @@ struct IncrementalInventoryTests {
         ("a changed row ends in CRLF", { r in var r = r; let d = devices(r)[70]; r[d] = r[d].replacingOccurrences(of: "Technician", with: "Manager") + "\r"; return r }, true),
         ("every third row changed (out of step: the look-ahead)", { r in r.enumerated().map { $0.offset % 3 == 1 && !$0.element.isEmpty ? $0.element.replacingOccurrences(of: "Technician", with: "Lead") : $0.element } }, true),
         ("a block of rows moved to the end (out of step: the table)", { r in Array(r[0..<100]) + Array(r[400...]) + Array(r[100..<400]) }, true),
+        ("a kept row given twice, out of step (the table matches both copies to one row; the whole read refuses the second)", { r in
+            Array(r[0..<100]) + Array(r[400...]) + Array(r[100..<400]) + [r[devices(r)[250]]]
+        }, false),
+        ("a kept row given twice in a row (the second read tonight: its key is a kept row's)", { r in var r = r; r.insert(r[devices(r)[250]], at: devices(r)[250]); return r }, false),
         ("two rows swapped", { r in var r = r; r.swapAt(devices(r)[3], devices(r)[4]); return r }, true),
         ("the last row without its line break", { r in var r = r; r[r.count - 1] = r[r.count - 1].replacingOccurrences(of: "Technician", with: "Manager"); return r }, true),
         ("a changed row takes a kept row's device key (the whole read refuses it)", { r in
