@@ -12,16 +12,13 @@ extension BatchRenderer {
             for i in 0..<8 { p = p << 8 | UInt64(i < key.count ? key[i] : 0) }
             return p
         }
-        let n = rows.count
-        var keyed = [PrefixSort.Record](repeating: (0, 0), count: n)
-        keyed.withWorkerSlots { keyed in
-            forEachRange(n, parts: n >= 65_536 ? max(1, options.jobs) : 1) { _, range in
-                for i in range { keyed[i] = (prefix(inventory.value(row: Int(rows[i]), slot: slot)), rows[i]) }
-            }
+        let parts = max(1, options.jobs)
+        var keyed = [PrefixSort.Record](count: rows.count, parts: parts) { range, keyed in
+            for i in range { keyed[i] = (prefix(inventory.value(row: Int(rows[i]), slot: slot)), rows[i]) }
         }
-        PrefixSort.sort(&keyed) { a, b in
+        PrefixSort.sort(&keyed, parts: parts) { a, b in
             inventory.value(row: Int(a.row), slot: slot).precedes(inventory.value(row: Int(b.row), slot: slot))
         }
-        return keyed.map(\.row)
+        return keyed.withView { keyed in [Int32](count: keyed.count, parts: parts) { range, rows in for i in range { rows[i] = keyed[i].row } } }
     }
 }

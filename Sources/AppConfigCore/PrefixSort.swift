@@ -15,7 +15,8 @@ package enum PrefixSort {
         let n = records.count
         guard n > 1 else { return }
         let parts = n >= 1 << 15 ? max(1, min(parts, 16)) : 1
-        var other = [Record](repeating: (0, 0), count: n)
+        // Every slot written by the first pass before any is read (none read when no byte varies).
+        var other = [Record](unsafeUninitializedCapacity: n) { _, initialized in initialized = n }
         // Which bytes differ among the prefixes: a pass for each of those only.
         var all: UInt64 = ~0, any: UInt64 = 0
         for r in records {

@@ -83,6 +83,21 @@ package func withTemporarySlots<T: BitwiseCopyable, R>(count: Int, repeating val
     }
 }
 
+extension Array where Element: BitwiseCopyable {
+    /// `count` elements written by the workers of one pass (`forEachRange`), each every slot of
+    /// its range: a large array's pages are first touched, and zeroed by the kernel, on every
+    /// core at once. Made with `repeating:` first, one core zeroed them while the others waited:
+    /// a second of a 10M night's key order.
+    package init(count: Int, parts: Int = Parallelism.threads, parallelFrom: Int = 1 << 16,
+                 fillingEach body: (_ range: Range<Int>, _ slots: WorkerSlots<Element>) -> Void) {
+        self.init(unsafeUninitializedCapacity: count) { buffer, initialized in
+            let slots = WorkerSlots(buffer)
+            forEachRange(count, parts: parts, parallelFrom: parallelFrom) { _, range in body(range, slots) }
+            initialized = count
+        }
+    }
+}
+
 extension Array {
     /// The array's elements as slots for the workers of one parallel pass, for the length of `body`.
     @inlinable

@@ -39,7 +39,8 @@ struct Generation {
         changes = previous.map { ChangeSet(previous: $0, fleet: fleet, order: result.order, digests: result.digests, matched: result.previousEntries,
                                            removeMissing: policy.removeMissing,
                                            removalExtension: sink.writesRemovalFiles ? sink.pathExtension : nil) }
-        entries = Self.entries(result, changes, previous)
+        entries = Self.entries(order: result.order, variants: result.variants, rendered: { result.digests[$0] != nil },
+                               carried: changes?.carried ?? [:], missing: changes?.missing ?? [])
     }
 
     /// Hands `body` the entries and the device keys, as views read with no reference counting.
@@ -64,7 +65,7 @@ struct Generation {
     /// from tonight's inputs (`row` -1).
     /// Its digests are read where they are (`digest(of:)`, `inputs(of:)`): copied into each entry
     /// they were half a gigabyte at 10M devices, beside the render's own.
-    private typealias Entry = (row: Int32, carried: Bool, variant: UInt16, source: Int32)
+    typealias Entry = (row: Int32, carried: Bool, variant: UInt16, source: Int32)
 
     /// An entry's output digest: tonight's at its position, or its previous manifest line's.
     @inline(__always)
@@ -82,25 +83,53 @@ struct Generation {
 
     /// The new manifest's devices in key order: tonight's, and the previous generation's that
     /// tonight failed or lacks (kept: removal is never implicit).
-    private static func entries(_ result: BatchResult, _ changes: ChangeSet?, _ previous: Manifest?) -> [Entry] {
-        var entries: [Entry] = []
-        entries.reserveCapacity(result.order.count + (changes?.missing.count ?? 0))
-        var missing = (changes?.missing ?? [])[...]
-        // With each its variant, read here in order (by row, in key order, a cache miss per line).
-        for (position, (row, digest)) in zip(result.order, result.digests).enumerated() {
-            while let m = missing.first, m.before == position {
-                entries.append((-1, true, 0, Int32(m.previous)))
-                missing.removeFirst()
+    /// `rendered`: whether the device at a position was (else it has an entry only if `carried`).
+    static func entries(order: [Int32], variants: [UInt16], rendered: (Int) -> Bool, carried: [Int: Int],
+                        missing: [(before: Int, previous: Int)], parts: Int = Parallelism.threads) -> [Entry] {
+        let n = order.count
+        // In parts on every core, each writing from where its entries would start if none before
+        // it were dropped (a device that failed with nothing to carry), then moved down to where
+        // the parts before it end: one core made 10M entries into fresh pages while the other
+        // waited. A part has its positions and the devices missing before them (the last, those
+        // after every position).
+        let parts = max(1, min(parts, n))
+        let befores = missing.map(\.before)
+        let firstMissing = (0...parts).map { p in p == parts ? missing.count : befores.count(below: n * p / parts) }
+        return [Entry](unsafeUninitializedCapacity: n + missing.count) { out, initialized in
+            let out = WorkerSlots(out)
+            var written = [Int](repeating: 0, count: parts)
+            written.withWorkerSlots { written in
+                forEachRange(n, parts: parts) { p, positions in
+                    var (at, m) = (positions.lowerBound + firstMissing[p], firstMissing[p])
+                    func missingOnes(before end: Int) {
+                        while m < firstMissing[p + 1] && missing[m].before < end {
+                            out[at] = (-1, true, 0, Int32(missing[m].previous))
+                            (at, m) = (at + 1, m + 1)
+                        }
+                    }
+                    // Read in order: by row, in key order, a cache miss per line.
+                    for position in positions {
+                        missingOnes(before: position + 1)
+                        let row = order[position], variant = variants.isEmpty ? 0 : variants[position]
+                        if rendered(position) {
+                            out[at] = (row, false, variant, Int32(position))
+                            at += 1
+                        } else if let index = carried[position] {
+                            out[at] = (row, true, variant, Int32(index))
+                            at += 1
+                        }
+                    }
+                    missingOnes(before: .max)
+                    written[p] = at - positions.lowerBound - firstMissing[p]
+                }
             }
-            let variant = result.variants.isEmpty ? 0 : result.variants[position]
-            if digest != nil {
-                entries.append((row, false, variant, Int32(position)))
-            } else if let index = changes?.carried[position] {
-                entries.append((row, true, variant, Int32(index)))
+            var end = written[0]
+            for p in 1..<parts {
+                out.move(from: n * p / parts + firstMissing[p], to: end, count: written[p])
+                end += written[p]
             }
+            initialized = end
         }
-        for m in missing { entries.append((-1, true, 0, Int32(m.previous))) }
-        return entries
     }
 
     /// Why this run must not be published, or nil.

@@ -153,6 +153,10 @@ struct RenderCommand: ParsableCommand {
         }
         printSummary(summary, job: job, seconds: monotonicSeconds() - started)
         let status = summary.exitStatus == ExitStatus.partial ? Int32(settings.console.partialExit ?? Int(ExitStatus.partial)) : summary.exitStatus
+        // Everything is written: a process ends here, and the kernel takes its memory back whole.
+        // Freed object by object, a 10M fleet's summary (its 500k problems) took a fifth of a
+        // second of one core after the output was published. `exit` flushes standard output.
+        if console.isProcess { Foundation.exit(status) }
         if status != ExitStatus.ok { throw ExitCode(status) }
     }
 

@@ -114,7 +114,7 @@ package enum IncrementalDirectory {
         // Per segment tonight, who it becomes: last night's user kept (its index there), a user
         // read tonight (`-2 - index`), or nobody (-1). In parts on every core: the check of the
         // kept users' DNs reads every one (one core, it was a fifth of the phase at 1M users).
-        var who = [Int32](repeating: -1, count: segments.count)
+        var who = [Int32](count: segments.count) { range, who in who[slots: range].fill(with: -1) }
         let parts = max(1, parts)
         let clash = who.withWorkerSlots { who in
             anyRange(segments.count, parts: parts) { _, range in
@@ -147,7 +147,7 @@ package enum IncrementalDirectory {
         let oldSlots = image.users
         var userOrder: [Int32] = []
         userOrder.reserveCapacity(segments.count)
-        var segmentUsers = [Int32](repeating: -1, count: segments.count)
+        var segmentUsers = [Int32](count: segments.count) { range, users in users[slots: range].fill(with: -1) }
         var taken = [UInt64](repeating: 0, count: oldSlots / 64 + 1)
         for k in 0..<segments.count where who[k] != -1 {
             let id = who[k] >= 0 ? who[k] : Int32(oldSlots) + (-2 - who[k])
@@ -174,8 +174,12 @@ package enum IncrementalDirectory {
 
         // Per id, the line its entry starts on tonight and the attributes it had (those of users
         // gone stay, read by no one); in parts, each counting the attributes its users have.
-        var lines = image.lines + [UInt32](repeating: 0, count: read.count)
-        let masks = Array(image.masks) + readMasks
+        // Made on every core, where their pages are first touched (one core zeroing 10M ids'
+        // pages held the other).
+        var lines = [UInt32](count: oldSlots + read.count) { range, lines in for id in range { lines[id] = id < oldSlots ? image.lines[id] : 0 } }
+        let masks = readMasks.withView { readMasks in
+            [UInt32](count: oldSlots + read.count) { range, masks in for id in range { masks[id] = id < oldSlots ? image.masks[id] : readMasks[id - oldSlots] } }
+        }
         var partCounts = [[Int]](repeating: [Int](repeating: 0, count: order.count), count: parts)
         lines.withWorkerSlots { lines in partCounts.withWorkerSlots { partCounts in
             forEachRange(segments.count, parts: parts) { part, range in
@@ -200,14 +204,18 @@ package enum IncrementalDirectory {
 
         // The problems: each kept segment's last night's, and those read tonight, in line order.
         var problems: [(line: Int, order: Int, problem: Problem)] = []
-        var newOf = [Int](repeating: -1, count: old.segments.count)
-        for (k, m) in matches.enumerated() where m >= 0 { newOf[m] = k }
+        // Per segment of last night, where it is tonight: wanted only for last night's problems.
+        var newOf: [Int32] = []
+        if !image.problems.isEmpty {
+            newOf = [Int32](count: old.segments.count) { range, newOf in newOf[slots: range].fill(with: -1) }
+            for (k, m) in matches.enumerated() where m >= 0 { newOf[m] = Int32(k) }
+        }
         for p in image.problems {
             var p = p
             guard p.location.line > 0 else { problems.append((0, problems.count, p)); continue }
             let s = old.segments.segment(ofLine: p.location.line)
             guard newOf[s] >= 0 else { continue }  // its segment is gone or read again tonight
-            p.location.line = p.location.line - Int(old.segments.startLines[s]) + Int(segments.startLines[newOf[s]])
+            p.location.line = p.location.line - Int(old.segments.startLines[s]) + Int(segments.startLines[Int(newOf[s])])
             problems.append((p.location.line, problems.count, p))
         }
         for p in read.readProblems {

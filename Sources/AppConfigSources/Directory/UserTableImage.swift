@@ -152,7 +152,7 @@ public enum UserTableImage {
         let columns: UserColumns
         let pool: ByteView
         let ranges: BufferView<UInt32>
-        let lines: [UInt32]
+        let lines: BufferView<UInt32>
         let problems: [Problem]
         let joinAttribute: String
         let attributeCounts: [String: Int]
@@ -186,7 +186,7 @@ public enum UserTableImage {
         /// The table the image holds.
         func table() -> UserTable {
             let table = UserTable(source: source, columns: columns, pool: pool, ranges: ranges, owners: rangesMapping.map { [$0] } ?? [], mapping: mapping,
-                                  lines: lines, problems: problems, keyHashes: keyHashes, order: order)
+                                  lines: Array(lines), problems: problems, keyHashes: keyHashes, order: order)
             table.joinAttribute = joinAttribute
             table.attributeCounts = attributeCounts
             if masks.count == users { table.attributeMasks = Array(masks) }
@@ -268,7 +268,7 @@ public enum UserTableImage {
         }
         guard !outside else { return nil }
         return Contents(key: imageKey, mapping: mapped, source: source, columns: columns, pool: bytes[view: start..<(start + pool)], ranges: rangeView,
-                        lines: Array(lineView), problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
+                        lines: lineView, problems: problems, joinAttribute: joinAttribute, attributeCounts: counts, masks: maskView,
                         segments: segments, poolAtFullRead: poolAtFullRead, keyHashes: UserKeyHashes(pairs: keyHashes), order: order,
                         rangesMapping: rangesMapping)
     }
