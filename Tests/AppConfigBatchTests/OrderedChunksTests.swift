@@ -51,13 +51,17 @@ struct OrderedChunksTests {
         let order = OrderedChunks((), limit: 2) { _, _ throws(Problem) in }
         let released = Atomic<Bool>(false)
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
+        // A thread of its own: on the global queue, with the suite's other tests holding every
+        // worker of the pool, the block could start only after the wait below had timed out.
+        group.enter()
+        Thread.detachNewThread {
             var chunk: [UInt8] = []
             for i in 1...3 {
                 chunk = [UInt8(i)]
                 do throws(Problem) { try order.finish(i, &chunk) } catch { break }
             }
             released.store(true, ordering: .relaxed)
+            group.leave()
         }
         usleep(100_000)
         let waiting = !released.load(ordering: .relaxed)
