@@ -99,7 +99,7 @@ public final class BatchRenderer: @unchecked Sendable {
         let variants = assignments.variants(ofRows: rows)
         let digests = DigestSlots(count: rows.count)
         let digestsInputs = self.digestsInputs
-        var inputDigests = digestsInputs ? [UInt64](count: rows.count) { range, d in d[slots: range].fill(with: InputDigest.none) } : []
+        var inputDigests = digestsInputs ? [UInt64](repeating: InputDigest.none, count: rows.count, parts: options.jobs) : []
         let carry = digestsInputs && carryingUnchanged ? previous : nil
         precondition(sink.changedOnlyManifest.map { $0 === previous } ?? true, "one previous manifest a night: the sink compares with it")
         // Each device's entry in last night's manifest, found by one merge in key order.
@@ -199,7 +199,7 @@ public final class BatchRenderer: @unchecked Sendable {
     /// digest is not last night's.
     private func inputDigestsInRowOrder(workers: [Worker]) -> [UInt64] {
         let variants = assignments.variants(ofRows: rows)
-        var digests = [UInt64](count: fleet.inventory.rowCount) { range, d in d[slots: range].fill(with: InputDigest.none) }
+        var digests = [UInt64](repeating: InputDigest.none, count: fleet.inventory.rowCount, parts: workers.count)
         digests.withWorkerSlots { digests in
             forEachRange(rows.count, parts: workers.count, parallelFrom: 4096) { part, range in
                 let worker = workers[part]

@@ -17,25 +17,13 @@ package final class BufferArena: @unchecked Sendable {
     /// A copy of `values` in the arena, to read (valid while the arena is).
     package func view<T: BitwiseCopyable>(_ values: [T]) -> BufferView<T> { BufferView(UnsafeBufferPointer(table(values))) }
 
-    /// A table of `count` copies of `value`: in each part the first written, then the written ones
-    /// copied after themselves, doubling (a call the optimizer left generic copied each value
-    /// through the type's value witness, a call per byte of a byte table). A large table is filled
-    /// on every core, where its pages are first touched and zeroed by the kernel: one core filling
-    /// a 10M fleet's digest slots (340 MB) was a third of a second, the other idle.
+    /// A table of `count` copies of `value` (`WorkerSlots.fillDoubling`). A large table is filled
+    /// in parts on every core, where its pages are first touched and zeroed by the kernel: one
+    /// core filling a 10M fleet's digest slots (340 MB) was a third of a second, the other idle.
     package func table<T: BitwiseCopyable>(count: Int, repeating value: T) -> UnsafeMutableBufferPointer<T> {
         let b = UnsafeMutableBufferPointer(rebasing: allocate(T.self, count: count)[0..<count])
         let slots = WorkerSlots(b)
-        func fill(_ range: Range<Int>) {
-            guard let base = slots[slots: range].buffer.baseAddress, !range.isEmpty else { return }
-            base.initialize(to: value)
-            var filled = 1
-            while filled < range.count {
-                let n = min(filled, range.count - filled)
-                UnsafeMutableRawPointer(base + filled).copyMemory(from: base, byteCount: n * MemoryLayout<T>.stride)
-                filled += n
-            }
-        }
-        if count < 1 << 16 { fill(0..<count) } else { forEachRange(count) { _, range in fill(range) } }
+        if count < 1 << 16 { slots.fillDoubling(with: value) } else { forEachRange(count) { _, range in slots[slots: range].fillDoubling(with: value) } }
         return b
     }
 

@@ -83,6 +83,22 @@ package func withTemporarySlots<T: BitwiseCopyable, R>(count: Int, repeating val
     }
 }
 
+extension WorkerSlots where T: BitwiseCopyable {
+    /// Every slot set to `value`: the first written, then the written ones copied after
+    /// themselves, doubling (left generic, `update(repeating:)` copied each value through the
+    /// type's value witness, a call per byte of a byte table).
+    package func fillDoubling(with value: T) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        base.initialize(to: value)
+        var filled = 1
+        while filled < buffer.count {
+            let n = min(filled, buffer.count - filled)
+            UnsafeMutableRawPointer(base + filled).copyMemory(from: base, byteCount: n * MemoryLayout<T>.stride)
+            filled += n
+        }
+    }
+}
+
 extension Array where Element: BitwiseCopyable {
     /// `count` elements written by the workers of one pass (`forEachRange`), each every slot of
     /// its range: a large array's pages are first touched, and zeroed by the kernel, on every
@@ -95,6 +111,11 @@ extension Array where Element: BitwiseCopyable {
             forEachRange(count, parts: parts, parallelFrom: parallelFrom) { _, range in body(range, slots) }
             initialized = count
         }
+    }
+
+    /// `count` copies of `value`, written in `parts` on as many cores (as `init(count:fillingEach:)`).
+    package init(repeating value: Element, count: Int, parts: Int) {
+        self.init(count: count, parts: parts) { range, slots in slots[slots: range].fillDoubling(with: value) }
     }
 }
 

@@ -114,7 +114,7 @@ package enum IncrementalDirectory {
         // Per segment tonight, who it becomes: last night's user kept (its index there), a user
         // read tonight (`-2 - index`), or nobody (-1). In parts on every core: the check of the
         // kept users' DNs reads every one (one core, it was a fifth of the phase at 1M users).
-        var who = [Int32](count: segments.count) { range, who in who[slots: range].fill(with: -1) }
+        var who = [Int32](repeating: -1, count: segments.count, parts: parts)
         let parts = max(1, parts)
         let clash = who.withWorkerSlots { who in
             anyRange(segments.count, parts: parts) { _, range in
@@ -147,7 +147,7 @@ package enum IncrementalDirectory {
         let oldSlots = image.users
         var userOrder: [Int32] = []
         userOrder.reserveCapacity(segments.count)
-        var segmentUsers = [Int32](count: segments.count) { range, users in users[slots: range].fill(with: -1) }
+        var segmentUsers = [Int32](repeating: -1, count: segments.count, parts: parts)
         var taken = [UInt64](repeating: 0, count: oldSlots / 64 + 1)
         for k in 0..<segments.count where who[k] != -1 {
             let id = who[k] >= 0 ? who[k] : Int32(oldSlots) + (-2 - who[k])
@@ -207,7 +207,7 @@ package enum IncrementalDirectory {
         // Per segment of last night, where it is tonight: wanted only for last night's problems.
         var newOf: [Int32] = []
         if !image.problems.isEmpty {
-            newOf = [Int32](count: old.segments.count) { range, newOf in newOf[slots: range].fill(with: -1) }
+            newOf = [Int32](repeating: -1, count: old.segments.count, parts: parts)
             for (k, m) in matches.enumerated() where m >= 0 { newOf[m] = Int32(k) }
         }
         for p in image.problems {

@@ -74,7 +74,7 @@ enum IncrementalInventory {
         // tonight (`-2 - index`), or none (-1). In parts on every core, as the rows after: with
         // 1M rows, one core's walks were a third of the phase.
         let parts = max(1, parts)
-        var from = [Int32](count: tonight.count) { range, from in from[slots: range].fill(with: -1) }
+        var from = [Int32](repeating: -1, count: tonight.count, parts: parts)
         let clash = from.withWorkerSlots { from in
             anyRange(tonight.count, parts: parts) { _, range in
                 var s = changed.count(below: range.lowerBound)  // the records read tonight before this part
@@ -94,7 +94,7 @@ enum IncrementalInventory {
         }
         guard !clash else { return nil }
         var rows = 0, readRow = 0, lastKept: Int32 = -1, inStep = true
-        var recordRows = [Int32](count: tonight.count) { range, rows in rows[slots: range].fill(with: -1) }
+        var recordRows = [Int32](repeating: -1, count: tonight.count, parts: parts)
         for k in 0..<tonight.count where from[k] != -1 {
             recordRows[k] = Int32(rows)
             rows += 1
@@ -124,7 +124,7 @@ enum IncrementalInventory {
         guard oldPool + readValues <= image.poolAtFullRead + image.poolAtFullRead / 2, oldPool + readValues < Int(UInt32.max) else { return nil }
         let values = arena.slots(uninitialized: max(readValues, 1), of: UInt8.self)
         let pairs = arena.slots(uninitialized: max(rows * width * 2, 1), of: UInt32.self)
-        var lines = [UInt32](count: rows) { range, lines in lines[slots: range].fill(with: 0) }
+        var lines = [UInt32](repeating: 0, count: rows, parts: parts)
         lines.withWorkerSlots { lines in
             forEachRange(tonight.count, parts: parts) { _, range in
                 for k in range where recordRows[k] >= 0 {

@@ -18,7 +18,7 @@ public final class Fleet: @unchecked Sendable {
     public init(inventory: InventoryTable, users: UserTable?) {
         self.inventory = inventory
         self.users = users
-        var userOfRow = [Int32](count: inventory.rowCount) { rows, userOfRow in userOfRow[slots: rows].fill(with: -1) }
+        var userOfRow = [Int32](repeating: -1, count: inventory.rowCount, parts: Parallelism.threads)
         var problems: [Problem] = []
         var matched = 0
         if let users, let keySlot = inventory.userKeySlot {
