@@ -3,8 +3,8 @@ import Foundation
 
 /// A `ByteKeyTable` cut into shares by hash, each filled on a core of its own: equal keys have
 /// equal hashes, so they meet in one share, and each share files its keys in the order given (id
-/// order, unless `ids` says otherwise), so the first of equal keys wins as in one table (one table filled with every key was a cache miss per
-/// key on one core while the others waited).
+/// order, unless `ids` says otherwise), so the first of equal keys wins as in one table (one table
+/// filled with every key was a cache miss per key on one core while the others waited).
 package struct ShardedKeyTable: Sendable {
     @usableFromInline var shares: [ByteKeyTable]
     package let foldsASCIICase: Bool

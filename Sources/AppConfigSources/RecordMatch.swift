@@ -7,7 +7,10 @@ enum RecordMatch {
     /// Per piece tonight, the piece of last night with its bytes, or -1. In order, as
     /// exports are: runs of equal hashes matched in step, a change (a piece replaced, added or
     /// gone) stepped over by looking a few pieces ahead on either side; what is not matched is
-    /// read again, which costs time, never correctness (a match means the same bytes).
+    /// read again, which costs time, never correctness (a match means the same bytes). Each of
+    /// last night's pieces is matched at most once: a piece given twice tonight is one piece
+    /// kept and one read again, as a whole read meets both (two users of one DN, two rows of one
+    /// device key, which the night then finds and reads whole).
     /// `old` where it is (an image's mapped hashes are matched there, not copied first).
     static func match<Old: RandomAccessCollection<UInt64>>(_ old: Old, _ new: [UInt64]) -> [Int] where Old.Index == Int {
         var out = [Int](repeating: -1, count: new.count)
@@ -36,7 +39,7 @@ enum RecordMatch {
                 var index: [UInt64: Int] = [:]
                 index.reserveCapacity(old.count - i)
                 for j in i..<old.count where index[old[j]] == nil { index[old[j]] = j }
-                for kk in k..<new.count { out[kk] = index[new[kk]] ?? -1 }
+                for kk in k..<new.count { out[kk] = index.removeValue(forKey: new[kk]) ?? -1 }
                 return out
             }
             i += best.b

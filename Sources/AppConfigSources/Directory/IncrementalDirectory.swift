@@ -142,20 +142,14 @@ package enum IncrementalDirectory {
         }
         guard !clash else { return nil }
         // Tonight's users in segment order, by id: last night's keep theirs (their rows stay where
-        // the image has them, not copied), those read tonight come after them. Last night's user
-        // named by two segments (their bytes equal, matched to one) is read whole.
+        // the image has them, not copied), those read tonight come after them. (An entry given
+        // twice is one segment kept and one read, `RecordMatch.match`: a DN clash, read whole.)
         let oldSlots = image.users
         var userOrder: [Int32] = []
         userOrder.reserveCapacity(segments.count)
         var segmentUsers = [Int32](repeating: -1, count: segments.count, parts: parts)
-        var taken = [UInt64](repeating: 0, count: oldSlots / 64 + 1)
         for k in 0..<segments.count where who[k] != -1 {
             let id = who[k] >= 0 ? who[k] : Int32(oldSlots) + (-2 - who[k])
-            if who[k] >= 0 {
-                let (word, bit) = (Int(id) >> 6, UInt64(1) << (UInt64(id) & 63))
-                guard taken[word] & bit == 0 else { return nil }
-                taken[word] |= bit
-            }
             segmentUsers[k] = id
             userOrder.append(id)
         }

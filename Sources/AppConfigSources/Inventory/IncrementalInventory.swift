@@ -10,11 +10,11 @@ import AppConfigCore
 /// again: no two device keys equal but for ASCII case. The result is nil, and the file is read
 /// whole, wherever the two could differ or the whole read has more to say: a record read tonight is
 /// refused or names no device (an empty key: a continuation row, or a problem), two rows' device
-/// keys hash alike, one of last night's rows is named by two records tonight, the record scanner
-/// and the parser split a record read tonight apart (never seen: a guard), more than half the
-/// records are new (another export: read faster whole on every core), or the kept values have grown
-/// by half since the file was last read whole (the values of rows replaced stay in the image until
-/// then). An image is made only from a read without refused or continuation rows
+/// keys hash alike (a row given twice: one copy kept, one read, `RecordMatch.match`), the record
+/// scanner and the parser split a record read tonight apart (never seen: a guard), more than half
+/// the records are new (another export: read faster whole on every core), or the kept values have
+/// grown by half since the file was last read whole (the values of rows replaced stay in the image
+/// until then). An image is made only from a read without refused or continuation rows
 /// (`InventoryTable.recordHashes`).
 enum IncrementalInventory {
     /// What a night read: tonight's rows, and what the night after compares with.
@@ -93,25 +93,12 @@ enum IncrementalInventory {
             }
         }
         guard !clash else { return nil }
-        var rows = 0, readRow = 0, lastKept: Int32 = -1, inStep = true
+        var rows = 0, readRow = 0
         var recordRows = [Int32](repeating: -1, count: tonight.count, parts: parts)
         for k in 0..<tonight.count where from[k] != -1 {
             recordRows[k] = Int32(rows)
             rows += 1
-            if from[k] < 0 { readRow += 1 } else {
-                inStep = inStep && from[k] > lastKept
-                lastKept = from[k]
-            }
-        }
-        // Last night's row named by two records (their bytes equal, matched to one out of step):
-        // the whole read refuses the second's device key. In step, the rows kept only ascend.
-        if !inStep {
-            var taken = [UInt64](repeating: 0, count: image.rows / 64 + 1)
-            for k in 0..<tonight.count where from[k] >= 0 {
-                let (word, bit) = (Int(from[k]) >> 6, UInt64(1) << (UInt64(from[k]) & 63))
-                guard taken[word] & bit == 0 else { return nil }
-                taken[word] |= bit
-            }
+            if from[k] < 0 { readRow += 1 }
         }
         // The values read tonight, after last night's pool: where each read row's start.
         let oldPool = image.pool.count
