@@ -63,6 +63,10 @@ package enum IncrementalDirectory {
             if bytes.withView({ hasContent($0) }) { head = k; break }
         }
         let versionAllowed = head.map { matches[$0] < 0 } ?? true
+        guard let moved = versionLineMoved(matches: matches, head: head, oldCount: old.segments.count, bytes: { k in
+            let range = segments.range(k)
+            return try? reader.bytes(at: range.lowerBound, count: range.count)
+        }), !moved else { return nil }
         let smallSegments = LDIFSegments(startLines: smallStarts, hashes: [])
         func tonight(_ smallLine: Int) -> Int {
             guard smallLine > 0, !changed.isEmpty else { return smallLine }
@@ -259,6 +263,75 @@ package enum IncrementalDirectory {
         kept.ends = []  // tonight's offsets: the night after reads its own
         table.segments = (kept, users)
         table.poolAtFullRead = table.poolBytes.count
+    }
+
+    /// Whether a kept segment whose first line is a `version:` line is the file's first with
+    /// content on one night and not on the other (nil: a segment could not be read). Such a line
+    /// is read as the LDIF version only before the first entry; anywhere else its entry is refused
+    /// (`ldif.syntax`), so the kept segment's outcome last night is not tonight's: read whole.
+    /// `head`: tonight's first segment with content. Last night's is found among its first few
+    /// segments from the kept ones' bytes (tonight's); where one before it was not kept, whether
+    /// it had content is not known, and a kept segment with a `version:` line at either night's
+    /// head is taken as moved. Without a `version:` line (most exports), first or not reads the same.
+    static func versionLineMoved(matches: [Int], head: Int?, oldCount: Int, bytes: (Int) -> [UInt8]?) -> Bool? {
+        let bound = min(oldCount, 64)
+        // Tonight's segment of each of last night's first `bound`: in step (the usual case), else one pass.
+        var keptAt = [Int](repeating: -1, count: bound)
+        if matches.count >= bound && (0..<bound).allSatisfy({ matches[$0] == $0 }) {
+            keptAt = Array(0..<bound)
+        } else {
+            for (k, m) in matches.enumerated() where m >= 0 && m < bound { keptAt[m] = k }
+        }
+        // Last night's first kept segment with content, and whether one not kept came before it.
+        var firstKept: (old: Int, tonight: Int)?
+        var unknownBefore = false
+        for j in 0..<bound {
+            let k = keptAt[j]
+            guard k >= 0 else { unknownBefore = true; continue }
+            guard let b = bytes(k) else { return nil }
+            if b.withView({ hasContent($0) }) { firstKept = (j, k); break }
+        }
+        func startsWithVersion(_ k: Int) -> Bool? { bytes(k).map { $0.withView { startsWithVersionLine($0) } } }
+        if let head, matches[head] >= 0 {
+            guard let version = startsWithVersion(head) else { return nil }
+            if version && (unknownBefore || firstKept?.old != matches[head]) { return true }
+        }
+        guard let firstKept else { return bound < oldCount }  // none within reach: not known
+        guard firstKept.tonight != head else { return false }
+        return startsWithVersion(firstKept.tonight)
+    }
+
+    /// Whether a segment's first line that is not blank or a comment is a `version:` line (its
+    /// attribute name, unfolded, is `version` in any case).
+    static func startsWithVersionLine(_ segment: ByteView) -> Bool {
+        var i = 0
+        let n = segment.count
+        func lineEnd(_ from: Int) -> Int { var j = from; while j < n && segment[j] != 0x0A { j += 1 }; return j }
+        // Past blank lines and comments (with the lines that continue them).
+        while i < n {
+            let c = segment[i]
+            if c == 0x0A || (c == 0x0D && i + 1 < n && segment[i + 1] == 0x0A) { i = lineEnd(i) + 1; continue }
+            if c == 0x23 {
+                i = lineEnd(i) + 1
+                while i < n && segment[i] == 0x20 { i = lineEnd(i) + 1 }
+                continue
+            }
+            break
+        }
+        // The first eight bytes of the logical line, its folds joined.
+        var name: [UInt8] = []
+        while i < n && name.count < 8 {
+            let c = segment[i]
+            if c == 0x0D && i + 1 < n && segment[i + 1] == 0x0A { i += 1; continue }
+            if c == 0x0A {
+                guard i + 1 < n && segment[i + 1] == 0x20 else { break }
+                i += 2
+                continue
+            }
+            name.append(c)
+            i += 1
+        }
+        return name.count == 8 && name[7] == 0x3A && name[0..<7].map { $0 | 0x20 }.elementsEqual("version".utf8)
     }
 
     /// Whether a segment holds anything but blank lines and comments (`#`, and the lines that continue one).
