@@ -44,9 +44,9 @@ public final class Fleet: @unchecked Sendable {
                                 if row + 4 < rows.upperBound { users.prefetchLookup(hash: hashes[(row + 4) & 15], step: 2) }
                             }
                             for row in rows.prefix(12) { hashes[row & 15] = users.joinHash(inventory.value(row: row, slot: keySlot)) }
-                            // Counted here, stored once: both parts' counts share a cache line, and
-                            // counted there a row at a time the line went back and forth between the
-                            // cores (a sixth of the join's own time at 10M devices).
+                            // Counted here, stored once: both parts' counts share a cache line, which
+                            // a count there a row at a time sent back and forth between the cores (a
+                            // profile of a 10M night put a sixth of the join loop's samples on it).
                             var matchedHere = 0
                             defer { partMatched[part] = matchedHere }
                             for row in rows {
