@@ -141,11 +141,14 @@ struct RandomNightChainTests {
                 #expect(carried.status == whole.status, "\(name): \(carried.stderr) \(whole.stderr)")
                 guard carried.status == 3 || carried.status == 0 else { continue }
                 let wholeLines = try Self.deviceLines(dir.path("whole\(night).tar.manifest.tsv"))
+                // An output is its digest and path (a line's input digest may change alone).
+                func output(_ line: some StringProtocol) -> String { line.split(separator: "\t")[0...1].joined(separator: "\t") }
+                let lastOutputs = Set(lastLines.map(output))
                 #expect(try String(contentsOfFile: dir.path("report\(night)/errors.jsonl"), encoding: .utf8)
                         == String(contentsOfFile: dir.path("whole\(night)/errors.jsonl"), encoding: .utf8), "\(name)")
                 guard FileManager.default.fileExists(atPath: dir.path("night\(night).tar")) else {
                     // Nothing to publish: every output the whole run made is last night's.
-                    #expect(wholeLines.allSatisfy { lastLines.contains(String($0)) }, "\(name): a change not published")
+                    #expect(wholeLines.allSatisfy { lastOutputs.contains(output($0)) }, "\(name): a change not published")
                     continue
                 }
                 // The whole run's manifest lines, and last night's for the devices it did not render
@@ -159,11 +162,14 @@ struct RandomNightChainTests {
                 // night's was written.
                 let written = try CarriedNightTests.members(dir.path("night\(night).tar")), all = try CarriedNightTests.members(dir.path("whole\(night).tar"))
                 for (member, digest) in written where member != "manifest.tsv" && member != "index.jsonl" { #expect(all[member] == digest, "\(name): \(member)") }
-                // (An output is its digest and path; the line's input digest may change alone.)
-                func output(_ line: some StringProtocol) -> String { line.split(separator: "\t")[0...1].joined(separator: "\t") }
-                let lastOutputs = Set(lastLines.map(output))
                 let new = wholeLines.filter { !lastOutputs.contains(output($0)) }.map { String($0.split(separator: "\t")[1]) }
                 #expect(new.filter { written[$0] == nil }.isEmpty, "\(name): not written: \(new.filter { written[$0] == nil })")
+                // And changes.jsonl names exactly those devices as added or changed.
+                let changes = try String(contentsOfFile: dir.path("report\(night)/changes.jsonl"), encoding: .utf8).split(separator: "\n").map {
+                    try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String])
+                }
+                let keysOfNew = Set(wholeLines.filter { !lastOutputs.contains(output($0)) }.map { String($0.split(separator: "\t")[2]) })
+                #expect(Set(changes.filter { ["added", "changed"].contains($0["change"]) }.compactMap { $0["device"] }) == keysOfNew, "\(name)")
                 lastLines = Set(lines.map(String.init))
                 let summary = try reportSummary(dir.path("report\(night)"))
                 if summary["directoryIncremental"] != nil { directoryNights += 1 }
