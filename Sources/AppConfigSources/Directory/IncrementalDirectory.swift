@@ -273,13 +273,20 @@ package enum IncrementalDirectory {
     /// segments from the kept ones' bytes (tonight's); where one before it was not kept, whether
     /// it had content is not known, and a kept segment with a `version:` line at either night's
     /// head is taken as moved. Without a `version:` line (most exports), first or not reads the same.
-    static func versionLineMoved(matches: [Int], head: Int?, oldCount: Int, bytes: (Int) -> [UInt8]?) -> Bool? {
+    static func versionLineMoved(matches: [Int], head: Int?, oldCount: Int, bytes read: (Int) -> [UInt8]?) -> Bool? {
+        // Each segment read once (the head is asked for twice).
+        var cache: [Int: [UInt8]] = [:]
+        func bytes(_ k: Int) -> [UInt8]? {
+            if let b = cache[k] { return b }
+            let b = read(k)
+            cache[k] = b
+            return b
+        }
         let bound = min(oldCount, 64)
         // Tonight's segment of each of last night's first `bound`: in step (the usual case), else one pass.
-        var keptAt = [Int](repeating: -1, count: bound)
-        if matches.count >= bound && (0..<bound).allSatisfy({ matches[$0] == $0 }) {
-            keptAt = Array(0..<bound)
-        } else {
+        var keptAt = Array(0..<bound)
+        if matches.count < bound || !(0..<bound).allSatisfy({ matches[$0] == $0 }) {
+            keptAt = [Int](repeating: -1, count: bound)
             for (k, m) in matches.enumerated() where m >= 0 && m < bound { keptAt[m] = k }
         }
         // Last night's first kept segment with content, and whether one not kept came before it.
@@ -301,23 +308,11 @@ package enum IncrementalDirectory {
         return startsWithVersion(firstKept.tonight)
     }
 
-    /// Whether a segment's first line that is not blank or a comment is a `version:` line (its
-    /// attribute name, unfolded, is `version` in any case).
+    /// Whether a segment's first line with content (`firstContent`: the line `hasContent` and the
+    /// head go by) is a `version:` line: its attribute name, unfolded, is `version` in any case.
     static func startsWithVersionLine(_ segment: ByteView) -> Bool {
-        var i = 0
+        guard var i = firstContent(segment) else { return false }
         let n = segment.count
-        func lineEnd(_ from: Int) -> Int { var j = from; while j < n && segment[j] != 0x0A { j += 1 }; return j }
-        // Past blank lines and comments (with the lines that continue them).
-        while i < n {
-            let c = segment[i]
-            if c == 0x0A || (c == 0x0D && i + 1 < n && segment[i + 1] == 0x0A) { i = lineEnd(i) + 1; continue }
-            if c == 0x23 {
-                i = lineEnd(i) + 1
-                while i < n && segment[i] == 0x20 { i = lineEnd(i) + 1 }
-                continue
-            }
-            break
-        }
         // The first eight bytes of the logical line, its folds joined.
         var name: [UInt8] = []
         while i < n && name.count < 8 {
@@ -335,14 +330,18 @@ package enum IncrementalDirectory {
     }
 
     /// Whether a segment holds anything but blank lines and comments (`#`, and the lines that continue one).
-    static func hasContent(_ segment: ByteView) -> Bool {
+    static func hasContent(_ segment: ByteView) -> Bool { firstContent(segment) != nil }
+
+    /// Where the first line that is not blank or a comment starts (one starting with `#`, a space
+    /// or a line break is not), nil when none does.
+    static func firstContent(_ segment: ByteView) -> Int? {
         var i = 0
         while i < segment.count {
             let c = segment[i]
-            if c != 0x23 && c != 0x20 && c != 0x0A && c != 0x0D { return true }
+            if c != 0x23 && c != 0x20 && c != 0x0A && c != 0x0D { return i }
             while i < segment.count && segment[i] != 0x0A { i += 1 }
             i += 1
         }
-        return false
+        return nil
     }
 }
